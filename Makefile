@@ -1,0 +1,34 @@
+# One command sets everything up and runs the demo; one sets up and runs the tests.
+#   make demo    create .venv, install, grade the bundled examples
+#   make test    create .venv, install, run the offline test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: setup
+	$(BIN)/migration-evals demo
+
+test: setup
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/python examples/build.py --check
+
+bench: setup
+	$(BIN)/python benchmarks/replay.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache migration-evals.db* migration-evals-demo.json

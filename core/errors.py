@@ -1,0 +1,104 @@
+"""The one exception tree of migration-evals.
+
+::
+
+    MigrationEvalsError
+    ├── ConfigError                 settings or per-repository configuration is unusable
+    ├── SpecError                   a spec file is missing or fails its schema (file, key, expected)
+    ├── ChangesetError              a changeset input is malformed (file, line)
+    ├── BudgetExceededError         a run would spend more than its budget
+    ├── StoreError                  the database cannot be used
+    │   └── LedgerTamperedError     the append-only ledger's hash chain is broken
+    ├── CassetteError               a cassette file is unreadable or recording is impossible
+    └── InfrastructureError         something outside the candidate failed: never the patch's fault
+        ├── RepositoryError         clone, fetch, checkout, missing base commit (the git "port")
+        ├── SandboxError            root of the sandbox port (tiers 2-3)
+        ├── JudgeError              root of the judge port (tier 4)
+        └── ChangesetProviderError  root of the changeset-provider port (GitHub, files)
+
+A candidate failing a tier is never an exception: it is a ``Verdict.FAIL`` value. Only
+``InfrastructureError`` and its children turn into ``Verdict.ERROR`` envelopes.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExceededError",
+    "CassetteError",
+    "ChangesetError",
+    "ChangesetProviderError",
+    "ConfigError",
+    "InfrastructureError",
+    "JudgeError",
+    "LedgerTamperedError",
+    "MigrationEvalsError",
+    "RepositoryError",
+    "SandboxError",
+    "SpecError",
+    "StoreError",
+]
+
+
+class MigrationEvalsError(Exception):
+    """Root of every error this project raises on purpose."""
+
+
+class ConfigError(MigrationEvalsError):
+    """Settings or per-repository configuration is unusable."""
+
+
+class SpecError(MigrationEvalsError):
+    """A spec file is missing, unparsable or fails its schema."""
+
+    def __init__(self, file: str, key: str, expected: str) -> None:
+        self.file = file
+        self.key = key
+        self.expected = expected
+        where = f"{file}: {key}" if key else file
+        super().__init__(f"{where}: {expected}")
+
+
+class ChangesetError(MigrationEvalsError):
+    """A changeset input is malformed; carries the file and line when known."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
+        self.file = file
+        self.line = line
+        where = ":".join(str(p) for p in (file, line) if p is not None)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class BudgetExceededError(MigrationEvalsError):
+    """A run's forecast or actual spend would exceed its budget."""
+
+
+class StoreError(MigrationEvalsError):
+    """The database cannot be reached or used."""
+
+
+class LedgerTamperedError(StoreError):
+    """The ledger's hash chain does not verify: a row was edited, removed or reordered."""
+
+
+class CassetteError(MigrationEvalsError):
+    """A cassette is unreadable, or recording was asked for without a live adapter."""
+
+
+class InfrastructureError(MigrationEvalsError):
+    """Something outside the candidate failed; graded ``error``, never ``fail``."""
+
+
+class RepositoryError(InfrastructureError):
+    """Git could not provide the repository or the base commit."""
+
+
+class SandboxError(InfrastructureError):
+    """Root of the sandbox port: the engine, image or harness failed."""
+
+
+class JudgeError(InfrastructureError):
+    """Root of the judge port: the model API failed after retries."""
+
+
+class ChangesetProviderError(InfrastructureError):
+    """Root of the changeset-provider port (GitHub, files)."""

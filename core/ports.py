@@ -1,0 +1,193 @@
+"""Ports: the project's outside dependencies as ``typing.Protocol`` types.
+
+Each port has a live adapter (docker SDK, anthropic/openai SDKs, GitHub), a recording
+adapter that wraps the live one and writes cassettes, and a replaying adapter that reads
+them. Requests expose ``key_data()``: the part of a request that identifies it, hashed into
+the cassette key. Results carry ``fabricated`` marks when they did not come from a real
+interaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from core.model import FabricatedMark
+
+__all__ = [
+    "SANDBOX_WORKDIR",
+    "Judge",
+    "JudgeReply",
+    "JudgeRequest",
+    "Sandbox",
+    "SandboxAction",
+    "SandboxRequest",
+    "SandboxResult",
+]
+
+
+SANDBOX_WORKDIR = "/workspace"
+"""Where a sandbox mounts the tree copy; tools inside report paths under it."""
+
+
+class SandboxAction(StrEnum):
+    RUN = "run"  # run a command in an existing image over a copy of the tree
+    BUILD = "build"  # build the tree's Dockerfile into an image
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxRequest:
+    """Run ``command`` in ``image`` over the tree identified by ``tree_hash``.
+
+    ``tree`` materialises a disposable copy of that tree on demand; replaying adapters
+    never call it, so replay costs no file copies.
+    """
+
+    action: SandboxAction
+    image: str
+    command: tuple[str, ...]
+    tree_hash: str
+    collect: tuple[str, ...] = ()
+    timeout_s: float = 600.0
+    attempt: int = 0  # re-runs of the same command (flaky-test detection) are distinct requests
+    tree: Callable[[], Path] | None = field(default=None, compare=False, repr=False)
+
+    def key_data(self) -> dict[str, Any]:
+        return {
+            "action": self.action.value,
+            "image": self.image,
+            "command": list(self.command),
+            "tree_hash": self.tree_hash,
+            "collect": list(self.collect),
+            "attempt": self.attempt,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxResult:
+    """What a sandboxed command did: exit code, capped output, collected report files."""
+
+    exit_code: int
+    output: str = ""
+    artifacts: Mapping[str, str] = field(default_factory=dict)
+    duration_s: float = 0.0
+    timed_out: bool = False
+    image_id: str = ""
+    output_truncated: bool = False
+    fabricated: tuple[FabricatedMark, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "exit_code": self.exit_code,
+            "output": self.output,
+            "artifacts": dict(self.artifacts),
+            "duration_s": self.duration_s,
+            "timed_out": self.timed_out,
+            "image_id": self.image_id,
+            "output_truncated": self.output_truncated,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SandboxResult:
+        return cls(
+            exit_code=int(data["exit_code"]),
+            output=str(data.get("output", "")),
+            artifacts={str(k): str(v) for k, v in (data.get("artifacts") or {}).items()},
+            duration_s=float(data.get("duration_s", 0.0)),
+            timed_out=bool(data.get("timed_out", False)),
+            image_id=str(data.get("image_id", "")),
+            output_truncated=bool(data.get("output_truncated", False)),
+        )
+
+    @classmethod
+    def fabricated_default(cls, mark: FabricatedMark) -> SandboxResult:
+        """The ergonomic default on a cassette miss: a clean, empty success, stamped."""
+        return cls(exit_code=0, image_id="fabricated", fabricated=(mark,))
+
+
+class Sandbox(Protocol):
+    """Port for tiers 2-3: run untrusted code in isolation."""
+
+    @property
+    def identity(self) -> str:
+        """Names the adapter and what it runs on (e.g. an image id); part of cache keys."""
+        ...
+
+    def run(self, request: SandboxRequest) -> SandboxResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRequest:
+    """One question to one judge model; every field is part of the cassette key."""
+
+    provider: str
+    model: str
+    system: str
+    prompt: str
+    temperature: float
+    max_tokens: int
+
+    def key_data(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "system": self.system,
+            "prompt": self.prompt,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeReply:
+    """A judge's raw answer; the judge tier parses and validates it (fail closed)."""
+
+    text: str
+    stop_reason: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    refusal: str | None = None
+    fabricated: tuple[FabricatedMark, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "stop_reason": self.stop_reason,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "refusal": self.refusal,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JudgeReply:
+        return cls(
+            text=str(data["text"]),
+            stop_reason=str(data["stop_reason"]),
+            input_tokens=int(data.get("input_tokens", 0)),
+            output_tokens=int(data.get("output_tokens", 0)),
+            refusal=data.get("refusal"),
+        )
+
+    @classmethod
+    def fabricated_default(cls, mark: FabricatedMark) -> JudgeReply:
+        """The ergonomic default on a cassette miss: a well-formed pass, stamped.
+
+        It quotes no evidence, so the judge tier can still not call it a real pass.
+        """
+        text = (
+            '{"verdict": "pass", "confidence": 0.0, '
+            '"rationale": "no recording for this request", "evidence": []}'
+        )
+        return cls(text=text, stop_reason="end_turn", fabricated=(mark,))
+
+
+class Judge(Protocol):
+    """Port for tier 4: ask an LLM for a verdict."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def ask(self, request: JudgeRequest) -> JudgeReply: ...

@@ -1,0 +1,184 @@
+"""JSON Schemas (draft 2020-12) for every file under ``specs/``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "HAND_LABELS_SCHEMA",
+    "HYPOTHESIS_SCHEMA",
+    "MODELS_SCHEMA",
+    "ORACLE_SCHEMA",
+    "RECIPE_SCHEMA",
+]
+
+_NUMBER_0_1 = {"type": "number", "minimum": 0, "maximum": 1}
+_POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+_COUNT = {"type": "integer", "minimum": 1}
+_STRINGS = {"type": "array", "items": {"type": "string", "minLength": 1}}
+_DATE = {"type": "string", "format": "date"}
+
+
+def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required if required is not None else list(properties),
+        "additionalProperties": False,
+    }
+
+
+_TIER = _object(
+    {
+        "tier": {"enum": ["apply", "compile", "tests", "judge"]},
+        "list_cost_usd": {"type": "number", "minimum": 0},
+        "timeout_s": _POSITIVE,
+        "reach_rate": _NUMBER_0_1,
+        "reruns": {"type": "integer", "minimum": 0},
+    },
+    required=["tier", "list_cost_usd", "timeout_s", "reach_rate"],
+)
+
+_JUDGE_MODEL = _object(
+    {
+        "provider": {"enum": ["anthropic", "openai"]},
+        "model": {"type": "string", "minLength": 1},
+        "input_usd_per_mtok": {"type": "number", "minimum": 0},
+        "output_usd_per_mtok": {"type": "number", "minimum": 0},
+    }
+)
+
+ORACLE_SCHEMA: dict[str, Any] = _object(
+    {
+        "version": {"const": 1},
+        "tiers": {"type": "array", "items": _TIER, "minItems": 1},
+        "apply": _object({"max_files": _COUNT, "max_patch_bytes": _COUNT}),
+        "sandbox": _object(
+            {
+                "memory_mb": _COUNT,
+                "cpus": _POSITIVE,
+                "pids_limit": _COUNT,
+                "tmpfs_mb": _COUNT,
+                "output_limit_bytes": _COUNT,
+                "usd_per_second": {"type": "number", "minimum": 0},
+            }
+        ),
+        "judge": _object(
+            {
+                "primary": _JUDGE_MODEL,
+                "secondary": _JUDGE_MODEL,
+                "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+                "max_tokens": _COUNT,
+                "max_retries": {"type": "integer", "minimum": 0},
+                "system_prompt": {"type": "string", "minLength": 1},
+                "prompt_template": {"type": "string", "minLength": 1},
+            }
+        ),
+        "gate": _object(
+            {
+                "min_trials": _COUNT,
+                "judge_kappa_floor": {"type": "number", "minimum": -1, "maximum": 1},
+                "gold_correlation_floor": {"type": "number", "minimum": -1, "maximum": 1},
+                "gold_min_n": _COUNT,
+                "contamination_alpha": _NUMBER_0_1,
+                "contamination_min_bucket": _COUNT,
+                "max_infra_error_rate": _NUMBER_0_1,
+            }
+        ),
+        "gold": _object(
+            {
+                "survival_window_days": _COUNT,
+                "survival_threshold": _NUMBER_0_1,
+                "retro_unlock_prs": _COUNT,
+            }
+        ),
+    }
+)
+
+_COMMAND = _object(
+    {
+        "command": {**_STRINGS, "minItems": 1},
+        "collect": _STRINGS,
+        "report_format": {"enum": ["surefire", "go-test-json", "exit-code"]},
+    },
+    required=["command"],
+)
+
+RECIPE_SCHEMA: dict[str, Any] = _object(
+    {
+        "name": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$"},
+        "title": {"type": "string", "minLength": 1},
+        "goal": {"type": "string", "minLength": 1},
+        "languages": {**_STRINGS, "minItems": 1},
+        "params": {"type": "object"},
+        "contract": {
+            "type": "object",
+            "properties": {"kind": {"enum": ["java-release", "go-imports", "base-image"]}},
+            "required": ["kind"],
+        },
+        "sandbox": _object(
+            {
+                "image": {"type": "string", "minLength": 1},
+                "compile": _COMMAND,
+                "tests": _COMMAND,
+                "class_file_major": {"type": "integer", "minimum": 45},
+                "build_dockerfile": {"type": "boolean"},
+            },
+            required=["image", "compile", "tests"],
+        ),
+        "test_policy": _object({"allow_test_changes": {"type": "boolean"}, "test_paths": _STRINGS}),
+        "judge": _object({"rubric": {"type": "string", "minLength": 1}}),
+    }
+)
+
+HYPOTHESIS_SCHEMA: dict[str, Any] = _object(
+    {
+        "id": {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"},
+        "statement": {"type": "string", "minLength": 1},
+        "metric": {"enum": ["pass_rate"]},
+        "test": {"enum": ["two_proportion_ztest"]},
+        "groups": _object(
+            {
+                "a": {"type": "object", "minProperties": 1},
+                "b": {"type": "object", "minProperties": 1},
+            }
+        ),
+        "alternative": {"enum": ["two-sided", "larger", "smaller"]},
+        "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+        "min_n": _COUNT,
+        "registered_at": _DATE,
+    }
+)
+
+MODELS_SCHEMA: dict[str, Any] = _object(
+    {
+        "models": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": _object(
+                {
+                    "provider": {"type": "string", "minLength": 1},
+                    "training_cutoff": _DATE,
+                }
+            ),
+        }
+    }
+)
+
+HAND_LABELS_SCHEMA: dict[str, Any] = _object(
+    {
+        "labels": {
+            "type": "array",
+            "items": _object(
+                {
+                    "changeset": {"type": "string", "minLength": 1},
+                    "verdict": {"enum": ["pass", "fail"]},
+                    "labelled_by": {"type": "string", "minLength": 1},
+                    "labelled_at": _DATE,
+                    "note": {"type": "string"},
+                },
+                required=["changeset", "verdict", "labelled_by", "labelled_at"],
+            ),
+        }
+    }
+)

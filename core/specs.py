@@ -1,0 +1,298 @@
+"""Loading, validating and stamping the specs directory.
+
+Layout::
+
+    specs/oracle.yaml              tiers, costs, timeouts, reach rates, limits, gate thresholds
+    specs/recipes/<name>.yaml      one recipe per file; <name> must equal its ``name`` key
+    specs/hypotheses/<id>.yaml     pre-registered hypotheses
+    specs/models.yaml              agent and judge models with training cutoffs
+    specs/prompts/...              judge prompt templates (inlined into the oracle stamp)
+
+Every file is validated against its schema on load; an error names the file, the key and
+what was expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from core.errors import SpecError
+from core.model import Stamps, Tier
+from core.spec_schemas import (
+    HYPOTHESIS_SCHEMA,
+    MODELS_SCHEMA,
+    ORACLE_SCHEMA,
+    RECIPE_SCHEMA,
+)
+from core.stamps import stamp
+from core.yamlio import load_yaml_file
+
+__all__ = [
+    "Hypothesis",
+    "ModelInfo",
+    "OracleSpec",
+    "Recipe",
+    "SpecSet",
+    "TierSpec",
+    "load_specs",
+    "validate",
+]
+
+_FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts: list[str] = []
+    for part in error.absolute_path:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        else:
+            parts.append(f".{part}" if parts else str(part))
+    return "".join(parts) or "(top level)"
+
+
+def validate(data: Any, schema: Mapping[str, Any], *, file: str) -> None:
+    """Raise ``SpecError`` for the first (most specific) schema violation."""
+    validator = jsonschema.Draft202012Validator(schema, format_checker=_FORMATS)
+    errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), e.path))
+    if errors:
+        best = jsonschema.exceptions.best_match(errors)
+        raise SpecError(file, _key_path(best), best.message)
+
+
+@dataclass(frozen=True, slots=True)
+class TierSpec:
+    tier: Tier
+    list_cost_usd: float
+    timeout_s: float
+    reach_rate: float
+    reruns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class OracleSpec:
+    """The oracle spec, typed where the code needs it; ``raw`` keeps every value."""
+
+    tiers: tuple[TierSpec, ...]
+    raw: Mapping[str, Any]
+    prompts: Mapping[str, str]
+
+    def tier(self, tier: Tier) -> TierSpec:
+        for spec in self.tiers:
+            if spec.tier is tier:
+                return spec
+        raise KeyError(tier)
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = self.raw[name]
+        return value
+
+    @property
+    def per_trial_forecast_usd(self) -> float:
+        return sum(t.list_cost_usd * t.reach_rate for t in self.tiers)
+
+    def forecast(self, trials: int) -> dict[str, Any]:
+        """Expected list cost of ``trials`` trials under the spec's reach rates."""
+        return {
+            "trials": trials,
+            "per_trial_usd": round(self.per_trial_forecast_usd, 6),
+            "total_usd": round(self.per_trial_forecast_usd * trials, 2),
+            "tiers": [
+                {
+                    "tier": t.tier.value,
+                    "list_cost_usd": t.list_cost_usd,
+                    "reach_rate": t.reach_rate,
+                    "cost_usd": round(t.list_cost_usd * t.reach_rate * trials, 2),
+                }
+                for t in self.tiers
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    name: str
+    raw: Mapping[str, Any]
+    stamp: str
+
+    @property
+    def contract(self) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = self.raw["contract"]
+        return value
+
+    @property
+    def sandbox(self) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = self.raw["sandbox"]
+        return value
+
+    @property
+    def params_schema(self) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = self.raw["params"]
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Hypothesis:
+    id: str
+    registered_at: date
+    raw: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    id: str
+    provider: str
+    training_cutoff: date
+
+
+@dataclass(frozen=True, slots=True)
+class SpecSet:
+    """All specs of one directory, validated, with their stamps."""
+
+    root: Path
+    oracle: OracleSpec
+    recipes: Mapping[str, Recipe]
+    hypotheses: Mapping[str, Hypothesis]
+    models: Mapping[str, ModelInfo]
+    oracle_stamp: str
+    hypotheses_stamp: str
+
+    def recipe(self, name: str) -> Recipe:
+        try:
+            return self.recipes[name]
+        except KeyError:
+            known = ", ".join(sorted(self.recipes)) or "none"
+            raise SpecError(
+                str(self.root / "recipes"), name, f"no such recipe (known: {known})"
+            ) from None
+
+    def stamps_for(self, recipe: str) -> Stamps:
+        return Stamps(
+            oracle=self.oracle_stamp,
+            recipe=self.recipe(recipe).stamp,
+            hypotheses=self.hypotheses_stamp,
+        )
+
+    def stamp_report(self) -> dict[str, Any]:
+        return {
+            "oracle": self.oracle_stamp,
+            "recipes": {name: r.stamp for name, r in sorted(self.recipes.items())},
+            "hypotheses": self.hypotheses_stamp,
+        }
+
+
+def _rel(root: Path, path: Path) -> str:
+    try:
+        return str(path.relative_to(root.parent))
+    except ValueError:
+        return str(path)
+
+
+def _load_oracle(root: Path) -> tuple[OracleSpec, str]:
+    path = root / "oracle.yaml"
+    name = _rel(root, path)
+    data = load_yaml_file(path, name=name)
+    validate(data, ORACLE_SCHEMA, file=name)
+    tiers = tuple(
+        TierSpec(
+            tier=Tier(t["tier"]),
+            list_cost_usd=float(t["list_cost_usd"]),
+            timeout_s=float(t["timeout_s"]),
+            reach_rate=float(t["reach_rate"]),
+            reruns=int(t.get("reruns", 0)),
+        )
+        for t in data["tiers"]
+    )
+    order = [t.tier for t in tiers]
+    if order != sorted(order, key=list(Tier).index) or len(set(order)) != len(order):
+        raise SpecError(
+            name, "tiers", "each tier at most once, in the order apply, compile, tests, judge"
+        )
+    # The judge prompts are part of the oracle: inline them so editing one moves the stamp.
+    prompts = {key: _read_prompt(root, name, data["judge"], key) for key in _PROMPT_KEYS}
+    return OracleSpec(tiers=tiers, raw=data, prompts=prompts), stamp({"oracle": data, **prompts})
+
+
+_PROMPT_KEYS = ("system_prompt", "prompt_template")
+
+
+def _read_prompt(root: Path, spec_name: str, judge: Mapping[str, Any], key: str) -> str:
+    relative = str(judge[key])
+    try:
+        text: str = (root / relative).read_text(encoding="utf-8")
+        return text
+    except OSError as exc:
+        raise SpecError(spec_name, f"judge.{key}", f"cannot read {relative}: {exc}") from exc
+
+
+def _load_recipes(root: Path) -> dict[str, Recipe]:
+    recipes: dict[str, Recipe] = {}
+    folder = root / "recipes"
+    for path in sorted(folder.glob("*.yaml")):
+        name = _rel(root, path)
+        data = load_yaml_file(path, name=name)
+        validate(data, RECIPE_SCHEMA, file=name)
+        if data["name"] != path.stem:
+            raise SpecError(name, "name", f"must equal the file name {path.stem!r}")
+        try:
+            jsonschema.Draft202012Validator.check_schema(data["params"])
+        except jsonschema.SchemaError as exc:
+            raise SpecError(name, "params", f"is not a valid JSON Schema: {exc.message}") from exc
+        recipes[path.stem] = Recipe(name=path.stem, raw=data, stamp=stamp(data))
+    if not recipes:
+        raise SpecError(_rel(root, folder), "", "no recipe files (*.yaml) found")
+    return recipes
+
+
+def _load_hypotheses(root: Path) -> tuple[dict[str, Hypothesis], str]:
+    hypotheses: dict[str, Hypothesis] = {}
+    raw: dict[str, Any] = {}
+    for path in sorted((root / "hypotheses").glob("*.yaml")):
+        name = _rel(root, path)
+        data = load_yaml_file(path, name=name)
+        validate(data, HYPOTHESIS_SCHEMA, file=name)
+        if data["id"] in hypotheses:
+            raise SpecError(name, "id", f"duplicate hypothesis id {data['id']!r}")
+        hypotheses[data["id"]] = Hypothesis(
+            id=data["id"], registered_at=date.fromisoformat(data["registered_at"]), raw=data
+        )
+        raw[data["id"]] = data
+    return hypotheses, stamp(raw)
+
+
+def _load_models(root: Path) -> dict[str, ModelInfo]:
+    path = root / "models.yaml"
+    name = _rel(root, path)
+    data = load_yaml_file(path, name=name)
+    validate(data, MODELS_SCHEMA, file=name)
+    return {
+        model_id: ModelInfo(
+            id=model_id,
+            provider=info["provider"],
+            training_cutoff=date.fromisoformat(info["training_cutoff"]),
+        )
+        for model_id, info in data["models"].items()
+    }
+
+
+def load_specs(root: Path) -> SpecSet:
+    """Load and validate every spec under ``root``; raise ``SpecError`` on the first problem."""
+    if not root.is_dir():
+        raise SpecError(str(root), "", "specs directory not found")
+    oracle, oracle_stamp = _load_oracle(root)
+    hypotheses, hypotheses_stamp = _load_hypotheses(root)
+    return SpecSet(
+        root=root,
+        oracle=oracle,
+        recipes=_load_recipes(root),
+        hypotheses=hypotheses,
+        models=_load_models(root),
+        oracle_stamp=oracle_stamp,
+        hypotheses_stamp=hypotheses_stamp,
+    )
