@@ -1,0 +1,1 @@
+"""The oracle cascade, its tiers (apply, compile, tests, judge) and their adapters."""

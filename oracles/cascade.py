@@ -1,0 +1,205 @@
+"""The cascade: walk the tiers cheapest first and stop at the first tier that does not pass.
+
+Each tier's result becomes an ``Envelope`` carrying its list and actual cost, duration,
+evidence, stamps and fabricated marks. Infrastructure faults are ``error`` envelopes, apart
+from candidate failures. A content-addressed cache reuses a stored envelope when repo, base
+commit, patch, recipe parameters, tier, stamps and the adapters of every tier up to it are
+the same; a reused envelope costs nothing and says it was cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from core.errors import InfrastructureError
+from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from core.specs import SpecSet
+from core.stamps import stamp
+from core.store import Store
+from oracles.diffscreen import ScreenLimits
+from oracles.repos import RepoCache
+from oracles.tiers.base import TierOracle, TierOutcome, TrialContext
+from oracles.workspace import Workspace
+
+__all__ = ["Budget", "Cascade", "TrialRecord"]
+
+
+class Budget:
+    """A spending limit shared by parallel trials: reserve before spending."""
+
+    def __init__(self, limit_usd: float | None) -> None:
+        self.limit_usd = limit_usd
+        self.spent_usd = 0.0
+        self.exhausted = False
+        self._lock = threading.Lock()
+
+    def reserve(self, amount: float) -> bool:
+        with self._lock:
+            if self.limit_usd is not None and self.spent_usd + amount > self.limit_usd + 1e-12:
+                self.exhausted = True
+                return False
+            self.spent_usd += amount
+            return True
+
+
+@dataclass(frozen=True, slots=True)
+class TrialRecord:
+    """A trial and the cache keys its envelopes were stored under."""
+
+    trial: Trial
+    cache_keys: Mapping[str, str] = field(default_factory=dict)
+
+
+def trial_id(run_id: str, changeset_id: str) -> str:
+    return "t-" + hashlib.sha256(f"{run_id}\n{changeset_id}".encode()).hexdigest()[:16]
+
+
+class Cascade:
+    """Runs trials through the tiers the oracle spec lists, with caching and a budget."""
+
+    def __init__(
+        self,
+        specs: SpecSet,
+        oracles: Sequence[TierOracle],
+        repos: RepoCache,
+        *,
+        store: Store | None = None,
+        strict: bool = False,
+    ) -> None:
+        by_tier = {oracle.tier: oracle for oracle in oracles}
+        self.specs = specs
+        self.tiers = [spec.tier for spec in specs.oracle.tiers]
+        missing = [t.value for t in self.tiers if t not in by_tier]
+        if missing:
+            raise ValueError(f"no oracle for tier(s): {', '.join(missing)}")
+        self.oracles = by_tier
+        self.repos = repos
+        self.store = store
+        self.strict = strict
+        apply = specs.oracle.section("apply")
+        self.limits = ScreenLimits(int(apply["max_files"]), int(apply["max_patch_bytes"]))
+
+    def cache_key(self, changeset: Changeset, tier: Tier, stamps: Stamps) -> str:
+        upstream = self.tiers[: self.tiers.index(tier) + 1]
+        return stamp(
+            {
+                "repo": changeset.repo,
+                "base_commit": changeset.base_commit,
+                "patch_sha256": changeset.patch_sha256,
+                "recipe_params": dict(changeset.recipe_params),
+                "tier": tier.value,
+                "stamps": stamps.to_dict(),
+                "adapters": [self.oracles[t].identity for t in upstream],
+                # Strict judging changes only the judge's answer, so only its key.
+                "strict": self.strict if tier is Tier.JUDGE else None,
+            }
+        )
+
+    def run_trial(self, run_id: str, changeset: Changeset, budget: Budget) -> TrialRecord:
+        recipe = self.specs.recipe(changeset.recipe)
+        stamps = self.specs.stamps_for(changeset.recipe)
+        tid = trial_id(run_id, changeset.id)
+        envelopes: list[Envelope] = []
+        keys: dict[str, str] = {}
+        tier_keys = {tier: self.cache_key(changeset, tier, stamps) for tier in self.tiers}
+        cached = self.store.cached_envelopes(list(tier_keys.values())) if self.store else {}
+        with Workspace(self.repos, changeset, self.limits) as workspace:
+            context = TrialContext(changeset, recipe, self.specs, workspace, envelopes, self.strict)
+            stopped = False
+            for tier in self.tiers:
+                slot = _Slot(tid, changeset, tier, stamps)
+                if stopped:
+                    envelopes.append(slot.envelope(TierOutcome(Verdict.SKIPPED, "not reached")))
+                    continue
+                key = tier_keys[tier]
+                hit = cached.get(key)
+                envelope = slot.reuse(hit) if hit else self._run_tier(slot, context, budget)
+                if envelope.reason != _BUDGET_REASON:
+                    keys[tier.value] = key
+                envelopes.append(envelope)
+                stopped = envelope.verdict is not Verdict.PASS
+        return TrialRecord(Trial(tid, run_id, changeset, tuple(envelopes)), keys)
+
+    def _run_tier(self, slot: _Slot, context: TrialContext, budget: Budget) -> Envelope:
+        spec = self.specs.oracle.tier(slot.tier)
+        if not budget.reserve(spec.list_cost_usd):
+            return slot.envelope(TierOutcome(Verdict.INCONCLUSIVE, _BUDGET_REASON))
+        oracle = self.oracles[slot.tier]
+        started = time.perf_counter()
+        try:
+            outcome = oracle.evaluate(context)
+        except InfrastructureError as exc:
+            outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
+        duration = time.perf_counter() - started
+        actual = outcome.actual_cost_usd
+        if actual is None:
+            actual = duration * context.usd_per_second
+        return slot.envelope(
+            outcome,
+            list_cost=spec.list_cost_usd,
+            actual_cost=actual,
+            duration=duration,
+            adapter=oracle.identity,
+        )
+
+
+_BUDGET_REASON = "budget exhausted before this tier"
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    """Where an envelope belongs: trial, changeset and tier, under which stamps."""
+
+    trial_id: str
+    changeset: Changeset
+    tier: Tier
+    stamps: Stamps
+
+    def envelope(
+        self,
+        outcome: TierOutcome,
+        *,
+        list_cost: float = 0.0,
+        actual_cost: float = 0.0,
+        duration: float = 0.0,
+        adapter: str = "",
+    ) -> Envelope:
+        return Envelope(
+            trial_id=self.trial_id,
+            changeset_id=self.changeset.id,
+            tier=self.tier,
+            verdict=outcome.verdict,
+            reason=outcome.reason,
+            list_cost_usd=list_cost,
+            actual_cost_usd=actual_cost,
+            duration_s=duration,
+            stamps=self.stamps,
+            evidence=outcome.evidence,
+            fabricated=outcome.fabricated,
+            adapter=adapter,
+            details=dict(outcome.details),
+        )
+
+    def reuse(self, cached: Envelope) -> Envelope:
+        """A cached envelope under this trial: free, marked cached, origin kept."""
+        details = dict(cached.details)
+        details["cached_from"] = {
+            "trial_id": cached.trial_id,
+            "list_cost_usd": cached.list_cost_usd,
+            "actual_cost_usd": cached.actual_cost_usd,
+            "duration_s": cached.duration_s,
+        }
+        return replace(
+            cached,
+            trial_id=self.trial_id,
+            changeset_id=self.changeset.id,
+            list_cost_usd=0.0,
+            actual_cost_usd=0.0,
+            duration_s=0.0,
+            cached=True,
+            details=details,
+        )

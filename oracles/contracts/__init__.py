@@ -1,0 +1,45 @@
+"""Static contracts: what a recipe promises about the patched tree, checked without a build.
+
+``check_contract`` dispatches on the recipe's ``contract.kind``::
+
+    java-release  oracles.contracts.java    every build file targets contract.target_release
+    go-imports    oracles.contracts.go      touched Go files no longer import the old paths
+    base-image    oracles.contracts.docker  FROM lines move to the new images, nothing else
+
+Each check is a pure function of (recipe, changeset params, tree). An empty list means
+the contract holds; each ``Evidence`` is one way it does not. An unknown kind is a broken
+spec (``SpecError``), never the candidate's fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from core.errors import SpecError
+from core.model import Evidence
+from core.specs import Recipe
+from oracles.contracts.docker import check_base_image
+from oracles.contracts.go import check_go_imports
+from oracles.contracts.java import check_java_release
+from oracles.tree import TreeView
+
+__all__ = ["ContractCheck", "check_contract"]
+
+ContractCheck = Callable[[Recipe, Mapping[str, Any], TreeView], list[Evidence]]
+
+_CHECKS: Mapping[str, ContractCheck] = {
+    "java-release": check_java_release,
+    "go-imports": check_go_imports,
+    "base-image": check_base_image,
+}
+
+
+def check_contract(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
+    """Evidence against ``tree`` keeping ``recipe``'s static contract; empty if it holds."""
+    kind = recipe.contract.get("kind")
+    check = _CHECKS.get(kind) if isinstance(kind, str) else None
+    if check is None:
+        known = ", ".join(sorted(_CHECKS))
+        raise SpecError(f"recipe {recipe.name}", "contract.kind", f"one of {known}, not {kind!r}")
+    return check(recipe, params, tree)

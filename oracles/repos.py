@@ -1,0 +1,152 @@
+"""The repository cache: one bare clone per repository, one read-only snapshot per commit.
+
+Every repository is cloned (``--no-local`` even for local paths, so its config and hooks
+never come along) into ``<cache>/repos``. A snapshot is the plain checkout of one commit in
+``<cache>/snapshots``, created once and only read afterwards; per-trial work happens in
+temporary directories that copy from it. Locks are per repository and hold across threads
+and processes, so parallel trials and several workers can share one cache.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from core.errors import RepositoryError
+from core.git import git
+
+__all__ = ["RepoCache"]
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_CHECKOUT_ENV = {"GIT_LFS_SKIP_SMUDGE": "1"}
+
+
+def _repo_key(repo: str) -> str:
+    tail = _SAFE_NAME.sub("-", repo.rstrip("/").rsplit("/", 1)[-1])[:40] or "repo"
+    return f"{hashlib.sha256(repo.encode()).hexdigest()[:16]}-{tail}"
+
+
+class RepoCache:
+    """Clones and snapshots under ``root``; safe to share between threads and processes."""
+
+    def __init__(self, root: Path, *, timeout_s: float = 600.0) -> None:
+        self.root = root
+        self.timeout_s = timeout_s
+        self._verified: set[tuple[str, str]] = set()
+        self._listings: dict[Path, tuple[str, ...]] = {}
+        self._thread_locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def _locked(self, name: str) -> Iterator[None]:
+        with self._guard:
+            lock = self._thread_locks.setdefault(name, threading.Lock())
+        lock_dir = self.root / "locks"
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        with lock, (lock_dir / f"{name}.lock").open("w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def git_dir(self, repo: str) -> Path:
+        return self.root / "repos" / f"{_repo_key(repo)}.git"
+
+    def snapshot_dir(self, repo: str, commit: str) -> Path:
+        return self.root / "snapshots" / _repo_key(repo) / commit
+
+    def ensure_commit(self, repo: str, commit: str) -> Path:
+        """Clone ``repo`` if needed and make sure ``commit`` is present; return the git dir."""
+        if (repo, commit) in self._verified:
+            return self.git_dir(repo)
+        with self._locked(_repo_key(repo)):
+            git_dir = self.git_dir(repo)
+            if not git_dir.exists():
+                self._clone(repo, git_dir)
+            if not self._has_commit(git_dir, commit):
+                self._fetch(git_dir, commit)
+            if not self._has_commit(git_dir, commit):
+                raise RepositoryError(f"base commit {commit} does not exist in {repo}")
+        self._verified.add((repo, commit))
+        return git_dir
+
+    def _clone(self, repo: str, git_dir: Path) -> None:
+        git_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=git_dir.parent))
+        try:
+            git(
+                ["clone", "--bare", "--no-local", "--quiet", "--", repo, str(tmp)],
+                timeout=self.timeout_s,
+            )
+            os.replace(tmp, git_dir)
+        except RepositoryError as exc:
+            raise RepositoryError(f"cannot clone {repo}: {exc}") from exc
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _has_commit(self, git_dir: Path, commit: str) -> bool:
+        done = git(
+            ["--git-dir", str(git_dir), "cat-file", "-e", f"{commit}^{{commit}}"], check=False
+        )
+        return done.returncode == 0
+
+    def _fetch(self, git_dir: Path, commit: str) -> None:
+        base = ["--git-dir", str(git_dir), "fetch", "--quiet", "origin"]
+        by_sha = git([*base, commit], timeout=self.timeout_s, check=False)
+        if by_sha.returncode != 0:
+            git(
+                [*base, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"],
+                timeout=self.timeout_s,
+                check=False,
+            )
+
+    def snapshot(self, repo: str, commit: str) -> Path:
+        """The checked-out tree of ``commit``; created once, then only read."""
+        target = self.snapshot_dir(repo, commit)
+        if target.is_dir():
+            return target
+        git_dir = self.ensure_commit(repo, commit)
+        with self._locked(_repo_key(repo)):
+            if target.is_dir():
+                return target
+            target.parent.mkdir(parents=True, exist_ok=True)
+            work = Path(tempfile.mkdtemp(prefix=".snap-", dir=target.parent))
+            try:
+                self._checkout(git_dir, commit, work)
+                os.replace(work / "tree", target)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+        return target
+
+    def files(self, snapshot: Path) -> tuple[str, ...]:
+        """Regular files of a snapshot (relative POSIX paths); listed once, then remembered."""
+        listing = self._listings.get(snapshot)
+        if listing is None:
+            found = []
+            for folder, _dirs, names in os.walk(snapshot):
+                for name in names:
+                    full = os.path.join(folder, name)
+                    if not os.path.islink(full):
+                        found.append(os.path.relpath(full, snapshot).replace(os.sep, "/"))
+            listing = self._listings[snapshot] = tuple(sorted(found))
+        return listing
+
+    def _checkout(self, git_dir: Path, commit: str, work: Path) -> None:
+        tree = work / "tree"
+        tree.mkdir()
+        env = {**_CHECKOUT_ENV, "GIT_INDEX_FILE": str(work / "index")}
+        git(["--git-dir", str(git_dir), "read-tree", commit], env=env)
+        git(
+            ["--git-dir", str(git_dir), "--work-tree", str(tree), "checkout-index", "-a", "-f"],
+            env=env,
+            timeout=self.timeout_s,
+        )

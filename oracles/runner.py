@@ -1,0 +1,197 @@
+"""Running many changesets: parallel trials, one ledger append per trial, a budget.
+
+The CLI and the bot both call ``Runner.run``; neither owns grading logic.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import secrets
+import threading
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from core.errors import StoreError
+from core.model import Changeset, Envelope, RunSummary, Tier, Trial, Verdict
+from core.store import Store
+from oracles.cascade import Budget, Cascade, TrialRecord, trial_id
+
+__all__ = ["RunOutcome", "RunStatus", "Runner", "new_run_id"]
+
+log = logging.getLogger(__name__)
+
+
+class RunStatus(StrEnum):
+    COMPLETED = "completed"
+    STOPPED_BUDGET = "stopped: budget exhausted"
+    INTERNAL_ERRORS = "completed with internal errors"
+
+
+def new_run_id() -> str:
+    return f"r-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    trials: list[Trial]
+    status: RunStatus
+    not_started: int = 0
+    internal_errors: list[str] = field(default_factory=list)
+
+    def summary(self, tiers: Sequence[Tier]) -> RunSummary:
+        return RunSummary.of(self.trials, tiers)
+
+
+def _internal_error_trial(
+    cascade: Cascade, run_id: str, changeset: Changeset, exc: BaseException
+) -> Trial:
+    """A trial whose grading crashed: recorded as an infrastructure error, never lost."""
+    stamps = cascade.specs.stamps_for(changeset.recipe)
+    tid = trial_id(run_id, changeset.id)
+    envelopes = []
+    for index, tier in enumerate(cascade.tiers):
+        verdict = Verdict.ERROR if index == 0 else Verdict.SKIPPED
+        reason = f"internal error: {type(exc).__name__}: {exc}" if index == 0 else "not reached"
+        details = {"traceback": traceback.format_exception(exc)[-5:]} if index == 0 else {}
+        envelopes.append(
+            Envelope(
+                tid, changeset.id, tier, verdict, 0.0, 0.0, 0.0, stamps, reason, details=details
+            )
+        )
+    return Trial(tid, run_id, changeset, tuple(envelopes))
+
+
+class _LedgerWriter:
+    """Appends finished trials on its own thread, several per transaction (group commit).
+
+    Grading the next trial overlaps with writing the last one; a trial counts as done
+    (``on_written``) only once it is durably in the ledger.
+    """
+
+    def __init__(self, store: Store, on_written: Callable[[Trial], None], max_batch: int = 64):
+        self.store = store
+        self.on_written = on_written
+        self.max_batch = max_batch
+        self.error: BaseException | None = None
+        self._queue: queue.Queue[TrialRecord | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._loop, name="ledger-writer", daemon=True)
+
+    def __enter__(self) -> _LedgerWriter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+    def put(self, record: TrialRecord) -> None:
+        self._queue.put(record)
+
+    def _next_batch(self) -> tuple[list[TrialRecord], bool]:
+        first = self._queue.get()
+        if first is None:
+            return [], True
+        batch = [first]
+        while len(batch) < self.max_batch:
+            try:
+                record = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if record is None:
+                return batch, True
+            batch.append(record)
+        return batch, False
+
+    def _loop(self) -> None:
+        finished = False
+        while not finished:
+            batch, finished = self._next_batch()
+            if not batch or self.error is not None:
+                continue
+            try:
+                self.store.append_trials([(r.trial, r.cache_keys) for r in batch])
+            except BaseException as exc:  # handed to the runner, which raises it
+                self.error = exc
+                continue
+            for record in batch:
+                self.on_written(record.trial)
+
+
+class Runner:
+    """Grades changesets through a cascade and appends every trial to the store."""
+
+    def __init__(
+        self,
+        cascade: Cascade,
+        store: Store,
+        *,
+        jobs: int = 1,
+        on_trial: Callable[[Trial], None] | None = None,
+    ) -> None:
+        self.cascade = cascade
+        self.store = store
+        self.jobs = max(1, jobs)
+        self.on_trial = on_trial
+
+    def _one(
+        self,
+        run_id: str,
+        changeset: Changeset,
+        budget: Budget,
+        errors: list[str],
+        writer: _LedgerWriter,
+    ) -> Trial | None:
+        if budget.exhausted or writer.error is not None:
+            return None
+        try:
+            record = self.cascade.run_trial(run_id, changeset, budget)
+        except Exception as exc:  # one crashing trial must not lose the run
+            log.exception("internal error grading %s", changeset.id)
+            errors.append(f"{changeset.id}: {type(exc).__name__}: {exc}")
+            record = TrialRecord(_internal_error_trial(self.cascade, run_id, changeset, exc))
+        writer.put(record)
+        return record.trial
+
+    def _written(self, trial: Trial) -> None:
+        if self.on_trial is not None:
+            self.on_trial(trial)
+
+    def run(
+        self,
+        changesets: Sequence[Changeset],
+        *,
+        budget: Budget,
+        run_id: str | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> RunOutcome:
+        run_id = run_id or new_run_id()
+        self.store.start_run(run_id, dict(options or {}))
+        errors: list[str] = []
+        with (
+            _LedgerWriter(self.store, self._written) as writer,
+            ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="trial") as pool,
+        ):
+            results = list(
+                pool.map(lambda c: self._one(run_id, c, budget, errors, writer), changesets)
+            )
+        if writer.error is not None:
+            raise StoreError(
+                f"could not write results to the ledger: {writer.error}"
+            ) from writer.error
+        trials = [t for t in results if t is not None]
+        status = RunStatus.COMPLETED
+        if errors:
+            status = RunStatus.INTERNAL_ERRORS
+        if budget.exhausted:
+            status = RunStatus.STOPPED_BUDGET
+        outcome = RunOutcome(run_id, trials, status, len(changesets) - len(trials), errors)
+        summary = outcome.summary(self.cascade.tiers).to_dict()
+        self.store.finish_run(run_id, status, summary)
+        return outcome

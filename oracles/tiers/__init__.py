@@ -1,0 +1,1 @@
+"""The four oracle tiers. Each evaluates one trial and returns a ``TierOutcome`` value."""

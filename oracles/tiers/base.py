@@ -1,0 +1,67 @@
+"""What every tier shares: the trial context it reads and the outcome it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from core.model import Changeset, Envelope, Evidence, FabricatedMark, Tier, Verdict
+from core.specs import Recipe, SpecSet, TierSpec
+from oracles.workspace import Workspace
+
+__all__ = ["TierOracle", "TierOutcome", "TrialContext"]
+
+
+@dataclass(frozen=True, slots=True)
+class TierOutcome:
+    """A tier's conclusion before the cascade wraps it in an envelope."""
+
+    verdict: Verdict
+    reason: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    # None: the cascade charges measured wall time at the infrastructure rate.
+    actual_cost_usd: float | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    fabricated: tuple[FabricatedMark, ...] = ()
+
+    @classmethod
+    def passed(cls, reason: str = "", **kwargs: Any) -> TierOutcome:
+        return cls(Verdict.PASS, reason, **kwargs)
+
+    @classmethod
+    def failed(cls, reason: str, evidence: Sequence[Evidence] = (), **kwargs: Any) -> TierOutcome:
+        return cls(Verdict.FAIL, reason, tuple(evidence), **kwargs)
+
+
+@dataclass
+class TrialContext:
+    """Everything a tier may read about the trial it is grading."""
+
+    changeset: Changeset
+    recipe: Recipe
+    specs: SpecSet
+    workspace: Workspace
+    earlier: list[Envelope] = field(default_factory=list)
+    strict: bool = False
+
+    def tier_spec(self, tier: Tier) -> TierSpec:
+        return self.specs.oracle.tier(tier)
+
+    @property
+    def usd_per_second(self) -> float:
+        return float(self.specs.oracle.section("sandbox")["usd_per_second"])
+
+
+class TierOracle(Protocol):
+    """One tier of the cascade."""
+
+    @property
+    def tier(self) -> Tier: ...
+
+    @property
+    def identity(self) -> str:
+        """Names the tier's implementation and adapter; part of every cache key."""
+        ...
+
+    def evaluate(self, context: TrialContext) -> TierOutcome: ...

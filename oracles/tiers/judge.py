@@ -1,0 +1,108 @@
+"""Tier 4, judge: an LLM reviews the diff against the recipe's contract; fails closed.
+
+Strict mode asks a Claude judge and a non-Claude judge; both must say pass, and a
+disagreement is a fail ("judges disagree") that agreement statistics count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.model import Tier, Verdict
+from core.ports import Judge, JudgeReply, JudgeRequest
+from oracles.judging import JudgeAnswer, parse_answer, render_prompt
+from oracles.tiers.base import TierOutcome, TrialContext
+
+__all__ = ["JudgeOracle", "judge_cost"]
+
+
+def judge_cost(model: Mapping[str, Any], reply: JudgeReply) -> float:
+    """Actual cost from reported token usage and the spec's per-model prices."""
+    return (
+        reply.input_tokens * float(model["input_usd_per_mtok"])
+        + reply.output_tokens * float(model["output_usd_per_mtok"])
+    ) / 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Opinion:
+    role: str
+    model: str
+    answer: JudgeAnswer
+    reply: JudgeReply
+    cost_usd: float
+
+    def transcript(self) -> dict[str, Any]:
+        return {
+            "role": self.role,
+            "model": self.model,
+            "answer": self.answer.to_dict(),
+            "stop_reason": self.reply.stop_reason,
+            "input_tokens": self.reply.input_tokens,
+            "output_tokens": self.reply.output_tokens,
+            "cost_usd": self.cost_usd,
+            "fabricated": [mark.to_dict() for mark in self.reply.fabricated],
+        }
+
+
+class JudgeOracle:
+    tier = Tier.JUDGE
+
+    def __init__(self, primary: Judge, secondary: Judge | None = None) -> None:
+        self.primary = primary
+        self.secondary = secondary
+
+    @property
+    def identity(self) -> str:
+        second = self.secondary.identity if self.secondary else "none"
+        return f"judge/1 {self.primary.identity} {second}"
+
+    def _ask(self, context: TrialContext, role: str, judge: Judge) -> _Opinion:
+        settings = context.specs.oracle.section("judge")
+        model = settings[role]
+        prompt, shown = render_prompt(
+            context.specs.oracle.prompts["prompt_template"],
+            context.recipe,
+            context.earlier,
+            context.changeset.patch,
+        )
+        request = JudgeRequest(
+            provider=str(model["provider"]),
+            model=str(model["model"]),
+            system=context.specs.oracle.prompts["system_prompt"],
+            prompt=prompt,
+            temperature=float(settings["temperature"]),
+            max_tokens=int(settings["max_tokens"]),
+        )
+        reply = judge.ask(request)
+        answer = parse_answer(reply, shown)
+        return _Opinion(role, request.model, answer, reply, judge_cost(model, reply))
+
+    def evaluate(self, context: TrialContext) -> TierOutcome:
+        opinions = [self._ask(context, "primary", self.primary)]
+        if context.strict:
+            if self.secondary is None:
+                raise ValueError("strict judging needs a second judge")
+            opinions.append(self._ask(context, "secondary", self.secondary))
+        verdict, reason = _decide([o.answer for o in opinions], strict=context.strict)
+        return TierOutcome(
+            verdict=verdict,
+            reason=reason,
+            actual_cost_usd=sum(o.cost_usd for o in opinions),
+            details={"strict": context.strict, "judges": [o.transcript() for o in opinions]},
+            fabricated=tuple(mark for o in opinions for mark in o.reply.fabricated),
+        )
+
+
+def _decide(answers: list[JudgeAnswer], *, strict: bool) -> tuple[Verdict, str]:
+    missing = [a for a in answers if a.verdict is None]
+    if missing:
+        return Verdict.INCONCLUSIVE, f"no valid verdict: {missing[0].problem}"
+    verdicts = {a.verdict for a in answers}
+    if len(verdicts) > 1:
+        return Verdict.FAIL, "judges disagree"
+    if verdicts == {"pass"}:
+        return Verdict.PASS, "both judges pass the diff" if strict else answers[0].rationale[:300]
+    return Verdict.FAIL, answers[0].rationale[:300] or "the judge failed the diff"
