@@ -1,0 +1,1 @@
+"""Composition root: command line, webhook app, check runs, slash commands, scheduler, jobs."""

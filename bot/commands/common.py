@@ -1,0 +1,179 @@
+"""Options and plumbing shared by the grading commands (``run``, ``demo``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bot.console import (
+    fabricated_warning,
+    funnel_table,
+    make_console,
+    progress,
+    trial_payload,
+    trials_table,
+)
+from bot.settings import settings_from_env
+from bot.wiring import build_cascade
+from core.changesets import LocatedChangeset, check_against_specs
+from core.errors import BudgetExceededError
+from core.model import RunSummary
+from core.settings import CassetteMode, Settings
+from core.specs import SpecSet, load_specs
+from core.store import Store
+from oracles.cascade import Budget
+from oracles.runner import Runner, RunOutcome, RunStatus
+
+__all__ = ["add_grading_options", "add_store_options", "grade", "settings_from_args"]
+
+EXIT_BUDGET = 3
+EXIT_INTERNAL = 4
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="SQLAlchemy database URL "
+        "(default: $MIGRATION_EVALS_DB_URL or sqlite:///./migration-evals.db)",
+    )
+    parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
+
+
+def add_grading_options(parser: argparse.ArgumentParser) -> None:
+    add_store_options(parser)
+    parser.add_argument("--jobs", "-j", type=int, metavar="N", help="trials run in parallel")
+    parser.add_argument("--cassettes", metavar="DIR", type=Path, help="cassette directory")
+    parser.add_argument(
+        "--mode",
+        choices=[m.value for m in CassetteMode],
+        help="replay cassettes (default), record them from live adapters, or go live",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        metavar="USD",
+        help="refuse to start if the forecast exceeds USD; stop before spending more",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="two judges (Claude and non-Claude) must agree"
+    )
+    parser.add_argument("--cache-dir", type=Path, metavar="DIR", help="clone and snapshot cache")
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    parser.add_argument(
+        "--out", type=Path, metavar="FILE", help="also write that JSON document to FILE"
+    )
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    settings = settings_from_env()
+    overrides: dict[str, Any] = {
+        "db_url": getattr(args, "db", None),
+        "specs_dir": getattr(args, "specs", None),
+        "cassette_dir": getattr(args, "cassettes", None),
+        "cache_dir": getattr(args, "cache_dir", None),
+        "jobs": getattr(args, "jobs", None),
+        "budget_usd": getattr(args, "budget", None),
+        "mode": CassetteMode(args.mode) if getattr(args, "mode", None) else None,
+        "strict_judge": True if getattr(args, "strict", False) else None,
+    }
+    if overrides["jobs"] is not None and overrides["jobs"] < 1:
+        raise SystemExit("migration-evals: error: --jobs must be at least 1")
+    return settings.with_overrides(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def _check_budget(settings: Settings, specs: SpecSet, trials: int) -> None:
+    if settings.budget_usd is None:
+        return
+    forecast = specs.oracle.forecast(trials)["total_usd"]
+    if forecast > settings.budget_usd:
+        raise BudgetExceededError(
+            f"the forecast for {trials} trial(s) is ${forecast:.2f}, over --budget "
+            f"${settings.budget_usd:.2f}; raise the budget or grade fewer changesets"
+        )
+
+
+def _document(outcome: RunOutcome, summary: RunSummary, extra: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "run_id": outcome.run_id,
+        "status": outcome.status.value,
+        "trials": [trial_payload(t) for t in outcome.trials],
+        "not_started": outcome.not_started,
+        "funnel": [row.to_dict() for row in summary.tiers],
+        "fabricated_count": summary.fabricated_envelopes,
+        "fabricated_ports": list(summary.fabricated_ports),
+        "cost_usd": round(summary.cost_usd, 6),
+        "actual_cost_usd": round(summary.actual_cost_usd, 6),
+        **extra,
+    }
+
+
+def _report(
+    outcome: RunOutcome, specs: SpecSet, *, as_json: bool, out: Path | None, extra: dict[str, Any]
+) -> None:
+    summary = outcome.summary([t.tier for t in specs.oracle.tiers])
+    document = _document(outcome, summary, extra)
+    if out is not None:
+        out.write_text(json.dumps(document, indent=2) + "\n")
+        extra = {**extra, "results": str(out)}
+    if as_json:
+        json.dump(document, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        console = make_console()
+        console.print(trials_table(outcome.trials))
+        console.print(funnel_table(summary))
+        console.print(f"run {outcome.run_id}: {outcome.status.value}")
+        for key, value in extra.items():
+            console.print(f"{key}: {value}", highlight=False)
+    stderr = make_console(stderr=True)
+    if outcome.not_started:
+        stderr.print(f"[yellow]{outcome.not_started} changeset(s) not started: budget exhausted[/]")
+    for error in outcome.internal_errors:
+        stderr.print(f"[red]internal error[/] {error}")
+    warning = fabricated_warning(summary, outcome.trials)
+    if warning:
+        stderr.print(f"[bold red]{warning}[/]", highlight=False)
+
+
+def grade(
+    settings: Settings,
+    changesets: Sequence[LocatedChangeset],
+    *,
+    as_json: bool,
+    out: Path | None = None,
+    extra: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+) -> tuple[int, RunOutcome]:
+    """Check, forecast, run and report; returns the exit code and the outcome."""
+    specs = load_specs(settings.specs_dir)
+    check_against_specs(changesets, specs)
+    _check_budget(settings, specs, len(changesets))
+    store = Store.open(settings.db_url)
+    try:
+        cascade = build_cascade(settings, store=store, specs=specs)
+        stderr = make_console(stderr=True)
+        with progress(stderr, len(changesets), "grading") as advance:
+            runner = Runner(cascade, store, jobs=settings.jobs, on_trial=lambda _t: advance())
+            outcome = runner.run(
+                [c.changeset for c in changesets],
+                budget=Budget(settings.budget_usd),
+                options={
+                    "mode": settings.mode.value,
+                    "strict": settings.strict_judge,
+                    **(options or {}),
+                },
+            )
+        details = {"database": store.display_url, **(extra or {})}
+        _report(outcome, specs, as_json=as_json, out=out, extra=details)
+    finally:
+        store.close()
+    if outcome.status is RunStatus.STOPPED_BUDGET:
+        return EXIT_BUDGET, outcome
+    if outcome.status is RunStatus.INTERNAL_ERRORS:
+        return EXIT_INTERNAL, outcome
+    return 0, outcome

@@ -1,0 +1,45 @@
+"""``migration-evals ledger verify``: walk the ledger's hash chain."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from bot.commands.common import add_store_options, settings_from_args
+from core.store import Store
+
+HELP = "check the append-only ledger for edited, removed or reordered rows"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("ledger", help="inspect the results ledger")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    verify = actions.add_parser("verify", help=HELP, description=HELP.capitalize() + ".")
+    verify.add_argument("--json", action="store_true", help="print JSON on stdout")
+    add_store_options(verify)
+    verify.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    store = Store.open(settings_from_args(args).db_url)
+    try:
+        check = store.verify_ledger()
+    finally:
+        store.close()
+    if args.json:
+        document = {
+            "ok": check.ok,
+            "rows": check.rows,
+            "head": check.head_hash,
+            "problems": list(check.problems),
+        }
+        json.dump(document, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif check.ok:
+        print(f"ok: {check.rows} row(s), head {check.head_hash}")
+    else:
+        print(f"TAMPERED: {len(check.problems)} problem(s) in {check.rows} row(s)", file=sys.stderr)
+        for problem in check.problems:
+            print(f"  {problem}", file=sys.stderr)
+    return 0 if check.ok else 1

@@ -1,0 +1,26 @@
+"""``migration-evals run CHANGESETS.jsonl``: grade changesets through the cascade."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bot.commands.common import add_grading_options, grade, settings_from_args
+from core.changesets import read_changesets
+
+HELP = "grade the changesets of a JSONL file through the oracle cascade"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("run", help=HELP, description=HELP.capitalize() + ".")
+    parser.add_argument("changesets", type=Path, metavar="CHANGESETS.jsonl")
+    add_grading_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    changesets = read_changesets(args.changesets)
+    options = {"input": str(args.changesets)}
+    code, _ = grade(settings, changesets, as_json=args.json, out=args.out, options=options)
+    return code

@@ -1,0 +1,39 @@
+"""``migration-evals stamp``: the SHA256 stamps of the current specs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from bot.commands.common import add_store_options, settings_from_args
+from core.specs import load_specs
+
+HELP = "print the stamps of the oracle spec, each recipe and the hypotheses"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("stamp", help=HELP, description=HELP.capitalize() + ".")
+    parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    add_store_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    report = load_specs(settings_from_args(args).specs_dir).stamp_report()
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    table = Table(title="Spec stamps (SHA256 of canonical JSON)")
+    table.add_column("spec")
+    table.add_column("stamp")
+    table.add_row("oracle", report["oracle"])
+    for name, value in report["recipes"].items():
+        table.add_row(f"recipe {name}", value)
+    table.add_row("hypotheses", report["hypotheses"])
+    Console().print(table)
+    return 0
