@@ -1,0 +1,3 @@
+module example.com/docker-worker
+
+go 1.19

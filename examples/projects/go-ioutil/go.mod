@@ -1,0 +1,3 @@
+module example.com/go-ioutil
+
+go 1.19
