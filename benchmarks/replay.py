@@ -1,0 +1,289 @@
+"""Replay benchmark: the cascade over synthetic repositories, tier 1 real, tiers 2-4 replayed.
+
+Generates N small Java 8 Maven repositories and, per repository, one upgrade patch per
+model; records cassettes for tiers 2-4 once (not timed); then, with a cold clone cache and
+a fresh SQLite ledger, grades every changeset and reports trials per second. Separately it
+times a bare ``git apply --check`` of every patch in a checkout of its base commit and the
+cascade's mean time per trial run one at a time, so the framework's own overhead can be set
+beside the git call it wraps.
+
+    python benchmarks/replay.py                     # 1,000 repos x 3 models, --jobs 2
+    python benchmarks/replay.py --repos 50 --models 3 --jobs 2
+
+Targets: 3,000 trials in under 2 minutes on 2 cores; overhead per trial at most 2x the
+bare ``git apply --check``. Prints a table, then one JSON object of the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.cassette import CassetteLibrary
+from core.model import Changeset, Verdict
+from core.ports import JudgeReply, JudgeRequest, SandboxRequest, SandboxResult
+from core.specs import SpecSet, load_specs
+from core.store import Store
+from oracles.cascade import Budget, Cascade
+from oracles.judges import RecordingJudge, ReplayingJudge
+from oracles.repos import RepoCache
+from oracles.runner import Runner
+from oracles.sandbox import RecordingSandbox, ReplayingSandbox
+from oracles.tiers.apply import ApplyOracle
+from oracles.tiers.base import TierOracle
+from oracles.tiers.compile import CompileOracle
+from oracles.tiers.judge import JudgeOracle
+from oracles.tiers.tests import TestsOracle
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ("claude-sonnet-4-5", "gpt-5", "gemini-2.5-pro")
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
+POM = """<project>
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>bench</groupId><artifactId>r{n}</artifactId><version>1</version>
+  <properties>
+{levels}
+  </properties>
+</project>
+"""
+OLD_LEVELS = (
+    "    <maven.compiler.source>1.8</maven.compiler.source>\n"
+    "    <maven.compiler.target>1.8</maven.compiler.target>"
+)
+NEW_LEVELS = "    <maven.compiler.release>17</maven.compiler.release>"
+JAVA = """package bench;
+
+import java.util.ArrayList;
+import java.util.List;
+
+public class Service{n} {{
+    public List<Integer> values() {{
+        List<Integer> out = new ArrayList<Integer>();
+        for (int i = 0; i < {n}; i++) {{
+            out.add(new Integer(i));
+        }}
+        return out;
+    }}
+}}
+"""
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, capture_output=True, check=True)
+    return done.stdout.decode().strip()
+
+
+def make_repo(folder: Path, n: int) -> tuple[str, list[str]]:
+    """One repository and one patch per model (each modernises the loop differently)."""
+    java = Path("src/main/java/bench") / f"Service{n}.java"
+    (folder / java.parent).mkdir(parents=True)
+    (folder / "pom.xml").write_text(POM.format(n=n, levels=OLD_LEVELS))
+    (folder / java).write_text(JAVA.format(n=n))
+    _git(folder, "init", "-q", "-b", "main")
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-q", "-m", "base")
+    commit = _git(folder, "rev-parse", "HEAD")
+    bodies = ("out.add(i);", "out.add(Integer.valueOf(i));", "out.add((Integer) i);")
+    patches = []
+    for body in bodies:
+        (folder / "pom.xml").write_text(POM.format(n=n, levels=NEW_LEVELS))
+        (folder / java).write_text(
+            JAVA.format(n=n).replace("new ArrayList<Integer>()", "new ArrayList<>()")
+            .replace("out.add(new Integer(i));", body)
+        )  # fmt: skip
+        patches.append(_git(folder, "diff", "--no-color") + "\n")
+        _git(folder, "checkout", "-q", "--", ".")
+    return commit, patches
+
+
+def make_changesets(root: Path, repos: int, models: int) -> list[Changeset]:
+    changesets = []
+    for n in range(repos):
+        folder = root / f"repo{n:05d}"
+        commit, patches = make_repo(folder, n)
+        for m in range(models):
+            changesets.append(
+                Changeset(
+                    id=f"repo{n:05d}/{MODELS[m % len(MODELS)]}",
+                    repo=str(folder),
+                    base_commit=commit,
+                    patch=patches[m % len(patches)],
+                    recipe="java8-to-17",
+                    model=MODELS[m % len(MODELS)],
+                    repo_created_at=date(2022, 1, 1),
+                )
+            )
+    return changesets
+
+
+class _ScriptedSandbox:
+    identity = "bench:scripted"
+
+    def run(self, request: SandboxRequest) -> SandboxResult:
+        report = '<testsuite><testcase classname="b.T" name="t"/></testsuite>'
+        artifacts = {"target/surefire-reports/TEST-b.T.xml": report} if request.collect else {}
+        return SandboxResult(0, "BUILD SUCCESS", artifacts, duration_s=1.0, image_id="sha256:bench")
+
+
+class _ScriptedJudge:
+    identity = "bench:scripted"
+
+    def ask(self, request: JudgeRequest) -> JudgeReply:
+        answer = {
+            "verdict": "pass",
+            "confidence": 0.9,
+            "rationale": "release 17",
+            "evidence": [f"+{NEW_LEVELS}"],
+        }
+        return JudgeReply(json.dumps(answer), "end_turn", 3000, 200)
+
+
+def _oracles(sandbox: object, judge: object) -> list[TierOracle]:
+    return [ApplyOracle(), CompileOracle(sandbox), TestsOracle(sandbox), JudgeOracle(judge, judge)]  # type: ignore[arg-type]
+
+
+def record(
+    specs: SpecSet, changesets: Sequence[Changeset], library: CassetteLibrary, work: Path
+) -> None:
+    sandbox = RecordingSandbox(_ScriptedSandbox(), library)
+    judge = RecordingJudge(_ScriptedJudge(), library)
+    cascade = Cascade(specs, _oracles(sandbox, judge), RepoCache(work / "record-cache"))
+    for changeset in changesets:
+        cascade.run_trial("record", changeset, Budget(None))
+
+
+def replay_run(
+    specs: SpecSet,
+    changesets: Sequence[Changeset],
+    library: CassetteLibrary,
+    *,
+    jobs: int,
+    db: Path,
+    cache: Path,
+) -> tuple[float, list[Verdict], int]:
+    """Grade through a fresh ledger (so nothing is served from the result cache)."""
+    store = Store.open(f"sqlite:///{db}")
+    oracles = _oracles(ReplayingSandbox(library), ReplayingJudge(library))
+    cascade = Cascade(specs, oracles, RepoCache(cache), store=store)
+    started = time.perf_counter()
+    outcome = Runner(cascade, store, jobs=jobs).run(changesets, budget=Budget(None))
+    elapsed = time.perf_counter() - started
+    fabricated = sum(len(t.fabricated) for t in outcome.trials)
+    assert store.verify_ledger().ok
+    store.close()
+    return elapsed, [t.verdict for t in outcome.trials], fabricated
+
+
+def paired_times(
+    specs: SpecSet, sample: Sequence[Changeset], library: CassetteLibrary, work: Path
+) -> tuple[list[float], list[float]]:
+    """Per changeset, back to back: a bare ``git apply --check`` in a checkout of its base,
+    then the whole framework (cascade + ledger append), serially, clone cache warm."""
+    store = Store.open(f"sqlite:///{work / 'paired.db'}")
+    oracles = _oracles(ReplayingSandbox(library), ReplayingJudge(library))
+    cascade = Cascade(specs, oracles, RepoCache(work / "paired"), store=store)
+    for changeset in sample:
+        cascade.repos.snapshot(changeset.repo, changeset.base_commit)
+    bare, framework = [], []
+    patch = work / "bare.diff"
+    for changeset in sample:
+        patch.write_text(changeset.patch)
+        started = time.perf_counter()
+        subprocess.run(["git", "apply", "--check", str(patch)], cwd=changeset.repo, check=True)
+        bare.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        record = cascade.run_trial("paired", changeset, Budget(None))
+        store.append_trials([(record.trial, record.cache_keys)])
+        framework.append(time.perf_counter() - started)
+    store.close()
+    return bare, framework
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repos", type=int, default=1000)
+    parser.add_argument("--models", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--overhead-sample", type=int, default=300,
+                        help="trials timed one at a time for the overhead figure")  # fmt: skip
+    args = parser.parse_args()
+    specs = load_specs(ROOT / "specs")
+    with tempfile.TemporaryDirectory(prefix="me-bench-") as tmp:
+        work = Path(tmp)
+        started = time.perf_counter()
+        changesets = make_changesets(work / "repos", args.repos, args.models)
+        library = CassetteLibrary(work / "cassettes")
+        record(specs, changesets, library, work)
+        setup_s = time.perf_counter() - started
+        wall, verdicts, fabricated = replay_run(
+            specs, changesets, library, jobs=args.jobs, db=work / "cold.db", cache=work / "cold"
+        )
+        sample = changesets[: args.overhead_sample]
+        serial, _, _ = replay_run(
+            specs, sample, library, jobs=1, db=work / "s1.db", cache=work / "serial"
+        )
+        bare, framework = paired_times(specs, sample, library, work)
+    trials = len(changesets)
+    git_apply = statistics.median(bare)
+    per_trial_serial = statistics.median(framework)
+    overhead = statistics.median(f - b for f, b in zip(framework, bare, strict=True))
+    figures = {
+        "trials": trials,
+        "jobs": args.jobs,
+        "wall_s": round(wall, 2),
+        "trials_per_s": round(trials / wall, 1),
+        "passed": sum(v is Verdict.PASS for v in verdicts),
+        "fabricated_marks": fabricated,
+        "serial_cold_ms_per_trial": round(1000 * serial / len(sample), 2),
+        "serial_warm_ms_per_trial": round(1000 * per_trial_serial, 2),
+        "overhead_mean_ms": round(1000 * (statistics.mean(framework) - statistics.mean(bare)), 2),
+        "bare_git_apply_check_ms": round(1000 * git_apply, 2),
+        "overhead_ms_per_trial": round(1000 * overhead, 2),
+        "overhead_ratio": round(overhead / git_apply, 2),
+        "setup_s": round(setup_s, 1),
+        "target_met": wall < 120 * trials / 3000 and overhead <= 2 * git_apply,
+    }
+    rows = [
+        ("trials graded", f"{trials} ({args.repos} repos x {args.models} models)"),
+        (f"wall time, --jobs {args.jobs}, cold cache", f"{wall:.1f} s (target < 120 s for 3,000)"),
+        ("throughput", f"{trials / wall:.1f} trials/s"),
+        ("verdicts pass / fabricated marks", f"{figures['passed']} / {fabricated}"),
+        ("per trial, serial, cold clone cache", f"{figures['serial_cold_ms_per_trial']} ms"),
+        (
+            "per trial, serial, warm clone cache (median)",
+            f"{figures['serial_warm_ms_per_trial']} ms",
+        ),
+        ("bare git apply --check (median)", f"{figures['bare_git_apply_check_ms']} ms"),
+        ("framework overhead per trial (mean)", f"{figures['overhead_mean_ms']} ms"),
+        (
+            "framework overhead per trial (median)",
+            f"{figures['overhead_ms_per_trial']} ms "
+            f"({figures['overhead_ratio']}x git apply; target <= 2x)",
+        ),
+    ]
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""The command line end to end: demo, run, cost, stamp, ledger; errors are one clear line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from tests.conftest import ROOT, SPECS_DIR
+
+EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
+JAVA = ROOT / "examples" / "changesets" / "java.jsonl"
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MIGRATION_EVALS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{tmp_path / 'results.db'}")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _json_run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+    code = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out), captured.err
+
+
+def _stop(trial: dict) -> str | None:  # type: ignore[type-arg]
+    return next(
+        (t["tier"] for t in trial["tiers"] if t["verdict"] not in ("pass", "skipped")), None
+    )
+
+
+def test_demo_grades_every_example_as_designed(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, document, err = _json_run(capsys, "demo", "--jobs", "2")
+    assert code == 0, err
+    assert document["fabricated_count"] == 0
+    assert "FABRICATED" not in err
+    results = {t["id"]: (t["verdict"], _stop(t)) for t in document["trials"]}
+    assert results == {cid: (e["verdict"], e["stops_at"]) for cid, e in EXPECTED.items()}
+    funnel = {row["tier"]: row for row in document["funnel"]}
+    assert funnel["apply"]["reached"] == len(EXPECTED)
+    assert funnel["judge"]["passed"] == sum(e["verdict"] == "pass" for e in EXPECTED.values())
+    assert document["cost_usd"] > 0
+    assert (env / "migration-evals-demo.json").exists()
+
+
+def test_demo_again_is_served_from_the_cache_for_free(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["demo", "--json"]) == 0
+    capsys.readouterr()
+    code, document, _ = _json_run(capsys, "demo")
+    assert code == 0
+    assert document["cost_usd"] == 0
+    assert all(
+        t["cached"]
+        for trial in document["trials"]
+        for t in trial["tiers"]
+        if t["verdict"] != "skipped"
+    )
+
+
+def test_demo_prints_tables_and_locations(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "Funnel over 33 trial(s)" in out
+    assert "database: sqlite:///" in out
+    assert "results: migration-evals-demo.json" in out
+
+
+def test_a_typo_in_the_cassette_path_fabricates_every_later_tier(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, document, err = _json_run(capsys, "run", str(JAVA), "--cassettes", str(env / "casettes"))
+    assert code == 0
+    later = [
+        t for trial in document["trials"] for t in trial["tiers"][1:] if t["verdict"] != "skipped"
+    ]
+    assert later
+    assert all(t["fabricated"] for t in later)
+    assert document["fabricated_count"] == len(later)
+    assert "FABRICATED" in err
+    assert "judge, sandbox" in err
+    # stdout stayed one clean JSON document (already parsed above); the stamp is in the store.
+    with sqlite3.connect(env / "results.db") as db:
+        stored = db.execute("SELECT COUNT(*) FROM ledger WHERE fabricated = 1").fetchone()[0]
+    assert stored == len(later)
+
+
+def test_bad_jsonl_refuses_to_start_and_writes_nothing(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (env / "changesets").mkdir()
+    bad = env / "changesets" / "bad.jsonl"
+    lines = JAVA.read_text().splitlines()
+    bad.write_text("\n".join([*lines[:2], "{not json", *lines[2:]]) + "\n")
+    shutil.copytree(ROOT / "examples" / "patches", env / "patches")
+    shutil.copytree(ROOT / "examples" / "bundles", env / "bundles")
+    code = main(["run", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.strip().count("\n") == 0
+    assert "bad.jsonl:3: not valid JSON" in err
+    assert not (env / "results.db").exists()
+
+
+def test_a_broken_spec_is_one_clear_error(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    specs = env / "specs"
+    shutil.copytree(SPECS_DIR, specs)
+    oracle = specs / "oracle.yaml"
+    oracle.write_text(oracle.read_text().replace("reach_rate: 0.42", "reach_rate: 4.2"))
+    code = main(["run", str(JAVA), "--specs", str(specs)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "oracle.yaml: tiers[3].reach_rate: 4.2 is greater than the maximum of 1" in err
+
+
+def test_budget_below_the_forecast_refuses_to_start(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["run", str(JAVA), "--budget", "0.5"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "over --budget $0.50" in err
+    assert not (env / "results.db").exists()
+
+
+def test_cost_forecast_for_1000_repos_and_3_models(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, document, _ = _json_run(capsys, "cost", "--repos", "1000", "--models", "3")
+    assert code == 0
+    assert document["total_usd"] == pytest.approx(185, abs=1)
+    assert [t["reach_rate"] for t in document["tiers"]] == [1.0, 0.9, 0.6, 0.42]
+
+
+def test_stamp_json_has_the_documented_shape(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, document, _ = _json_run(capsys, "stamp")
+    assert code == 0
+    assert set(document) == {"oracle", "recipes", "hypotheses"}
+    assert set(document["recipes"]) == {"java8-to-17", "go-import-rewrite", "base-image-bump"}
+    assert all(
+        len(v) == 64
+        for v in [document["oracle"], document["hypotheses"], *document["recipes"].values()]
+    )
+
+
+def test_ledger_verify_catches_an_edited_row(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(JAVA), "--json"]) == 0
+    assert main(["ledger", "verify"]) == 0
+    with sqlite3.connect(env / "results.db") as db:
+        db.execute("UPDATE ledger SET verdict = 'pass' WHERE seq = 5")
+    capsys.readouterr()
+    assert main(["ledger", "verify"]) == 1
+    assert "row 5: content does not match its hash" in capsys.readouterr().err
+
+
+def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in (["demo"], ["run"], ["cost"], ["stamp"], ["ledger", "verify"]):
+        with pytest.raises(SystemExit) as done:
+            main([*command, "--help"])
+        assert done.value.code == 0
+        assert "usage: migration-evals" in capsys.readouterr().out

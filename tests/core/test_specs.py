@@ -1,0 +1,94 @@
+"""Spec loading: schema errors name the file, the key and what was expected."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from core.errors import SpecError
+from core.model import Tier
+from core.specs import SpecSet, load_specs
+from tests.conftest import SPECS_DIR
+
+
+@pytest.fixture
+def spec_root(tmp_path: Path) -> Path:
+    root = tmp_path / "specs"
+    shutil.copytree(SPECS_DIR, root)
+    return root
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_shipped_specs_load(specs: SpecSet) -> None:
+    assert [t.tier for t in specs.oracle.tiers] == list(Tier)
+    assert set(specs.recipes) == {"java8-to-17", "go-import-rewrite", "base-image-bump"}
+    assert specs.oracle.per_trial_forecast_usd == pytest.approx(0.0616)
+
+
+def test_shipped_forecast_for_1000_repos_and_3_models_is_about_185(specs: SpecSet) -> None:
+    assert specs.oracle.forecast(3000)["total_usd"] == pytest.approx(185, abs=1)
+
+
+def test_wrong_type_names_file_key_and_expectation(spec_root: Path) -> None:
+    _edit(spec_root / "oracle.yaml", "max_files: 200", "max_files: lots")
+    with pytest.raises(SpecError) as caught:
+        load_specs(spec_root)
+    assert caught.value.file.endswith("oracle.yaml")
+    assert caught.value.key == "apply.max_files"
+    assert "'lots' is not of type 'integer'" in caught.value.expected
+
+
+def test_missing_key_is_reported(spec_root: Path) -> None:
+    _edit(spec_root / "recipes" / "go-import-rewrite.yaml", "title:", "titel:")
+    with pytest.raises(SpecError, match=r"go-import-rewrite\.yaml.*'title' is a required property"):
+        load_specs(spec_root)
+
+
+def test_duplicate_yaml_key_is_an_error(spec_root: Path) -> None:
+    path = spec_root / "models.yaml"
+    path.write_text(path.read_text() + "models: {}\n")
+    with pytest.raises(SpecError, match="duplicate key 'models'"):
+        load_specs(spec_root)
+
+
+def test_invalid_yaml_is_an_error(spec_root: Path) -> None:
+    (spec_root / "hypotheses" / "broken.yaml").write_text("id: [unclosed\n")
+    with pytest.raises(SpecError, match=r"broken\.yaml: is not valid YAML"):
+        load_specs(spec_root)
+
+
+def test_bad_date_in_hypothesis(spec_root: Path) -> None:
+    _edit(spec_root / "hypotheses" / "h1-claude-vs-gpt-java.yaml", "2026-11-01", "yesterday")
+    with pytest.raises(SpecError) as caught:
+        load_specs(spec_root)
+    assert caught.value.key == "registered_at"
+
+
+def test_recipe_name_must_match_file(spec_root: Path) -> None:
+    _edit(spec_root / "recipes" / "base-image-bump.yaml", "name: base-image-bump", "name: other")
+    with pytest.raises(SpecError, match="must equal the file name"):
+        load_specs(spec_root)
+
+
+def test_tiers_out_of_order_are_refused(spec_root: Path) -> None:
+    _edit(spec_root / "oracle.yaml", "- tier: apply", "- tier: judge")
+    with pytest.raises(SpecError, match="in the order apply, compile, tests, judge"):
+        load_specs(spec_root)
+
+
+def test_missing_prompt_template(spec_root: Path) -> None:
+    (spec_root / "prompts" / "judge.md.j2").unlink()
+    with pytest.raises(SpecError, match="judge.prompt_template"):
+        load_specs(spec_root)
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="specs directory not found"):
+        load_specs(tmp_path / "nope")

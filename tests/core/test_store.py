@@ -1,0 +1,118 @@
+"""The ledger: append-only, hash-chained, tamper-evident; the cache never reuses errors."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from core.errors import StoreError
+from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
+from core.store import Store
+
+STAMPS = Stamps("o" * 64, "r" * 64, "h" * 64)
+CHANGESET = Changeset(
+    id="c1",
+    repo="r",
+    base_commit="b" * 40,
+    patch="p",
+    recipe="java8-to-17",
+    model="gpt-5",
+    repo_created_at=date(2020, 1, 1),
+)
+
+
+def _trial(n: int, verdict: Verdict = Verdict.PASS, fabricated: bool = False) -> Trial:
+    marks = (FabricatedMark("sandbox", "k", "c", "miss"),) if fabricated else ()
+    envelope = Envelope(
+        f"t{n}", "c1", Tier.APPLY, verdict, 0.001, 0.0, 0.1, STAMPS, fabricated=marks
+    )
+    return Trial(f"t{n}", "run", CHANGESET, (envelope,))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+
+
+def test_clean_ledger_verifies(store: Store) -> None:
+    for n in range(5):
+        store.append_trial(_trial(n), {"apply": f"key{n}"})
+    check = store.verify_ledger()
+    assert check.ok and check.rows == 5
+    assert store.head() == (5, check.head_hash)
+
+
+def _sql(store: Store, statement: str) -> None:
+    path = store.engine.url.database
+    assert path
+    with sqlite3.connect(path) as raw:
+        raw.execute(statement)
+
+
+def test_an_edited_row_is_detected(store: Store) -> None:
+    for n in range(3):
+        store.append_trial(_trial(n, Verdict.FAIL), {})
+    _sql(store, "UPDATE ledger SET verdict = 'pass' WHERE seq = 2")
+    problems = store.verify_ledger().problems
+    assert problems == ("row 2: content does not match its hash (edited)",)
+
+
+def test_a_deleted_middle_row_is_detected(store: Store) -> None:
+    for n in range(3):
+        store.append_trial(_trial(n), {})
+    _sql(store, "DELETE FROM ledger WHERE seq = 2")
+    problems = store.verify_ledger().problems
+    assert "row 2 is missing (next row is 3)" in problems
+    assert "row 3: does not chain to the row before it" in problems
+
+
+def test_a_deleted_last_row_is_detected(store: Store) -> None:
+    for n in range(3):
+        store.append_trial(_trial(n), {})
+    _sql(store, "DELETE FROM ledger WHERE seq = 3")
+    assert not store.verify_ledger().ok
+
+
+def test_cache_skips_errors_and_fabricated_envelopes(store: Store) -> None:
+    store.append_trial(_trial(1, Verdict.ERROR), {"apply": "k"})
+    store.append_trial(_trial(2, fabricated=True), {"apply": "k"})
+    assert store.cached_envelope("k") is None
+    store.append_trial(_trial(3, Verdict.FAIL), {"apply": "k"})
+    cached = store.cached_envelope("k")
+    assert cached is not None and cached.verdict is Verdict.FAIL
+
+
+def test_concurrent_appends_keep_the_chain(store: Store) -> None:
+    def worker(offset: int) -> None:
+        for n in range(20):
+            store.append_trial(_trial(offset + n), {})
+
+    threads = [threading.Thread(target=worker, args=(i * 100,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    check = store.verify_ledger()
+    assert check.ok and check.rows == 80
+
+
+def test_envelopes_round_trip_through_the_ledger(store: Store) -> None:
+    store.append_trial(_trial(1, fabricated=True), {})
+    (entry,) = list(store.entries())
+    assert entry.envelope.fabricated[0].reason == "miss"
+    assert entry.changeset["patch_sha256"] == CHANGESET.patch_sha256
+
+
+def test_schema_version_mismatch_is_refused(store: Store, tmp_path: Path) -> None:
+    _sql(store, "UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="schema version 99"):
+        Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+
+
+def test_unusable_url_is_a_clear_error() -> None:
+    with pytest.raises(StoreError, match="cannot use database URL"):
+        Store.open("nosuchdb://x")

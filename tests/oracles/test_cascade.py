@@ -1,0 +1,280 @@
+"""The cascade: order, short-circuit, costs, cache, budget, infrastructure errors, fabrication."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from core.cassette import CassetteLibrary
+from core.errors import SandboxError
+from core.model import Changeset, Envelope, Tier, Verdict
+from core.ports import JudgeReply, SandboxRequest, SandboxResult
+from core.specs import SpecSet
+from core.store import Store
+from oracles.cascade import Budget, Cascade
+from oracles.judges import ReplayingJudge
+from oracles.repos import RepoCache
+from oracles.sandbox import ReplayingSandbox
+from oracles.tiers.apply import ApplyOracle
+from oracles.tiers.compile import CompileOracle
+from oracles.tiers.judge import JudgeOracle
+from oracles.tiers.tests import TestsOracle
+from oracles.workspace import tree_hash
+from tests.conftest import RepoFactory, diff_of
+from tests.fakes import FakeJudge, FakeSandbox, judge_json
+
+POM = """<project>
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>x</groupId><artifactId>y</artifactId><version>1</version>
+  <properties>
+    <maven.compiler.source>{source}</maven.compiler.source>
+    <maven.compiler.target>{source}</maven.compiler.target>
+  </properties>
+</project>
+"""
+JAVA = "package x;\n\npublic class A {\n    int f() { return 1; }\n}\n"
+UPGRADED_POM = POM.replace(
+    "<maven.compiler.source>{source}</maven.compiler.source>\n"
+    "    <maven.compiler.target>{source}</maven.compiler.target>",
+    "<maven.compiler.release>17</maven.compiler.release>",
+)
+GOOD_LINE = "+    <maven.compiler.release>17</maven.compiler.release>"
+
+
+@pytest.fixture
+def java_repo(make_repo: RepoFactory) -> tuple[Path, str]:
+    return make_repo({"pom.xml": POM.format(source="1.8"), "src/main/java/x/A.java": JAVA})
+
+
+def _changeset(repo: tuple[Path, str], patch: str, cid: str = "c1") -> Changeset:
+    path, commit = repo
+    return Changeset(cid, str(path), commit, patch, "java8-to-17", "gpt-5", date(2021, 5, 1))
+
+
+def _good_patch(repo: tuple[Path, str]) -> str:
+    return diff_of(repo[0], {"pom.xml": UPGRADED_POM})
+
+
+def _passing_judge() -> FakeJudge:
+    return FakeJudge(lambda _r: JudgeReply(judge_json("pass", [GOOD_LINE]), "end_turn", 1000, 100))
+
+
+def _cascade(
+    specs: SpecSet,
+    tmp_path: Path,
+    sandbox: object,
+    judge: object,
+    *,
+    store: Store | None = None,
+    strict: bool = False,
+) -> Cascade:
+    oracles = [
+        ApplyOracle(),
+        CompileOracle(sandbox),
+        TestsOracle(sandbox),
+        JudgeOracle(judge, judge),
+    ]  # type: ignore[arg-type]
+    return Cascade(specs, oracles, RepoCache(tmp_path / "cache"), store=store, strict=strict)
+
+
+def test_a_good_changeset_passes_every_tier_in_order(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    sandbox, judge = FakeSandbox(), _passing_judge()
+    record = _cascade(specs, tmp_path, sandbox, judge).run_trial(
+        "run", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
+    )
+    trial = record.trial
+    assert [e.tier for e in trial.envelopes] == list(Tier)
+    assert [e.verdict for e in trial.envelopes] == [Verdict.PASS] * 4
+    assert trial.verdict is Verdict.PASS
+    assert trial.cost_usd == pytest.approx(0.001 + 0.01 + 0.03 + 0.08)
+    # The judge's actual cost comes from its token usage: 1000 in, 100 out at $3/$15 per Mtok.
+    assert trial.envelopes[3].actual_cost_usd == pytest.approx((1000 * 3 + 100 * 15) / 1e6)
+    assert set(record.cache_keys) == {t.value for t in Tier}
+
+
+def test_a_tier_one_failure_costs_a_tenth_of_a_cent_and_calls_nothing_else(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    sandbox, judge = FakeSandbox(), _passing_judge()
+    broken = diff_of(
+        java_repo[0], {"src/main/java/x/A.java": JAVA.replace("return 1;", "return 1")}
+    )
+    trial = (
+        _cascade(specs, tmp_path, sandbox, judge)
+        .run_trial("run", _changeset(java_repo, broken), Budget(None))
+        .trial
+    )
+    assert [e.verdict for e in trial.envelopes] == [Verdict.FAIL] + [Verdict.SKIPPED] * 3
+    assert trial.cost_usd == pytest.approx(0.001)
+    assert sandbox.requests == []
+    assert judge.requests == []
+    assert trial.envelopes[0].evidence[0].path == "src/main/java/x/A.java"
+
+
+def test_a_cache_hit_costs_nothing_and_skips_the_adapters(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    sandbox, judge = FakeSandbox(), _passing_judge()
+    cascade = _cascade(specs, tmp_path, sandbox, judge, store=store)
+    changeset = _changeset(java_repo, _good_patch(java_repo))
+    first = cascade.run_trial("run1", changeset, Budget(None))
+    store.append_trial(first.trial, first.cache_keys)
+    calls = (len(sandbox.requests), len(judge.requests))
+    renamed = replace(changeset, id="same-diff")
+    second = cascade.run_trial("run2", renamed, Budget(None)).trial
+    assert (len(sandbox.requests), len(judge.requests)) == calls
+    assert all(e.cached for e in second.envelopes)
+    assert second.cost_usd == 0
+    assert second.verdict is Verdict.PASS
+    assert second.envelopes[0].changeset_id == "same-diff"
+    assert second.envelopes[0].details["cached_from"]["trial_id"] == first.trial.id
+
+
+def test_a_changed_patch_is_never_served_from_the_cache(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    cascade = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge(), store=store)
+    first = cascade.run_trial("r1", _changeset(java_repo, _good_patch(java_repo)), Budget(None))
+    store.append_trial(first.trial, first.cache_keys)
+    other = diff_of(java_repo[0], {"pom.xml": UPGRADED_POM + "<!-- x -->\n"})
+    second = cascade.run_trial("r2", _changeset(java_repo, other), Budget(None)).trial
+    assert not any(e.cached for e in second.envelopes)
+
+
+def test_an_infrastructure_fault_is_an_error_not_a_failure_and_is_not_cached(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    def engine_down(_request: SandboxRequest) -> SandboxResult:
+        raise SandboxError("Docker engine not reachable")
+
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    cascade = _cascade(specs, tmp_path, FakeSandbox(engine_down), _passing_judge(), store=store)
+    record = cascade.run_trial("r", _changeset(java_repo, _good_patch(java_repo)), Budget(None))
+    compile_envelope = record.trial.envelopes[1]
+    assert compile_envelope.verdict is Verdict.ERROR
+    assert "Docker engine not reachable" in compile_envelope.reason
+    assert record.trial.verdict is Verdict.ERROR
+    store.append_trial(record.trial, record.cache_keys)
+    assert store.cached_envelope(record.cache_keys["compile"]) is None
+
+
+def test_a_missing_base_commit_is_an_error(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    changeset = _changeset((java_repo[0], "e" * 40), _good_patch(java_repo))
+    trial = (
+        _cascade(specs, tmp_path, FakeSandbox(), _passing_judge())
+        .run_trial("r", changeset, Budget(None))
+        .trial
+    )
+    assert trial.envelopes[0].verdict is Verdict.ERROR
+    assert "does not exist" in trial.envelopes[0].reason
+
+
+def test_the_budget_stops_before_spending_past_it(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    sandbox = FakeSandbox()
+    budget = Budget(0.005)
+    trial = (
+        _cascade(specs, tmp_path, sandbox, _passing_judge())
+        .run_trial("r", _changeset(java_repo, _good_patch(java_repo)), budget)
+        .trial
+    )
+    assert [e.verdict for e in trial.envelopes[:2]] == [Verdict.PASS, Verdict.INCONCLUSIVE]
+    assert sandbox.requests == []
+    assert budget.spent_usd == pytest.approx(0.001)
+    assert budget.exhausted
+
+
+def test_cassette_misses_fabricate_every_later_tier(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    library = CassetteLibrary(tmp_path / "cassettes-typo")
+    cascade = _cascade(specs, tmp_path, ReplayingSandbox(library), ReplayingJudge(library))
+    trial = cascade.run_trial(
+        "r", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
+    ).trial
+    apply, *later = trial.envelopes
+    assert not apply.fabricated
+    assert all(e.fabricated for e in later)
+    assert {m.port for e in later for m in e.fabricated} == {"sandbox", "judge"}
+    # The judge's fabricated default quotes no evidence, so it can never read as a real pass.
+    assert later[-1].verdict is Verdict.INCONCLUSIVE
+
+
+def test_strict_mode_asks_both_judges_and_disagreement_fails(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    def by_model(request: object) -> JudgeReply:
+        verdict = "pass" if request.model == "claude-sonnet-4-5" else "fail"
+        return JudgeReply(judge_json(verdict, [GOOD_LINE]), "end_turn")
+
+    judge = FakeJudge(by_model)
+    cascade = _cascade(specs, tmp_path, FakeSandbox(), judge, strict=True)
+    trial = cascade.run_trial(
+        "r", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
+    ).trial
+    assert [r.model for r in judge.requests] == ["claude-sonnet-4-5", "gpt-5"]
+    assert trial.envelopes[3].verdict is Verdict.FAIL
+    assert trial.envelopes[3].reason == "judges disagree"
+
+
+def _suite(*failing: str) -> dict[str, str]:
+    cases = "".join(
+        f'<testcase classname="x.T" name="{n}">{"<failure/>" if n in failing else ""}</testcase>'
+        for n in ("a", "b")
+    )
+    return {"target/surefire-reports/TEST-x.T.xml": f"<testsuite>{cases}</testsuite>"}
+
+
+def _scripted(baseline_hash: str, patched_runs: list[dict[str, str]]) -> FakeSandbox:
+    """Baseline always green; the patched suite's n-th attempt returns patched_runs[n]."""
+
+    def respond(request: SandboxRequest) -> SandboxResult:
+        if "test" not in request.command:
+            return SandboxResult(0)
+        if request.tree_hash == baseline_hash:
+            return SandboxResult(0, artifacts=_suite())
+        return SandboxResult(1, artifacts=patched_runs[min(request.attempt, len(patched_runs) - 1)])
+
+    return FakeSandbox(respond)
+
+
+def _tests_envelope(
+    specs: SpecSet, tmp_path: Path, repo: tuple[Path, str], sandbox: FakeSandbox
+) -> Envelope:
+    trial = (
+        _cascade(specs, tmp_path, sandbox, _passing_judge())
+        .run_trial("r", _changeset(repo, _good_patch(repo)), Budget(None))
+        .trial
+    )
+    return trial.envelopes[2]
+
+
+def test_a_regression_that_persists_on_reruns_fails(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    sandbox = _scripted(tree_hash(java_repo[1], None), [_suite("b")])
+    envelope = _tests_envelope(specs, tmp_path, java_repo, sandbox)
+    assert envelope.verdict is Verdict.FAIL
+    assert envelope.details["reruns"] == specs.oracle.tier(Tier.TESTS).reruns
+    base = tree_hash(java_repo[1], None)
+    attempts = [r.attempt for r in sandbox.requests if "test" in r.command and r.tree_hash != base]
+    assert attempts == [0, 1, 2]
+
+
+def test_a_test_that_flips_on_a_rerun_is_inconclusive(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    sandbox = _scripted(tree_hash(java_repo[1], None), [_suite("b"), _suite()])
+    envelope = _tests_envelope(specs, tmp_path, java_repo, sandbox)
+    assert envelope.verdict is Verdict.INCONCLUSIVE
+    assert envelope.reason.startswith("flaky")

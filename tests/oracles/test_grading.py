@@ -1,0 +1,120 @@
+"""Harness-owned grading: reports, baselines, regressions, test-file protection."""
+
+from __future__ import annotations
+
+from core.model import Verdict
+from oracles.grading import (
+    TestReport,
+    TestStatus,
+    changed_test_files,
+    grade_tests,
+    parse_exit_code,
+    parse_go_test_json,
+    parse_surefire,
+    path_matches,
+)
+from oracles.tree import ChangeKind, FileChange
+
+SUREFIRE = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="x.CalcTest" tests="3" failures="1" errors="0" skipped="1">
+  <testcase name="adds" classname="x.CalcTest" time="0.01"/>
+  <testcase name="divides" classname="x.CalcTest" time="0.01">
+    <failure message="expected 2">stack</failure>
+  </testcase>
+  <testcase name="later" classname="x.CalcTest"><skipped/></testcase>
+</testsuite>
+"""
+
+GO_EVENTS = "\n".join(
+    [
+        '{"Action":"run","Package":"m/kv","Test":"TestPut"}',
+        '{"Action":"output","Package":"m/kv","Test":"TestPut","Output":"--- PASS: TestFake\\n"}',
+        '{"Action":"pass","Package":"m/kv","Test":"TestPut"}',
+        '{"Action":"fail","Package":"m/kv","Test":"TestGet"}',
+        "# m/kv [build output is not an event]",
+        '{"Action":"pass","Package":"m/kv"}',
+    ]
+)
+
+P, F, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED
+
+
+def test_surefire_reports_are_parsed_by_test_case() -> None:
+    report = parse_surefire({"target/surefire-reports/TEST-x.CalcTest.xml": SUREFIRE})
+    assert report.results == {"x.CalcTest#adds": P, "x.CalcTest#divides": F, "x.CalcTest#later": S}
+
+
+def test_an_unreadable_report_is_a_problem_not_a_pass() -> None:
+    report = parse_surefire({"TEST-x.xml": "<testsuite><testcase"})
+    assert report.problems
+    assert grade_tests(TestReport(), report).verdict is Verdict.ERROR
+
+
+def test_go_json_events_ignore_printed_text() -> None:
+    report = parse_go_test_json(GO_EVENTS)
+    assert report.results == {"m/kv.TestPut": P, "m/kv.TestGet": F}
+
+
+def test_printed_pass_lines_do_not_make_a_test_pass() -> None:
+    """A patch whose code prints 'Tests run: 5, Failures: 0' or 'PASS' gains nothing."""
+    printed = "Tests run: 5, Failures: 0, Errors: 0\nPASS\nok  \tm/kv\t0.01s\n"
+    baseline = parse_go_test_json('{"Action":"pass","Package":"m","Test":"TestA"}')
+    patched = parse_go_test_json(printed + '{"Action":"fail","Package":"m","Test":"TestA"}')
+    assert grade_tests(baseline, patched).verdict is Verdict.FAIL
+
+
+def test_exit_code_pseudo_test() -> None:
+    assert parse_exit_code(0).results == {"smoke test": P}
+    assert parse_exit_code(2).results == {"smoke test": F}
+
+
+def test_regressions_fail_and_are_listed() -> None:
+    baseline = TestReport({"a": P, "b": P, "c": F})
+    patched = TestReport({"a": P, "b": F, "c": F})
+    grade = grade_tests(baseline, patched)
+    assert grade.verdict is Verdict.FAIL
+    assert grade.regressions == ("b",)
+
+
+def test_tests_failing_at_baseline_do_not_count_against_the_patch() -> None:
+    baseline = TestReport({"a": P, "c": F})
+    assert grade_tests(baseline, TestReport({"a": P, "c": F})).verdict is Verdict.PASS
+
+
+def test_fewer_tests_fail_even_if_the_rest_pass() -> None:
+    grade = grade_tests(TestReport({"a": P, "b": S}), TestReport({"a": P}))
+    assert grade.verdict is Verdict.FAIL
+    assert "dropped from 2 to 1" in grade.reason
+
+
+def test_a_deleted_test_passing_test_goes_missing() -> None:
+    grade = grade_tests(TestReport({"a": P, "b": P}), TestReport({"a": P, "z": P}))
+    assert grade.regressions == ("b",)
+
+
+def test_edited_test_files_fail_unless_allowed() -> None:
+    same = TestReport({"a": P})
+    grade = grade_tests(same, same, edited_tests=["src/test/java/ATest.java"])
+    assert grade.verdict is Verdict.FAIL
+    assert grade.evidence[0].path == "src/test/java/ATest.java"
+    allowed = grade_tests(same, same, edited_tests=["x"], allow_test_changes=True)
+    assert allowed.verdict is Verdict.PASS
+
+
+def test_changed_test_files_ignore_additions() -> None:
+    changes = [
+        FileChange(ChangeKind.MODIFY, "src/test/java/ATest.java", "src/test/java/ATest.java"),
+        FileChange(ChangeKind.ADD, None, "src/test/java/NewTest.java"),
+        FileChange(ChangeKind.DELETE, "pkg/a_test.go", None),
+        FileChange(ChangeKind.MODIFY, "src/main/java/A.java", "src/main/java/A.java"),
+    ]
+    patterns = ["src/test/**", "**/*_test.go"]
+    assert changed_test_files(changes, patterns) == ["src/test/java/ATest.java", "pkg/a_test.go"]
+
+
+def test_glob_semantics() -> None:
+    assert path_matches("a_test.go", ["**/*_test.go"])
+    assert path_matches("x/y/a_test.go", ["**/*_test.go"])
+    assert not path_matches("x/a_test.go.orig", ["**/*_test.go"])
+    assert not path_matches("src/main/A.java", ["src/test/**"])
+    assert not path_matches("a/b.txt", ["*.txt"])
