@@ -1,0 +1,1 @@
+"""Statistics, judge agreement, gold-anchor correlation, contamination, the gate, reports."""

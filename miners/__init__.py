@@ -1,0 +1,1 @@
+"""Changeset providers, survival mining, gold-anchor growth and the retroactive-scoring unlock."""
