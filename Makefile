@@ -19,7 +19,7 @@ demo: setup
 	$(BIN)/migration-evals demo
 
 test: setup
-	$(BIN)/python -m pytest
+	set -a; [ ! -f .ci/services.env ] || . ./.ci/services.env; set +a; $(BIN)/python -m pytest
 
 lint: setup
 	$(BIN)/ruff check .

@@ -91,3 +91,19 @@ def diff_of(repo: Path, changes: Mapping[str, str | None]) -> str:
     ).stdout
     run_git(repo, "reset", "-q", "--hard", "HEAD")
     return patch
+
+
+IN_CI = bool(os.environ.get("CI"))
+
+
+def require_service(name: str, available: bool, how: str) -> None:
+    """Skip a test whose real service is absent, with a reason; in CI, fail instead.
+
+    ``how`` tells a developer how to provide the service.
+    """
+    if available:
+        return
+    message = f"{name} is not available: {how}"
+    if IN_CI:
+        pytest.fail(f"{message} (CI must provide it; see .ci/setup.d)", pytrace=False)
+    pytest.skip(message)
