@@ -1,0 +1,106 @@
+"""Statistics for the gate and the reports: a small public API on scipy's distributions.
+
+Degenerate inputs never turn into a silent NaN: empty or mismatched inputs raise
+``ValueError``; a statistic that is mathematically undefined for the data (kappa when
+both raters use one and the same category, phi when a margin is empty) raises
+``UndefinedStatistic``, which callers report as "insufficient data".
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from typing import Literal
+
+from scipy.stats import norm
+
+__all__ = [
+    "UndefinedStatistic",
+    "cohens_kappa",
+    "matthews_corrcoef",
+    "two_proportion_ztest",
+    "wilson_interval",
+]
+
+Alternative = Literal["two-sided", "larger", "smaller"]
+
+
+class UndefinedStatistic(ValueError):
+    """The statistic has no value for these data (a zero denominator)."""
+
+
+def _check_pairs(a: Sequence[Hashable], b: Sequence[Hashable]) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"the two label lists differ in length ({len(a)} and {len(b)})")
+    if not a:
+        raise ValueError("no labels to compare")
+
+
+def two_proportion_ztest(
+    x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "two-sided"
+) -> tuple[float, float]:
+    """z and p for H0 p1 == p2 with the pooled standard error.
+
+    ``alternative="larger"`` tests p1 > p2, ``"smaller"`` p1 < p2. When the pooled
+    proportion is 0 or 1 the two samples are identical, so the result is (0.0, 1.0).
+    """
+    if n1 <= 0 or n2 <= 0:
+        raise ValueError(f"both samples need at least one trial (n1={n1}, n2={n2})")
+    if not (0 <= x1 <= n1 and 0 <= x2 <= n2):
+        raise ValueError(f"successes must lie in [0, n] (x1={x1}/{n1}, x2={x2}/{n2})")
+    pooled = (x1 + x2) / (n1 + n2)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    if se == 0:
+        return 0.0, 1.0
+    z = (x1 / n1 - x2 / n2) / se
+    if alternative == "two-sided":
+        p = 2 * float(norm.sf(abs(z)))
+    elif alternative == "larger":
+        p = float(norm.sf(z))
+    elif alternative == "smaller":
+        p = float(norm.cdf(z))
+    else:
+        raise ValueError(f"alternative must be two-sided, larger or smaller, not {alternative!r}")
+    return z, min(p, 1.0)
+
+
+def cohens_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Cohen's kappa of two raters' labels over the same items."""
+    _check_pairs(a, b)
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    left, right = Counter(a), Counter(b)
+    expected = sum(left[label] * right[label] for label in left) / (n * n)
+    if expected == 1:
+        raise UndefinedStatistic("kappa is undefined: both raters used one and the same label")
+    return (observed - expected) / (1 - expected)
+
+
+def matthews_corrcoef(a: Sequence[bool], b: Sequence[bool]) -> float:
+    """Matthews correlation (phi) of two binary label lists."""
+    _check_pairs(a, b)
+    tp = sum(bool(x) and bool(y) for x, y in zip(a, b, strict=True))
+    tn = sum(not x and not y for x, y in zip(a, b, strict=True))
+    fp = sum(not x and bool(y) for x, y in zip(a, b, strict=True))
+    fn = sum(bool(x) and not y for x, y in zip(a, b, strict=True))
+    denominator = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    if denominator == 0:
+        raise UndefinedStatistic("phi is undefined: one list (or both) has only one class")
+    return (tp * tn - fp * fn) / denominator
+
+
+def wilson_interval(x: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion; (0.0, 1.0) when n is 0."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), not {confidence}")
+    if n == 0:
+        return 0.0, 1.0
+    if not 0 <= x <= n:
+        raise ValueError(f"successes must lie in [0, n] (x={x}, n={n})")
+    z = float(norm.ppf(1 - (1 - confidence) / 2))
+    phat = x / n
+    denominator = 1 + z * z / n
+    centre = (phat + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
