@@ -210,6 +210,14 @@ class Store:
         store._create_schema(extra_metadata)
         return store
 
+    @classmethod
+    def attach(cls, url: str) -> Store:
+        """Connect to an existing ledger without creating or checking the schema.
+
+        For readers working beside a store opened elsewhere, e.g. the gate's scan workers.
+        """
+        return cls(_make_engine(url))
+
     @property
     def display_url(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
