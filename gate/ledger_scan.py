@@ -1,0 +1,397 @@
+"""One pass over the ledger: the hash chain checked and every trial's facts gathered.
+
+The gate must re-walk the whole chain on every check (an edit to any old row has to be
+caught) and must read every payload (stamps, costs, fabricated marks however deeply
+nested), so both happen in the same pass. Each row's hash depends only on its own columns
+and its stored ``prev_hash``, so the pass splits by sequence number into ranges that
+worker processes scan independently; the ranges are stitched afterwards by comparing each
+range's first ``prev_hash`` with the previous range's last hash. The problems reported
+are worded exactly as ``Store.verify_ledger`` words them.
+
+A snapshot is taken by reading the head first and scanning only rows up to it, so rows
+appended while the scan runs are simply not part of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date
+from json.encoder import encode_basestring
+from multiprocessing import get_context
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+
+from core.model import Stamps, Tier, Verdict
+from core.stamps import sha256_hex
+from core.store import GENESIS_HASH, Store, ledger_table, row_hash
+from gate.fabrication import find_marks, may_hold_marks
+from gate.trials import TierFacts, TrialFacts
+
+__all__ = [
+    "PARALLEL_MIN_ROWS",
+    "ChainCheck",
+    "LedgerScan",
+    "content_hash",
+    "scan_ledger",
+]
+
+# Below this many rows, starting worker processes costs more than it saves.
+PARALLEL_MIN_ROWS = 40_000
+
+_COLUMNS = (
+    "seq",
+    "recorded_at",
+    "run_id",
+    "trial_id",
+    "changeset_id",
+    "model",
+    "recipe",
+    "tier",
+    "verdict",
+    "fabricated",
+    "cache_key",
+    "payload",
+    "prev_hash",
+    "row_hash",
+)
+_SELECT = sa.select(*(ledger_table.c[name] for name in _COLUMNS)).order_by(ledger_table.c.seq)
+_SANDBOX_TIERS = frozenset({Tier.COMPILE.value, Tier.TESTS.value})
+
+# ``core.store.row_hash`` hashes ``canonical_json`` of these columns (keys sorted). Building
+# that JSON through a dict and the generic encoder dominates a full scan, so the same text
+# is formatted directly; ``content_hash`` falls back to the generic path for any value of
+# an unexpected type, and a test holds the two equal.
+_CONTENT = (
+    '{{"cache_key":{},"changeset_id":{},"fabricated":{},"model":{},"recipe":{},'
+    '"recorded_at":{},"run_id":{},"seq":{},"tier":{},"trial_id":{},"verdict":{}}}'
+)
+
+
+def content_hash(values: Sequence[Any]) -> str:
+    """The ledger row hash of one row given as ``_COLUMNS`` values (``row_hash`` excluded)."""
+    seq, recorded, run, trial, changeset, model, recipe, tier, verdict, fab, key, payload, prev = (
+        values[:13]
+    )
+    try:
+        if type(seq) is not int:
+            raise TypeError(seq)
+        content = _CONTENT.format(
+            encode_basestring(key),
+            encode_basestring(changeset),
+            "true" if fab else "false",
+            encode_basestring(model),
+            encode_basestring(recipe),
+            encode_basestring(recorded),
+            encode_basestring(run),
+            seq,
+            encode_basestring(tier),
+            encode_basestring(trial),
+            encode_basestring(verdict),
+        )
+    except TypeError:  # not the types the store writes: let the generic path judge it
+        return row_hash(prev, dict(zip(_COLUMNS, values, strict=False)))
+    return hashlib.sha256(f"{prev}\n{content}\n{payload}".encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ChainCheck:
+    """The hash chain up to the scanned head: rows seen and every problem found."""
+
+    rows: int
+    head_seq: int
+    head_hash: str
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerScan:
+    """The chain check and every trial in the scanned part of the ledger, oldest first."""
+
+    chain: ChainCheck
+    trials: tuple[TrialFacts, ...]
+
+
+@dataclass(slots=True)
+class _TrialBuilder:
+    """A trial's rows as they stream past; becomes ``TrialFacts`` once the scan is done."""
+
+    trial_id: str
+    run_id: str
+    changeset_id: str
+    model: str
+    recipe: str
+    recorded_at: str
+    first_seq: int
+    last_seq: int = 0
+    repo_created_at: str = ""
+    tiers: list[TierFacts] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)
+    stamps: dict[tuple[str, str, str], None] = field(default_factory=dict)
+    marks: list[str] = field(default_factory=list)
+    sandbox_s: float = 0.0
+    judge_usd: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    judge_pair: tuple[str, str] | None = None
+    error_reason: str = ""
+
+    def merge(self, later: _TrialBuilder) -> None:
+        """Append the rows of the same trial found in a later range."""
+        self.last_seq = later.last_seq
+        self.repo_created_at = self.repo_created_at or later.repo_created_at
+        self.tiers.extend(later.tiers)
+        self.hashes.extend(later.hashes)
+        self.stamps.update(later.stamps)
+        self.marks.extend(later.marks)
+        self.sandbox_s += later.sandbox_s
+        self.judge_usd += later.judge_usd
+        self.tokens_in += later.tokens_in
+        self.tokens_out += later.tokens_out
+        self.judge_pair = self.judge_pair or later.judge_pair
+        self.error_reason = self.error_reason or later.error_reason
+
+    def build(self) -> TrialFacts:
+        return TrialFacts(
+            trial_id=self.trial_id,
+            run_id=self.run_id,
+            changeset_id=self.changeset_id,
+            model=self.model,
+            recipe=self.recipe,
+            repo_created_at=date.fromisoformat(self.repo_created_at),
+            recorded_at=self.recorded_at,
+            tiers=tuple(self.tiers),
+            digest=sha256_hex("\n".join(self.hashes)),
+            sandbox_s=round(self.sandbox_s, 6),
+            judge_usd=round(self.judge_usd, 8),
+            judge_tokens=(self.tokens_in, self.tokens_out),
+            first_seq=self.first_seq,
+            last_seq=self.last_seq,
+            judge_pair=self.judge_pair,
+            stamps=tuple(Stamps(*key) for key in self.stamps),
+            marks=tuple(self.marks),
+            error_reason=self.error_reason,
+        )
+
+
+@dataclass(slots=True)
+class _Range:
+    """What one worker found in its range of sequence numbers.
+
+    The first row's links (its sequence number follows the previous row's, its
+    ``prev_hash`` is the previous row's hash) are checked when the ranges are stitched.
+    """
+
+    lo: int
+    rows: int = 0
+    first_seq: int = 0
+    first_prev: str = ""
+    last_seq: int = 0
+    last_hash: str = ""
+    problems: list[str] = field(default_factory=list)
+    trials: dict[str, _TrialBuilder] = field(default_factory=dict)
+
+
+def _sandbox_seconds(details: Mapping[str, Any]) -> float:
+    """Seconds of the sandbox runs an envelope records (itself, or baseline and patched)."""
+    records = [details, *(v for v in details.values() if isinstance(v, Mapping))]
+    return sum(float(r["duration_s"]) for r in records if "duration_s" in r and "exit_code" in r)
+
+
+def _judge_usage(builder: _TrialBuilder, details: Mapping[str, Any], cached: bool) -> None:
+    judges = details.get("judges") or []
+    verdicts = [(j.get("answer") or {}).get("verdict") for j in judges]
+    if details.get("strict") and len(verdicts) == 2 and all(verdicts):
+        builder.judge_pair = (str(verdicts[0]), str(verdicts[1]))
+    if cached:
+        return  # a reused answer cost nothing this time
+    for judge in judges:
+        builder.judge_usd += float(judge.get("cost_usd") or 0.0)
+        builder.tokens_in += int(judge.get("input_tokens") or 0)
+        builder.tokens_out += int(judge.get("output_tokens") or 0)
+
+
+_TIERS = {tier.value: tier for tier in Tier}
+_VERDICTS = {verdict.value: verdict for verdict in Verdict}
+
+
+def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, text: str) -> None:
+    payload = orjson.loads(text)
+    envelope = payload["envelope"]
+    if not builder.repo_created_at:
+        builder.repo_created_at = str(payload["changeset"]["repo_created_at"])
+    stamps = envelope["stamps"]
+    builder.stamps[(stamps["oracle"], stamps["recipe"], stamps["hypotheses"])] = None
+    marks = find_marks(payload) if may_hold_marks(text) else ()
+    builder.marks.extend(f"row {seq} {tier}: {path}" for path in marks)
+    cached = bool(envelope["cached"])
+    details = envelope["details"]
+    if details:
+        if tier in _SANDBOX_TIERS and not cached:
+            builder.sandbox_s += _sandbox_seconds(details)
+        elif tier == "judge":
+            _judge_usage(builder, details, cached)
+    if verdict == "error" and not builder.error_reason:
+        builder.error_reason = f"{tier}: {envelope['reason']}"[:300]
+    builder.tiers.append(
+        TierFacts(
+            _TIERS[tier],
+            _VERDICTS[verdict],
+            envelope["list_cost_usd"],
+            envelope["actual_cost_usd"],
+            cached,
+            # A tier ran when an adapter answered; a budget stop records none.
+            verdict == "skipped" or cached or bool(envelope["adapter"]),
+            bool(marks),
+        )
+    )
+
+
+def _check_row(found: _Range, row: Sequence[Any], prev: str | None) -> None:
+    seq, prev_hash, stored = row[0], row[12], row[13]
+    if prev is None:
+        found.first_seq, found.first_prev = seq, prev_hash
+    else:
+        if seq != found.last_seq + 1:
+            found.problems.append(f"row {found.last_seq + 1} is missing (next row is {seq})")
+        if prev_hash != prev:
+            found.problems.append(f"row {seq}: does not chain to the row before it")
+    if content_hash(row) != stored:
+        found.problems.append(f"row {seq}: content does not match its hash (edited)")
+
+
+def _scan_rows(rows: Iterable[Sequence[Any]], lo: int) -> _Range:
+    found = _Range(lo=lo)
+    prev: str | None = None
+    trials = found.trials
+    for row in rows:
+        seq, trial_id = row[0], row[3]
+        _check_row(found, row, prev)
+        builder = trials.get(trial_id)
+        if builder is None:
+            builder = _TrialBuilder(trial_id, row[2], row[4], row[5], row[6], row[1], seq)
+            trials[trial_id] = builder
+        builder.last_seq = seq
+        builder.hashes.append(row[13])
+        _add_envelope(builder, seq, row[7], row[8], row[11])
+        found.rows += 1
+        found.last_seq = seq
+        prev = found.last_hash = row[13]
+    return found
+
+
+def _scan_range(store: Store, lo: int, hi: int) -> _Range:
+    query = _SELECT.where(ledger_table.c.seq.between(lo, hi))
+    with store.reading() as conn:
+        return _scan_rows(conn.execution_options(yield_per=5000).execute(query), lo)
+
+
+def _scan_range_at(url: str, lo: int, hi: int) -> _Range:
+    """Worker-process entry point: its own connection to the same database."""
+    store = Store.attach(url)
+    try:
+        return _scan_range(store, lo, hi)
+    finally:
+        store.close()
+
+
+def _shareable(store: Store) -> bool:
+    """Whether another process can open the same database (not an in-memory SQLite)."""
+    return not (store.is_sqlite and store.engine.url.database in (None, "", ":memory:"))
+
+
+def _ranges(last: int, parts: int) -> list[tuple[int, int]]:
+    size = -(-last // parts)
+    return [(lo, min(lo + size - 1, last)) for lo in range(1, last + 1, size)]
+
+
+def _scan_parts(store: Store, last: int, workers: int, parallel_min_rows: int) -> list[_Range]:
+    parts = workers if workers > 1 and last >= parallel_min_rows and _shareable(store) else 1
+    ranges = _ranges(last, parts) if last else [(1, 0)]
+    if len(ranges) == 1:
+        return [_scan_range(store, *ranges[0])]
+    url = store.engine.url.render_as_string(hide_password=False)
+    # spawn: a fresh interpreter, no inherited connections or threads (fork is unsafe here).
+    with ProcessPoolExecutor(len(ranges) - 1, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(_scan_range_at, url, lo, hi) for lo, hi in ranges[1:]]
+        first = _scan_range(store, *ranges[0])  # this process scans the first range itself
+        return [first, *(future.result() for future in futures)]
+
+
+def _stitch(parts: list[_Range]) -> tuple[list[str], dict[str, _TrialBuilder], int, str]:
+    """Join the ranges in order: link checks at the seams, trials split by a seam merged."""
+    problems: list[str] = []
+    trials: dict[str, _TrialBuilder] = {}
+    last_seq, last_hash = 0, GENESIS_HASH
+    for part in parts:
+        if not part.rows:
+            continue
+        if part.first_seq != last_seq + 1:
+            problems.append(f"row {last_seq + 1} is missing (next row is {part.first_seq})")
+        if part.first_prev != last_hash:
+            problems.append(f"row {part.first_seq}: does not chain to the row before it")
+        problems.extend(part.problems)
+        for trial_id, builder in part.trials.items():
+            earlier = trials.get(trial_id)
+            if earlier is None:
+                trials[trial_id] = builder
+            else:
+                earlier.merge(builder)
+        last_seq, last_hash = part.last_seq, part.last_hash
+    return problems, trials, last_seq, last_hash
+
+
+_MAX_SEQ = sa.select(sa.func.max(ledger_table.c.seq))
+
+
+def _head_problem(store: Store, head: tuple[int, str], last: tuple[int, str]) -> str | None:
+    """verify_ledger's end-of-chain check, plus rows stored past the head without moving it."""
+    if head != last:
+        return (
+            f"ledger head says row {head[0]} is last, but the chain ends at row {last[0]} "
+            "(rows removed from the end?)"
+        )
+    with store.reading() as conn:
+        highest = conn.execute(_MAX_SEQ).scalar() or 0
+    current, _ = store.head()
+    if highest > current:
+        return (
+            f"ledger head says row {current} is last, but the chain ends at row {highest} "
+            "(rows removed from the end?)"
+        )
+    return None
+
+
+def scan_ledger(
+    store: Store,
+    *,
+    upto_seq: int | None = None,
+    workers: int = 1,
+    parallel_min_rows: int = PARALLEL_MIN_ROWS,
+) -> LedgerScan:
+    """Check the chain and gather every trial, up to the head (or up to ``upto_seq``).
+
+    With ``upto_seq`` (re-checking a bundle published at that head) the chain is checked
+    up to that row only and ``chain.head_hash`` is that row's hash.
+    """
+    head = store.head()
+    last = head[0] if upto_seq is None else min(upto_seq, head[0])
+    parts = _scan_parts(store, last, workers, parallel_min_rows)
+    problems, trials, last_seq, last_hash = _stitch(parts)
+    if upto_seq is None:
+        problem = _head_problem(store, head, (last_seq, last_hash))
+        problems.extend([problem] if problem else [])
+    elif last_seq != upto_seq:
+        problems.append(f"row {upto_seq} is missing (the chain ends at row {last_seq})")
+    rows = sum(part.rows for part in parts)
+    built = sorted((b.build() for b in trials.values()), key=lambda t: t.first_seq)
+    chain = ChainCheck(rows, last_seq, last_hash, tuple(problems))
+    return LedgerScan(chain=chain, trials=tuple(built))
