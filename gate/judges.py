@@ -1,0 +1,102 @@
+"""Judge agreement for the gate and the reports.
+
+Two things are kept apart here:
+
+* **Reliability against people** (Cohen's kappa of each judge and of the pair against a
+  hand-labelled overlap) belongs to the judge tier's ``gate.reliability``. The gate asks it
+  through ``ReliabilityProbe``, a plain function, so that wiring is one line
+  (``judge_reliability_probe``) and tests pass their own probe. Until it is wired the
+  answer is ``None``: "not assessed", shown as such in reports, not refused.
+* **Agreement between the two strict-mode judges** on the counted trials is measured here
+  from their transcripts in the ledger: a 2x2 table and its kappa, for the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from core.specs import SpecSet
+from core.store import Store
+from gate.stats import UndefinedStatistic, cohens_kappa
+from gate.trials import TrialFacts
+
+__all__ = [
+    "JudgeAgreement",
+    "JudgeReliabilityView",
+    "ReliabilityProbe",
+    "judge_agreement",
+    "judge_reliability_probe",
+]
+
+
+class JudgeReliabilityView(Protocol):
+    """What the gate needs from a judge-reliability assessment."""
+
+    @property
+    def reliable(self) -> bool: ...
+
+
+ReliabilityProbe = Callable[[Store, SpecSet], JudgeReliabilityView | None]
+
+
+def judge_reliability_probe(store: Store, specs: SpecSet) -> JudgeReliabilityView | None:
+    """The judges' reliability against hand labels, or None while it is not assessed.
+
+    To wire: ``return gate.reliability.judge_reliability(store, specs)``.
+    """
+    del store, specs
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeAgreement:
+    """Primary versus secondary judge on the counted strict-mode trials."""
+
+    both_pass: int
+    primary_only: int
+    secondary_only: int
+    both_fail: int
+    kappa: float | None
+    note: str
+
+    @property
+    def n(self) -> int:
+        return self.both_pass + self.primary_only + self.secondary_only + self.both_fail
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "table": {
+                "both_pass": self.both_pass,
+                "primary_pass_secondary_fail": self.primary_only,
+                "primary_fail_secondary_pass": self.secondary_only,
+                "both_fail": self.both_fail,
+            },
+            "kappa": self.kappa,
+            "note": self.note,
+        }
+
+
+def judge_agreement(trials: Iterable[TrialFacts]) -> JudgeAgreement:
+    pairs = [t.judge_pair for t in trials if t.judge_pair is not None]
+    primary = [p == "pass" for p, _ in pairs]
+    secondary = [s == "pass" for _, s in pairs]
+    kappa: float | None = None
+    if not pairs:
+        note = "no strict-mode (two-judge) verdicts among the counted trials"
+    else:
+        try:
+            kappa = cohens_kappa(primary, secondary)
+            note = f"Cohen's kappa {kappa:.3f} over {len(pairs)} strict-mode trials"
+        except UndefinedStatistic as exc:
+            note = f"kappa undefined over {len(pairs)} strict-mode trials: {exc}"
+    return JudgeAgreement(
+        both_pass=sum(a and b for a, b in zip(primary, secondary, strict=True)),
+        primary_only=sum(a and not b for a, b in zip(primary, secondary, strict=True)),
+        secondary_only=sum(b and not a for a, b in zip(primary, secondary, strict=True)),
+        both_fail=sum(not a and not b for a, b in zip(primary, secondary, strict=True)),
+        kappa=kappa,
+        note=note,
+    )
