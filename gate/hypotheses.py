@@ -26,8 +26,8 @@ __all__ = [
     "Harking",
     "HypothesisResult",
     "HypothesisStatus",
+    "evaluate_hypotheses",
     "find_harking",
-    "test_hypotheses",
 ]
 
 _SUPPORTED = {("pass_rate", "two_proportion_ztest")}
@@ -141,7 +141,9 @@ def _test(hypothesis: Hypothesis, trials: Sequence[TrialFacts]) -> HypothesisRes
     return HypothesisResult(hypothesis, HypothesisStatus.TESTED, a, b, z=z, p=p)
 
 
-def test_hypotheses(trials: Sequence[TrialFacts], specs: SpecSet) -> tuple[HypothesisResult, ...]:
+def evaluate_hypotheses(
+    trials: Sequence[TrialFacts], specs: SpecSet
+) -> tuple[HypothesisResult, ...]:
     """Every registered hypothesis, in id order, tested on the counted trials."""
     return tuple(_test(specs.hypotheses[key], trials) for key in sorted(specs.hypotheses))
 

@@ -15,12 +15,14 @@ appended while the scan runs are simply not part of it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date
+from functools import lru_cache
 from json.encoder import encode_basestring
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
+from multiprocessing.context import BaseContext
 from typing import Any
 
 import orjson
@@ -120,6 +122,16 @@ class LedgerScan:
     trials: tuple[TrialFacts, ...]
 
 
+@lru_cache(maxsize=4096)
+def _date(text: str) -> date:
+    return date.fromisoformat(text)
+
+
+@lru_cache(maxsize=256)
+def _stamps(key: tuple[str, str, str]) -> Stamps:
+    return Stamps(*key)  # a handful of distinct stamps, shared by 100,000s of trials
+
+
 @dataclass(slots=True)
 class _TrialBuilder:
     """A trial's rows as they stream past; becomes ``TrialFacts`` once the scan is done."""
@@ -159,6 +171,18 @@ class _TrialBuilder:
         self.judge_pair = self.judge_pair or later.judge_pair
         self.error_reason = self.error_reason or later.error_reason
 
+    def pack(self) -> tuple[Any, ...]:
+        """Plain values for the trip back from a worker (pickling objects costs more)."""
+        values = [getattr(self, name) for name in _BUILDER_FIELDS]
+        values[_TIERS_AT] = [(t.tier.value, t.verdict.value, *t[2:]) for t in self.tiers]
+        return tuple(values)
+
+    @classmethod
+    def unpack(cls, values: Sequence[Any]) -> _TrialBuilder:
+        builder = cls(*values)
+        builder.tiers = [TierFacts(_TIERS[t[0]], _VERDICTS[t[1]], *t[2:]) for t in builder.tiers]
+        return builder
+
     def build(self) -> TrialFacts:
         return TrialFacts(
             trial_id=self.trial_id,
@@ -166,7 +190,7 @@ class _TrialBuilder:
             changeset_id=self.changeset_id,
             model=self.model,
             recipe=self.recipe,
-            repo_created_at=date.fromisoformat(self.repo_created_at),
+            repo_created_at=_date(self.repo_created_at),
             recorded_at=self.recorded_at,
             tiers=tuple(self.tiers),
             digest=sha256_hex("\n".join(self.hashes)),
@@ -176,10 +200,16 @@ class _TrialBuilder:
             first_seq=self.first_seq,
             last_seq=self.last_seq,
             judge_pair=self.judge_pair,
-            stamps=tuple(Stamps(*key) for key in self.stamps),
+            stamps=tuple(_stamps(key) for key in self.stamps),
             marks=tuple(self.marks),
             error_reason=self.error_reason,
         )
+
+
+_BUILDER_FIELDS = tuple(f.name for f in fields(_TrialBuilder))
+_TIERS_AT = _BUILDER_FIELDS.index("tiers")
+_TIERS = {tier.value: tier for tier in Tier}
+_VERDICTS = {verdict.value: verdict for verdict in Verdict}
 
 
 @dataclass(slots=True)
@@ -198,15 +228,20 @@ class _Range:
     last_hash: str = ""
     problems: list[str] = field(default_factory=list)
     trials: dict[str, _TrialBuilder] = field(default_factory=dict)
+    packed: list[tuple[Any, ...]] = field(default_factory=list)  # trials, from a worker
+
+    def builders(self) -> Iterable[_TrialBuilder]:
+        return self.trials.values() if self.trials else map(_TrialBuilder.unpack, self.packed)
 
 
-def _sandbox_seconds(details: Mapping[str, Any]) -> float:
+def _sandbox_seconds(details: dict[str, Any]) -> float:
     """Seconds of the sandbox runs an envelope records (itself, or baseline and patched)."""
-    records = [details, *(v for v in details.values() if isinstance(v, Mapping))]
+    # Decoded JSON objects are plain dicts; an exact type check is much cheaper than an ABC's.
+    records = [details, *(v for v in details.values() if type(v) is dict)]
     return sum(float(r["duration_s"]) for r in records if "duration_s" in r and "exit_code" in r)
 
 
-def _judge_usage(builder: _TrialBuilder, details: Mapping[str, Any], cached: bool) -> None:
+def _judge_usage(builder: _TrialBuilder, details: dict[str, Any], cached: bool) -> None:
     judges = details.get("judges") or []
     verdicts = [(j.get("answer") or {}).get("verdict") for j in judges]
     if details.get("strict") and len(verdicts) == 2 and all(verdicts):
@@ -217,10 +252,6 @@ def _judge_usage(builder: _TrialBuilder, details: Mapping[str, Any], cached: boo
         builder.judge_usd += float(judge.get("cost_usd") or 0.0)
         builder.tokens_in += int(judge.get("input_tokens") or 0)
         builder.tokens_out += int(judge.get("output_tokens") or 0)
-
-
-_TIERS = {tier.value: tier for tier in Tier}
-_VERDICTS = {verdict.value: verdict for verdict in Verdict}
 
 
 def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, text: str) -> None:
@@ -298,9 +329,12 @@ def _scan_range_at(url: str, lo: int, hi: int) -> _Range:
     """Worker-process entry point: its own connection to the same database."""
     store = Store.attach(url)
     try:
-        return _scan_range(store, lo, hi)
+        found = _scan_range(store, lo, hi)
     finally:
         store.close()
+    found.packed = [builder.pack() for builder in found.trials.values()]
+    found.trials = {}
+    return found
 
 
 def _shareable(store: Store) -> bool:
@@ -313,14 +347,22 @@ def _ranges(last: int, parts: int) -> list[tuple[int, int]]:
     return [(lo, min(lo + size - 1, last)) for lo in range(1, last + 1, size)]
 
 
+def _worker_context() -> BaseContext:
+    """Fork where the platform has it: a worker needs nothing from this process but the URL
+    (it opens its own connection and never touches inherited ones), and a spawned worker
+    would first re-import the whole command line as its ``__main__``. Callers that run
+    threads of their own (a server) should scan with ``workers=1``."""
+    methods = get_all_start_methods()
+    return get_context("fork" if "fork" in methods else "spawn")
+
+
 def _scan_parts(store: Store, last: int, workers: int, parallel_min_rows: int) -> list[_Range]:
     parts = workers if workers > 1 and last >= parallel_min_rows and _shareable(store) else 1
     ranges = _ranges(last, parts) if last else [(1, 0)]
     if len(ranges) == 1:
         return [_scan_range(store, *ranges[0])]
     url = store.engine.url.render_as_string(hide_password=False)
-    # spawn: a fresh interpreter, no inherited connections or threads (fork is unsafe here).
-    with ProcessPoolExecutor(len(ranges) - 1, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(len(ranges) - 1, mp_context=_worker_context()) as pool:
         futures = [pool.submit(_scan_range_at, url, lo, hi) for lo, hi in ranges[1:]]
         first = _scan_range(store, *ranges[0])  # this process scans the first range itself
         return [first, *(future.result() for future in futures)]
@@ -339,10 +381,10 @@ def _stitch(parts: list[_Range]) -> tuple[list[str], dict[str, _TrialBuilder], i
         if part.first_prev != last_hash:
             problems.append(f"row {part.first_seq}: does not chain to the row before it")
         problems.extend(part.problems)
-        for trial_id, builder in part.trials.items():
-            earlier = trials.get(trial_id)
+        for builder in part.builders():
+            earlier = trials.get(builder.trial_id)
             if earlier is None:
-                trials[trial_id] = builder
+                trials[builder.trial_id] = builder
             else:
                 earlier.merge(builder)
         last_seq, last_hash = part.last_seq, part.last_hash

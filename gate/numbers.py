@@ -13,7 +13,7 @@ from typing import Any
 from core.model import Tier, TierFunnel
 from core.specs import SpecSet
 from gate.contamination import ContaminationCheck, contamination
-from gate.hypotheses import HypothesisResult, test_hypotheses
+from gate.hypotheses import HypothesisResult, evaluate_hypotheses
 from gate.tallies import CostBreakdown, PassRate, cost_breakdown, funnel, outcome_counts, pass_rates
 from gate.trials import TrialFacts, set_digest
 
@@ -57,5 +57,5 @@ def compute_numbers(trials: Sequence[TrialFacts], specs: SpecSet) -> Numbers:
         funnel=funnel(trials, tiers),
         cost=cost_breakdown(trials, specs),
         contamination=contamination(trials, specs),
-        hypotheses=test_hypotheses(trials, specs),
+        hypotheses=evaluate_hypotheses(trials, specs),
     )
