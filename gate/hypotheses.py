@@ -20,7 +20,7 @@ from typing import Any
 
 from core.specs import Hypothesis, SpecSet
 from gate.stats import two_proportion_ztest
-from gate.trials import TrialFacts, set_digest
+from gate.trials import FILTERABLE, TrialFacts, set_digest
 
 __all__ = [
     "Harking",
@@ -101,18 +101,27 @@ class HypothesisResult:
         }
 
 
-def _unknown_keys(filters: Mapping[str, Any]) -> list[str]:
-    probe = TrialFacts("", "", "", "", "", date.min, "", (), "")
-    return [key for key in filters if probe.field(key) is None]
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """A group's filters, compiled once: (trial field, allowed values) per key."""
 
+    checks: tuple[tuple[str, frozenset[str]], ...]
+    unknown: tuple[str, ...]
 
-def _matches(trial: TrialFacts, filters: Mapping[str, Any]) -> bool:
-    for key, wanted in filters.items():
-        value = trial.field(key)
-        allowed = [str(w) for w in wanted] if isinstance(wanted, list) else [str(wanted)]
-        if value not in allowed:
-            return False
-    return True
+    @classmethod
+    def of(cls, filters: Mapping[str, Any]) -> _Group:
+        checks, unknown = [], []
+        for key, wanted in filters.items():
+            name = FILTERABLE.get(key)
+            if name is None:
+                unknown.append(key)
+                continue
+            values = wanted if isinstance(wanted, list) else [wanted]
+            checks.append((name, frozenset(str(v) for v in values)))
+        return cls(tuple(checks), tuple(unknown))
+
+    def holds(self, trial: TrialFacts) -> bool:
+        return not self.unknown and all(getattr(trial, n) in ok for n, ok in self.checks)
 
 
 def _tally(trials: Sequence[TrialFacts]) -> GroupTally:
@@ -123,9 +132,10 @@ def _tally(trials: Sequence[TrialFacts]) -> GroupTally:
 def _test(hypothesis: Hypothesis, trials: Sequence[TrialFacts]) -> HypothesisResult:
     raw = hypothesis.raw
     groups = raw["groups"]
-    a = _tally([t for t in trials if _matches(t, groups["a"])])
-    b = _tally([t for t in trials if _matches(t, groups["b"])])
-    unknown = _unknown_keys(groups["a"]) + _unknown_keys(groups["b"])
+    group_a, group_b = _Group.of(groups["a"]), _Group.of(groups["b"])
+    a = _tally([t for t in trials if group_a.holds(t)])
+    b = _tally([t for t in trials if group_b.holds(t)])
+    unknown = [*group_a.unknown, *group_b.unknown]
     if unknown or (raw["metric"], raw["test"]) not in _SUPPORTED:
         what = (
             f"unknown filter key(s) {', '.join(sorted(set(unknown)))}"
@@ -174,7 +184,8 @@ def find_harking(specs: SpecSet, scope: Iterable[TrialFacts]) -> tuple[Harking, 
     for key in sorted(specs.hypotheses):
         hypothesis = specs.hypotheses[key]
         groups = hypothesis.raw["groups"]
-        covered = [t for t in trials if _matches(t, groups["a"]) or _matches(t, groups["b"])]
+        group_a, group_b = _Group.of(groups["a"]), _Group.of(groups["b"])
+        covered = [t for t in trials if group_a.holds(t) or group_b.holds(t)]
         if not covered:
             continue
         first = min(covered, key=lambda t: t.recorded_at)

@@ -14,9 +14,11 @@ appended while the scan runs are simply not part of it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import date
 from functools import lru_cache
@@ -32,7 +34,7 @@ from core.model import Stamps, Tier, Verdict
 from core.stamps import sha256_hex
 from core.store import GENESIS_HASH, Store, ledger_table, row_hash
 from gate.fabrication import find_marks, may_hold_marks
-from gate.trials import TierFacts, TrialFacts
+from gate.trials import TierFacts, TrialFacts, outcome_of
 
 __all__ = [
     "PARALLEL_MIN_ROWS",
@@ -75,9 +77,9 @@ _CONTENT = (
 
 
 def content_hash(values: Sequence[Any]) -> str:
-    """The ledger row hash of one row given as ``_COLUMNS`` values (``row_hash`` excluded)."""
+    """The ledger row hash of a row given as ``_COLUMNS`` values (a stored hash is ignored)."""
     seq, recorded, run, trial, changeset, model, recipe, tier, verdict, fab, key, payload, prev = (
-        values[:13]
+        values if len(values) == 13 else values[:13]
     )
     try:
         if type(seq) is not int:
@@ -184,6 +186,7 @@ class _TrialBuilder:
         return builder
 
     def build(self) -> TrialFacts:
+        tiers = tuple(self.tiers)
         return TrialFacts(
             trial_id=self.trial_id,
             run_id=self.run_id,
@@ -192,8 +195,9 @@ class _TrialBuilder:
             recipe=self.recipe,
             repo_created_at=_date(self.repo_created_at),
             recorded_at=self.recorded_at,
-            tiers=tuple(self.tiers),
+            tiers=tiers,
             digest=sha256_hex("\n".join(self.hashes)),
+            outcome=outcome_of(tiers),
             sandbox_s=round(self.sandbox_s, 6),
             judge_usd=round(self.judge_usd, 8),
             judge_tokens=(self.tokens_in, self.tokens_out),
@@ -262,7 +266,8 @@ def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, tex
     stamps = envelope["stamps"]
     builder.stamps[(stamps["oracle"], stamps["recipe"], stamps["hypotheses"])] = None
     marks = find_marks(payload) if may_hold_marks(text) else ()
-    builder.marks.extend(f"row {seq} {tier}: {path}" for path in marks)
+    if marks:
+        builder.marks.extend(f"row {seq} {tier}: {path}" for path in marks)
     cached = bool(envelope["cached"])
     details = envelope["details"]
     if details:
@@ -299,11 +304,11 @@ def _check_row(found: _Range, row: Sequence[Any], prev: str | None) -> None:
         found.problems.append(f"row {seq}: content does not match its hash (edited)")
 
 
-def _scan_rows(rows: Iterable[Sequence[Any]], lo: int) -> _Range:
+def _scan_rows(batches: Iterable[Sequence[Sequence[Any]]], lo: int) -> _Range:
     found = _Range(lo=lo)
     prev: str | None = None
     trials = found.trials
-    for row in rows:
+    for row in (row for batch in batches for row in batch):
         seq, trial_id = row[0], row[3]
         _check_row(found, row, prev)
         builder = trials.get(trial_id)
@@ -322,14 +327,16 @@ def _scan_rows(rows: Iterable[Sequence[Any]], lo: int) -> _Range:
 def _scan_range(store: Store, lo: int, hi: int) -> _Range:
     query = _SELECT.where(ledger_table.c.seq.between(lo, hi))
     with store.reading() as conn:
-        return _scan_rows(conn.execution_options(yield_per=5000).execute(query), lo)
+        result = conn.execution_options(yield_per=5000).execute(query)
+        return _scan_rows(result.partitions(), lo)
 
 
 def _scan_range_at(url: str, lo: int, hi: int) -> _Range:
     """Worker-process entry point: its own connection to the same database."""
     store = Store.attach(url)
     try:
-        found = _scan_range(store, lo, hi)
+        with _collector_paused():
+            found = _scan_range(store, lo, hi)
     finally:
         store.close()
     found.packed = [builder.pack() for builder in found.trials.values()]
@@ -412,6 +419,22 @@ def _head_problem(store: Store, head: tuple[int, str], last: tuple[int, str]) ->
     return None
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a scan builds its millions of objects.
+
+    They hold no reference cycles, but each full collection would walk all of them again,
+    which costs a scan of 100,000 rows a third of its time. The previous state is restored.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def scan_ledger(
     store: Store,
     *,
@@ -426,14 +449,15 @@ def scan_ledger(
     """
     head = store.head()
     last = head[0] if upto_seq is None else min(upto_seq, head[0])
-    parts = _scan_parts(store, last, workers, parallel_min_rows)
-    problems, trials, last_seq, last_hash = _stitch(parts)
+    with _collector_paused():
+        parts = _scan_parts(store, last, workers, parallel_min_rows)
+        problems, trials, last_seq, last_hash = _stitch(parts)
+        built = sorted((b.build() for b in trials.values()), key=lambda t: t.first_seq)
     if upto_seq is None:
         problem = _head_problem(store, head, (last_seq, last_hash))
         problems.extend([problem] if problem else [])
     elif last_seq != upto_seq:
         problems.append(f"row {upto_seq} is missing (the chain ends at row {last_seq})")
     rows = sum(part.rows for part in parts)
-    built = sorted((b.build() for b in trials.values()), key=lambda t: t.first_seq)
     chain = ChainCheck(rows, last_seq, last_hash, tuple(problems))
     return LedgerScan(chain=chain, trials=tuple(built))

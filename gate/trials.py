@@ -16,7 +16,6 @@ out), and is reported apart as well.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -24,7 +23,7 @@ from typing import Any, NamedTuple
 from core.model import Stamps, Tier, Verdict
 from core.stamps import sha256_hex
 
-__all__ = ["Outcome", "TierFacts", "TrialFacts", "set_digest"]
+__all__ = ["FILTERABLE", "Outcome", "TierFacts", "TrialFacts", "outcome_of", "set_digest"]
 
 
 class Outcome(StrEnum):
@@ -76,9 +75,14 @@ class TierFacts(NamedTuple):
         )
 
 
-@dataclass(frozen=True, slots=True)
-class TrialFacts:
-    """A trial as the gate sees it. The ledger-only fields stay empty when read from a bundle."""
+class TrialFacts(NamedTuple):
+    """A trial as the gate sees it. The ledger-only fields stay empty when read from a bundle.
+
+    A tuple rather than a frozen dataclass: a scan builds one per trial, 100,000s of them,
+    and a frozen dataclass's ``__init__`` costs about ten times as much. ``outcome`` is
+    derived from ``tiers`` by whoever builds one (``outcome_of``), once, because every
+    number asks for it.
+    """
 
     trial_id: str
     run_id: str
@@ -89,6 +93,7 @@ class TrialFacts:
     recorded_at: str
     tiers: tuple[TierFacts, ...]
     digest: str
+    outcome: Outcome
     sandbox_s: float = 0.0
     judge_usd: float = 0.0
     judge_tokens: tuple[int, int] = (0, 0)
@@ -101,19 +106,6 @@ class TrialFacts:
     error_reason: str = ""
 
     @property
-    def outcome(self) -> Outcome:
-        for facts in self.tiers:
-            if facts.verdict is Verdict.PASS or facts.verdict is Verdict.SKIPPED:
-                continue
-            if facts.verdict is Verdict.FAIL:
-                return Outcome.FAILED
-            if facts.verdict is Verdict.ERROR:
-                return Outcome.ERROR
-            return Outcome.INCONCLUSIVE if facts.ran else Outcome.NOT_GRADED
-        reached = any(f.verdict is Verdict.PASS for f in self.tiers)
-        return Outcome.PASSED if reached else Outcome.NOT_GRADED
-
-    @property
     def passed(self) -> bool:
         return self.outcome is Outcome.PASSED
 
@@ -124,11 +116,6 @@ class TrialFacts:
     @property
     def actual_cost_usd(self) -> float:
         return sum(t.actual_cost_usd for t in self.tiers)
-
-    def field(self, name: str) -> str | None:
-        """A trial attribute a hypothesis may filter on (``model``, ``recipe``, ...)."""
-        value = _FILTERABLE.get(name)
-        return None if value is None else str(getattr(self, value))
 
     def to_bundle(self) -> dict[str, Any]:
         return {
@@ -150,6 +137,7 @@ class TrialFacts:
     @classmethod
     def from_bundle(cls, data: Mapping[str, Any]) -> TrialFacts:
         tokens_in, tokens_out = data["judge_tokens"]
+        tiers = tuple(TierFacts.from_bundle(t) for t in data["tiers"])
         return cls(
             trial_id=str(data["trial_id"]),
             run_id=str(data["run_id"]),
@@ -158,15 +146,31 @@ class TrialFacts:
             recipe=str(data["recipe"]),
             repo_created_at=date.fromisoformat(str(data["repo_created_at"])),
             recorded_at=str(data["recorded_at"]),
-            tiers=tuple(TierFacts.from_bundle(t) for t in data["tiers"]),
+            tiers=tiers,
             digest=str(data["digest"]),
+            outcome=outcome_of(tiers),
             sandbox_s=float(data["sandbox_s"]),
             judge_usd=float(data["judge_usd"]),
             judge_tokens=(int(tokens_in), int(tokens_out)),
         )
 
 
-_FILTERABLE = {
+def outcome_of(tiers: Sequence[TierFacts]) -> Outcome:
+    """What a trial's tiers add up to; the first tier that did not pass decides."""
+    for facts in tiers:
+        if facts.verdict is Verdict.PASS or facts.verdict is Verdict.SKIPPED:
+            continue
+        if facts.verdict is Verdict.FAIL:
+            return Outcome.FAILED
+        if facts.verdict is Verdict.ERROR:
+            return Outcome.ERROR
+        return Outcome.INCONCLUSIVE if facts.ran else Outcome.NOT_GRADED
+    reached = any(f.verdict is Verdict.PASS for f in tiers)
+    return Outcome.PASSED if reached else Outcome.NOT_GRADED
+
+
+# The trial attributes a hypothesis's groups may filter on, and the field each one reads.
+FILTERABLE = {
     "model": "model",
     "recipe": "recipe",
     "changeset": "changeset_id",

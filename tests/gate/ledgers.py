@@ -12,7 +12,7 @@ from core.gold import GoldLabel, GoldRow, upsert_gold
 from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
 from core.specs import SpecSet
 from core.store import Store
-from gate.trials import TierFacts, TrialFacts
+from gate.trials import TierFacts, TrialFacts, outcome_of
 
 MODELS = ("claude-sonnet-4-5", "gpt-5", "gemini-2.5-pro")
 PRE = date(2020, 1, 1)  # before every model's training cutoff
@@ -220,6 +220,7 @@ def facts(
         recorded_at=recorded_at,
         tiers=tiers,
         digest=f"{n:064x}",
+        outcome=outcome_of(tiers),
         first_seq=n,
         last_seq=n,
     )

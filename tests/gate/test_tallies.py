@@ -43,9 +43,7 @@ def test_outcomes_and_funnel() -> None:
 
 
 def test_cost_sets_infrastructure_beside_inference(specs: SpecSet) -> None:
-    from dataclasses import replace
-
-    trials = [replace(t, sandbox_s=100.0, judge_usd=0.5, judge_tokens=(10, 2)) for t in many(2)]
+    trials = [t._replace(sandbox_s=100.0, judge_usd=0.5, judge_tokens=(10, 2)) for t in many(2)]
     cost = cost_breakdown(trials, specs)
     rate = float(specs.oracle.section("sandbox")["usd_per_second"])
     assert cost.infrastructure_usd == round(200 * rate, 6)
@@ -56,11 +54,9 @@ def test_cost_sets_infrastructure_beside_inference(specs: SpecSet) -> None:
 
 
 def test_the_latest_trial_per_changeset_counts() -> None:
-    from dataclasses import replace
-
     first = facts(1, outcome="error")
-    again = replace(facts(2), changeset_id=first.changeset_id, first_seq=9, last_seq=9)
-    other_run = replace(facts(3), run_id="run-2", first_seq=12, last_seq=12)
+    again = facts(2)._replace(changeset_id=first.changeset_id, first_seq=9, last_seq=9)
+    other_run = facts(3)._replace(run_id="run-2", first_seq=12, last_seq=12)
     selection = select_trials([first, again, other_run])
     assert [t.trial_id for t in selection.trials] == ["t2", "t3"]
     assert selection.superseded == 1
@@ -70,6 +66,6 @@ def test_the_latest_trial_per_changeset_counts() -> None:
 
 def test_bundle_round_trip_of_trial_facts() -> None:
     trial = facts(7, outcome="inconclusive")
-    assert TrialFacts.from_bundle(trial.to_bundle()) == TrialFacts(
-        **{**{f: getattr(trial, f) for f in trial.__slots__}, "first_seq": 0, "last_seq": 0}  # type: ignore[attr-defined]
-    )
+    back = TrialFacts.from_bundle(trial.to_bundle())
+    assert back == trial._replace(first_seq=0, last_seq=0)
+    assert back.outcome is trial.outcome and back.passed is False
