@@ -21,7 +21,7 @@ from gate.judges import (
     judge_agreement,
     judge_reliability_probe,
 )
-from gate.ledger_scan import ChainCheck, scan_ledger
+from gate.ledger_scan import ChainCheck, collector_paused, scan_ledger
 from gate.numbers import Numbers, compute_numbers
 from gate.selection import Selection, select_trials
 
@@ -50,15 +50,16 @@ def evaluate(
     reliability: ReliabilityProbe = judge_reliability_probe,
 ) -> Evaluation:
     """Scan the ledger (up to ``upto_seq``), select, compute; nothing is written."""
-    scan = scan_ledger(store, upto_seq=upto_seq, workers=workers)
-    selection = select_trials(scan.trials, run_id)
-    return Evaluation(
-        specs=specs,
-        chain=scan.chain,
-        selection=selection,
-        numbers=compute_numbers(selection.trials, specs),
-        anchor=anchor_status(store, specs),
-        agreement=judge_agreement(selection.trials),
-        reliability=reliability(store, specs),
-        harking=find_harking(specs, selection.in_scope),
-    )
+    with collector_paused():
+        scan = scan_ledger(store, upto_seq=upto_seq, workers=workers)
+        selection = select_trials(scan.trials, run_id)
+        return Evaluation(
+            specs=specs,
+            chain=scan.chain,
+            selection=selection,
+            numbers=compute_numbers(selection.trials, specs),
+            anchor=anchor_status(store, specs),
+            agreement=judge_agreement(selection.trials),
+            reliability=reliability(store, specs),
+            harking=find_harking(specs, selection.in_scope),
+        )
