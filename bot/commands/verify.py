@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
 from bot.commands.common import settings_from_args
 from bot.commands.gate import EXIT_REFUSED, scan_workers
 from core.errors import ConfigError
@@ -48,6 +50,9 @@ def _verify(args: argparse.Namespace, bundle: dict[str, Any]) -> BundleCheck:
     specs = load_specs(settings_from_args(args).specs_dir)
     if args.db is None:
         return verify_bundle(bundle, specs)
+    url = make_url(args.db)
+    if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).exists():
+        raise ConfigError(f"no ledger at {url.database}: verifying needs the database it came from")
     store = Store.open(args.db)
     try:
         return verify_bundle(bundle, specs, store=store, workers=scan_workers(args.jobs))
