@@ -84,9 +84,13 @@ def _close(a: Any, b: Any) -> bool:
 
 
 def _by_id(items: Sequence[Any]) -> dict[str, Any] | None:
-    """Trials lists are compared by trial id, so one changed trial is named, not a shift."""
-    if items and all(isinstance(i, Mapping) and "trial_id" in i for i in items):
-        return {str(i["trial_id"]): i for i in items}
+    """Lists of trials (or funnel rows) are compared by trial id (or tier), so a changed
+    item is named by what it is, not by its position."""
+    for key in ("trial_id", "tier"):
+        if items and all(isinstance(i, Mapping) and key in i for i in items):
+            keyed = {str(i[key]): i for i in items}
+            if len(keyed) == len(items):
+                return keyed
     return None
 
 

@@ -128,10 +128,12 @@ def contamination(document: Mapping[str, Any]) -> Figure:
 
 
 def _matrix(axes: Axes, cells: list[list[int]], rows: list[str], columns: list[str]) -> None:
-    axes.imshow(cells, cmap="Blues", vmin=0, vmax=max(1, *(max(r) for r in cells)))
+    top = max(1, *(max(r) for r in cells))
+    axes.imshow(cells, cmap="Blues", vmin=0, vmax=top)
     for i, line in enumerate(cells):
         for j, value in enumerate(line):
-            axes.text(j, i, str(value), ha="center", va="center", fontsize=14, color="#212121")
+            ink = "white" if value > top / 2 else "#212121"  # readable on dark and light cells
+            axes.text(j, i, str(value), ha="center", va="center", fontsize=14, color=ink)
     axes.set_xticks(range(len(columns)), columns)
     axes.set_yticks(range(len(rows)), rows)
 
