@@ -221,12 +221,23 @@ class _Range:
     first_prev: str = ""
     last_seq: int = 0
     last_hash: str = ""
+    last_trial: str = ""
     problems: list[str] = field(default_factory=list)
     trials: dict[str, _TrialBuilder] = field(default_factory=dict)
-    packed: list[tuple[Any, ...]] = field(default_factory=list)  # trials, from a worker
+    # After ``settle``: the trials wholly inside the range, built where the range was
+    # scanned, and the (at most two) at its ends, still open and packed for the trip.
+    built: list[TrialFacts] = field(default_factory=list)
+    ends: list[tuple[Any, ...]] = field(default_factory=list)
 
-    def builders(self) -> Iterable[_TrialBuilder]:
-        return self.trials.values() if self.trials else map(_TrialBuilder.unpack, self.packed)
+    def settle(self) -> None:
+        """Build every trial but those of the range's first and last rows, which a seam may
+        cut; those travel as packed builders to be merged with their other part."""
+        if not self.trials:
+            return
+        ends = {next(iter(self.trials)), self.last_trial}
+        self.built = [b.build() for key, b in self.trials.items() if key not in ends]
+        self.ends = [self.trials[key].pack() for key in ends]
+        self.trials = {}
 
 
 def _sandbox_seconds(details: dict[str, Any]) -> float:
@@ -295,7 +306,7 @@ def _scan_rows(batches: Iterable[Sequence[Sequence[Any]]], lo: int) -> _Range:
     """The hot loop of every gate check: kept flat, since it runs once per ledger row."""
     found = _Range(lo=lo)
     trials, problems = found.trials, found.problems
-    last_seq, last_hash = 0, ""
+    last_seq, last_hash, last_trial = 0, "", ""
     for batch in batches:
         for row in batch:
             seq, trial_id, prev_hash, stored = row[0], row[3], row[12], row[13]
@@ -313,8 +324,8 @@ def _scan_rows(batches: Iterable[Sequence[Sequence[Any]]], lo: int) -> _Range:
             builder.hashes.append(stored)
             _add_envelope(builder, seq, row[7], row[8], row[11])
             found.rows += 1
-            last_seq, last_hash = seq, stored
-    found.last_seq, found.last_hash = last_seq, last_hash
+            last_seq, last_hash, last_trial = seq, stored, trial_id
+    found.last_seq, found.last_hash, found.last_trial = last_seq, last_hash, last_trial
     return found
 
 
@@ -350,10 +361,9 @@ def _scan_range_at(url: str, lo: int, hi: int) -> _Range:
     try:
         with collector_paused():
             found = _scan_range(store, lo, hi)
+            found.settle()
     finally:
         store.close()
-    found.packed = [builder.pack() for builder in found.trials.values()]
-    found.trials = {}
     return found
 
 
@@ -380,18 +390,22 @@ def _scan_parts(store: Store, last: int, workers: int, parallel_min_rows: int) -
     parts = workers if workers > 1 and last >= parallel_min_rows and _shareable(store) else 1
     ranges = _ranges(last, parts) if last else [(1, 0)]
     if len(ranges) == 1:
-        return [_scan_range(store, *ranges[0])]
+        return [_settled(_scan_range(store, *ranges[0]))]
     url = store.engine.url.render_as_string(hide_password=False)
     with ProcessPoolExecutor(len(ranges) - 1, mp_context=_worker_context()) as pool:
         futures = [pool.submit(_scan_range_at, url, lo, hi) for lo, hi in ranges[1:]]
-        first = _scan_range(store, *ranges[0])  # this process scans the first range itself
+        first = _settled(_scan_range(store, *ranges[0]))  # this process scans one itself
         return [first, *(future.result() for future in futures)]
 
 
-def _stitch(parts: list[_Range]) -> tuple[list[str], dict[str, _TrialBuilder], int, str]:
-    """Join the ranges in order: link checks at the seams, trials split by a seam merged."""
+def _settled(found: _Range) -> _Range:
+    found.settle()
+    return found
+
+
+def _seams(parts: list[_Range]) -> tuple[list[str], int, str]:
+    """Join the ranges' chain checks in order, checking the links at the seams."""
     problems: list[str] = []
-    trials: dict[str, _TrialBuilder] = {}
     last_seq, last_hash = 0, GENESIS_HASH
     for part in parts:
         if not part.rows:
@@ -401,14 +415,35 @@ def _stitch(parts: list[_Range]) -> tuple[list[str], dict[str, _TrialBuilder], i
         if part.first_prev != last_hash:
             problems.append(f"row {part.first_seq}: does not chain to the row before it")
         problems.extend(part.problems)
-        for builder in part.builders():
-            earlier = trials.get(builder.trial_id)
+        last_seq, last_hash = part.last_seq, part.last_hash
+    return problems, last_seq, last_hash
+
+
+def _joined_trials(parts: list[_Range]) -> list[TrialFacts] | None:
+    """Every trial, oldest first: built ones as they are, the open ends merged and built.
+
+    None when a trial's rows lie in several ranges other than at their ends (only a
+    crafted ledger interleaves trials like that); the caller then scans in one range.
+    """
+    built: dict[str, TrialFacts] = {}
+    open_ends: dict[str, _TrialBuilder] = {}
+    for part in parts:
+        for facts in part.built:
+            if facts.trial_id in built or facts.trial_id in open_ends:
+                return None
+            built[facts.trial_id] = facts
+        for packed in part.ends:
+            builder = _TrialBuilder.unpack(packed)
+            earlier = open_ends.get(builder.trial_id)
+            if builder.trial_id in built:
+                return None
             if earlier is None:
-                trials[builder.trial_id] = builder
+                open_ends[builder.trial_id] = builder
             else:
                 earlier.merge(builder)
-        last_seq, last_hash = part.last_seq, part.last_hash
-    return problems, trials, last_seq, last_hash
+    trials = [*built.values(), *(builder.build() for builder in open_ends.values())]
+    trials.sort(key=lambda t: t.first_seq)
+    return trials
 
 
 _MAX_SEQ = sa.select(sa.func.max(ledger_table.c.seq))
@@ -465,9 +500,11 @@ def scan_ledger(
     last = head[0] if upto_seq is None else min(upto_seq, head[0])
     with collector_paused():
         parts = _scan_parts(store, last, workers, parallel_min_rows)
-        problems, trials, last_seq, last_hash = _stitch(parts)
-        # Ranges are stitched in order, so the trials are already in order of their first row.
-        built = [builder.build() for builder in trials.values()]
+        problems, last_seq, last_hash = _seams(parts)
+        built = _joined_trials(parts)
+        if built is None:
+            parts = _scan_parts(store, last, 1, parallel_min_rows)
+            built = _joined_trials(parts) or []
     if upto_seq is None:
         problem = _head_problem(store, head, (last_seq, last_hash))
         problems.extend([problem] if problem else [])

@@ -14,7 +14,7 @@ from core.specs import SpecSet
 from core.store import GENESIS_HASH, Store, row_hash
 from gate.ledger_scan import _COLUMNS, content_hash, scan_ledger
 from gate.trials import Outcome
-from tests.gate.ledgers import SANDBOX_S, TOKENS, Plan, append, balanced
+from tests.gate.ledgers import SANDBOX_S, TOKENS, Plan, append, balanced, build_trial
 
 ROW = {
     "seq": 12,
@@ -170,3 +170,16 @@ def test_a_trial_digest_covers_its_rows(store: Store, gate_specs: SpecSet) -> No
     _sql(store, "UPDATE ledger SET payload = replace(payload, 'patch', 'PATCH') WHERE seq = 2")
     assert scan_ledger(store).trials[0].digest == first[0].digest  # the stored hash is kept...
     assert not scan_ledger(store).chain.ok  # ...and the chain says the row no longer matches it
+
+
+def test_interleaved_trials_fall_back_to_one_range(store: Store, gate_specs: SpecSet) -> None:
+    plans = balanced(per_bucket=4)
+    trials = [build_trial(p, gate_specs, f"t{n}") for n, p in enumerate(plans)]
+    trials[3] = build_trial(plans[3], gate_specs, "t-twice")
+    trials[20] = build_trial(plans[20], gate_specs, "t-twice")  # the same id, far apart
+    store.append_trials([(t, {}) for t in trials])
+    serial = scan_ledger(store)
+    split = scan_ledger(store, workers=3, parallel_min_rows=1)
+    assert split == serial
+    twice = next(t for t in serial.trials if t.trial_id == "t-twice")
+    assert len(twice.tiers) == 8
