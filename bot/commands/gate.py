@@ -13,23 +13,18 @@ from rich.table import Table
 
 from bot.commands.common import add_store_options, settings_from_args
 from bot.console import make_console
-from core.errors import MigrationEvalsError
-from core.specs import SpecSet, load_specs
+from core.specs import load_specs
 from core.store import Store
 from gate.bundle import build_bundle
 from gate.evaluation import Evaluation, evaluate
 from gate.publication import check
 from gate.refusals import GateDecision
 
-__all__ = ["EXIT_REFUSED", "GateRefusedError", "add_parser", "add_scan_options", "scan_workers"]
+__all__ = ["EXIT_REFUSED", "add_parser", "add_scan_options", "evaluate_from_args", "scan_workers"]
 
 EXIT_REFUSED = 2
 CHECK_HELP = "list every reason the current results may not be published (exit 0: publishable)"
 PUBLISH_HELP = "write a verifiable publication bundle, only if the gate check passes"
-
-
-class GateRefusedError(MigrationEvalsError):
-    """``gate publish`` was asked for while the gate refuses."""
 
 
 def scan_workers(requested: int | None) -> int:
@@ -63,15 +58,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     publish.set_defaults(handler=run_publish)
 
 
-def evaluate_from_args(args: argparse.Namespace) -> tuple[SpecSet, Evaluation]:
+def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
+    """The evaluation of the ledger and specs the command line points at."""
     settings = settings_from_args(args)
     specs = load_specs(settings.specs_dir)
     store = Store.open(settings.db_url)
     try:
-        evaluation = evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs))
+        return evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs))
     finally:
         store.close()
-    return specs, evaluation
 
 
 def decision_table(decision: GateDecision) -> Table:
@@ -98,14 +93,14 @@ def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: 
 
 
 def run_check(args: argparse.Namespace) -> int:
-    _, evaluation = evaluate_from_args(args)
+    evaluation = evaluate_from_args(args)
     decision = check(evaluation)
     _print_decision(decision, evaluation, as_json=args.json)
     return 0 if decision.publishable else EXIT_REFUSED
 
 
 def run_publish(args: argparse.Namespace) -> int:
-    _, evaluation = evaluate_from_args(args)
+    evaluation = evaluate_from_args(args)
     decision = check(evaluation)
     if not decision.publishable:
         _print_decision(decision, evaluation, as_json=args.json)

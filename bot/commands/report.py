@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     # every command, ``gate check`` included, by about half a second.
     from gate.report import report_document, write_report  # noqa: PLC0415
 
-    _, evaluation = evaluate_from_args(args)
+    evaluation = evaluate_from_args(args)
     decision = check(evaluation)
     generated = datetime.now(UTC).isoformat(timespec="seconds")
     document = report_document(evaluation, decision, generated)
