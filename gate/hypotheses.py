@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 from core.specs import Hypothesis, SpecSet
@@ -123,6 +124,25 @@ class _Group:
     def holds(self, trial: TrialFacts) -> bool:
         return not self.unknown and all(getattr(trial, n) in ok for n, ok in self.checks)
 
+    def members(self, trials: Iterable[TrialFacts]) -> list[TrialFacts]:
+        """The trials in the group. Trials share a few distinct filtered values (models,
+        recipes), so each distinct combination is judged once, not each of 100,000 trials."""
+        if self.unknown:
+            return []
+        if not self.checks:
+            return list(trials)
+        key = attrgetter(*(name for name, _ in self.checks))
+        judged: dict[Any, bool] = {}
+        found = []
+        for trial in trials:
+            values = key(trial)
+            inside = judged.get(values)
+            if inside is None:
+                inside = judged[values] = self.holds(trial)
+            if inside:
+                found.append(trial)
+        return found
+
 
 def _tally(trials: Sequence[TrialFacts]) -> GroupTally:
     graded = [t for t in trials if t.outcome.graded]
@@ -133,8 +153,7 @@ def _test(hypothesis: Hypothesis, trials: Sequence[TrialFacts]) -> HypothesisRes
     raw = hypothesis.raw
     groups = raw["groups"]
     group_a, group_b = _Group.of(groups["a"]), _Group.of(groups["b"])
-    a = _tally([t for t in trials if group_a.holds(t)])
-    b = _tally([t for t in trials if group_b.holds(t)])
+    a, b = _tally(group_a.members(trials)), _tally(group_b.members(trials))
     unknown = [*group_a.unknown, *group_b.unknown]
     if unknown or (raw["metric"], raw["test"]) not in _SUPPORTED:
         what = (
@@ -185,7 +204,7 @@ def find_harking(specs: SpecSet, scope: Iterable[TrialFacts]) -> tuple[Harking, 
         hypothesis = specs.hypotheses[key]
         groups = hypothesis.raw["groups"]
         group_a, group_b = _Group.of(groups["a"]), _Group.of(groups["b"])
-        covered = [t for t in trials if group_a.holds(t) or group_b.holds(t)]
+        covered = [*group_a.members(trials), *group_b.members(trials)]
         if not covered:
             continue
         first = min(covered, key=lambda t: t.recorded_at)
