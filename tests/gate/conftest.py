@@ -3,6 +3,7 @@ registered long before any result a test writes (so only the HARKing test sees H
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -21,9 +22,9 @@ def gate_specs(specs: SpecSet) -> SpecSet:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def store(tmp_path: Path) -> Iterator[Store]:
     opened = Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
-    yield opened  # type: ignore[misc]
+    yield opened
     opened.close()
 
 
