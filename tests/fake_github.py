@@ -297,7 +297,7 @@ def _injected(gh: FakeGitHub, method: str, path: str) -> Response | None:
     return None
 
 
-def _respond(
+def _respond(  # noqa: PLR0917 - one request's parts, passed along once
     gh: FakeGitHub,
     api: _Api,
     method: str,
@@ -379,7 +379,7 @@ def _commit_pulls(
 
 
 def _compare(gh: FakeGitHub, api: _Api, params: dict[str, str], body: Any, _i: int) -> Response:
-    base, _, head = params["basehead"].partition("...")
+    _, _, head = params["basehead"].partition("...")
     for (repo, _), pull in gh.pulls.items():
         if repo == _repo(params) and pull.head_sha == head:
             return _json({"merge_base_commit": {"sha": pull.merge_base}, "status": "ahead"})
