@@ -165,7 +165,7 @@ class FakeGitHub:
 
     def start(self) -> str:
         self._server = make_server("127.0.0.1", 0, _build_app(self), threaded=True)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
         return f"http://127.0.0.1:{self._server.server_port}"
 
     def stop(self) -> None:
