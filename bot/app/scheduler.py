@@ -94,10 +94,12 @@ class SingleScheduler:
         except Exception:
             log.exception("scheduler lease check failed")
             leader = False
+        running = self._scheduler.running
         if leader and not self.is_leader:
             log.info("this process runs the scheduler (%s)", self.holder)
-            self._scheduler.resume()
-        elif not leader and self.is_leader:
+            if running:
+                self._scheduler.resume()
+        elif not leader and self.is_leader and running:
             self._scheduler.pause()
         self.is_leader = leader
         return leader

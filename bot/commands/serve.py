@@ -24,7 +24,9 @@ log = logging.getLogger(__name__)
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
-        "serve", help=HELP, description="Run the GitHub App: webhook endpoint, job workers and scheduler."
+        "serve",
+        help=HELP,
+        description="Run the GitHub App: webhook endpoint, job workers and scheduler.",
     )
     parser.add_argument("--port", type=int, default=8080, help="TCP port (default 8080)")
     parser.add_argument(
