@@ -17,8 +17,11 @@ Times are seconds since the epoch from an injected clock, so tests can move time
 from __future__ import annotations
 
 import json
+import queue
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -131,6 +134,49 @@ class Accepted:
     job_ids: tuple[int, ...] = ()
 
 
+_Delivery = tuple[str, str, tuple[NewJob, ...]]
+
+
+class _GroupCommit:
+    """Deliveries arriving together share one transaction (one fsync), like the ledger.
+
+    Each caller still waits until its own delivery is committed before it answers, so a
+    202 always means "stored"; under load many deliveries ride on one commit.
+    """
+
+    def __init__(self, run: Callable[[Sequence[_Delivery]], list[Accepted]]) -> None:
+        self.run = run
+        self._queue: queue.Queue[tuple[_Delivery, Future[Accepted]]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, delivery: _Delivery) -> Accepted:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="intake", daemon=True)
+                self._thread.start()
+        future: Future[Accepted] = Future()
+        self._queue.put((delivery, future))
+        return future.result()
+
+    def _loop(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            while len(batch) < 64:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                results = self.run([delivery for delivery, _ in batch])
+            except Exception as exc:  # handed to every waiting request
+                for _, future in batch:
+                    future.set_exception(exc)
+                continue
+            for (_, future), result in zip(batch, results, strict=True):
+                future.set_result(result)
+
+
 _GUARD = sa.select(guard_table.c.id).where(guard_table.c.id == 1).with_for_update()
 
 
@@ -149,6 +195,7 @@ class JobQueue:
         self.lease_s = lease_s
         self.max_attempts = max_attempts
         self.clock = clock
+        self._intake = _GroupCommit(self._accept_batch)
         self._ensure_guard()
 
     def _ensure_guard(self) -> None:
@@ -165,25 +212,30 @@ class JobQueue:
     def accept(self, delivery_id: str, event: str, jobs: Sequence[NewJob]) -> Accepted:
         """Record a delivery and its jobs in one transaction; a repeat is a duplicate."""
         try:
-            return self._accept(delivery_id, event, jobs)
+            return self._intake.submit((delivery_id, event, tuple(jobs)))
         except SQLAlchemyError as exc:
             if isinstance(exc, IntegrityError):
                 return Accepted(duplicate=True)  # a concurrent twin committed first
             raise StoreError(f"cannot record delivery {delivery_id}: {exc}") from exc
 
-    def _accept(self, delivery_id: str, event: str, jobs: Sequence[NewJob]) -> Accepted:
-        now = self.clock()
+    def _accept_batch(self, batch: Sequence[_Delivery]) -> list[Accepted]:
         with self.store.engine.begin() as conn:
-            try:
-                with conn.begin_nested():
-                    conn.execute(
-                        deliveries_table.insert().values(
-                            delivery_id=delivery_id, event=event, received_at=now, jobs=len(jobs)
-                        )
+            return [self._accept(conn, *delivery) for delivery in batch]
+
+    def _accept(
+        self, conn: Connection, delivery_id: str, event: str, jobs: Sequence[NewJob]
+    ) -> Accepted:
+        now = self.clock()
+        try:
+            with conn.begin_nested():
+                conn.execute(
+                    deliveries_table.insert().values(
+                        delivery_id=delivery_id, event=event, received_at=now, jobs=len(jobs)
                     )
-            except IntegrityError:
-                return Accepted(duplicate=True)
-            ids = [self._insert(conn, job, now, delivery_id) for job in jobs]
+                )
+        except IntegrityError:
+            return Accepted(duplicate=True)
+        ids = [self._insert(conn, job, now, delivery_id) for job in jobs]
         return Accepted(duplicate=False, job_ids=tuple(i for i in ids if i is not None))
 
     def enqueue(self, job: NewJob, *, delay_s: float = 0.0) -> int | None:
