@@ -34,7 +34,7 @@ from bot.app.signature import sign  # noqa: E402
 PAYLOAD = (
     ROOT / "tests" / "fixtures" / "github" / "webhooks" / "pull_request" / "opened.payload.json"
 )
-SECRET = "benchmark-secret"
+SECRET = "benchmark-secret"  # noqa: S105 - a throwaway secret for loopback only
 TOTAL, CONCURRENCY, DUPLICATE_SHARE = 2000, 20, 0.10
 TARGET_P99_MS = 100.0
 
