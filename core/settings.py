@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-__all__ = ["CassetteMode", "Settings"]
+__all__ = ["CassetteMode", "GitHubAppSettings", "Settings"]
 
 
 class CassetteMode(StrEnum):
@@ -16,6 +16,26 @@ class CassetteMode(StrEnum):
     REPLAY = "replay"
     RECORD = "record"
     LIVE = "live"
+
+
+@dataclass(frozen=True, slots=True)
+class GitHubAppSettings:
+    """The GitHub App side of a server: identity, secrets, the API, job and scheduler knobs."""
+
+    app_id: int | None = None
+    private_key_path: Path | None = None
+    webhook_secret: str | None = field(default=None, repr=False)
+    api_url: str = "https://api.github.com"
+    app_slug: str = "migration-evals"
+    workers: int = 2  # in-process job worker threads per server process
+    job_lease_s: float = 300.0
+    job_max_attempts: int = 5
+    write_interval_s: float = 1.0  # pause between writes to one installation
+    max_retries: int = 5
+    max_retry_wait_s: float = 60.0
+    scheduler: bool = True
+    survival_cron: str = "17 3 * * *"
+    reconcile_minutes: int = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +54,7 @@ class Settings:
     anthropic_api_key: str | None = field(default=None, repr=False)
     openai_api_key: str | None = field(default=None, repr=False)
     docker_host: str | None = None
+    github_app: GitHubAppSettings = field(default_factory=GitHubAppSettings)
 
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
