@@ -79,6 +79,7 @@ ORACLE_SCHEMA: dict[str, Any] = _object(
             {
                 "min_trials": _COUNT,
                 "judge_kappa_floor": {"type": "number", "minimum": -1, "maximum": 1},
+                "judge_kappa_min_n": _COUNT,
                 "gold_correlation_floor": {"type": "number", "minimum": -1, "maximum": 1},
                 "gold_min_n": _COUNT,
                 "contamination_alpha": _NUMBER_0_1,
