@@ -1,7 +1,8 @@
 """Building the one ``Settings`` object from the environment and command-line overrides.
 
-Variables are prefixed ``MIGRATION_EVALS_``; judge keys use the SDKs' own names
-(``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``); ``DOCKER_HOST`` as the docker SDK reads it.
+Variables are prefixed ``MIGRATION_EVALS_``; judge keys and endpoints use the SDKs' own
+names (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``,
+``OPENAI_BASE_URL``); ``DOCKER_HOST`` as the docker SDK reads it.
 """
 
 from __future__ import annotations
@@ -108,6 +109,8 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         jobs=_jobs(get("JOBS", "1")),
         anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
         openai_api_key=env.get("OPENAI_API_KEY") or None,
+        anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
+        openai_base_url=env.get("OPENAI_BASE_URL") or None,
         docker_host=env.get("DOCKER_HOST") or None,
         github_app=github_app_from_env(env),
     )

@@ -121,13 +121,16 @@ class Sandbox(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class JudgeRequest:
-    """One question to one judge model; every field is part of the cassette key."""
+    """One question to one judge model; every field is part of the cassette key.
+
+    ``temperature`` None sends no sampling temperature at all (models that take none).
+    """
 
     provider: str
     model: str
     system: str
     prompt: str
-    temperature: float
+    temperature: float | None
     max_tokens: int
 
     def key_data(self) -> dict[str, Any]:

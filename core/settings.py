@@ -53,6 +53,8 @@ class Settings:
     # Secrets and service locations for the live adapters; never written to cassettes.
     anthropic_api_key: str | None = field(default=None, repr=False)
     openai_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str | None = None  # None: the SDK's own default endpoint
+    openai_base_url: str | None = None
     docker_host: str | None = None
     github_app: GitHubAppSettings = field(default_factory=GitHubAppSettings)
 

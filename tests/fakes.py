@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from core.ports import JudgeReply, JudgeRequest, SandboxRequest, SandboxResult
 
-__all__ = ["FakeJudge", "FakeSandbox", "judge_json"]
+__all__ = ["FakeClock", "FakeJudge", "FakeSandbox", "judge_json"]
 
 
 @dataclass
@@ -50,3 +50,18 @@ def judge_json(verdict: str, evidence: list[str], confidence: float = 0.9) -> st
             "evidence": evidence,
         }
     )
+
+
+@dataclass
+class FakeClock:
+    """A monotonic clock and a ``sleep`` that advances it instead of waiting."""
+
+    now: float = 0.0
+    sleeps: list[float] = field(default_factory=list)
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
