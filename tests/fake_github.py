@@ -297,7 +297,7 @@ def _injected(gh: FakeGitHub, method: str, path: str) -> Response | None:
     return None
 
 
-def _respond(  # noqa: PLR0917 - one request's parts, passed along once
+def _respond(
     gh: FakeGitHub,
     api: _Api,
     method: str,
