@@ -2,6 +2,8 @@
 
 Variables are prefixed ``MIGRATION_EVALS_``; judge keys use the SDKs' own names
 (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``); ``DOCKER_HOST`` as the docker SDK reads it.
+``MIGRATION_EVALS_AGENT_AUTHORS`` lists the pull-request authors that are agents, comma
+separated, each optionally with the model it runs: ``codex-bot[bot]=gpt-5,fixer-bot``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,18 @@ def _jobs(value: str) -> int:
     return int(value)
 
 
+def _agent_authors(value: str) -> dict[str, str]:
+    authors: dict[str, str] = {}
+    for item in value.split(","):
+        login, _, model = (part.strip() for part in item.strip().partition("="))
+        if not login:
+            if item.strip():
+                raise ConfigError(f"{PREFIX}AGENT_AUTHORS: {item.strip()!r} names no author")
+            continue
+        authors[login] = model
+    return authors
+
+
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     """Settings from ``env`` (default: the process environment)."""
     env = os.environ if env is None else env
@@ -55,4 +69,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
         openai_api_key=env.get("OPENAI_API_KEY") or None,
         docker_host=env.get("DOCKER_HOST") or None,
+        github_api_url=get("GITHUB_API_URL", "https://api.github.com").rstrip("/"),
+        github_token=env.get(PREFIX + "GITHUB_TOKEN") or None,
+        agent_authors=_agent_authors(get("AGENT_AUTHORS", "")),
     )

@@ -3,6 +3,7 @@ line) and passed down; nothing below ``bot/`` reads the environment itself."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -34,6 +35,11 @@ class Settings:
     anthropic_api_key: str | None = field(default=None, repr=False)
     openai_api_key: str | None = field(default=None, repr=False)
     docker_host: str | None = None
+    # Mining: the GitHub REST API root (GitHub Enterprise, or a local server in tests), its
+    # token, and which pull-request authors are agents (login -> model id, "" if unknown).
+    github_api_url: str = "https://api.github.com"
+    github_token: str | None = field(default=None, repr=False)
+    agent_authors: Mapping[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]
