@@ -5,10 +5,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from core.ports import JudgeReply, JudgeRequest, SandboxRequest, SandboxResult
 
-__all__ = ["FakeJudge", "FakeSandbox", "judge_json"]
+__all__ = ["FakeClock", "FakeJudge", "FakeSandbox", "judge_json"]
 
 
 @dataclass
@@ -50,3 +51,21 @@ def judge_json(verdict: str, evidence: list[str], confidence: float = 0.9) -> st
             "evidence": evidence,
         }
     )
+
+
+@dataclass
+class FakeClock:
+    """A clock that only moves when told to; ``sleep`` moves it and remembers how far."""
+
+    current: datetime
+    slept: list[float] = field(default_factory=list)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.current += timedelta(seconds=seconds)
+
+    def advance(self, **delta: float) -> None:
+        self.current += timedelta(**delta)
