@@ -84,6 +84,19 @@ class History:
         self.git("commit", "-q", "-m", f"{branch} (squashed)", at=at)
         return self.head()
 
+    def merged_pr(self, number: int, at: datetime) -> PullRequestInfo:
+        """A PR adding its own file (so PRs never conflict), merged with a merge commit."""
+        base = self.head("main")
+        self.checkout(f"pr-{number}", new=True)
+        head = self.commit(
+            {f"pr{number}.txt": "".join(ADDED)}, f"PR {number}", at - timedelta(hours=1)
+        )
+        self.checkout("main")
+        merge = self.merge(f"pr-{number}", at)
+        return self.pull_request(
+            head=head, base=base, merged_at=at, merge_commit=merge, number=number
+        )
+
     def pull_request(
         self,
         *,
