@@ -69,8 +69,10 @@ class MirrorCache:
         git_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=git_dir.parent))
         try:
-            git(["clone", "--mirror", "--no-local", "--quiet", "--", url, str(tmp / "m")],
-                timeout=self.timeout_s)  # fmt: skip
+            git(
+                ["clone", "--mirror", "--no-local", "--quiet", "--", url, str(tmp / "m")],
+                timeout=self.timeout_s,
+            )
             os.replace(tmp / "m", git_dir)
         except RepositoryError as exc:
             raise RepositoryError(f"cannot clone {url}: {exc}") from exc
@@ -79,7 +81,9 @@ class MirrorCache:
 
     def _fetch(self, url: str, git_dir: Path) -> None:
         try:
-            git(["--git-dir", str(git_dir), "fetch", "--prune", "--quiet", "origin"],
-                timeout=self.timeout_s)  # fmt: skip
+            git(
+                ["--git-dir", str(git_dir), "fetch", "--prune", "--quiet", "origin"],
+                timeout=self.timeout_s,
+            )
         except RepositoryError as exc:
             raise RepositoryError(f"cannot fetch {url}: {exc}") from exc

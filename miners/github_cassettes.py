@@ -281,9 +281,10 @@ def _handler_for(server: GitHubCassetteServer) -> type[BaseHTTPRequestHandler]:
             except CassetteError as exc:
                 log.error("%s", exc)
                 response = UpstreamResponse(
-                    502, {"content-type": "application/json"},
+                    502,
+                    {"content-type": "application/json"},
                     json.dumps({"message": str(exc)}).encode(),
-                )  # fmt: skip
+                )
             self.send_response(response.status)
             for name, value in response.headers.items():
                 if name not in ("content-length", "transfer-encoding", "connection"):

@@ -78,9 +78,13 @@ def locate_merge(git_dir: Path, branch: str, merge_commit: str | None, head_sha:
         return merge_commit
     if _has_commit(git_dir, head_sha):
         landed = _git(
-            git_dir, "rev-list", "--first-parent", "--ancestry-path", "--reverse",
+            git_dir,
+            "rev-list",
+            "--first-parent",
+            "--ancestry-path",
+            "--reverse",
             f"{head_sha}..{tip}",
-        ).split()  # fmt: skip
+        ).split()
         if landed:
             return landed[0]
     raise RepositoryError(
@@ -149,8 +153,9 @@ def survival_commit(git_dir: Path, branch: str, not_before: datetime) -> str:
 
     When nothing landed since, the tip is what the branch looked like at that time.
     """
-    listing = _git(git_dir, "log", "--first-parent", "--reverse", "--format=%H %cI",
-                   f"refs/heads/{branch}").splitlines()  # fmt: skip
+    listing = _git(
+        git_dir, "log", "--first-parent", "--reverse", "--format=%H %cI", f"refs/heads/{branch}"
+    ).splitlines()
     if not listing:
         raise RepositoryError(f"branch {branch} has no commits")
     for line in listing:
@@ -226,8 +231,16 @@ def find_revert(git_dir: Path, pr: LandedPR, until: str) -> Revert | None:
 def _touched(git_dir: Path, since: str, until: str) -> list[set[str]]:
     """Files touched by each commit in ``since..until``, oldest first; a rename gives both
     its old and its new name."""
-    log = _git(git_dir, "log", "--reverse", "-M", "-C", "--name-status", "--format=%x1e",
-               f"{since}..{until}")  # fmt: skip
+    log = _git(
+        git_dir,
+        "log",
+        "--reverse",
+        "-M",
+        "-C",
+        "--name-status",
+        "--format=%x1e",
+        f"{since}..{until}",
+    )
     touched = []
     for chunk in log.split("\x1e"):
         # "M\tpath", "A\tpath", "R087\told\tnew", "C100\tfrom\tto"

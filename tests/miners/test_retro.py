@@ -91,10 +91,25 @@ def test_only_aged_labelled_agent_merges_count(store: Store) -> None:
     merged(store, 100, merged_on=0, label=GoldLabel.ACCEPTED, agent=False)  # a human's
     merged(store, 101, merged_on=20, label=GoldLabel.PENDING)  # not aged at day 40
     merged(store, 102, merged_on=1)  # aged but not labelled yet (refresh failed)
-    track_pr(store, TrackedPR("octo/app", 103, "a" * 40, "b" * 40, "fixer-bot", True,
-                              T0, None, T0 + timedelta(days=2), None))  # fmt: skip
-    track_pr(store, TrackedPR("octo/app", 104, "a" * 40, "b" * 40, "fixer-bot", True,
-                              T0, None, None, None))  # fmt: skip
+    track_pr(
+        store,
+        TrackedPR(
+            "octo/app",
+            103,
+            "a" * 40,
+            "b" * 40,
+            "fixer-bot",
+            True,
+            T0,
+            None,
+            T0 + timedelta(days=2),
+            None,
+        ),
+    )
+    track_pr(
+        store,
+        TrackedPR("octo/app", 104, "a" * 40, "b" * 40, "fixer-bot", True, T0, None, None, None),
+    )
     state = progress(store, T0 + timedelta(days=40), POLICY)
     assert len(state.labelled) == 47
     assert dict(state.ready_at) == {

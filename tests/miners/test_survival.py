@@ -124,11 +124,13 @@ def test_an_outage_on_one_pr_is_noted_and_the_others_still_refresh(
     assert report.labels == {"example/app#2": GoldLabel.ACCEPTED}
     assert [(r.pr_number, r.label) for r in gold_rows(store)] == [(2, GoldLabel.ACCEPTED)]
     with store.reading() as conn:
-        errors = dict(conn.execute(
-            tables.tracked_prs_table.select().with_only_columns(
-                tables.tracked_prs_table.c.number, tables.tracked_prs_table.c.last_error
-            )
-        ).all())  # fmt: skip
+        errors = dict(
+            conn.execute(
+                tables.tracked_prs_table.select().with_only_columns(
+                    tables.tracked_prs_table.c.number, tables.tracked_prs_table.c.last_error
+                )
+            ).all()
+        )
     assert errors == {1: "GitHub answered 502 for pull request example/app#1", 2: None}
 
 
