@@ -8,7 +8,7 @@ grader runs the cascade over the same store, so gold verdicts land in the ledger
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -83,10 +83,10 @@ def github_client(base_url: str, token: str | None, *, polite: bool) -> Github:
 def github_provider(settings: Settings, clock: Clock | None = None) -> Iterator[GitHubProvider]:
     """The provider for ``settings.mode``; replay and record run a loopback server meanwhile."""
     clock = clock or SystemClock()
-    authors = settings.agent_authors
     if settings.mode is CassetteMode.LIVE:
         client = github_client(settings.github_api_url, settings.github_token, polite=True)
-        yield GitHubProvider(client, clock=clock, agent_authors=authors)
+        with closing(client):
+            yield GitHubProvider(client, clock=clock, agent_authors=settings.agent_authors)
         return
     cassettes = CassetteLibrary(settings.cassette_dir)
     upstream = None
@@ -96,7 +96,8 @@ def github_provider(settings: Settings, clock: Clock | None = None) -> Iterator[
     with GitHubCassetteServer(cassettes, upstream=upstream) as server:
         token = settings.github_token if recording else None
         client = github_client(server.base_url, token, polite=recording)
-        yield GitHubProvider(client, clock=clock, agent_authors=authors)
+        with closing(client):
+            yield GitHubProvider(client, clock=clock, agent_authors=settings.agent_authors)
 
 
 def make_grader(
