@@ -22,7 +22,7 @@ from core.gold import GoldLabel, GoldRow, gold_rows, upsert_gold
 from core.model import Changeset
 from core.ports import ChangesetProvider, PullRequestInfo, PullRequestQuery
 from core.store import Store
-from miners.funnel import Grader, funnel_results
+from miners.funnel import FunnelResult, Grader, funnel_results
 from miners.history import merge_base
 from miners.labels import Labelled, gold_row, label_pull_request
 from miners.policy import SurvivalPolicy
@@ -66,14 +66,22 @@ def _key(pr: PullRequestInfo) -> str:
 
 
 def _label_all(
+    store: Store,
     provider: ChangesetProvider,
     query: PullRequestQuery,
     report: GrowReport,
     *,
-    final: set[tuple[str, int]],
     policy: SurvivalPolicy,
     mirror: Mirror,
+    recipe: ChangesetRecipe,
 ) -> list[tuple[PullRequestInfo, Labelled]]:
+    """Label every selected PR, writing each label at once: should listing fail half-way
+    (an outage, a rate limit that will not lift), the labels so far are kept."""
+    final = {
+        (row.repo, row.pr_number)
+        for row in gold_rows(store)
+        if row.label in (GoldLabel.ACCEPTED, GoldLabel.REJECTED)
+    }
     labelled = []
     for pr in provider.pull_requests(query):
         if (pr.repo, pr.number) in final:
@@ -86,9 +94,26 @@ def _label_all(
             continue
         if found is None:
             report.still_open.append(_key(pr))
-        else:
-            labelled.append((pr, found))
+            continue
+        upsert_gold(store, _row(pr, found, report.now, changeset=None, recipe=recipe, funnel=None))
+        labelled.append((pr, found))
     return labelled
+
+
+def _row(
+    pr: PullRequestInfo,
+    found: Labelled,
+    now: datetime,
+    *,
+    changeset: Changeset | None,
+    recipe: ChangesetRecipe,
+    funnel: FunnelResult | None,
+) -> GoldRow:
+    changeset_id = changeset.id if changeset else pr.changeset_id
+    model = recipe.model_for(pr)
+    return gold_row(
+        pr, found, computed_at=now, changeset_id=changeset_id, funnel=funnel, model=model
+    )
 
 
 def _base_commit(pr: PullRequestInfo, mirror: Mirror) -> str:
@@ -131,12 +156,9 @@ def grow_gold(
 ) -> GrowReport:
     """Label what ``query`` selects, get each changeset's funnel verdict, upsert the rows."""
     report = GrowReport(now=clock.now())
-    final = {
-        (row.repo, row.pr_number)
-        for row in gold_rows(store)
-        if row.label in (GoldLabel.ACCEPTED, GoldLabel.REJECTED)
-    }
-    labelled = _label_all(provider, query, report, final=final, policy=policy, mirror=mirror)
+    labelled = _label_all(
+        store, provider, query, report, policy=policy, mirror=mirror, recipe=recipe
+    )
     changesets: dict[str, Changeset] = {}
     for pr, _ in labelled:
         try:
@@ -147,14 +169,7 @@ def grow_gold(
     for pr, found in labelled:
         changeset = changesets.get(_key(pr))
         funnel = results.get(changeset.id) if changeset else None
-        row = gold_row(
-            pr,
-            found,
-            computed_at=report.now,
-            changeset_id=changeset.id if changeset else pr.changeset_id,
-            funnel=funnel,
-            model=recipe.model_for(pr),
-        )
+        row = _row(pr, found, report.now, changeset=changeset, recipe=recipe, funnel=funnel)
         upsert_gold(store, row)
         report.rows.append(row)
     return report

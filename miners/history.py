@@ -73,8 +73,8 @@ def locate_merge(git_dir: Path, branch: str, merge_commit: str | None, head_sha:
     first-parent commit of the branch that contains the PR's head (a merge commit).
     """
     tip = f"refs/heads/{branch}"
-    on_branch = merge_commit and _has_commit(git_dir, merge_commit)
-    if merge_commit and on_branch and is_ancestor(git_dir, merge_commit, tip):
+    known = merge_commit is not None and _has_commit(git_dir, merge_commit)
+    if known and merge_commit and is_ancestor(git_dir, merge_commit, tip):
         return merge_commit
     if _has_commit(git_dir, head_sha):
         landed = _git(

@@ -136,7 +136,14 @@ def _retro_parser(actions: SubParsers) -> None:
 
 
 def _clock(args: argparse.Namespace) -> Clock:
-    return FixedClock(args.as_of) if args.as_of else SystemClock()
+    real = SystemClock()
+    if args.as_of is None:
+        return real
+    as_of = FixedClock(args.as_of, real)
+    # A future time would age merges that have not aged, and could forge the unlock.
+    if as_of.now() > real.now():
+        raise ConfigError(f"--as-of {args.as_of.isoformat()} is in the future")
+    return as_of
 
 
 def _policy(settings: Settings) -> tuple[SpecSet, SurvivalPolicy]:

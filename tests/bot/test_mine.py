@@ -222,3 +222,8 @@ def test_agent_authors_setting() -> None:
     with pytest.raises(ConfigError, match="names no author"):
         settings_from_env({"MIGRATION_EVALS_AGENT_AUTHORS": "=gpt-5"})
     assert "ghp" not in repr(settings_from_env({"MIGRATION_EVALS_GITHUB_TOKEN": TOKEN}))
+
+
+def test_as_of_cannot_be_in_the_future(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mine", "status", "--as-of", "2999-01-01"]) == 1
+    assert "--as-of 2999-01-01T00:00:00 is in the future" in capsys.readouterr().err

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from core.errors import ChangesetProviderError
 from core.gold import GoldLabel, gold_rows
 from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
 from core.ports import PullRequestInfo, PullRequestQuery
@@ -154,3 +155,16 @@ def test_a_failed_diff_keeps_the_label_and_says_it_was_not_graded(
     }
     row = next(r for r in gold_rows(store) if r.pr_number == 1)
     assert row.label is GoldLabel.ACCEPTED and row.funnel_verdict is None
+
+
+def test_labels_so_far_are_kept_when_listing_fails_half_way(tmp_path: Path, store: Store) -> None:
+    provider, pulls, _ = scenario(tmp_path)
+
+    def outage(query: PullRequestQuery) -> Iterator[PullRequestInfo]:
+        yield pulls[0]
+        raise ChangesetProviderError("GitHub answered 502 for pull requests of example/app")
+
+    provider.pull_requests = outage  # type: ignore[method-assign]
+    with pytest.raises(ChangesetProviderError, match="502"):
+        grow(store, provider, MirrorCache(tmp_path / "m"), LedgerGrader(store))
+    assert [(r.pr_number, r.label) for r in gold_rows(store)] == [(1, GoldLabel.ACCEPTED)]
