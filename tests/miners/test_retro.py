@@ -9,6 +9,7 @@ import pytest
 
 from core.gold import GoldLabel, GoldRow, upsert_gold
 from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from core.specs import SpecSet
 from core.store import Store
 from miners import tables
 from miners.policy import SurvivalPolicy
@@ -155,3 +156,8 @@ def test_retroactive_trials_are_marked(store: Store) -> None:
     trial = Trial("t-1", "r-1", changeset, (envelope,))
     mark_retroactive(store, "r-1", [trial], T0)
     assert retroactive_trials(store) == {"t-1"}
+
+
+def test_the_policy_comes_from_the_oracle_spec(specs: SpecSet) -> None:
+    assert SurvivalPolicy.from_specs(specs) == POLICY
+    assert POLICY.to_dict() == dict(specs.oracle.section("gold"))

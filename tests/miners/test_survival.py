@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.gold import GoldLabel, gold_rows
-from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
 from core.store import Store
 from miners import tables
 from miners.clones import MirrorCache
@@ -46,14 +46,15 @@ def nightly(
     return refresh(store, provider, clock, policy=policy or SurvivalPolicy(), mirror=mirrors.mirror)
 
 
-def graded(store: Store, changeset_id: str, *verdicts: Verdict) -> str:
+def graded(store: Store, changeset_id: str, *verdicts: Verdict, fabricated: bool = False) -> str:
     """Put a trial of ``changeset_id`` in the ledger, as the bot would have."""
     stamps = Stamps("o", "r", "h")
+    marks = (FabricatedMark("sandbox", "k", "c.json", "no cassette"),) if fabricated else ()
     changeset = Changeset(
         changeset_id, "repo", "c" * 40, "", "java8-to-17", "gpt-5", date(2020, 1, 1)
     )
     envelopes = tuple(
-        Envelope("t-bot", changeset_id, tier, verdict, 0.001, 0.0, 0.1, stamps)
+        Envelope("t-bot", changeset_id, tier, verdict, 0.001, 0.0, 0.1, stamps, fabricated=marks)
         for tier, verdict in zip(Tier, verdicts, strict=False)
     )
     store.append_trial(Trial("t-bot", "r-bot", changeset, envelopes), {})
@@ -163,3 +164,15 @@ def test_the_refresh_records_the_unlock_when_it_is_earned(
     assert report.unlock is not None and report.unlock.unlocked_at == day(33)
     assert report.unlock.prs == ("example/app#1", "example/app#2", "example/app#3")
     assert nightly(store, provider, mirrors, at=34, policy=policy).newly_unlocked is False
+
+
+def test_a_fabricated_funnel_verdict_is_carried_into_the_gold_row(
+    store: Store, history: History, mirrors: MirrorCache
+) -> None:
+    pr = history.merged_pr(7, day(1))
+    track_pr(store, TrackedPR.from_info(pr, changeset_id="cs-7"))
+    graded(store, "cs-7", Verdict.PASS, Verdict.PASS, fabricated=True)
+    nightly(store, FakeProvider().add(pr), mirrors, at=45)
+    (row,) = gold_rows(store)
+    (mark, _) = row.evidence["funnel"]["fabricated"]  # one per envelope
+    assert mark["fabricated"] is True and mark["port"] == "sandbox"
