@@ -3,6 +3,8 @@
 Variables are prefixed ``MIGRATION_EVALS_``; judge keys and endpoints use the SDKs' own
 names (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``,
 ``OPENAI_BASE_URL``); ``DOCKER_HOST`` as the docker SDK reads it.
+``MIGRATION_EVALS_AGENT_AUTHORS`` lists the pull-request authors that are agents, comma
+separated, each optionally with the model it runs: ``codex-bot[bot]=gpt-5,fixer-bot``.
 """
 
 from __future__ import annotations
@@ -93,6 +95,18 @@ def github_app_from_env(env: Mapping[str, str]) -> GitHubAppSettings:
     )
 
 
+def _agent_authors(value: str) -> dict[str, str]:
+    authors: dict[str, str] = {}
+    for item in value.split(","):
+        login, _, model = (part.strip() for part in item.strip().partition("="))
+        if not login:
+            if item.strip():
+                raise ConfigError(f"{PREFIX}AGENT_AUTHORS: {item.strip()!r} names no author")
+            continue
+        authors[login] = model
+    return authors
+
+
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     """Settings from ``env`` (default: the process environment)."""
     env = os.environ if env is None else env
@@ -113,4 +127,6 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         openai_base_url=env.get("OPENAI_BASE_URL") or None,
         docker_host=env.get("DOCKER_HOST") or None,
         github_app=github_app_from_env(env),
+        github_token=env.get(PREFIX + "GITHUB_TOKEN") or None,
+        agent_authors=_agent_authors(get("AGENT_AUTHORS", "")),
     )

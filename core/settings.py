@@ -3,6 +3,7 @@ line) and passed down; nothing below ``bot/`` reads the environment itself."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -57,6 +58,10 @@ class Settings:
     openai_base_url: str | None = None
     docker_host: str | None = None
     github_app: GitHubAppSettings = field(default_factory=GitHubAppSettings)
+    # Mining: a token for the GitHub REST API (its root is github_app.api_url) and which
+    # pull-request authors are agents (login -> model id, "" if unknown).
+    github_token: str | None = field(default=None, repr=False)
+    agent_authors: Mapping[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from core.specs import SpecSet
 from oracles.judges import AnthropicJudge, OpenAIJudge, Retrying, RetryPolicy
 from oracles.judging import render_prompt
 from tests.fake_judge_api import ANTHROPIC_PATH, OPENAI_PATH, FakeJudgeAPI, running_fake_api
-from tests.fakes import FakeClock
+from tests.fakes import FakeTimer
 
 ANTHROPIC_KEY = "sk-ant-api03-" + "k" * 40
 OPENAI_KEY = "sk-proj-" + "o" * 40
@@ -66,8 +66,8 @@ def _clients(_shared_api: FakeJudgeAPI) -> Iterator[tuple[anthropic.Anthropic, o
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
+def clock() -> FakeTimer:
+    return FakeTimer()
 
 
 JudgeFactory = Callable[..., Judge]
@@ -75,7 +75,7 @@ JudgeFactory = Callable[..., Judge]
 
 @pytest.fixture
 def make_judge(
-    _clients: tuple[anthropic.Anthropic, openai.OpenAI], clock: FakeClock
+    _clients: tuple[anthropic.Anthropic, openai.OpenAI], clock: FakeTimer
 ) -> JudgeFactory:
     """Builds a live adapter on the real SDK client aimed at the fake, with a fake clock."""
 

@@ -19,7 +19,7 @@ from tests.fake_judge_api import (
     api_error,
     openai_completion,
 )
-from tests.fakes import FakeClock, judge_json
+from tests.fakes import FakeTimer, judge_json
 from tests.oracles.judges.conftest import (
     ANTHROPIC,
     ANTHROPIC_KEY,
@@ -212,7 +212,7 @@ def test_a_429_is_retried_after_the_wait_it_asks_for(
     specs: SpecSet,
     fake_api: FakeJudgeAPI,
     make_judge: JudgeFactory,
-    clock: FakeClock,
+    clock: FakeTimer,
     provider: Provider,
     headers: dict[str, str],
 ) -> None:
@@ -237,7 +237,7 @@ def test_a_persistent_500_is_an_error_after_bounded_backoff(
     specs: SpecSet,
     fake_api: FakeJudgeAPI,
     make_judge: JudgeFactory,
-    clock: FakeClock,
+    clock: FakeTimer,
     provider: Provider,
 ) -> None:
     failing = Canned(500, api_error("api_error", "internal error"))
@@ -249,7 +249,7 @@ def test_a_persistent_500_is_an_error_after_bounded_backoff(
 
 
 def test_an_overloaded_anthropic_529_is_retried(
-    specs: SpecSet, fake_api: FakeJudgeAPI, make_judge: JudgeFactory, clock: FakeClock
+    specs: SpecSet, fake_api: FakeJudgeAPI, make_judge: JudgeFactory, clock: FakeTimer
 ) -> None:
     fake_api.script(
         ANTHROPIC.path,
@@ -265,7 +265,7 @@ def test_a_retry_after_beyond_the_time_limit_gives_up_at_once(
     specs: SpecSet,
     fake_api: FakeJudgeAPI,
     make_judge: JudgeFactory,
-    clock: FakeClock,
+    clock: FakeTimer,
     provider: Provider,
 ) -> None:
     fake_api.script(
@@ -285,7 +285,7 @@ def test_a_request_the_api_refuses_is_not_retried(
     specs: SpecSet,
     fake_api: FakeJudgeAPI,
     make_judge: JudgeFactory,
-    clock: FakeClock,
+    clock: FakeTimer,
     provider: Provider,
     status: int,
     error: type[Exception],
@@ -305,7 +305,7 @@ def test_a_timeout_is_retried(
     specs: SpecSet,
     fake_api: FakeJudgeAPI,
     make_judge: JudgeFactory,
-    clock: FakeClock,
+    clock: FakeTimer,
     provider: Provider,
 ) -> None:
     slow = ok(provider, GOOD_ANSWER)

@@ -8,7 +8,7 @@ import pytest
 
 from core.errors import JudgeRequestError, JudgeUnavailableError
 from oracles.judges.retry import Retrying, RetryPolicy, retry_after_s
-from tests.fakes import FakeClock
+from tests.fakes import FakeTimer
 
 
 class Flaky:
@@ -25,7 +25,7 @@ class Flaky:
         return "answer"
 
 
-def _retrying(clock: FakeClock, policy: RetryPolicy, jitter: float = 1.0) -> Retrying:
+def _retrying(clock: FakeTimer, policy: RetryPolicy, jitter: float = 1.0) -> Retrying:
     return Retrying(policy, sleep=clock.sleep, clock=clock, jitter=lambda: jitter)
 
 
@@ -37,21 +37,21 @@ def test_backoff_doubles_up_to_the_cap() -> None:
 
 
 def test_transient_errors_are_retried_then_answered() -> None:
-    clock = FakeClock()
+    clock = FakeTimer()
     attempt = Flaky(JudgeUnavailableError("429"), JudgeUnavailableError("503"))
     assert _retrying(clock, RetryPolicy(max_retries=4)).call(attempt) == "answer"
     assert clock.sleeps == [1.0, 2.0]
 
 
 def test_retry_after_replaces_the_backoff() -> None:
-    clock = FakeClock()
+    clock = FakeTimer()
     attempt = Flaky(JudgeUnavailableError("429", retry_after_s=7.5))
     _retrying(clock, RetryPolicy()).call(attempt)
     assert clock.sleeps == [7.5]
 
 
 def test_other_judge_errors_are_not_retried() -> None:
-    clock = FakeClock()
+    clock = FakeTimer()
     attempt = Flaky(JudgeRequestError("400"))
     with pytest.raises(JudgeRequestError):
         _retrying(clock, RetryPolicy()).call(attempt)
@@ -59,13 +59,13 @@ def test_other_judge_errors_are_not_retried() -> None:
 
 
 def test_zero_retries_means_one_attempt() -> None:
-    clock = FakeClock()
+    clock = FakeTimer()
     with pytest.raises(JudgeUnavailableError, match=r"after 1 attempt\(s\): 0 retries spent"):
         _retrying(clock, RetryPolicy(max_retries=0)).call(Flaky(JudgeUnavailableError("503")))
 
 
 def test_each_attempt_gets_what_is_left_of_the_deadline() -> None:
-    clock = FakeClock()
+    clock = FakeTimer()
     attempt = Flaky(JudgeUnavailableError("503"), JudgeUnavailableError("503"))
     _retrying(clock, RetryPolicy(deadline_s=10, attempt_timeout_s=8)).call(attempt)
     # 8 s cap, then 10 - 1 s waited = 9 s left (capped at 8), then 10 - 3 s = 7 s left.
@@ -73,7 +73,7 @@ def test_each_attempt_gets_what_is_left_of_the_deadline() -> None:
 
 
 def test_a_wait_that_would_pass_the_deadline_is_not_taken() -> None:
-    clock = FakeClock()
+    clock = FakeTimer()
     attempt = Flaky(*[JudgeUnavailableError("503")] * 10)
     with pytest.raises(JudgeUnavailableError, match="would pass the 6s limit") as caught:
         _retrying(clock, RetryPolicy(max_retries=10, deadline_s=6)).call(attempt)
