@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from typing import Any
 
 from bot.app import survival
@@ -15,6 +14,7 @@ from bot.app.grading import AUTO, GradeTask, grade_key, load_config
 from bot.app.jobs import JobKind, NewJob
 from bot.app.pulls import pull_info
 from bot.app.repo_config import RepoConfigError
+from miners.tracking import TrackedPR
 
 __all__ = ["reconcile_installation", "track_merge"]
 
@@ -33,7 +33,7 @@ def track_merge(payload: Mapping[str, Any], client: GitHubClient, ctx: BotContex
     is_agent = config.agent(pull.author) is not None
     if not is_agent:
         return f"skipped: {pull.author} is not an agent"
-    merged = survival.MergedAgentPR(
+    merged = TrackedPR(
         repo=pull.repo,
         number=pull.number,
         head_sha=pull.head_sha,
@@ -44,6 +44,7 @@ def track_merge(payload: Mapping[str, Any], client: GitHubClient, ctx: BotContex
         merged_at=pull.merged_at,
         closed_at=pull.closed_at,
         changeset_id=f"{pull.repo}/pull/{pull.number}@{pull.head_sha[:12]}",
+        merge_commit_sha=pull.merge_commit_sha,
     )
     return survival.track_pr(ctx.store, merged)
 
@@ -79,9 +80,3 @@ def reconcile_installation(installation_id: int, client: GitHubClient, ctx: BotC
             )
             enqueued += ctx.queue.enqueue(job) is not None
     return enqueued
-
-
-def nightly_survival(ctx: BotContext, clock: Callable[[], datetime] | None = None) -> str:
-    """The nightly survival-mining pass (delegated to the miners package when installed)."""
-    now = clock or (lambda: datetime.now(UTC))
-    return survival.refresh(ctx.store, None, now)

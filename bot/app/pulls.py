@@ -40,6 +40,7 @@ class PullInfo:
     opened_at: datetime
     merged_at: datetime | None
     closed_at: datetime | None
+    merge_commit_sha: str | None = None
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -69,6 +70,7 @@ def pull_info(data: Mapping[str, Any]) -> PullInfo:
         opened_at=opened or datetime.fromtimestamp(0).astimezone(),
         merged_at=parse_time(data.get("merged_at")),
         closed_at=parse_time(data.get("closed_at")),
+        merge_commit_sha=data.get("merge_commit_sha") or None,
     )
 
 

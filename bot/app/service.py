@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from flask import Flask
 
-from bot.app import maintenance
+from bot.app import maintenance, survival
 from bot.app.checks import Mode
 from bot.app.context import BotContext
 from bot.app.github import GitHubApp, RetryPolicy
@@ -27,10 +27,12 @@ from bot.app.slash import CommandTask, run_commands
 from bot.app.web import create_app
 from bot.app.worker import Handler, WorkerPool
 from bot.wiring import build_cascade
+from core.clock import SystemClock
 from core.errors import ConfigError
 from core.settings import Settings
 from core.specs import load_specs
 from core.store import Store
+from miners import tables as mining_tables
 from oracles.cascade import Cascade
 
 __all__ = ["BotService", "build_service", "github_app_from_settings"]
@@ -138,7 +140,7 @@ def build_service(
     if not gh.webhook_secret:
         raise ConfigError("serving needs MIGRATION_EVALS_WEBHOOK_SECRET (the App's webhook secret)")
     github = github or github_app_from_settings(settings)
-    store = Store.open(settings.db_url, extra_metadata=[metadata])
+    store = Store.open(settings.db_url, extra_metadata=[metadata, mining_tables.metadata])
     queue = JobQueue(store, lease_s=gh.job_lease_s, max_attempts=gh.job_max_attempts, clock=clock)
     ctx = BotContext(
         store=store,
@@ -164,7 +166,7 @@ def build_service(
             queue,
             survival_cron=gh.survival_cron,
             reconcile_minutes=gh.reconcile_minutes,
-            nightly=lambda: maintenance.nightly_survival(ctx),
+            nightly=lambda: survival.nightly_refresh(settings, store, ctx.specs, SystemClock()),
             reconcile=service.reconcile,
         )
     return service

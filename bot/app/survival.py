@@ -1,53 +1,39 @@
-"""Hooks to survival mining (the miners package, issue 6): the bot's only calls into it.
+"""The bot's calls into survival mining: register merged agent PRs, run the nightly pass.
 
-On a merged agent PR the bot builds a ``MergedAgentPR`` (the same fields, in the same
-order, as ``miners.tracking.TrackedPR``) and calls ``track_pr``; the nightly job calls
-``refresh``. Until the miners package provides them these report that survival mining is
-not installed, and the job says so in its result. Wiring them in after that lands:
-
-- ``track_pr``: ``miners.tracking.track_pr(store, TrackedPR(**asdict(pr)))``
-- ``refresh``: ``miners.survival.refresh(store, provider, clock)``
+A merged agent PR is tracked (``miners.tracking``); the nightly job refreshes merge state
+and labels the tracked PRs that have aged past the survival window
+(``miners.survival.refresh``), through the same GitHub provider ``mine survival`` uses.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
-
+from bot.mining import github_provider, mirror_cache
+from core.clock import Clock
+from core.settings import Settings
+from core.specs import SpecSet
 from core.store import Store
+from miners import survival, tracking
+from miners.policy import SurvivalPolicy
+from miners.tracking import TrackedPR
 
-__all__ = ["SURVIVAL_INSTALLED", "MergedAgentPR", "refresh", "track_pr"]
-
-log = logging.getLogger(__name__)
-
-SURVIVAL_INSTALLED = False
-
-
-@dataclass(frozen=True, slots=True)
-class MergedAgentPR:
-    """A pull request handed to survival mining; mirrors ``miners.tracking.TrackedPR``."""
-
-    repo: str
-    number: int
-    head_sha: str
-    base_sha: str
-    author: str
-    is_agent: bool
-    opened_at: datetime
-    merged_at: datetime | None
-    closed_at: datetime | None
-    changeset_id: str | None
+__all__ = ["nightly_refresh", "track_pr"]
 
 
-def track_pr(store: Store, pr: MergedAgentPR) -> str:
-    """Register ``pr`` for 30-day survival mining; returns what happened, for the job log."""
-    log.warning("survival mining is not installed; %s#%d is not tracked", pr.repo, pr.number)
-    return f"not tracked: survival mining is not installed ({pr.repo}#{pr.number})"
+def track_pr(store: Store, pr: TrackedPR) -> str:
+    """Register ``pr`` for survival mining; returns what happened, for the job log."""
+    tracking.track_pr(store, pr)
+    return f"tracked {pr.repo}#{pr.number} for survival mining"
 
 
-def refresh(store: Store, provider: object, clock: Callable[[], datetime]) -> str:
-    """The nightly survival-mining pass; returns what happened, for the log."""
-    log.warning("survival mining is not installed; nightly refresh skipped")
-    return "skipped: survival mining is not installed"
+def nightly_refresh(settings: Settings, store: Store, specs: SpecSet, clock: Clock) -> str:
+    """One survival-mining pass over every tracked PR; returns a one-line summary."""
+    policy = SurvivalPolicy.from_specs(specs)
+    with github_provider(settings, clock) as provider:
+        report = survival.refresh(
+            store, provider, clock, policy=policy, mirror=mirror_cache(settings).mirror
+        )
+    errors = f", {len(report.errors)} error(s)" if report.errors else ""
+    return (
+        f"checked {report.checked} tracked PR(s): {len(report.labels)} labelled, "
+        f"{len(report.still_open)} still open{errors}"
+    )

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 
 from bot.app.checks import Mode
+from miners.tracking import tracked_prs
 from oracles.cascade import Cascade
 from tests.bot.app.conftest import (
     CONFIG,
@@ -223,7 +224,11 @@ def test_merged_agent_pr_goes_to_survival_tracking(harness: Harness) -> None:
     assert harness.drain() == 1
     [job] = harness.service.queue.jobs()
     assert job["kind"] == "track-merge" and job["state"] == "done"
-    assert job["result"] == f"not tracked: survival mining is not installed ({repo}#{number})"
+    assert job["result"] == f"tracked {repo}#{number} for survival mining"
+    [tracked] = tracked_prs(harness.service.store)
+    assert (tracked.repo, tracked.number) == (repo, number)
+    assert tracked.merge_commit_sha == merged["merge_commit_sha"]
+    assert tracked.merged_at is not None
 
 
 def test_closed_without_merge_is_not_handled(harness: Harness) -> None:
