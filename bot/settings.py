@@ -1,7 +1,10 @@
 """Building the one ``Settings`` object from the environment and command-line overrides.
 
-Variables are prefixed ``MIGRATION_EVALS_``; judge keys use the SDKs' own names
-(``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``); ``DOCKER_HOST`` as the docker SDK reads it.
+Variables are prefixed ``MIGRATION_EVALS_``; judge keys and endpoints use the SDKs' own
+names (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``,
+``OPENAI_BASE_URL``); ``DOCKER_HOST`` as the docker SDK reads it.
+``MIGRATION_EVALS_AGENT_AUTHORS`` lists the pull-request authors that are agents, comma
+separated, each optionally with the model it runs: ``codex-bot[bot]=gpt-5,fixer-bot``.
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from core.errors import ConfigError
-from core.settings import CassetteMode, Settings
+from core.settings import CassetteMode, GitHubAppSettings, Settings
 
-__all__ = ["PROJECT_ROOT", "settings_from_env"]
+__all__ = ["PROJECT_ROOT", "github_app_from_env", "settings_from_env"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "MIGRATION_EVALS_"
@@ -38,6 +41,72 @@ def _jobs(value: str) -> int:
     return int(value)
 
 
+def _number(env: Mapping[str, str], name: str, default: float, *, integer: bool = False) -> float:
+    raw = env.get(PREFIX + name)
+    if not raw:
+        return default
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        kind = "an integer" if integer else "a number"
+        raise ConfigError(f"{PREFIX}{name}={raw!r} must be {kind}") from None
+    if value < 0:
+        raise ConfigError(f"{PREFIX}{name}={raw!r} must not be negative")
+    return value
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = (env.get(PREFIX + name) or "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{PREFIX}{name}={raw!r} must be on or off")
+
+
+def github_app_from_env(env: Mapping[str, str]) -> GitHubAppSettings:
+    """The GitHub App settings; missing identity is only an error when serving."""
+    defaults = GitHubAppSettings()
+    app_id = env.get(PREFIX + "APP_ID")
+    if app_id is not None and not app_id.isdigit():
+        raise ConfigError(f"{PREFIX}APP_ID={app_id!r} must be the App's numeric id")
+    key_path = env.get(PREFIX + "PRIVATE_KEY_PATH")
+    return GitHubAppSettings(
+        app_id=int(app_id) if app_id else None,
+        private_key_path=Path(key_path) if key_path else None,
+        webhook_secret=env.get(PREFIX + "WEBHOOK_SECRET") or None,
+        api_url=(env.get(PREFIX + "GITHUB_API_URL") or defaults.api_url).rstrip("/"),
+        app_slug=env.get(PREFIX + "APP_SLUG") or defaults.app_slug,
+        workers=int(_number(env, "BOT_WORKERS", defaults.workers, integer=True)),
+        job_lease_s=_number(env, "JOB_LEASE_SECONDS", defaults.job_lease_s),
+        job_max_attempts=int(
+            _number(env, "JOB_MAX_ATTEMPTS", defaults.job_max_attempts, integer=True)
+        ),
+        write_interval_s=_number(env, "GITHUB_WRITE_INTERVAL", defaults.write_interval_s),
+        max_retries=int(_number(env, "GITHUB_MAX_RETRIES", defaults.max_retries, integer=True)),
+        max_retry_wait_s=_number(env, "GITHUB_MAX_RETRY_WAIT", defaults.max_retry_wait_s),
+        scheduler=_flag(env, "SCHEDULER", defaults.scheduler),
+        survival_cron=env.get(PREFIX + "SURVIVAL_CRON") or defaults.survival_cron,
+        reconcile_minutes=int(
+            _number(env, "RECONCILE_MINUTES", defaults.reconcile_minutes, integer=True)
+        ),
+    )
+
+
+def _agent_authors(value: str) -> dict[str, str]:
+    authors: dict[str, str] = {}
+    for item in value.split(","):
+        login, _, model = (part.strip() for part in item.strip().partition("="))
+        if not login:
+            if item.strip():
+                raise ConfigError(f"{PREFIX}AGENT_AUTHORS: {item.strip()!r} names no author")
+            continue
+        authors[login] = model
+    return authors
+
+
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     """Settings from ``env`` (default: the process environment)."""
     env = os.environ if env is None else env
@@ -54,5 +123,10 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         jobs=_jobs(get("JOBS", "1")),
         anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
         openai_api_key=env.get("OPENAI_API_KEY") or None,
+        anthropic_base_url=env.get("ANTHROPIC_BASE_URL") or None,
+        openai_base_url=env.get("OPENAI_BASE_URL") or None,
         docker_host=env.get("DOCKER_HOST") or None,
+        github_app=github_app_from_env(env),
+        github_token=env.get(PREFIX + "GITHUB_TOKEN") or None,
+        agent_authors=_agent_authors(get("AGENT_AUTHORS", "")),
     )

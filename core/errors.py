@@ -14,6 +14,9 @@
         ├── RepositoryError         clone, fetch, checkout, missing base commit (the git "port")
         ├── SandboxError            root of the sandbox port (tiers 2-3)
         ├── JudgeError              root of the judge port (tier 4)
+        │   ├── JudgeUnavailableError   timeout, connection, 429 or 5xx: retried, then given up
+        │   └── JudgeRequestError       the API refused the request itself (other 4xx): not retried
+        │       └── JudgeAuthError      the key is missing, wrong or not allowed (401, 403)
         └── ChangesetProviderError  root of the changeset-provider port (GitHub, files)
 
 A candidate failing a tier is never an exception: it is a ``Verdict.FAIL`` value. Only
@@ -29,7 +32,10 @@ __all__ = [
     "ChangesetProviderError",
     "ConfigError",
     "InfrastructureError",
+    "JudgeAuthError",
     "JudgeError",
+    "JudgeRequestError",
+    "JudgeUnavailableError",
     "LedgerTamperedError",
     "MigrationEvalsError",
     "RepositoryError",
@@ -98,6 +104,25 @@ class SandboxError(InfrastructureError):
 
 class JudgeError(InfrastructureError):
     """Root of the judge port: the model API failed after retries."""
+
+
+class JudgeUnavailableError(JudgeError):
+    """A transient failure (timeout, connection, 429, 5xx); worth retrying.
+
+    ``retry_after_s`` is the wait the server asked for (``retry-after``), if it named one.
+    """
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(message)
+
+
+class JudgeRequestError(JudgeError):
+    """The API refused the request itself (400, 404, 422...); retrying cannot help."""
+
+
+class JudgeAuthError(JudgeRequestError):
+    """The API key is missing, wrong or lacks permission (401, 403)."""
 
 
 class ChangesetProviderError(InfrastructureError):

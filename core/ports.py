@@ -9,19 +9,23 @@ interaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.model import FabricatedMark
+from core.model import Changeset, FabricatedMark
 
 __all__ = [
     "SANDBOX_WORKDIR",
+    "ChangesetProvider",
     "Judge",
     "JudgeReply",
     "JudgeRequest",
+    "PullRequestInfo",
+    "PullRequestQuery",
     "Sandbox",
     "SandboxAction",
     "SandboxRequest",
@@ -121,13 +125,16 @@ class Sandbox(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class JudgeRequest:
-    """One question to one judge model; every field is part of the cassette key."""
+    """One question to one judge model; every field is part of the cassette key.
+
+    ``temperature`` None sends no sampling temperature at all (models that take none).
+    """
 
     provider: str
     model: str
     system: str
     prompt: str
-    temperature: float
+    temperature: float | None
     max_tokens: int
 
     def key_data(self) -> dict[str, Any]:
@@ -191,3 +198,113 @@ class Judge(Protocol):
     def identity(self) -> str: ...
 
     def ask(self, request: JudgeRequest) -> JudgeReply: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequestQuery:
+    """Which pull requests to mine: repositories, and/or labels, authors or a search query.
+
+    Labels are alternatives (any of them); authors too. Without labels, authors or
+    ``search`` the provider lists every pull request of ``repos``.
+    """
+
+    repos: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    search: str | None = None
+    limit: int | None = None
+
+    @property
+    def needs_search(self) -> bool:
+        return bool(self.labels or self.authors or self.search)
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequestInfo:
+    """What a changeset provider knows about one pull request (dates are aware, in UTC)."""
+
+    repo: str  # "owner/name"
+    number: int
+    title: str
+    url: str
+    clone_url: str
+    default_branch: str
+    base_sha: str
+    head_sha: str
+    author: str
+    is_agent: bool
+    created_at: datetime
+    repo_created_at: date
+    merged_at: datetime | None = None
+    closed_at: datetime | None = None
+    merge_commit_sha: str | None = None
+    labels: tuple[str, ...] = ()
+
+    @property
+    def merged(self) -> bool:
+        return self.merged_at is not None
+
+    @property
+    def closed_unmerged(self) -> bool:
+        return self.closed_at is not None and self.merged_at is None
+
+    @property
+    def changeset_id(self) -> str:
+        """Names the pull request at its head commit, so a force-push is a new changeset."""
+        return f"{self.repo}/pull/{self.number}@{self.head_sha[:12]}"
+
+    def to_changeset(
+        self,
+        *,
+        patch: str,
+        recipe: str,
+        model: str,
+        base_commit: str | None = None,
+        recipe_params: Mapping[str, Any] | None = None,
+    ) -> Changeset:
+        """The changeset to grade; ``base_commit`` is the merge base when a clone knows it."""
+        return Changeset(
+            id=self.changeset_id,
+            repo=self.clone_url,
+            base_commit=base_commit or self.base_sha,
+            patch=patch,
+            recipe=recipe,
+            model=model,
+            repo_created_at=self.repo_created_at,
+            recipe_params=dict(recipe_params or {}),
+            source=self.url,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "repo": self.repo,
+            "number": self.number,
+            "title": self.title,
+            "url": self.url,
+            "clone_url": self.clone_url,
+            "default_branch": self.default_branch,
+            "base_sha": self.base_sha,
+            "head_sha": self.head_sha,
+            "author": self.author,
+            "is_agent": self.is_agent,
+            "created_at": self.created_at.isoformat(),
+            "repo_created_at": self.repo_created_at.isoformat(),
+            "merged_at": self.merged_at.isoformat() if self.merged_at else None,
+            "closed_at": self.closed_at.isoformat() if self.closed_at else None,
+            "merge_commit_sha": self.merge_commit_sha,
+            "labels": list(self.labels),
+        }
+
+
+class ChangesetProvider(Protocol):
+    """Port for mining: pull requests from a forge (GitHub), with their diffs.
+
+    Failures raise ``ChangesetProviderError`` (infrastructure): an unreachable API or a
+    cassette miss is never a label.
+    """
+
+    def pull_requests(self, query: PullRequestQuery) -> Iterator[PullRequestInfo]: ...
+
+    def pull_request(self, repo: str, number: int) -> PullRequestInfo: ...
+
+    def diff(self, repo: str, number: int) -> str: ...

@@ -3,11 +3,12 @@ line) and passed down; nothing below ``bot/`` reads the environment itself."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-__all__ = ["CassetteMode", "Settings"]
+__all__ = ["CassetteMode", "GitHubAppSettings", "Settings"]
 
 
 class CassetteMode(StrEnum):
@@ -16,6 +17,26 @@ class CassetteMode(StrEnum):
     REPLAY = "replay"
     RECORD = "record"
     LIVE = "live"
+
+
+@dataclass(frozen=True, slots=True)
+class GitHubAppSettings:
+    """The GitHub App side of a server: identity, secrets, the API, job and scheduler knobs."""
+
+    app_id: int | None = None
+    private_key_path: Path | None = None
+    webhook_secret: str | None = field(default=None, repr=False)
+    api_url: str = "https://api.github.com"
+    app_slug: str = "migration-evals"
+    workers: int = 2  # in-process job worker threads per server process
+    job_lease_s: float = 300.0
+    job_max_attempts: int = 5
+    write_interval_s: float = 1.0  # pause between writes to one installation
+    max_retries: int = 5
+    max_retry_wait_s: float = 60.0
+    scheduler: bool = True
+    survival_cron: str = "17 3 * * *"
+    reconcile_minutes: int = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +54,14 @@ class Settings:
     # Secrets and service locations for the live adapters; never written to cassettes.
     anthropic_api_key: str | None = field(default=None, repr=False)
     openai_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str | None = None  # None: the SDK's own default endpoint
+    openai_base_url: str | None = None
     docker_host: str | None = None
+    github_app: GitHubAppSettings = field(default_factory=GitHubAppSettings)
+    # Mining: a token for the GitHub REST API (its root is github_app.api_url) and which
+    # pull-request authors are agents (login -> model id, "" if unknown).
+    github_token: str | None = field(default=None, repr=False)
+    agent_authors: Mapping[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -67,7 +67,8 @@ ORACLE_SCHEMA: dict[str, Any] = _object(
             {
                 "primary": _JUDGE_MODEL,
                 "secondary": _JUDGE_MODEL,
-                "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+                # null sends no temperature: the judge models take no sampling parameters.
+                "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 2},
                 "max_tokens": _COUNT,
                 "max_retries": {"type": "integer", "minimum": 0},
                 "system_prompt": {"type": "string", "minLength": 1},
@@ -78,6 +79,7 @@ ORACLE_SCHEMA: dict[str, Any] = _object(
             {
                 "min_trials": _COUNT,
                 "judge_kappa_floor": {"type": "number", "minimum": -1, "maximum": 1},
+                "judge_kappa_min_n": _COUNT,
                 "gold_correlation_floor": {"type": "number", "minimum": -1, "maximum": 1},
                 "gold_min_n": _COUNT,
                 "contamination_alpha": _NUMBER_0_1,

@@ -7,9 +7,14 @@ Layout::
     specs/hypotheses/<id>.yaml     pre-registered hypotheses
     specs/models.yaml              agent and judge models with training cutoffs
     specs/prompts/...              judge prompt templates (inlined into the oracle stamp)
+    specs/hand_labels.yaml         optional: human verdicts on changesets, to check the judges
 
 Every file is validated against its schema on load; an error names the file, the key and
 what was expected.
+
+The hand labels carry a stamp of their own and are in no result's stamps: they grade the
+judges, not the changesets, so adding a label must not make every stored result stale.
+Whatever is computed from them (judge reliability) reports the labels' stamp instead.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import jsonschema
 from core.errors import SpecError
 from core.model import Stamps, Tier
 from core.spec_schemas import (
+    HAND_LABELS_SCHEMA,
     HYPOTHESIS_SCHEMA,
     MODELS_SCHEMA,
     ORACLE_SCHEMA,
@@ -34,6 +40,7 @@ from core.stamps import stamp
 from core.yamlio import load_yaml_file
 
 __all__ = [
+    "HandLabel",
     "Hypothesis",
     "ModelInfo",
     "OracleSpec",
@@ -152,6 +159,17 @@ class ModelInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class HandLabel:
+    """A person's verdict on one changeset, the reference the judges are measured against."""
+
+    changeset: str
+    verdict: str  # "pass" or "fail"
+    labelled_by: str
+    labelled_at: date
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SpecSet:
     """All specs of one directory, validated, with their stamps."""
 
@@ -162,6 +180,8 @@ class SpecSet:
     models: Mapping[str, ModelInfo]
     oracle_stamp: str
     hypotheses_stamp: str
+    hand_labels: tuple[HandLabel, ...] = ()
+    hand_labels_stamp: str = ""
 
     def recipe(self, name: str) -> Recipe:
         try:
@@ -281,12 +301,53 @@ def _load_models(root: Path) -> dict[str, ModelInfo]:
     }
 
 
+def _load_hand_labels(root: Path) -> tuple[tuple[HandLabel, ...], str]:
+    path = root / "hand_labels.yaml"
+    if not path.exists():
+        return (), stamp({"labels": []})
+    name = _rel(root, path)
+    data = load_yaml_file(path, name=name)
+    validate(data, HAND_LABELS_SCHEMA, file=name)
+    labels: list[HandLabel] = []
+    seen: set[str] = set()
+    for index, item in enumerate(data["labels"]):
+        if item["changeset"] in seen:
+            # Two verdicts on one changeset would make the reference ambiguous.
+            raise SpecError(
+                name, f"labels[{index}].changeset", f"duplicate label for {item['changeset']!r}"
+            )
+        seen.add(item["changeset"])
+        labels.append(
+            HandLabel(
+                changeset=item["changeset"],
+                verdict=item["verdict"],
+                labelled_by=item["labelled_by"],
+                labelled_at=date.fromisoformat(item["labelled_at"]),
+                note=item.get("note", ""),
+            )
+        )
+    return tuple(labels), stamp(data)
+
+
+def _check_judge_pair(root: Path, oracle: OracleSpec) -> None:
+    judge = oracle.section("judge")
+    if judge["primary"]["provider"] == judge["secondary"]["provider"]:
+        raise SpecError(
+            _rel(root, root / "oracle.yaml"),
+            "judge.secondary.provider",
+            "must differ from judge.primary.provider: strict mode pairs a Claude judge "
+            "with a non-Claude one",
+        )
+
+
 def load_specs(root: Path) -> SpecSet:
     """Load and validate every spec under ``root``; raise ``SpecError`` on the first problem."""
     if not root.is_dir():
         raise SpecError(str(root), "", "specs directory not found")
     oracle, oracle_stamp = _load_oracle(root)
+    _check_judge_pair(root, oracle)
     hypotheses, hypotheses_stamp = _load_hypotheses(root)
+    hand_labels, hand_labels_stamp = _load_hand_labels(root)
     return SpecSet(
         root=root,
         oracle=oracle,
@@ -295,4 +356,6 @@ def load_specs(root: Path) -> SpecSet:
         models=_load_models(root),
         oracle_stamp=oracle_stamp,
         hypotheses_stamp=hypotheses_stamp,
+        hand_labels=hand_labels,
+        hand_labels_stamp=hand_labels_stamp,
     )

@@ -1,1 +1,17 @@
-"""Changeset providers, survival mining, gold-anchor growth and the retroactive-scoring unlock."""
+"""Changeset providers, survival mining, gold-anchor growth and the retroactive-scoring unlock.
+
+::
+
+    github             the GitHub changeset provider on PyGithub (rate limits on the clock)
+    github_cassettes   the loopback server that replays or records GitHub's answers
+    tracking           agent PRs the bot graded, followed until their label is final
+    history            what git says became of a merge: its commits, reverts, blame
+    labels             accepted / rejected / pending, with the evidence
+    survival           the nightly refresh of tracked PRs (``mine survival``)
+    gold               growing the gold table from a query (``mine gold``)
+    funnel             the cascade's verdict on a mined changeset: ledger, or graded now
+    retro              the retroactive-scoring unlock and retroactive trials
+    clones, policy, tables   mirror clones, the spec's gold policy, the miners' tables
+
+Imports flow ``bot -> miners -> core``: grading arrives as an injected callable.
+"""

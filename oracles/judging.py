@@ -44,7 +44,8 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 _VALIDATOR = jsonschema.Draft202012Validator(VERDICT_SCHEMA)
-_TRUNCATED = {"max_tokens", "length", "model_length"}
+# Stop reasons that mean the answer did not finish (Anthropic, OpenAI, both).
+_TRUNCATED = {"max_tokens", "length", "model_length", "model_context_window_exceeded", "pause_turn"}
 _MIN_QUOTE = 4
 
 

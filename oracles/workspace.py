@@ -174,9 +174,7 @@ class Workspace:
         if parsed.problems:
             return ApplyResult(tuple(parsed.problems), tuple(parsed.changes))
         base = self.base
-        work = self._mkdtemp("me-apply-")
-        tree = work / "tree"
-        tree.mkdir()
+        tree = self._mkdtemp("me-apply-")
         paths = {p for change in parsed.changes for p in change.paths()}
         problems = _stage_base_files(base, tree, sorted(paths))
         if problems:
@@ -187,14 +185,14 @@ class Workspace:
             input=patch,
             # Outside any repository git apply works on plain files; the ceiling stops it
             # from discovering a repository in a parent directory.
-            env={"GIT_CEILING_DIRECTORIES": str(work)},
+            env={"GIT_CEILING_DIRECTORIES": str(tree.parent)},
             check=False,
         )
         if done.returncode != 0:
             stderr = done.stderr.decode("utf-8", "replace")
             return ApplyResult(tuple(_apply_errors(stderr)), tuple(parsed.changes))
         drained, problems = _drain(tree, paths)
-        self._forget(work)
+        self._forget(tree)
         return replace(drained, problems=tuple(problems), changes=tuple(parsed.changes))
 
     def view(self) -> SnapshotTree:

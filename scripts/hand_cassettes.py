@@ -58,6 +58,7 @@ from oracles.tiers.tests import TestsOracle
 from oracles.workspace import tree_hash
 
 HAND = "hand (host toolchain outside any sandbox; re-record with --mode record)"
+HAND_JUDGE = "hand (answers from examples/judgements.yaml; re-record with --mode record)"
 _PROPERTIES = re.compile(r"\s*<properties>.*?</properties>", re.DOTALL)
 
 
@@ -124,7 +125,7 @@ class HandJudge:
 
     answers: Mapping[str, Mapping[str, Any]]
     patches: Mapping[str, str]
-    identity: str = HAND
+    identity: str = HAND_JUDGE
 
     def ask(self, request: JudgeRequest) -> JudgeReply:
         for changeset_id, patch in self.patches.items():

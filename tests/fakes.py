@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
-from core.ports import JudgeReply, JudgeRequest, SandboxRequest, SandboxResult
+from core.errors import ChangesetProviderError
+from core.ports import (
+    JudgeReply,
+    JudgeRequest,
+    PullRequestInfo,
+    PullRequestQuery,
+    SandboxRequest,
+    SandboxResult,
+)
 
-__all__ = ["FakeJudge", "FakeSandbox", "judge_json"]
+__all__ = ["FakeClock", "FakeJudge", "FakeProvider", "FakeSandbox", "FakeTimer", "judge_json"]
 
 
 @dataclass
@@ -50,3 +59,67 @@ def judge_json(verdict: str, evidence: list[str], confidence: float = 0.9) -> st
             "evidence": evidence,
         }
     )
+
+
+@dataclass
+class FakeClock:
+    """A clock that only moves when told to; ``sleep`` moves it and remembers how far."""
+
+    current: datetime
+    slept: list[float] = field(default_factory=list)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.current += timedelta(seconds=seconds)
+
+    def advance(self, **delta: float) -> None:
+        self.current += timedelta(**delta)
+
+
+@dataclass
+class FakeProvider:
+    """A changeset provider over a dict of pull requests; ``down`` ones fail like an outage."""
+
+    pulls: dict[tuple[str, int], PullRequestInfo] = field(default_factory=dict)
+    diffs: dict[tuple[str, int], str] = field(default_factory=dict)
+    down: set[tuple[str, int]] = field(default_factory=set)
+    asked: list[tuple[str, int]] = field(default_factory=list)
+
+    def add(self, *pulls: PullRequestInfo) -> FakeProvider:
+        for pull in pulls:
+            self.pulls[(pull.repo, pull.number)] = pull
+        return self
+
+    def pull_requests(self, query: PullRequestQuery) -> Iterator[PullRequestInfo]:
+        for pull in self.pulls.values():
+            if not query.repos or pull.repo in query.repos:
+                yield pull
+
+    def pull_request(self, repo: str, number: int) -> PullRequestInfo:
+        self.asked.append((repo, number))
+        if (repo, number) in self.down:
+            raise ChangesetProviderError(f"GitHub answered 502 for pull request {repo}#{number}")
+        return self.pulls[(repo, number)]
+
+    def diff(self, repo: str, number: int) -> str:
+        if (repo, number) in self.down:
+            raise ChangesetProviderError(f"GitHub answered 502 for the diff of {repo}#{number}")
+        return self.diffs.get((repo, number), "")
+
+
+@dataclass
+class FakeTimer:
+    """A monotonic clock (call it) and a ``sleep`` that advances it instead of waiting."""
+
+    now: float = 0.0
+    sleeps: list[float] = field(default_factory=list)
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds

@@ -1,5 +1,15 @@
-"""Adapters of the judge port: replaying and recording (here), live Anthropic and OpenAI."""
+"""Adapters of the judge port: replaying and recording (cassettes), live Anthropic and OpenAI."""
 
+from oracles.judges.anthropic_judge import AnthropicJudge
 from oracles.judges.cassettes import RecordingJudge, ReplayingJudge
+from oracles.judges.openai_judge import OpenAIJudge
+from oracles.judges.retry import Retrying, RetryPolicy
 
-__all__ = ["RecordingJudge", "ReplayingJudge"]
+__all__ = [
+    "AnthropicJudge",
+    "OpenAIJudge",
+    "RecordingJudge",
+    "ReplayingJudge",
+    "RetryPolicy",
+    "Retrying",
+]

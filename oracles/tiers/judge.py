@@ -73,7 +73,7 @@ class JudgeOracle:
             model=str(model["model"]),
             system=context.specs.oracle.prompts["system_prompt"],
             prompt=prompt,
-            temperature=float(settings["temperature"]),
+            temperature=_optional_float(settings["temperature"]),
             max_tokens=int(settings["max_tokens"]),
         )
         reply = judge.ask(request)
@@ -94,6 +94,10 @@ class JudgeOracle:
             details={"strict": context.strict, "judges": [o.transcript() for o in opinions]},
             fabricated=tuple(mark for o in opinions for mark in o.reply.fabricated),
         )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _decide(answers: list[JudgeAnswer], *, strict: bool) -> tuple[Verdict, str]:

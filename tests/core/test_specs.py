@@ -92,3 +92,82 @@ def test_missing_prompt_template(spec_root: Path) -> None:
 def test_missing_directory(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="specs directory not found"):
         load_specs(tmp_path / "nope")
+
+
+def test_shipped_hand_labels_load(specs: SpecSet) -> None:
+    labels = {label.changeset: label.verdict for label in specs.hand_labels}
+    assert labels["java-calc/judge-bait"] == "fail"
+    assert labels["java-calc/good"] == "pass"
+    assert len(specs.hand_labels_stamp) == 64
+
+
+def test_hand_labels_are_optional(spec_root: Path) -> None:
+    (spec_root / "hand_labels.yaml").unlink()
+    specs = load_specs(spec_root)
+    assert specs.hand_labels == ()
+
+
+def test_hand_labels_are_outside_the_result_stamps(spec_root: Path) -> None:
+    before = load_specs(spec_root)
+    path = spec_root / "hand_labels.yaml"
+    path.write_text(
+        path.read_text()
+        + "  - changeset: extra/one\n    verdict: fail\n"
+        + "    labelled_by: a reviewer\n    labelled_at: 2026-11-30\n"
+    )
+    after = load_specs(spec_root)
+    # A new label must not make stored results stale; it moves only its own stamp.
+    assert after.stamps_for("java8-to-17") == before.stamps_for("java8-to-17")
+    assert after.hand_labels_stamp != before.hand_labels_stamp
+    assert len(after.hand_labels) == len(before.hand_labels) + 1
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "expected"),
+    [
+        ("verdict: fail", "verdict: maybe", "labels[1].verdict", "'maybe' is not one of"),
+        (
+            "labelled_at: 2026-11-29\n    note: drops",
+            "labelled_at: soon\n    note: drops",
+            "labels[1].labelled_at",
+            "'soon' is not a 'date'",
+        ),
+        (
+            "    labelled_by: examples maintainers\n    labelled_at: 2026-11-29\n    note: drops",
+            "    labelled_at: 2026-11-29\n    note: drops",
+            "labels[1]",
+            "'labelled_by' is a required property",
+        ),
+        (
+            "changeset: java-calc/judge-bait",
+            "changeset: java-calc/good",
+            "labels[1].changeset",
+            "duplicate label for 'java-calc/good'",
+        ),
+    ],
+)
+def test_bad_hand_labels_name_file_key_and_expectation(
+    spec_root: Path, old: str, new: str, key: str, expected: str
+) -> None:
+    _edit(spec_root / "hand_labels.yaml", old, new)
+    with pytest.raises(SpecError) as caught:
+        load_specs(spec_root)
+    assert caught.value.file.endswith("hand_labels.yaml")
+    assert caught.value.key == key
+    assert expected in caught.value.expected
+
+
+def test_both_judges_from_one_provider_are_refused(spec_root: Path) -> None:
+    _edit(spec_root / "oracle.yaml", "provider: openai", "provider: anthropic")
+    with pytest.raises(SpecError) as caught:
+        load_specs(spec_root)
+    assert caught.value.key == "judge.secondary.provider"
+    assert "Claude judge with a non-Claude one" in caught.value.expected
+
+
+def test_judge_temperature_is_a_number_or_null(spec_root: Path) -> None:
+    _edit(spec_root / "oracle.yaml", "temperature: null", "temperature: 0.2")
+    assert load_specs(spec_root).oracle.section("judge")["temperature"] == 0.2
+    _edit(spec_root / "oracle.yaml", "temperature: 0.2", "temperature: hot")
+    with pytest.raises(SpecError, match="judge.temperature"):
+        load_specs(spec_root)

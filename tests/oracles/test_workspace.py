@@ -186,3 +186,20 @@ def test_snapshot_and_clone_are_cached(make_repo: RepoFactory, cache: RepoCache)
     assert cache.snapshot(str(repo), commit) == first
     assert marker.exists()
     assert not (cache.git_dir(str(repo)) / "hooks" / "post-checkout").exists()
+
+
+def test_git_apply_never_reaches_a_repository_around_the_temporary_directory(
+    make_repo: RepoFactory, cache: RepoCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    outer, _ = make_repo({"outer.txt": "outer\n"})
+    inside = outer / "scratch"
+    inside.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(inside))
+    repo, commit = make_repo(BASE)
+    patch = diff_of(repo, {"src/app.py": "print('bye')\n"})
+    with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
+        assert workspace.apply().ok
+    assert run_git(outer, "status", "--porcelain") == ""
+    assert list(inside.iterdir()) == []

@@ -1,0 +1,402 @@
+"""The GitHub client adapter, on PyGithub: App JWT, installation tokens, retries, write pacing.
+
+::
+
+    InfrastructureError (core)
+    └── GitHubError              the API failed after bounded retries, or refused for good
+        ├── GitHubNotFound       404: the object is not there (or not visible to the App)
+        └── GitHubRateLimited    the limit resets later than we are willing to sleep; retry_at
+
+``GitHubApp`` signs App JWTs and trades them for installation tokens, cached per
+installation and refreshed five minutes before they expire (or at once after a 401).
+``Installation`` is the client the handlers take: every call goes through one loop that
+honours ``retry-after`` and ``x-ratelimit-reset``, backs off on 5xx and network errors,
+and gives up after ``max_retries``. Writes to one installation are serialised and paced
+(``write_interval_s``), as GitHub asks of integrations to avoid secondary rate limits.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+from urllib.parse import quote
+
+import requests
+from github import Auth, Github, GithubIntegration
+from github.GithubException import GithubException
+from github.Requester import Requester
+
+from core.errors import InfrastructureError
+
+__all__ = [
+    "DIFF_MEDIA_TYPE",
+    "GitHubApp",
+    "GitHubClient",
+    "GitHubError",
+    "GitHubNotFound",
+    "GitHubRateLimited",
+    "Installation",
+    "RetryPolicy",
+]
+
+DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+_TOKEN_MARGIN = timedelta(minutes=5)
+_SECONDARY_LIMIT_WAIT_S = 60.0  # GitHub: wait at least a minute when no header says more
+
+
+class GitHubError(InfrastructureError):
+    """Root of the GitHub adapter: the API failed after retries or refused for good."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubNotFound(GitHubError):
+    """404: the object does not exist or the installation cannot see it."""
+
+
+class GitHubRateLimited(GitHubError):
+    """Rate limited until ``retry_at`` (epoch seconds), later than we wait in-process."""
+
+    def __init__(self, message: str, *, retry_at: float, status: int | None = None) -> None:
+        super().__init__(message, status=status)
+        self.retry_at = retry_at
+
+
+class GitHubClient(Protocol):
+    """What handlers need from GitHub, as one installation (``Installation`` is the adapter)."""
+
+    def pull(self, repo: str, number: int) -> dict[str, Any]: ...
+    def pull_diff(self, repo: str, number: int) -> str: ...
+    def merge_base(self, repo: str, base: str, head: str) -> str: ...
+    def pulls_for_commit(self, repo: str, sha: str) -> list[dict[str, Any]]: ...
+    def open_pulls(self, repo: str) -> list[dict[str, Any]]: ...
+    def repositories(self) -> list[str]: ...
+    def file_text(self, repo: str, path: str, ref: str) -> str | None: ...
+    def check_runs(self, repo: str, sha: str, name: str) -> list[dict[str, Any]]: ...
+    def permission(self, repo: str, user: str) -> tuple[str, str]: ...
+    def create_check_run(self, repo: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
+    def update_check_run(
+        self, repo: str, run_id: int, body: Mapping[str, Any]
+    ) -> dict[str, Any]: ...
+    def comment(self, repo: str, number: int, text: str) -> dict[str, Any]: ...
+    def react(self, repo: str, comment_id: int, content: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    max_retries: int = 5
+    max_wait_s: float = 60.0
+    write_interval_s: float = 1.0
+    timeout_s: int = 30
+
+
+def rate_limit_wait(status: int, headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds to wait before retrying a 403/429, or None if it is not a rate limit."""
+    if status not in (403, 429):
+        return None
+    lower = {k.lower(): v for k, v in headers.items()}
+    retry_after = lower.get("retry-after")
+    if retry_after and retry_after.strip().isdigit():
+        return float(retry_after)
+    if lower.get("x-ratelimit-remaining") == "0" and lower.get("x-ratelimit-reset"):
+        try:
+            return max(0.0, float(lower["x-ratelimit-reset"]) - now) + 1.0
+        except ValueError:
+            return _SECONDARY_LIMIT_WAIT_S
+    return _SECONDARY_LIMIT_WAIT_S if status == 429 else None
+
+
+def _message(exc: GithubException) -> str:
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return str(data.get("message") or exc.data or exc)
+
+
+@dataclass
+class _Token:
+    value: str
+    expires_at: datetime
+
+
+class GitHubApp:
+    """The App's own identity: JWTs, installation tokens, installation clients."""
+
+    def __init__(
+        self,
+        app_id: int,
+        private_key: str,
+        *,
+        base_url: str,
+        policy: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.app_id = app_id
+        self.base_url = base_url.rstrip("/")
+        self.policy = policy or RetryPolicy()
+        self.sleep = sleep
+        self.clock = clock
+        self._integration = GithubIntegration(
+            auth=Auth.AppAuth(app_id, private_key),
+            base_url=self.base_url,
+            timeout=self.policy.timeout_s,
+            retry=None,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+        )
+        self._tokens: dict[int, _Token] = {}
+        self._clients: dict[int, Installation] = {}
+        self._lock = threading.Lock()
+
+    def installation(self, installation_id: int) -> Installation:
+        """The (cached) client for one installation."""
+        with self._lock:
+            client = self._clients.get(installation_id)
+            if client is None:
+                client = Installation(self, installation_id)
+                self._clients[installation_id] = client
+            return client
+
+    def token(self, installation_id: int, *, force: bool = False) -> str:
+        """An installation token valid for at least five more minutes."""
+        with self._lock:
+            cached = self._tokens.get(installation_id)
+            now = datetime.fromtimestamp(self.clock(), UTC)
+            if cached and not force and cached.expires_at - _TOKEN_MARGIN > now:
+                return cached.value
+        granted = self._app_call(lambda: self._integration.get_access_token(installation_id))
+        expires = granted.expires_at
+        if expires.tzinfo is None:
+            expires = expires.replace(tzinfo=UTC)
+        with self._lock:
+            self._tokens[installation_id] = _Token(granted.token, expires)
+        return str(granted.token)
+
+    def installation_ids(self) -> list[int]:
+        """Every installation of the App (JWT-authenticated)."""
+        rows = self._app_call(lambda: self._paged_app("/app/installations"))
+        return [int(row["id"]) for row in rows]
+
+    def _paged_app(self, path: str) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        requester = self._integration.requester
+        for page in range(1, 100):
+            _, data = requester.requestJsonAndCheck(
+                "GET", path, parameters={"per_page": 100, "page": page}
+            )
+            rows = data if isinstance(data, list) else []
+            found.extend(rows)
+            if len(rows) < 100:
+                break
+        return found
+
+    def _app_call(self, call: Callable[[], Any]) -> Any:
+        return _with_retries(call, self.policy, self.sleep, self.clock, on_unauthorised=None)
+
+
+class Installation:
+    """The client handlers take: the calls the bot makes, as one installation."""
+
+    def __init__(self, app: GitHubApp, installation_id: int) -> None:
+        self.app = app
+        self.installation_id = installation_id
+        self._write_lock = threading.Lock()
+        self._last_write = 0.0
+        self._github: Github | None = None
+        self._github_token = ""
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _requester(self) -> Requester:
+        token = self.app.token(self.installation_id)
+        if self._github is None or token != self._github_token:
+            self._github = Github(
+                auth=Auth.Token(token),
+                base_url=self.app.base_url,
+                timeout=self.app.policy.timeout_s,
+                retry=None,
+                seconds_between_requests=None,
+                seconds_between_writes=None,
+                per_page=100,
+            )
+            self._github_token = token
+        return self._github.requester
+
+    @contextmanager
+    def _write_slot(self) -> Iterator[None]:
+        with self._write_lock:
+            wait = self._last_write + self.app.policy.write_interval_s - self.app.clock()
+            if wait > 0:
+                self.app.sleep(wait)
+            try:
+                yield
+            finally:
+                self._last_write = self.app.clock()
+
+    def request(
+        self,
+        verb: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        body: Mapping[str, Any] | None = None,
+        accept: str | None = None,
+    ) -> Any:
+        """One API call with retries; writes (anything but GET) one at a time."""
+        headers = {"Accept": accept} if accept else None
+
+        def call() -> Any:
+            with nullcontext() if verb == "GET" else self._write_slot():
+                _, data = self._requester().requestJsonAndCheck(
+                    verb,
+                    path,
+                    parameters=dict(params) if params else None,
+                    headers=headers,
+                    input=dict(body) if body is not None else None,
+                )
+            return data
+
+        def refresh() -> None:
+            self.app.token(self.installation_id, force=True)
+
+        return _with_retries(
+            call, self.app.policy, self.app.sleep, self.app.clock, on_unauthorised=refresh
+        )
+
+    def _paged(self, path: str, *, key: str | None = None, **params: Any) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for page in range(1, 100):
+            data = self.request("GET", path, params={**params, "per_page": 100, "page": page})
+            rows = (data or {}).get(key, []) if key else (data or [])
+            found.extend(rows)
+            if len(rows) < 100:
+                break
+        return found
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def pull(self, repo: str, number: int) -> dict[str, Any]:
+        return dict(self.request("GET", f"/repos/{repo}/pulls/{number}"))
+
+    def pull_diff(self, repo: str, number: int) -> str:
+        data = self.request("GET", f"/repos/{repo}/pulls/{number}", accept=DIFF_MEDIA_TYPE)
+        return str((data or {}).get("data", ""))
+
+    def merge_base(self, repo: str, base: str, head: str) -> str:
+        """The commit the PR's diff is taken against (the diff is three-dot)."""
+        data = self.request("GET", f"/repos/{repo}/compare/{base}...{head}")
+        return str(data["merge_base_commit"]["sha"])
+
+    def pulls_for_commit(self, repo: str, sha: str) -> list[dict[str, Any]]:
+        return self._paged(f"/repos/{repo}/commits/{sha}/pulls")
+
+    def open_pulls(self, repo: str) -> list[dict[str, Any]]:
+        return self._paged(f"/repos/{repo}/pulls", state="open")
+
+    def repositories(self) -> list[str]:
+        rows = self._paged("/installation/repositories", key="repositories")
+        return [str(row["full_name"]) for row in rows]
+
+    def file_text(self, repo: str, path: str, ref: str) -> str | None:
+        """A file's text at ``ref``, or None when it does not exist."""
+        try:
+            data = self.request("GET", f"/repos/{repo}/contents/{quote(path)}", params={"ref": ref})
+        except GitHubNotFound:
+            return None
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        return base64.b64decode(str(data.get("content", ""))).decode("utf-8", "replace")
+
+    def check_runs(self, repo: str, sha: str, name: str) -> list[dict[str, Any]]:
+        return self._paged(
+            f"/repos/{repo}/commits/{sha}/check-runs",
+            key="check_runs",
+            check_name=name,
+            filter="all",
+        )
+
+    def permission(self, repo: str, user: str) -> tuple[str, str]:
+        """(permission, role_name) of ``user`` on ``repo``; ("none", "") for strangers."""
+        try:
+            data = self.request("GET", f"/repos/{repo}/collaborators/{quote(user)}/permission")
+        except GitHubNotFound:
+            return "none", ""
+        return str(data.get("permission") or "none"), str(data.get("role_name") or "")
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def create_check_run(self, repo: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(self.request("POST", f"/repos/{repo}/check-runs", body=body))
+
+    def update_check_run(self, repo: str, run_id: int, body: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(self.request("PATCH", f"/repos/{repo}/check-runs/{run_id}", body=body))
+
+    def comment(self, repo: str, number: int, text: str) -> dict[str, Any]:
+        path = f"/repos/{repo}/issues/{number}/comments"
+        return dict(self.request("POST", path, body={"body": text}))
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        path = f"/repos/{repo}/issues/comments/{comment_id}/reactions"
+        self.request("POST", path, body={"content": content})
+
+
+def _with_retries(
+    call: Callable[[], Any],
+    policy: RetryPolicy,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+    *,
+    on_unauthorised: Callable[[], None] | None,
+) -> Any:
+    """Run ``call``; retry rate limits, 5xx, network errors and one 401; bounded."""
+    refreshed = False
+    last: Exception | None = None
+    for attempt in range(policy.max_retries + 1):
+        try:
+            return call()
+        except GithubException as exc:
+            last = exc
+            if exc.status == 401 and on_unauthorised is not None and not refreshed:
+                on_unauthorised()  # the token expired early or was revoked: get a new one
+                refreshed = True
+                continue
+            wait = _wait_for(exc, attempt, clock())
+            if wait > policy.max_wait_s:
+                raise GitHubRateLimited(
+                    f"rate limited by GitHub: {_message(exc)}",
+                    retry_at=clock() + wait,
+                    status=exc.status,
+                ) from exc
+        except requests.RequestException as exc:
+            last = exc
+            wait = min(policy.max_wait_s, 2.0**attempt)
+        if attempt < policy.max_retries:
+            sleep(wait)
+    raise _give_up(last, policy.max_retries)
+
+
+def _wait_for(exc: GithubException, attempt: int, now: float) -> float:
+    headers = {str(k): str(v) for k, v in (exc.headers or {}).items()}
+    limited = rate_limit_wait(exc.status, headers, now)
+    if limited is not None:
+        return limited
+    if exc.status >= 500:
+        return 2.0**attempt
+    if exc.status == 404:
+        raise GitHubNotFound(f"not found: {_message(exc)}", status=404) from exc
+    raise GitHubError(f"GitHub answered {exc.status}: {_message(exc)}", status=exc.status) from exc
+
+
+def _give_up(last: Exception | None, retries: int) -> GitHubError:
+    status = last.status if isinstance(last, GithubException) else None
+    detail = _message(last) if isinstance(last, GithubException) else str(last)
+    error = GitHubError(f"GitHub kept failing after {retries} retries: {detail}", status=status)
+    error.__cause__ = last
+    return error

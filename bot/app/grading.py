@@ -1,0 +1,243 @@
+"""The grade job: one PR head through the cascade, published as one check run.
+
+Order matters. The PR is read first: if its head moved on, the job is superseded and
+publishes nothing. The check run is found by ``external_id`` (or created) and set
+``in_progress`` before the slow part. Just before publishing, the head is read again, so a
+stale result never lands as if it were current: it is closed as neutral "superseded".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.app.checks import (
+    CheckOutput,
+    Mode,
+    actions,
+    annotation_batches,
+    check_name,
+    config_error_output,
+    error_output,
+    trial_output,
+)
+from bot.app.context import BotContext
+from bot.app.github import GitHubClient
+from bot.app.pulls import PullInfo, changeset_for, filter_diff, pull_info
+from bot.app.records import CheckRecord, external_id
+from bot.app.repo_config import CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
+from core.errors import InfrastructureError
+from core.model import Trial
+from oracles.cascade import Budget
+from oracles.runner import Runner
+
+__all__ = ["AUTO", "GradeTask", "grade", "grade_key", "load_config"]
+
+log = logging.getLogger(__name__)
+
+AUTO = "auto"  # mode chosen by the repository's configuration
+
+
+@dataclass(frozen=True, slots=True)
+class GradeTask:
+    installation_id: int
+    repo: str
+    number: int
+    head_sha: str
+    mode: str  # AUTO or a Mode value
+    final_attempt: bool = False
+
+    @classmethod
+    def of(cls, payload: Mapping[str, Any], *, final_attempt: bool = False) -> GradeTask:
+        return cls(
+            installation_id=int(payload["installation_id"]),
+            repo=str(payload["repo"]),
+            number=int(payload["number"]),
+            head_sha=str(payload["head_sha"]),
+            mode=str(payload.get("mode", AUTO)),
+            final_attempt=final_attempt,
+        )
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "installation_id": self.installation_id,
+            "repo": self.repo,
+            "number": self.number,
+            "head_sha": self.head_sha,
+            "mode": self.mode,
+        }
+
+
+def grade_key(repo: str, number: int, head_sha: str, mode: str, trigger: str = "") -> str:
+    """The idempotency key: one automatic job per head and mode; re-runs add their trigger."""
+    key = f"grade:{repo}#{number}@{head_sha}:{mode}"
+    return f"{key}:{trigger}" if trigger else key
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def load_config(client: GitHubClient, ctx: BotContext, pull: PullInfo) -> RepoConfig:
+    """The config as on the base commit: a PR cannot change how it is itself graded."""
+    return parse_repo_config(client.file_text(pull.repo, CONFIG_PATH, pull.base_sha), ctx.specs)
+
+
+class _CheckRun:
+    """One check run, found by external_id or created, then updated in place."""
+
+    def __init__(self, client: GitHubClient, ctx: BotContext, pull: PullInfo, mode: Mode) -> None:
+        self.client, self.ctx, self.pull, self.mode = client, ctx, pull, mode
+        self.external_id = external_id(pull.repo, pull.number, pull.head_sha, mode.value)
+        self.id = self._open()
+        self._record("in_progress")
+
+    def _open(self) -> int:
+        name = check_name(self.mode)
+        for run in self.client.check_runs(self.pull.repo, self.pull.head_sha, name):
+            if run.get("external_id") == self.external_id:
+                body = {"status": "in_progress", "started_at": _now_iso()}
+                self.client.update_check_run(self.pull.repo, int(run["id"]), body)
+                return int(run["id"])
+        created = self.client.create_check_run(
+            self.pull.repo,
+            {
+                "name": name,
+                "head_sha": self.pull.head_sha,
+                "external_id": self.external_id,
+                "status": "in_progress",
+                "started_at": _now_iso(),
+            },
+        )
+        return int(created["id"])
+
+    def _record(
+        self, status: str, conclusion: str | None = None, trial: Trial | None = None
+    ) -> None:
+        self.ctx.records.save(
+            CheckRecord(
+                external_id=self.external_id,
+                repo=self.pull.repo,
+                number=self.pull.number,
+                head_sha=self.pull.head_sha,
+                mode=self.mode.value,
+                check_run_id=self.id,
+                status=status,
+                conclusion=conclusion,
+                run_id=trial.run_id if trial else None,
+                trial_id=trial.id if trial else None,
+                updated_at=0.0,
+            )
+        )
+
+    def complete(self, output: CheckOutput, trial: Trial | None = None) -> None:
+        batches = annotation_batches(output.annotations) or [[]]
+        first = {
+            "status": "completed",
+            "conclusion": output.conclusion.value,
+            "completed_at": _now_iso(),
+            "output": output.body(batches[0]),
+            "actions": actions(),
+        }
+        self.client.update_check_run(self.pull.repo, self.id, first)
+        for batch in batches[1:]:  # GitHub appends annotations sent in later updates
+            self.client.update_check_run(self.pull.repo, self.id, {"output": output.body(batch)})
+        self._record("completed", output.conclusion.value, trial)
+
+
+def _resolve_mode(task: GradeTask, config: RepoConfig) -> Mode:
+    if task.mode == AUTO:
+        return Mode.STRICT if config.strict else Mode.STANDARD
+    return Mode(task.mode)
+
+
+def _run(
+    ctx: BotContext, mode: Mode, client: GitHubClient, pull: PullInfo, config: RepoConfig
+) -> Trial:
+    agent = config.agent(pull.author)
+    rule = config.recipe_for(pull.labels, pull.branch, pull.title)
+    assert agent is not None and rule is not None  # checked by the caller
+    diff = filter_diff(client.pull_diff(pull.repo, pull.number), config.skips)
+    base = client.merge_base(pull.repo, pull.base_sha, pull.head_sha)
+    changeset = changeset_for(pull, diff, agent, rule, base_commit=base)
+    runner = Runner(ctx.cascades(mode), ctx.store, jobs=1)
+    outcome = runner.run(
+        [changeset],
+        budget=Budget(None),
+        options={"input": "github", "source": pull.html_url, "mode": mode.value},
+    )
+    return outcome.trials[0]
+
+
+def grade(task: GradeTask, client: GitHubClient, ctx: BotContext) -> str:
+    """Grade one PR head and publish the check run; returns a line for the job's result.
+
+    A task without a PR number (a re-run whose payload listed no pull requests) grades
+    every open PR whose head is that commit.
+    """
+    if task.number:
+        return _grade_pull(task, client, ctx)
+    found = [
+        int(pr["number"])
+        for pr in client.pulls_for_commit(task.repo, task.head_sha)
+        if pr.get("state") == "open" and pr["head"]["sha"] == task.head_sha
+    ]
+    if not found:
+        return f"skipped: no open pull request has head {task.head_sha[:12]}"
+    return "; ".join(_grade_pull(replace(task, number=n), client, ctx) for n in found)
+
+
+def _grade_pull(task: GradeTask, client: GitHubClient, ctx: BotContext) -> str:
+    pull = pull_info(client.pull(task.repo, task.number))
+    if pull.head_sha != task.head_sha:
+        return f"superseded: the PR head is now {pull.head_sha[:12]}; nothing published"
+    if pull.state != "open":
+        return f"skipped: the PR is {pull.state}"
+    try:
+        config = load_config(client, ctx, pull)
+    except RepoConfigError as exc:
+        mode = Mode.STANDARD if task.mode == AUTO else Mode(task.mode)
+        _CheckRun(client, ctx, pull, mode).complete(config_error_output(exc.problems, CONFIG_PATH))
+        return f"configuration error: {exc}"
+    if config.agent(pull.author) is None:
+        return f"skipped: {pull.author} is not an agent in {CONFIG_PATH}"
+    mode = _resolve_mode(task, config)
+    check = _CheckRun(client, ctx, pull, mode)
+    if config.recipe_for(pull.labels, pull.branch, pull.title) is None:
+        check.complete(error_output("no recipe matches this PR", _NO_RECIPE))
+        return "no recipe matches"
+    try:
+        trial = _run(ctx, mode, client, pull, config)
+    except InfrastructureError as exc:
+        if task.final_attempt:
+            check.complete(error_output("infrastructure error", f"Grading could not run: {exc}"))
+        raise
+    return _publish(task, client, ctx, check, trial)
+
+
+def _publish(
+    task: GradeTask, client: GitHubClient, ctx: BotContext, check: _CheckRun, trial: Trial
+) -> str:
+    latest = pull_info(client.pull(task.repo, task.number))
+    if latest.head_sha != task.head_sha:
+        check.complete(
+            error_output(
+                f"superseded by {latest.head_sha[:12]}",
+                f"A newer commit ({latest.head_sha}) was pushed while this one was graded; "
+                "its own check run has the current result.",
+            ),
+            trial,
+        )
+        return f"superseded while grading by {latest.head_sha[:12]}"
+    output = trial_output(trial, check.mode, broken_anchor=ctx.broken_anchor(ctx.store))
+    check.complete(output, trial)
+    return f"{output.conclusion.value}: {output.title}"
+
+
+_NO_RECIPE = (
+    f"The author is an agent in `{CONFIG_PATH}`, but no `recipes` rule (label, branch prefix or "
+    "title) matches this pull request, so there is no contract to grade it against."
+)

@@ -1,0 +1,205 @@
+"""Per-repository configuration: ``.github/migration-evals.yml``, validated with clear errors.
+
+Example::
+
+    agents:                      # PR authors that are coding agents, and the model each runs
+      - author: migration-bot[bot]
+        model: claude-sonnet-4-5
+    recipes:                     # how a PR maps to a recipe; the first matching rule wins
+      - recipe: java8-to-17
+        label: java-17           # any of: label, branch_prefix, title_contains
+        branch_prefix: agent/java17-
+        params: {}
+    strict: false                # strict judging (two judges must agree) by default
+    skip_paths: [vendor/**]      # files left out of the graded diff
+
+A file that does not parse or validate never grades anything; its problems are shown in
+a neutral check run on every agent PR until fixed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from core.errors import ConfigError, SpecError
+from core.specs import SpecSet
+from core.yamlio import load_yaml_text
+
+__all__ = [
+    "CONFIG_PATH",
+    "AgentRule",
+    "RecipeRule",
+    "RepoConfig",
+    "RepoConfigError",
+    "parse_repo_config",
+]
+
+CONFIG_PATH = ".github/migration-evals.yml"
+
+_NAME = {"type": "string", "minLength": 1, "maxLength": 200}
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "agents": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["author", "model"],
+                "properties": {"author": _NAME, "model": _NAME},
+            },
+        },
+        "recipes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["recipe"],
+                "anyOf": [
+                    {"required": ["label"]},
+                    {"required": ["branch_prefix"]},
+                    {"required": ["title_contains"]},
+                ],
+                "properties": {
+                    "recipe": _NAME,
+                    "label": _NAME,
+                    "branch_prefix": _NAME,
+                    "title_contains": _NAME,
+                    "params": {"type": "object"},
+                },
+            },
+        },
+        "strict": {"type": "boolean"},
+        "skip_paths": {"type": "array", "items": _NAME},
+    },
+}
+
+
+class RepoConfigError(ConfigError):
+    """The repository's configuration file is unusable; ``problems`` lists every reason."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__(f"{CONFIG_PATH}: " + "; ".join(self.problems))
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRule:
+    author: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecipeRule:
+    recipe: str
+    label: str | None = None
+    branch_prefix: str | None = None
+    title_contains: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def matches(self, labels: Sequence[str], branch: str, title: str) -> bool:
+        return (
+            (self.label is not None and self.label in labels)
+            or (self.branch_prefix is not None and branch.startswith(self.branch_prefix))
+            or (self.title_contains is not None and self.title_contains.lower() in title.lower())
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RepoConfig:
+    agents: tuple[AgentRule, ...] = ()
+    recipes: tuple[RecipeRule, ...] = ()
+    strict: bool = False
+    skip_paths: tuple[str, ...] = ()
+
+    def agent(self, author: str) -> AgentRule | None:
+        """The rule naming ``author`` as an agent (case-insensitive, as GitHub logins are)."""
+        return next((a for a in self.agents if a.author.lower() == author.lower()), None)
+
+    def recipe_for(self, labels: Sequence[str], branch: str, title: str) -> RecipeRule | None:
+        return next((r for r in self.recipes if r.matches(labels, branch, title)), None)
+
+    def skips(self, path: str) -> bool:
+        return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.skip_paths)
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path]
+    return "".join(parts).lstrip(".") or "(top level)"
+
+
+def _schema_problems(data: Any) -> list[str]:
+    validator = jsonschema.Draft202012Validator(_SCHEMA)
+    problems = []
+    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path))):
+        message = error.message
+        if error.validator == "anyOf":
+            message = "give at least one of label, branch_prefix, title_contains"
+        problems.append(f"{_where(error)}: {message}")
+    return problems
+
+
+def _spec_problems(config: RepoConfig, specs: SpecSet) -> list[str]:
+    problems = []
+    for index, agent in enumerate(config.agents):
+        if agent.model not in specs.models:
+            problems.append(
+                f"agents[{index}].model: {agent.model!r} is not a known model "
+                f"(known: {', '.join(sorted(specs.models))})"
+            )
+    for index, rule in enumerate(config.recipes):
+        if rule.recipe not in specs.recipes:
+            known = ", ".join(sorted(specs.recipes))
+            problems.append(
+                f"recipes[{index}].recipe: unknown recipe {rule.recipe!r} (known: {known})"
+            )
+            continue
+        schema = specs.recipes[rule.recipe].params_schema
+        for error in jsonschema.Draft202012Validator(schema).iter_errors(dict(rule.params)):
+            inner = f".{_where(error)}" if error.path else ""
+            problems.append(f"recipes[{index}].params{inner}: {error.message}")
+    return problems
+
+
+def _build(data: Mapping[str, Any]) -> RepoConfig:
+    return RepoConfig(
+        agents=tuple(AgentRule(a["author"], a["model"]) for a in data.get("agents", ())),
+        recipes=tuple(
+            RecipeRule(
+                recipe=r["recipe"],
+                label=r.get("label"),
+                branch_prefix=r.get("branch_prefix"),
+                title_contains=r.get("title_contains"),
+                params=dict(r.get("params") or {}),
+            )
+            for r in data.get("recipes", ())
+        ),
+        strict=bool(data.get("strict", False)),
+        skip_paths=tuple(data.get("skip_paths", ())),
+    )
+
+
+def parse_repo_config(text: str | None, specs: SpecSet) -> RepoConfig:
+    """The configuration from the file's text (None: no file, nothing is an agent)."""
+    if text is None:
+        return RepoConfig()
+    try:
+        data = load_yaml_text(text, name=CONFIG_PATH)
+    except SpecError as exc:
+        raise RepoConfigError([exc.expected]) from exc
+    if data is None:
+        return RepoConfig()
+    problems = _schema_problems(data)
+    if problems:
+        raise RepoConfigError(problems)
+    config = _build(data)
+    problems = _spec_problems(config, specs)
+    if problems:
+        raise RepoConfigError(problems)
+    return config

@@ -1,0 +1,119 @@
+"""In-process worker threads: lease a job, run its handler, record the outcome.
+
+A running job's lease is renewed every third of its length, so a long grading keeps its
+job while a dead process's job is picked up by another worker once the lease runs out.
+Rate limits put the job back until the limit resets; other infrastructure errors back off
+and retry; a job that keeps failing ends ``failed`` with its last error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable, Mapping
+
+from bot.app.github import GitHubRateLimited
+from bot.app.jobs import Job, JobKind, JobQueue
+from core.errors import MigrationEvalsError
+
+__all__ = ["Handler", "WorkerPool"]
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Job], str]
+
+
+class WorkerPool:
+    """``count`` daemon threads running jobs from ``queue`` through ``handlers``."""
+
+    def __init__(
+        self,
+        queue: JobQueue,
+        handlers: Mapping[JobKind, Handler],
+        *,
+        count: int,
+        poll_s: float = 0.5,
+    ) -> None:
+        self.queue = queue
+        self.handlers = handlers
+        self.count = count
+        self.poll_s = poll_s
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._prefix = f"{socket.gethostname()}:{os.getpid()}"
+
+    def start(self) -> None:
+        for index in range(self.count):
+            name = f"{self._prefix}:w{index}"
+            thread = threading.Thread(target=self._loop, args=(name,), name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout)
+
+    def _loop(self, name: str) -> None:
+        while not self._stop.is_set():
+            try:
+                ran = self.run_one(name)
+            except Exception:  # the queue itself failed (database away): wait and retry
+                log.exception("worker %s could not lease a job", name)
+                ran = False
+            if not ran:
+                self._stop.wait(self.poll_s)
+
+    def run_one(self, name: str) -> bool:
+        """Lease and run one job; False when there was none."""
+        job = self.queue.lease(name)
+        if job is None:
+            return False
+        beat = _Heartbeat(self.queue, job, name)
+        beat.start()
+        try:
+            result = self.handlers[job.kind](job)
+        except GitHubRateLimited as exc:
+            beat.stop()
+            self.queue.fail(job, name, str(exc), retry_at=exc.retry_at)
+        except MigrationEvalsError as exc:
+            beat.stop()
+            log.warning("job %s (%s) failed: %s", job.id, job.key, exc)
+            self.queue.fail(job, name, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # a bug: recorded on the job, not lost, not silent
+            beat.stop()
+            log.exception("job %s (%s) crashed", job.id, job.key)
+            self.queue.fail(job, name, f"internal error: {type(exc).__name__}: {exc}")
+        else:
+            beat.stop()
+            self.queue.complete(job, name, result)
+            log.info("job %s (%s): %s", job.id, job.key, result)
+        return True
+
+
+class _Heartbeat:
+    """Renews a job's lease while its handler runs."""
+
+    def __init__(self, queue: JobQueue, job: Job, worker: str) -> None:
+        self.queue, self.job, self.worker = queue, job, worker
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True, name=f"{worker}:beat")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        interval = max(0.05, self.queue.lease_s / 3)
+        while not self._done.wait(interval):
+            try:
+                if not self.queue.heartbeat(self.job, self.worker):
+                    log.warning("job %s: lease lost", self.job.id)
+                    return
+            except Exception:
+                log.exception("job %s: heartbeat failed", self.job.id)

@@ -1,0 +1,356 @@
+"""``migration-evals mine gold|survival|status|retro``: the gold anchor and its unlock.
+
+* ``gold``: label the pull requests a query selects and grow the gold table.
+* ``survival``: refresh the tracked agent PRs (the nightly job) and record the unlock.
+* ``status``: progress toward the retroactive-scoring unlock.
+* ``retro``: grade historical changesets, marked retroactive; refused before the unlock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import jsonschema
+from rich.table import Table
+
+from bot.commands.common import (
+    add_grading_options,
+    add_store_options,
+    grade,
+    settings_from_args,
+)
+from bot.console import make_console
+from bot.mining import (
+    FixedClock,
+    github_provider,
+    make_grader,
+    mirror_cache,
+    open_mining_store,
+)
+from core.changesets import read_changesets
+from core.clock import Clock, SystemClock
+from core.errors import ConfigError
+from core.gold import GoldLabel
+from core.ports import PullRequestInfo, PullRequestQuery
+from core.settings import CassetteMode, Settings
+from core.specs import SpecSet, load_specs
+from miners.gold import ChangesetRecipe, GrowReport, grow_gold
+from miners.policy import SurvivalPolicy
+from miners.retro import mark_retroactive, progress, record_unlock_if_earned
+from miners.survival import RefreshReport, refresh
+
+HELP = "mine pull requests: gold labels, survival refresh, the retroactive-scoring unlock"
+SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def add_parser(commands: SubParsers) -> None:
+    parser = commands.add_parser("mine", help=HELP, description=HELP.capitalize() + ".")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    _gold_parser(actions)
+    _survival_parser(actions)
+    _status_parser(actions)
+    _retro_parser(actions)
+
+
+def _as_of(value: str) -> datetime:
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO date or time: {value!r}") from None
+
+
+def _add_as_of(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--as-of",
+        type=_as_of,
+        metavar="WHEN",
+        help="label as of this ISO date/time instead of now (reproduces past labels)",
+    )
+
+
+def _add_provider_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cassettes", metavar="DIR", type=Path, help="cassette directory")
+    parser.add_argument(
+        "--mode",
+        choices=[m.value for m in CassetteMode],
+        help="GitHub from cassettes (default), recorded from the live API, or live",
+    )
+    parser.add_argument("--cache-dir", type=Path, metavar="DIR", help="mirror clone cache")
+
+
+def _gold_parser(actions: SubParsers) -> None:
+    about = "label the pull requests a query selects and grow the gold anchor table"
+    parser = actions.add_parser("gold", help=about, description=about.capitalize() + ".")
+    parser.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME")
+    parser.add_argument("--label", action="append", default=[], help="any of these labels")
+    parser.add_argument("--author", action="append", default=[], help="any of these authors")
+    parser.add_argument("--search", metavar="QUERY", help="GitHub search qualifiers to add")
+    parser.add_argument("--limit", type=int, metavar="N", help="at most N pull requests")
+    parser.add_argument("--recipe", required=True, help="recipe the changesets are graded on")
+    parser.add_argument("--recipe-params", metavar="JSON", help="recipe parameters (JSON)")
+    parser.add_argument(
+        "--model", help="model of PRs whose author has none configured (default: unknown)"
+    )
+    parser.add_argument(
+        "--no-grade", action="store_true", help="label only; leave ungraded changesets alone"
+    )
+    add_grading_options(parser)
+    _add_as_of(parser)
+    parser.set_defaults(handler=run_gold)
+
+
+def _survival_parser(actions: SubParsers) -> None:
+    about = "refresh merge state and 30-day survival labels of tracked agent PRs (nightly)"
+    parser = actions.add_parser("survival", help=about, description=about.capitalize() + ".")
+    add_store_options(parser)
+    _add_provider_options(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    _add_as_of(parser)
+    parser.set_defaults(handler=run_survival)
+
+
+def _status_parser(actions: SubParsers) -> None:
+    about = "progress toward the retroactive-scoring unlock"
+    parser = actions.add_parser("status", help=about, description=about.capitalize() + ".")
+    add_store_options(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    _add_as_of(parser)
+    parser.set_defaults(handler=run_status)
+
+
+def _retro_parser(actions: SubParsers) -> None:
+    about = "grade historical changesets retroactively (only once the unlock is earned)"
+    parser = actions.add_parser("retro", help=about, description=about.capitalize() + ".")
+    parser.add_argument("changesets", type=Path, metavar="CHANGESETS.jsonl")
+    add_grading_options(parser)
+    _add_as_of(parser)
+    parser.set_defaults(handler=run_retro)
+
+
+# -- shared -------------------------------------------------------------------------------
+
+
+def _clock(args: argparse.Namespace) -> Clock:
+    real = SystemClock()
+    if args.as_of is None:
+        return real
+    as_of = FixedClock(args.as_of, real)
+    # A future time would age merges that have not aged, and could forge the unlock.
+    if as_of.now() > real.now():
+        raise ConfigError(f"--as-of {args.as_of.isoformat()} is in the future")
+    return as_of
+
+
+def _policy(settings: Settings) -> tuple[SpecSet, SurvivalPolicy]:
+    specs = load_specs(settings.specs_dir)
+    return specs, SurvivalPolicy.from_specs(specs)
+
+
+def _print_json(document: dict[str, Any]) -> None:
+    json.dump(document, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def _warn_errors(errors: dict[str, str], what: str) -> None:
+    stderr = make_console(stderr=True)
+    for key, message in sorted(errors.items()):
+        stderr.print(f"[red]{key}[/]: {message}", highlight=False)
+    if errors:
+        stderr.print(f"{len(errors)} pull request(s) could not be {what} (infrastructure)")
+
+
+# -- gold ---------------------------------------------------------------------------------
+
+
+def _recipe(specs: SpecSet, settings: Settings, args: argparse.Namespace) -> ChangesetRecipe:
+    schema = specs.recipe(args.recipe).params_schema
+    try:
+        params = json.loads(args.recipe_params or "{}")
+        jsonschema.Draft202012Validator(schema).validate(params)
+    except (json.JSONDecodeError, jsonschema.ValidationError) as exc:
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.message
+        raise ConfigError(f"--recipe-params for {args.recipe}: {detail}") from None
+    fallback = args.model or "unknown"
+
+    def model_for(pr: PullRequestInfo) -> str:
+        return settings.agent_authors.get(pr.author) or fallback
+
+    return ChangesetRecipe(args.recipe, model_for, params)
+
+
+def _gold_table(report: GrowReport) -> Table:
+    table = Table(title=f"Gold anchor: {len(report.rows)} pull request(s)", title_justify="left")
+    for column in ("pull request", "label", "survival", "funnel", "reason"):
+        table.add_column(column, no_wrap=column != "reason")
+    for row in report.rows:
+        survival = "" if row.survival is None else f"{row.survival:.0%}"
+        funnel = row.funnel_verdict.value if row.funnel_verdict else "not graded"
+        table.add_row(
+            f"{row.repo}#{row.pr_number}",
+            row.label.value,
+            survival,
+            funnel,
+            str(row.evidence.get("reason", "")),
+        )
+    return table
+
+
+def _fabricated_rows(report: GrowReport) -> int:
+    return sum(1 for row in report.rows if (row.evidence.get("funnel") or {}).get("fabricated"))
+
+
+def run_gold(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    specs, policy = _policy(settings)
+    recipe = _recipe(specs, settings, args)
+    query = PullRequestQuery(
+        tuple(args.repo), tuple(args.label), tuple(args.author), args.search, args.limit
+    )
+    if not (query.repos or query.needs_search):
+        raise ConfigError("say which pull requests: --repo, --label, --author or --search")
+    store = open_mining_store(settings)
+    try:
+        options = {"purpose": "gold", "mode": settings.mode.value, "recipe": recipe.recipe}
+        grader = None if args.no_grade else make_grader(settings, store, specs, options)
+        with github_provider(settings) as provider:
+            report = grow_gold(
+                store,
+                provider,
+                query,
+                _clock(args),
+                policy=policy,
+                mirror=mirror_cache(settings).mirror,
+                recipe=recipe,
+                grade=grader,
+            )
+    finally:
+        store.close()
+    document = {**report.to_dict(), "database": store.display_url}
+    if args.out is not None:
+        args.out.write_text(json.dumps(document, indent=2) + "\n")
+    if args.json:
+        _print_json(document)
+    else:
+        console = make_console()
+        console.print(_gold_table(report))
+        console.print(
+            f"still open: {len(report.still_open)}; unchanged (final): "
+            f"{len(report.skipped_final)}; database: {store.display_url}"
+        )
+    fabricated = _fabricated_rows(report)
+    if fabricated:
+        make_console(stderr=True).print(
+            f"[bold red]{fabricated} gold row(s) rest on FABRICATED funnel verdicts "
+            "(cassette misses); the publication gate will refuse them[/]"
+        )
+    _warn_errors(report.errors, "mined")
+    return 1 if report.errors else 0
+
+
+# -- survival and status ------------------------------------------------------------------
+
+
+def _survival_text(report: RefreshReport, status: str) -> str:
+    counts = ", ".join(
+        f"{report.count(label)} {label.value}" for label in GoldLabel if report.count(label)
+    )
+    lines = [
+        f"refreshed {report.checked} tracked PR(s) as of {report.now.isoformat()}: "
+        f"{counts or 'no labels'}; {len(report.still_open)} still open",
+    ]
+    if report.newly_unlocked and report.unlock is not None:
+        lines.append(
+            f"retroactive scoring UNLOCKED at {report.unlock.unlocked_at.isoformat()} "
+            f"by {len(report.unlock.prs)} labelled agent PRs"
+        )
+    lines.append(status)
+    return "\n".join(lines)
+
+
+def run_survival(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    _, policy = _policy(settings)
+    clock = _clock(args)
+    store = open_mining_store(settings)
+    try:
+        with github_provider(settings) as provider:
+            report = refresh(
+                store, provider, clock, policy=policy, mirror=mirror_cache(settings).mirror
+            )
+        state = progress(store, report.now, policy)
+    finally:
+        store.close()
+    if args.json:
+        _print_json({**report.to_dict(), "progress": state.to_dict()})
+    else:
+        print(_survival_text(report, state.describe()))
+    _warn_errors(report.errors, "refreshed")
+    return 1 if report.errors else 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    _, policy = _policy(settings)
+    store = open_mining_store(settings)
+    try:
+        state = progress(store, _clock(args).now(), policy)
+    finally:
+        store.close()
+    if args.json:
+        _print_json(state.to_dict())
+        return 0
+    lines = [
+        f"retroactive scoring: {'unlocked' if state.unlock else 'locked'}",
+        f"  labelled:  {len(state.labelled)} of {state.threshold} agent PRs "
+        "(merged, aged the window, labelled)",
+        f"  pending:   {len(state.ready_at)} merged agent PR(s) not labelled yet",
+        f"  open:      {state.open_prs} agent PR(s) not merged yet",
+        f"  needed:    {state.needed}",
+    ]
+    earliest = state.earliest
+    when = earliest.isoformat() if earliest else "not reachable from current merges"
+    lines.append(f"  earliest:  {when}")
+    lines.append(state.describe())
+    print("\n".join(lines))
+    return 0
+
+
+# -- retro --------------------------------------------------------------------------------
+
+
+def run_retro(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    _, policy = _policy(settings)
+    clock = _clock(args)
+    store = open_mining_store(settings)
+    try:
+        unlock, _ = record_unlock_if_earned(store, clock.now(), policy)
+        if unlock is None:
+            state = progress(store, clock.now(), policy)
+            print(
+                f"migration-evals: error: retroactive scoring is locked: {state.describe()}",
+                file=sys.stderr,
+            )
+            return 1
+        changesets = read_changesets(args.changesets)
+        code, outcome = grade(
+            settings,
+            changesets,
+            as_json=args.json,
+            out=args.out,
+            extra={"retroactive": True, "unlocked_at": unlock.unlocked_at.isoformat()},
+            options={
+                "input": str(args.changesets),
+                "retroactive": True,
+                "unlock": unlock.to_dict(),
+            },
+        )
+        mark_retroactive(store, outcome.run_id, outcome.trials, clock.now())
+    finally:
+        store.close()
+    return code

@@ -1,0 +1,89 @@
+"""``migration-evals serve``: the GitHub App's webhook server, job workers and scheduler.
+
+Production runs under gunicorn (several worker processes, each with its own job worker
+threads; the database lease keeps exactly one scheduler active). ``--dev`` runs Flask's
+own single-process server instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from bot.app.service import BotService, build_service
+from bot.commands.common import add_store_options, settings_from_args
+from core.settings import Settings
+
+HELP = "run the GitHub App: webhook endpoint, job workers and scheduler"
+
+log = logging.getLogger(__name__)
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "serve",
+        help=HELP,
+        description="Run the GitHub App: webhook endpoint, job workers and scheduler.",
+    )
+    parser.add_argument("--port", type=int, default=8080, help="TCP port (default 8080)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; use a proxy)"
+    )
+    parser.add_argument(
+        "--processes", type=int, default=2, metavar="N", help="gunicorn worker processes"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=4, metavar="N", help="request threads per process"
+    )
+    parser.add_argument(
+        "--dev", action="store_true", help="Flask's development server, one process"
+    )
+    add_store_options(parser)
+    parser.set_defaults(handler=run)
+
+
+class _Gunicorn(BaseApplication):  # type: ignore[misc]
+    """gunicorn, configured in code; each worker builds and starts its own service."""
+
+    def __init__(self, settings: Settings, options: dict[str, Any]) -> None:
+        self.settings = settings
+        self.options = options
+        self.service: BotService | None = None
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        self.service = build_service(self.settings)
+        self.service.start()
+        return self.service.app
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    if args.dev:
+        service = build_service(settings)
+        service.start()
+        try:
+            service.app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)
+        finally:
+            service.stop()
+        return 0
+    build_service(settings).store.close()  # fail fast on bad settings, before forking
+    options = {
+        "bind": f"{args.host}:{args.port}",
+        "workers": args.processes,
+        "worker_class": "gthread",
+        "threads": args.threads,
+        "accesslog": "-" if args.verbose else None,
+        "timeout": 60,
+        "graceful_timeout": 30,
+        "forwarded_allow_ips": "127.0.0.1,::1",
+    }
+    _Gunicorn(settings, options).run()
+    return 0

@@ -1,0 +1,231 @@
+"""The GitHub changeset provider, on PyGithub.
+
+Pull requests come from listing repositories, or from the search API when labels,
+authors or a free query narrow them down (labels are alternatives: any of them; one
+search per author). Each becomes a ``PullRequestInfo``: clone URL, base and head shas,
+author (an agent when configured as one), created/merged/closed dates and the
+repository's creation date, which the contamination tripwire buckets by. Diffs come from
+the pull request endpoint with GitHub's diff media type.
+
+The client comes in through the constructor (live, or pointed at the cassette server),
+so tests never patch anything. Rate limits are honoured here rather than inside
+urllib3: the wait (``Retry-After``, or ``X-RateLimit-Reset`` against the injected clock)
+goes through ``clock.sleep``, is bounded, and a request is retried a bounded number of
+times. Every other failure is a ``ChangesetProviderError``; none is ever a label.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
+from functools import partial
+from typing import Any, TypeVar
+
+import requests
+from github import Github, GithubException, RateLimitExceededException
+from github.GithubObject import GithubObject
+from github.PaginatedList import PaginatedList
+from github.PullRequest import PullRequest
+from github.Repository import Repository
+
+from core.clock import Clock, as_utc
+from core.errors import ChangesetProviderError
+from core.ports import PullRequestInfo, PullRequestQuery
+
+__all__ = ["DIFF_MEDIA_TYPE", "GitHubProvider", "search_queries"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+G = TypeVar("G", bound=GithubObject)
+DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+# GitHub asks clients to wait at least a minute on a secondary limit that names no time.
+_SECONDARY_WAIT_S = 60.0
+
+
+def _quoted(value: str) -> str:
+    return f'"{value}"' if any(c.isspace() for c in value) else value
+
+
+def search_queries(query: PullRequestQuery) -> list[str]:
+    """The search strings for ``query``: one per author (GitHub ANDs repeated qualifiers)."""
+    parts = ["is:pr", *(f"repo:{repo}" for repo in query.repos)]
+    if query.labels:
+        parts.append("label:" + ",".join(_quoted(label) for label in query.labels))
+    if query.search:
+        parts.append(query.search)
+    if not query.authors:
+        return [" ".join(parts)]
+    return [" ".join([*parts, f"author:{author}"]) for author in query.authors]
+
+
+def _rate_limited(exc: GithubException) -> bool:
+    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+    if isinstance(exc, RateLimitExceededException) or exc.status == 429:
+        return True
+    return exc.status == 403 and headers.get("x-ratelimit-remaining") == "0"
+
+
+def _repo_of(repository_url: str) -> str:
+    owner, name = repository_url.rstrip("/").rsplit("/", 2)[-2:]
+    return f"{owner}/{name}"
+
+
+class GitHubProvider:
+    """``ChangesetProvider`` over a PyGithub client."""
+
+    def __init__(
+        self,
+        client: Github,
+        *,
+        clock: Clock,
+        agent_authors: Mapping[str, str] | None = None,
+        max_retries: int = 5,
+        max_wait_s: float = 3600.0,
+    ) -> None:
+        self.client = client
+        self.clock = clock
+        self.agent_authors = dict(agent_authors or {})
+        self.max_retries = max_retries
+        self.max_wait_s = max_wait_s
+        self._repos: dict[str, Repository] = {}
+
+    # -- the port -----------------------------------------------------------------------
+
+    def pull_requests(self, query: PullRequestQuery) -> Iterator[PullRequestInfo]:
+        """Every pull request ``query`` selects, each once, up to ``query.limit``."""
+        seen: set[tuple[str, int]] = set()
+        for info in self._search(query) if query.needs_search else self._listed(query):
+            if (info.repo, info.number) in seen:
+                continue
+            seen.add((info.repo, info.number))
+            yield info
+            if query.limit is not None and len(seen) >= query.limit:
+                return
+
+    def pull_request(self, repo: str, number: int) -> PullRequestInfo:
+        what = f"pull request {repo}#{number}"
+        pull = self._call(what, lambda: self._repo(repo).get_pull(number))
+        return self._call(what, lambda: self._info(pull))
+
+    def diff(self, repo: str, number: int) -> str:
+        """The pull request's diff against its merge base, as GitHub renders it."""
+
+        def fetch() -> Any:
+            _, data = self.client.requester.requestJsonAndCheck(
+                "GET", f"/repos/{repo}/pulls/{number}", headers={"Accept": DIFF_MEDIA_TYPE}
+            )
+            return data
+
+        data = self._call(f"the diff of {repo}#{number}", fetch)
+        # PyGithub wraps a non-JSON body as {"data": text}; an empty diff arrives as nothing.
+        return str(data["data"]) if isinstance(data, dict) and "data" in data else ""
+
+    # -- listing ------------------------------------------------------------------------
+
+    def _listed(self, query: PullRequestQuery) -> Iterator[PullRequestInfo]:
+        if not query.repos:
+            raise ChangesetProviderError("give repositories, labels, authors or a search query")
+        for name in query.repos:
+            pulls = self._repo(name).get_pulls(state="all", sort="created", direction="asc")
+            for pull in self._each(f"pull requests of {name}", pulls):
+                yield self._call(f"pull request {name}#{pull.number}", partial(self._info, pull))
+
+    def _search(self, query: PullRequestQuery) -> Iterator[PullRequestInfo]:
+        for text in search_queries(query):
+            hits = self.client.search_issues(text, sort="created", order="asc")
+            for hit in self._each(f"search {text!r}", hits):
+                url = self._call("a search hit", partial(getattr, hit, "repository_url"))
+                yield self.pull_request(_repo_of(str(url)), hit.number)
+
+    def _repo(self, name: str) -> Repository:
+        """The repository, fetched once per provider (one request, not one per PR)."""
+        if name not in self._repos:
+            self._repos[name] = self._call(f"repository {name}", lambda: self.client.get_repo(name))
+        return self._repos[name]
+
+    def _each(self, what: str, items: PaginatedList[G]) -> Iterator[G]:
+        """Iterate a paginated list page by page; a rate-limited page is retried in place."""
+        index = 0
+        while True:
+            try:
+                item = self._call(what, partial(items.__getitem__, index))
+            except IndexError:
+                return
+            yield item
+            index += 1
+
+    def _info(self, pull: PullRequest) -> PullRequestInfo:
+        base_repo = pull.base.repo
+        author = pull.user.login
+        merged_at = _utc(pull.merged_at)
+        return PullRequestInfo(
+            repo=base_repo.full_name,
+            number=pull.number,
+            title=pull.title,
+            url=pull.html_url,
+            clone_url=base_repo.clone_url,
+            default_branch=base_repo.default_branch,
+            base_sha=pull.base.sha,
+            head_sha=pull.head.sha,
+            author=author,
+            is_agent=author in self.agent_authors,
+            created_at=as_utc(pull.created_at),
+            repo_created_at=as_utc(base_repo.created_at).date(),
+            merged_at=merged_at,
+            closed_at=_utc(pull.closed_at),
+            # For an unmerged PR GitHub reports a test merge here; it means nothing yet.
+            merge_commit_sha=pull.merge_commit_sha if merged_at else None,
+            labels=tuple(label.name for label in pull.labels),
+        )
+
+    # -- calling GitHub -----------------------------------------------------------------
+
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        """Run one request (or lazy attribute load), waiting out rate limits, boundedly."""
+        for attempt in range(self.max_retries + 1):
+            try:
+                return fn()
+            except GithubException as exc:
+                if not _rate_limited(exc) or attempt == self.max_retries:
+                    raise self._error(what, exc) from exc
+                self._wait(what, exc)
+            except requests.RequestException as exc:
+                raise ChangesetProviderError(f"cannot reach GitHub for {what}: {exc}") from exc
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _wait(self, what: str, exc: GithubException) -> None:
+        seconds = self._wait_s(exc.headers or {})
+        if seconds > self.max_wait_s:
+            raise ChangesetProviderError(
+                f"GitHub rate limit on {what}: reset in {seconds:.0f}s, more than the "
+                f"{self.max_wait_s:.0f}s this provider waits"
+            ) from exc
+        log.warning("GitHub rate limit on %s; waiting %.0fs", what, seconds)
+        self.clock.sleep(seconds)
+
+    def _wait_s(self, raw: Mapping[str, Any]) -> float:
+        headers = {k.lower(): str(v) for k, v in raw.items()}
+        if "retry-after" in headers:
+            return max(1.0, float(headers["retry-after"]))
+        if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
+            reset = float(headers["x-ratelimit-reset"])
+            # +1: the reset is a whole second and may fall anywhere within it.
+            return max(1.0, reset - self.clock.now().timestamp() + 1.0)
+        return _SECONDARY_WAIT_S
+
+    @staticmethod
+    def _error(what: str, exc: GithubException) -> ChangesetProviderError:
+        data = exc.data if isinstance(exc.data, dict) else {}
+        mark = data.get("fabricated")
+        if isinstance(mark, dict):
+            return ChangesetProviderError(f"{what}: {mark.get('reason', 'no recording')}")
+        message = data.get("message") or exc.message or "no message"
+        if _rate_limited(exc):
+            return ChangesetProviderError(f"GitHub rate limit on {what} persisted: {message}")
+        return ChangesetProviderError(f"GitHub answered {exc.status} for {what}: {message}")
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return as_utc(value) if value is not None else None

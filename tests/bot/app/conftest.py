@@ -1,0 +1,193 @@
+"""The App under test: a service wired to the fake GitHub, real payloads, signed deliveries.
+
+The PR in the octokit payloads (Codertocat/Hello-World #2) is mapped by the fake GitHub
+onto the bundled java-calc example: its clone URL is the example's bundle, its merge base
+the example's base commit and its diff one of the example patches, so grading runs the
+real cascade on the replay cassettes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from flask.testing import FlaskClient
+
+from bot.app.github import GitHubApp, RetryPolicy
+from bot.app.service import BotService, build_service
+from bot.app.signature import sign
+from core.settings import GitHubAppSettings, Settings
+from tests.conftest import ROOT, SPECS_DIR
+from tests.fake_github import FakeGitHub, FakePull
+
+WEBHOOKS = ROOT / "tests" / "fixtures" / "github" / "webhooks"
+SECRET = "test-webhook-secret"
+APP_ID = 4242
+INSTALLATION = 1
+REPO = "Codertocat/Hello-World"
+JAVA_BASE = "80b38d076cc37965e9acfaf40f4c5567e67e400c"
+BUNDLE = ROOT / "examples" / "bundles" / "java-calc.bundle"
+PATCHES = ROOT / "examples" / "patches" / "java-calc"
+CONFIG = """\
+agents:
+  - author: Codertocat
+    model: claude-sonnet-4-5
+recipes:
+  - recipe: java8-to-17
+    label: bug
+"""
+
+
+@pytest.fixture(scope="session")
+def app_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """An RSA key pair for the App: (private key file, public key PEM)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    path = tmp_path_factory.mktemp("key") / "app.pem"
+    path.write_bytes(private)
+    return path, public.decode()
+
+
+@pytest.fixture(scope="session")
+def repo_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+def payload(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((WEBHOOKS / name).read_text())
+    return data
+
+
+def raw(name: str) -> bytes:
+    return (WEBHOOKS / name).read_bytes()
+
+
+def pull_data(head_sha: str | None = None, number: int = 2) -> dict[str, Any]:
+    """The PR as GET /pulls/{n} returns it: the webhook's pull_request object."""
+    data = copy.deepcopy(payload("pull_request/opened.payload.json")["pull_request"])
+    data["number"] = number
+    if head_sha:
+        data["head"]["sha"] = head_sha
+    data["base"]["repo"]["clone_url"] = str(BUNDLE)
+    return data
+
+
+def with_head(name: str, head_sha: str) -> bytes:
+    """A real payload whose PR head is moved to ``head_sha`` (for a second commit)."""
+    data = payload(name)
+    data["pull_request"]["head"]["sha"] = head_sha
+    if "after" in data:
+        data["after"] = head_sha
+    return json.dumps(data, indent=2).encode()
+
+
+@dataclass
+class Harness:
+    """The service, its fake GitHub and helpers to deliver webhooks and run jobs."""
+
+    service: BotService
+    github: FakeGitHub
+    client: FlaskClient
+    sleeps: list[float] = field(default_factory=list)
+
+    def deliver(
+        self,
+        event: str,
+        body: bytes,
+        *,
+        delivery: str | None = None,
+        signature: str | None = "valid",
+    ) -> Any:
+        headers = {
+            "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+            "Content-Type": "application/json",
+        }
+        if signature == "valid":
+            headers["X-Hub-Signature-256"] = sign(SECRET, body)
+        elif signature is not None:
+            headers["X-Hub-Signature-256"] = signature
+        return self.client.post("/webhook", data=body, headers=headers)
+
+    def drain(self, limit: int = 50) -> int:
+        """Run queued jobs on this thread until none is left; returns how many ran."""
+        ran = 0
+        while ran < limit and self.service.workers.run_one("test-worker"):
+            ran += 1
+        return ran
+
+    def set_pull(
+        self, patch: str = "good", head_sha: str | None = None, number: int = 2
+    ) -> FakePull:
+        data = pull_data(head_sha, number)
+        pull = FakePull(data, (PATCHES / f"{patch}.diff").read_text(), JAVA_BASE)
+        self.github.add_pull(pull, installation=INSTALLATION)
+        return pull
+
+
+@pytest.fixture
+def make_harness(
+    tmp_path: Path, app_key: tuple[Path, str], repo_cache: Path
+) -> Iterator[Callable[..., Harness]]:
+    made: list[Harness] = []
+
+    def build(*, config: str | None = CONFIG, token_ttl_s: float = 3600.0) -> Harness:
+        key_path, public = app_key
+        fake = FakeGitHub(app_id=APP_ID, public_key=public, token_ttl_s=token_ttl_s)
+        url = fake.start()
+        if config is not None:
+            fake.files[(REPO, ".github/migration-evals.yml")] = config
+        fake.permissions[(REPO, "writer")] = ("write", "maintain")
+        fake.permissions[(REPO, "reader")] = ("read", "triage")
+        settings = Settings(
+            specs_dir=SPECS_DIR,
+            cassette_dir=ROOT / "cassettes",
+            cache_dir=repo_cache,
+            db_url=f"sqlite:///{tmp_path / f'bot{len(made)}.db'}",
+            github_app=GitHubAppSettings(
+                app_id=APP_ID,
+                private_key_path=key_path,
+                webhook_secret=SECRET,
+                api_url=url,
+                workers=0,
+                scheduler=False,
+            ),
+        )
+        sleeps: list[float] = []
+        github = GitHubApp(
+            APP_ID,
+            key_path.read_text(),
+            base_url=url,
+            policy=RetryPolicy(max_retries=3, max_wait_s=30.0, write_interval_s=0.0),
+            sleep=sleeps.append,
+        )
+        service = build_service(settings, github=github)
+        harness = Harness(service, fake, service.app.test_client(), sleeps)
+        harness.set_pull()
+        made.append(harness)
+        return harness
+
+    yield build
+    for harness in made:
+        harness.service.stop()
+        harness.github.stop()
+
+
+@pytest.fixture
+def harness(make_harness: Callable[..., Harness]) -> Harness:
+    return make_harness()

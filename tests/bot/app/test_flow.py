@@ -1,0 +1,244 @@
+"""End to end through the fake GitHub: real payloads in, check runs out."""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from collections.abc import Callable
+
+from bot.app.checks import Mode
+from miners.tracking import tracked_prs
+from oracles.cascade import Cascade
+from tests.bot.app.conftest import (
+    CONFIG,
+    INSTALLATION,
+    JAVA_BASE,
+    PATCHES,
+    REPO,
+    Harness,
+    payload,
+    pull_data,
+    raw,
+    with_head,
+)
+from tests.fake_github import FakePull
+
+
+def test_pr_opened_gives_one_check_run_in_progress_then_success(harness: Harness) -> None:
+    response = harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    assert response.status_code == 202
+    assert harness.drain() == 1
+    gh = harness.github
+    assert gh.schema_errors == []
+    runs = gh.runs_for(gh.pulls[("Codertocat/Hello-World", 2)].head_sha)
+    assert len(runs) == 1
+    run = runs[0]
+    create = gh.writes("POST", "/check-runs")
+    assert len(create) == 1 and create[0].body["status"] == "in_progress"
+    assert run["status"] == "completed" and run["conclusion"] == "success", run["output"]
+    assert "| apply | pass" in run["output"]["summary"]
+    assert [a["identifier"] for a in run["actions"]] == ["rerun", "strict"]
+
+
+def test_pr_that_does_not_parse_fails_with_annotations(harness: Harness) -> None:
+    harness.set_pull("no-parse")
+    assert (
+        harness.deliver("pull_request", raw("pull_request/opened.payload.json")).status_code == 202
+    )
+    harness.drain()
+    gh = harness.github
+    assert gh.schema_errors == []
+    [run] = gh.check_runs
+    assert run["conclusion"] == "failure"
+    assert run["output"]["title"].startswith("fail at apply")
+    assert run["annotations"], run["output"]
+    note = run["annotations"][0]
+    assert note["path"].endswith("Calculator.java") and note["annotation_level"] == "failure"
+    assert note["start_line"] >= 1
+
+
+def test_same_delivery_twice_concurrently_gives_one_job_and_one_check_run(harness: Harness) -> None:
+    body = raw("pull_request/opened.payload.json")
+    barrier = threading.Barrier(2)
+    statuses: list[int] = []
+
+    def send() -> None:
+        client = harness.service.app.test_client()
+        barrier.wait()
+        twin = Harness(harness.service, harness.github, client)
+        statuses.append(twin.deliver("pull_request", body, delivery="same-guid").status_code)
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [202, 202]
+    assert len(harness.service.queue.jobs()) == 1
+    harness.drain()
+    assert len(harness.github.check_runs) == 1
+
+
+def test_same_event_under_a_new_delivery_id_is_still_one_check_run(harness: Harness) -> None:
+    body = raw("pull_request/opened.payload.json")
+    first = harness.deliver("pull_request", body)
+    harness.drain()
+    second = harness.deliver("pull_request", body)
+    harness.drain()
+    assert first.json["jobs"] and second.json == {"duplicate": False, "jobs": []}
+    assert len(harness.github.check_runs) == 1
+    assert len(harness.github.writes("POST", "/check-runs")) == 1
+
+
+def test_a_late_older_head_is_never_published(harness: Harness) -> None:
+    sha1, sha2 = "1" * 40, "2" * 40
+    harness.set_pull("good", head_sha=sha2)
+    assert (
+        harness.deliver(
+            "pull_request", with_head("pull_request/synchronize.payload.json", sha2)
+        ).status_code
+        == 202
+    )
+    assert (
+        harness.deliver(
+            "pull_request", with_head("pull_request/synchronize.payload.json", sha1)
+        ).status_code
+        == 202
+    )
+    harness.drain()
+    assert harness.github.runs_for(sha1) == []
+    assert [r["conclusion"] for r in harness.github.runs_for(sha2)] == ["success"]
+    results = [job["result"] for job in harness.service.queue.jobs()]
+    assert any(r.startswith("superseded") for r in results)
+
+
+def test_head_moving_during_grading_closes_the_old_check_as_superseded(harness: Harness) -> None:
+    sha1, sha2 = "1" * 40, "2" * 40
+    harness.set_pull("good", head_sha=sha1)
+    harness.deliver("pull_request", with_head("pull_request/synchronize.payload.json", sha1))
+    original = harness.service.ctx.cascades
+
+    def push_then_cascade(mode: Mode) -> Cascade:
+        harness.set_pull("good", head_sha=sha2)  # a push lands while sha1 is graded
+        return original(mode)
+
+    harness.service.ctx.cascades = push_then_cascade
+    harness.drain()
+    [run] = harness.github.runs_for(sha1)
+    assert run["conclusion"] == "neutral" and run["output"]["title"].startswith("superseded")
+
+
+def test_check_run_rerequested_with_no_pull_requests_finds_the_pr_by_head_sha(
+    harness: Harness,
+) -> None:
+    body = raw("check_run/rerequested.payload.json")
+    event = json.loads(body)
+    assert event["check_run"]["pull_requests"] == []
+    sha = event["check_run"]["head_sha"]
+    data = pull_data(sha, number=7)
+    data["base"]["repo"]["full_name"] = event["repository"]["full_name"]
+    harness.github.add_pull(
+        FakePull(data, (PATCHES / "good.diff").read_text(), JAVA_BASE), installation=1
+    )
+    harness.github.files[(event["repository"]["full_name"], ".github/migration-evals.yml")] = CONFIG
+    assert harness.deliver("check_run", body).status_code == 202
+    harness.drain()
+    [run] = harness.github.runs_for(sha)
+    assert run["conclusion"] == "success"
+    assert run["external_id"] == f"{event['repository']['full_name']}#7@{sha}:standard"
+
+
+def test_check_suite_rerequested_regrades_into_the_same_check_run(harness: Harness) -> None:
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    harness.drain()
+    assert (
+        harness.deliver("check_suite", raw("check_suite/rerequested.payload.json")).status_code
+        == 202
+    )
+    harness.drain()
+    gh = harness.github
+    assert len(gh.check_runs) == 1
+    completions = [
+        c
+        for c in gh.writes("PATCH", "/check-runs/{check_run_id}")
+        if "conclusion" in (c.body or {})
+    ]
+    assert len(completions) == 2
+    assert gh.schema_errors == []
+
+
+def test_requested_action_with_a_foreign_identifier_is_not_handled(harness: Harness) -> None:
+    assert (
+        harness.deliver("check_run", raw("check_run/requested_action.payload.json")).status_code
+        == 204
+    )
+
+
+def test_requested_action_strict_grades_a_strict_check_run(harness: Harness) -> None:
+    data = payload("check_run/requested_action.payload.json")
+    pull = harness.github.pulls[(REPO, 2)]
+    data["repository"]["full_name"] = REPO
+    data["installation"]["id"] = INSTALLATION
+    data["check_run"]["head_sha"] = pull.head_sha
+    data["check_run"]["pull_requests"] = [{"number": 2}]
+    data["requested_action"]["identifier"] = "strict"
+    assert harness.deliver("check_run", json.dumps(data).encode()).status_code == 202
+    harness.drain()
+    [run] = harness.github.check_runs
+    assert run["name"] == "migration-evals (strict)" and run["status"] == "completed"
+    assert run["external_id"].endswith(":strict")
+
+
+def test_a_broken_config_is_shown_in_a_neutral_check_run(
+    make_harness: Callable[..., Harness],
+) -> None:
+    harness = make_harness(config="agents:\n  - author: Codertocat\n    model: gpt-9\nrecipes: 3\n")
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    harness.drain()
+    [run] = harness.github.check_runs
+    assert run["conclusion"] == "neutral"
+    assert run["output"]["title"] == "configuration error in .github/migration-evals.yml"
+    assert "recipes: 3 is not of type 'array'" in run["output"]["summary"]
+
+
+def test_no_config_means_no_agents_and_no_check_run(make_harness: Callable[..., Harness]) -> None:
+    harness = make_harness(config=None)
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    harness.drain()
+    assert harness.github.check_runs == []
+    assert "not an agent" in harness.service.queue.jobs()[0]["result"]
+
+
+def test_merged_agent_pr_goes_to_survival_tracking(harness: Harness) -> None:
+    data = payload("pull_request/closed.merged.create-issue-branch.json")
+    repo, number = data["repository"]["full_name"], data["pull_request"]["number"]
+    merged = copy.deepcopy(data["pull_request"])
+    harness.github.add_pull(
+        FakePull(merged, "", JAVA_BASE), installation=data["installation"]["id"]
+    )
+    harness.github.files[(repo, ".github/migration-evals.yml")] = CONFIG.replace(
+        "Codertocat", merged["user"]["login"]
+    )
+    assert harness.deliver("pull_request", json.dumps(data).encode()).status_code == 202
+    assert harness.drain() == 1
+    [job] = harness.service.queue.jobs()
+    assert job["kind"] == "track-merge" and job["state"] == "done"
+    assert job["result"] == f"tracked {repo}#{number} for survival mining"
+    [tracked] = tracked_prs(harness.service.store)
+    assert (tracked.repo, tracked.number) == (repo, number)
+    assert tracked.merge_commit_sha == merged["merge_commit_sha"]
+    assert tracked.merged_at is not None
+
+
+def test_closed_without_merge_is_not_handled(harness: Harness) -> None:
+    assert (
+        harness.deliver("pull_request", raw("pull_request/closed.payload.json")).status_code == 204
+    )
+
+
+def test_reconciliation_enqueues_open_agent_prs_without_a_check(harness: Harness) -> None:
+    assert harness.service.reconcile() == 1
+    harness.drain()
+    assert len(harness.github.check_runs) == 1
+    assert harness.service.reconcile() == 0

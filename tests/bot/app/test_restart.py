@@ -1,0 +1,121 @@
+"""A real server process killed in the middle of a job: after a restart the job completes once."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.app.signature import sign
+from tests.bot.app.conftest import APP_ID, CONFIG, JAVA_BASE, PATCHES, REPO, SECRET, pull_data, raw
+from tests.conftest import ROOT
+from tests.fake_github import FakeGitHub, FakePull
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as reply:
+                if reply.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.1)
+    raise AssertionError("server did not become healthy")
+
+
+@pytest.fixture
+def fake(app_key: tuple[Path, str]) -> Iterator[FakeGitHub]:
+    gh = FakeGitHub(app_id=APP_ID, public_key=app_key[1])
+    gh.files[(REPO, ".github/migration-evals.yml")] = CONFIG
+    gh.add_pull(
+        FakePull(pull_data(), (PATCHES / "good.diff").read_text(), JAVA_BASE), installation=1
+    )
+    yield gh
+    gh.stop()
+
+
+def test_killed_mid_job_then_restarted_completes_the_job_once(
+    fake: FakeGitHub, app_key: tuple[Path, str], tmp_path: Path, repo_cache: Path
+) -> None:
+    release = fake.hold(r"/compare/")
+    env = {
+        **os.environ,
+        "MIGRATION_EVALS_APP_ID": str(APP_ID),
+        "MIGRATION_EVALS_PRIVATE_KEY_PATH": str(app_key[0]),
+        "MIGRATION_EVALS_WEBHOOK_SECRET": SECRET,
+        "MIGRATION_EVALS_GITHUB_API_URL": fake.start(),
+        "MIGRATION_EVALS_DB_URL": f"sqlite:///{tmp_path / 'bot.db'}",
+        "MIGRATION_EVALS_CACHE_DIR": str(repo_cache),
+        "MIGRATION_EVALS_BOT_WORKERS": "1",
+        "MIGRATION_EVALS_JOB_LEASE_SECONDS": "2",
+        "MIGRATION_EVALS_SCHEDULER": "off",
+        "MIGRATION_EVALS_GITHUB_WRITE_INTERVAL": "0",
+    }
+    port = _free_port()
+    command = [sys.executable, "-m", "bot.cli", "serve", "--dev", "--port", str(port)]
+
+    def start() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        _wait_healthy(port, proc)
+        return proc
+
+    first = start()
+    body = raw("pull_request/opened.payload.json")
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/webhook",
+        data=body,
+        headers={
+            "X-GitHub-Event": "pull_request",
+            "X-GitHub-Delivery": str(uuid.uuid4()),
+            "X-Hub-Signature-256": sign(SECRET, body),
+            "Content-Type": "application/json",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=10) as reply:  # noqa: S310 - loopback http
+        assert reply.status == 202
+    assert fake.wait_arrived(r"/compare/"), "the job never reached the middle"
+    assert [run["status"] for run in fake.check_runs] == ["in_progress"]
+    first.kill()  # SIGKILL: no cleanup, the lease is left behind
+    first.wait(10)
+    release.set()
+
+    second = start()
+    try:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and fake.check_runs[0]["status"] != "completed":
+            time.sleep(0.2)
+    finally:
+        second.terminate()
+        second.wait(10)
+    assert fake.schema_errors == []
+    [run] = fake.check_runs
+    assert run["conclusion"] == "success"
+    assert len(fake.writes("POST", "/check-runs")) == 1
+    completions = [c for c in fake.writes("PATCH") if "conclusion" in (c.body or {})]
+    assert len(completions) == 1
+    with sqlite3.connect(tmp_path / "bot.db") as db:
+        jobs = db.execute("SELECT state, attempts FROM bot_jobs").fetchall()
+    assert jobs == [("done", 2)]
+    assert json.loads(body)["pull_request"]["head"]["sha"] == run["head_sha"]

@@ -1,0 +1,42 @@
+"""``migration-evals judges reliability`` over the demo's ledger."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MIGRATION_EVALS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{tmp_path / 'results.db'}")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_the_demo_pair_agrees_but_on_too_few_items(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["demo", "--strict", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["judges", "reliability", "--json"]) == 1  # unreliable
+    document = json.loads(capsys.readouterr().out)
+    assert document["reliable"] is False
+    assert document["judged"] == 7 and document["labels"] == 7
+    assert [(a["n"], a["kappa"], a["status"]) for a in document["agreements"]] == [
+        (7, 1.0, "too few items")
+    ] * 3
+    assert document["strict_disagreements"] == 0
+
+
+def test_an_empty_ledger_is_reported_not_crashed_on(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["judges", "reliability"]) == 1
+    out = capsys.readouterr().out
+    assert "UNRELIABLE" in out
+    assert "no item rated by both" in out

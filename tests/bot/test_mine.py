@@ -1,0 +1,229 @@
+"""``migration-evals mine``: gold, survival, status and retro, end to end.
+
+GitHub is the test upstream (recorded through the cassette server, then replayed with the
+upstream gone); the repository is a real git history with fixed dates; ``--as-of`` moves
+time instead of waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.mining import open_mining_store
+from bot.settings import settings_from_env
+from core.errors import ConfigError
+from miners.tracking import TrackedPR, track_pr
+from tests.conftest import ROOT, SPECS_DIR
+from tests.miners.github_upstream import TOKEN, FakeGitHub, FakePull, FakeRepo
+from tests.miners.histories import History, day
+
+REPO = "example/app"
+AS_OF = day(60).isoformat()
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MIGRATION_EVALS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{tmp_path / 'mine.db'}")
+    monkeypatch.setenv("MIGRATION_EVALS_GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("MIGRATION_EVALS_AGENT_AUTHORS", "agent-bot=gpt-5, other-bot")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def specs(env: Path) -> Path:
+    """The real specs with the unlock at 2 PRs, so a test can reach it."""
+    copy = env / "specs"
+    shutil.copytree(SPECS_DIR, copy)
+    oracle = copy / "oracle.yaml"
+    oracle.write_text(oracle.read_text().replace("retro_unlock_prs: 50", "retro_unlock_prs: 2"))
+    return copy
+
+
+def _iso(when: object) -> str:
+    return str(when).replace("+00:00", "Z").replace(" ", "T")
+
+
+def project(env: Path) -> tuple[History, FakeRepo]:
+    """Two agent PRs merged (days 1 and 2) and a human's closed unmerged, on a real repo."""
+    history = History.create(env / "app")
+    merged = [history.merged_pr(n, day(n)) for n in (1, 2)]
+    history.commit({"later.txt": "x\n"}, "day 40", day(40))
+    pulls = []
+    for pr in merged:
+        diff = subprocess.run(
+            ["git", "diff", pr.base_sha, pr.head_sha],
+            cwd=history.path,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert pr.merged_at is not None
+        pulls.append(
+            FakePull(
+                pr.number,
+                "agent-bot",
+                _iso(day(pr.number - 0.5)),
+                pr.head_sha,
+                pr.base_sha,
+                merged_at=_iso(pr.merged_at),
+                closed_at=_iso(pr.merged_at),
+                merge_commit_sha=pr.merge_commit_sha,
+                diff=diff,
+            )
+        )
+    base = history.head()
+    pulls.append(FakePull(3, "octocat", _iso(day(3)), base, base, closed_at=_iso(day(4))))
+    repo = FakeRepo(full_name=REPO, clone_url=str(history.path), pulls=pulls)
+    return history, repo
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+    code = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
+
+
+def test_mine_gold_records_github_then_replays_it_offline(
+    env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, repo = project(env)
+    gold = [
+        "mine",
+        "gold",
+        "--repo",
+        REPO,
+        "--recipe",
+        "java8-to-17",
+        "--as-of",
+        AS_OF,
+        "--cassettes",
+        str(env / "cassettes"),
+    ]
+    with FakeGitHub([repo]) as upstream:
+        monkeypatch.setenv("MIGRATION_EVALS_GITHUB_API_URL", upstream.base_url)
+        code, recorded, err = run(capsys, *gold, "--mode", "record", "--no-grade")
+    assert code == 0, err
+    labels = {row["pr_number"]: row["label"] for row in recorded["rows"]}
+    assert labels == {1: "accepted", 2: "accepted", 3: "rejected"}
+    assert {row["model"] for row in recorded["rows"]} == {"gpt-5", "unknown"}
+    assert list((env / "cassettes" / "github").glob("*.json"))
+
+    # Replay: the upstream is gone, a fresh database; this time the changesets are graded.
+    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{env / 'replay.db'}")
+    code, replayed, err = run(capsys, *gold)
+    assert code == 0, err
+    assert {r["pr_number"]: r["label"] for r in replayed["rows"]} == labels
+    assert all(row["funnel_verdict"] for row in replayed["rows"])
+    with sqlite3.connect(env / "replay.db") as db:
+        graded = {row[0] for row in db.execute("SELECT DISTINCT changeset_id FROM ledger")}
+    assert graded == {row["changeset_id"] for row in replayed["rows"]}
+
+    # Again: final labels stay, nothing is regraded.
+    code, again, _ = run(capsys, *gold)
+    assert (code, again["rows"], len(again["skipped_final"])) == (0, [], 3)
+
+
+def test_mine_gold_needs_a_selection(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mine", "gold", "--recipe", "java8-to-17"]) == 1
+    assert "say which pull requests" in capsys.readouterr().err
+
+
+def test_mine_gold_checks_recipe_params(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["mine", "gold", "--repo", REPO, "--recipe", "base-image-bump"]
+    assert main(argv) == 1
+    assert "--recipe-params for base-image-bump: 'rewrites' is a required property" in (
+        capsys.readouterr().err
+    )
+
+
+def _one_historical_changeset(env: Path) -> Path:
+    line = json.loads((ROOT / "examples/changesets/java.jsonl").read_text().splitlines()[0])
+    base = ROOT / "examples" / "changesets"
+    line["repo"] = str((base / line["repo"]).resolve())
+    line["patch_file"] = str((base / line["patch_file"]).resolve())
+    path = env / "historical.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    return path
+
+
+def test_survival_status_and_retro_around_the_unlock(
+    env: Path, specs: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, repo = project(env)
+    store = open_mining_store(settings_from_env())
+    for pull in repo.pulls[:2]:  # registered by the bot while still open
+        track_pr(
+            store,
+            TrackedPR(
+                REPO,
+                pull.number,
+                pull.head_sha,
+                pull.base_sha,
+                "agent-bot",
+                True,
+                day(0),
+                None,
+                None,
+                None,
+            ),
+        )
+    store.close()
+    historical = _one_historical_changeset(env)
+    common = ["--specs", str(specs), "--as-of", AS_OF]
+
+    code, _, err = run(capsys, "mine", "retro", str(historical), *common)
+    assert code == 1
+    assert "retroactive scoring is locked: 0 of 2 agent PRs merged, aged and labelled" in err
+    assert "2 more needed (2 more agent PR(s) must merge before it can be reached)" in err
+
+    with FakeGitHub([repo]) as upstream:
+        monkeypatch.setenv("MIGRATION_EVALS_GITHUB_API_URL", upstream.base_url)
+        survival = ["mine", "survival", "--mode", "record", "--cassettes", str(env / "c")]
+        code, report, err = run(capsys, *survival, *common)
+    assert code == 0, err
+    assert report["labels"] == {f"{REPO}#1": "accepted", f"{REPO}#2": "accepted"}
+    assert report["newly_unlocked"] is True
+    assert report["unlock"]["prs"] == [f"{REPO}#1", f"{REPO}#2"]
+
+    code, status, _ = run(capsys, "mine", "status", *common)
+    assert (code, status["unlocked"], status["labelled"], status["needed"]) == (0, True, 2, 0)
+
+    code, graded, err = run(capsys, "mine", "retro", str(historical), *common)
+    assert code == 0, err
+    assert graded["retroactive"] is True
+    with sqlite3.connect(env / "mine.db") as db:
+        marked = db.execute("SELECT trial_id, changeset_id FROM retro_trials").fetchall()
+        options = db.execute("SELECT options FROM runs").fetchall()
+    assert marked == [(graded["trials"][0]["trial_id"], "java-calc/good")]
+    assert json.loads(options[-1][0])["retroactive"] is True
+
+
+def test_status_in_words(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mine", "status", "--as-of", AS_OF]) == 0
+    out = capsys.readouterr().out
+    assert "retroactive scoring: locked" in out
+    assert "labelled:  0 of 50 agent PRs" in out
+    assert "earliest:  not reachable from current merges" in out
+
+
+def test_agent_authors_setting() -> None:
+    settings = settings_from_env({"MIGRATION_EVALS_AGENT_AUTHORS": "a[bot]=gpt-5, b ,c=,"})
+    assert settings.agent_authors == {"a[bot]": "gpt-5", "b": "", "c": ""}
+    assert settings_from_env({}).github_app.api_url == "https://api.github.com"
+    with pytest.raises(ConfigError, match="names no author"):
+        settings_from_env({"MIGRATION_EVALS_AGENT_AUTHORS": "=gpt-5"})
+    assert "ghp" not in repr(settings_from_env({"MIGRATION_EVALS_GITHUB_TOKEN": TOKEN}))
+
+
+def test_as_of_cannot_be_in_the_future(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mine", "status", "--as-of", "2999-01-01"]) == 1
+    assert "--as-of 2999-01-01T00:00:00 is in the future" in capsys.readouterr().err

@@ -1,0 +1,111 @@
+"""Wiring the judges: replay by default; record and live need both keys; record writes
+cassettes through the live adapters (here aimed at the loopback fake API)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.wiring import build_judges, judge_retry_policy
+from core.cassette import CassetteLibrary
+from core.errors import ConfigError
+from core.settings import CassetteMode, Settings
+from core.specs import SpecSet
+from oracles.judges import AnthropicJudge, OpenAIJudge, RecordingJudge, ReplayingJudge
+from tests.fake_judge_api import (
+    ANTHROPIC_PATH,
+    OPENAI_PATH,
+    Canned,
+    anthropic_message,
+    openai_completion,
+    running_fake_api,
+)
+from tests.fakes import judge_json
+from tests.oracles.judges.conftest import (
+    ANTHROPIC,
+    ANTHROPIC_KEY,
+    GOOD_LINE,
+    OPENAI,
+    OPENAI_KEY,
+    judge_request,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
+
+
+def _settings(tmp_path: Path, mode: CassetteMode, **keys: str) -> Settings:
+    return Settings(
+        specs_dir=tmp_path / "specs",
+        cassette_dir=tmp_path / "cassettes",
+        cache_dir=tmp_path / "cache",
+        mode=mode,
+        **keys,  # type: ignore[arg-type]
+    )
+
+
+def test_replay_needs_no_keys(specs: SpecSet, tmp_path: Path) -> None:
+    library = CassetteLibrary(tmp_path)
+    primary, secondary = build_judges(_settings(tmp_path, CassetteMode.REPLAY), library, specs)
+    assert isinstance(primary, ReplayingJudge) and isinstance(secondary, ReplayingJudge)
+
+
+@pytest.mark.parametrize("mode", [CassetteMode.RECORD, CassetteMode.LIVE])
+@pytest.mark.parametrize(
+    ("keys", "missing"),
+    [({}, "ANTHROPIC_API_KEY"), ({"anthropic_api_key": ANTHROPIC_KEY}, "OPENAI_API_KEY")],
+)
+def test_record_and_live_need_both_keys(
+    specs: SpecSet, tmp_path: Path, mode: CassetteMode, keys: dict[str, str], missing: str
+) -> None:
+    with pytest.raises(ConfigError, match=f"needs {missing}"):
+        build_judges(_settings(tmp_path, mode, **keys), CassetteLibrary(tmp_path), specs)
+
+
+def test_the_retry_policy_comes_from_the_oracle_spec(specs: SpecSet) -> None:
+    policy = judge_retry_policy(specs)
+    assert (policy.max_retries, policy.deadline_s) == (4, 180.0)
+
+
+def test_record_mode_asks_the_live_judges_and_writes_cassettes(
+    specs: SpecSet, tmp_path: Path
+) -> None:
+    library = CassetteLibrary(tmp_path / "cassettes")
+    answer = judge_json("pass", [GOOD_LINE])
+    with running_fake_api() as api:
+        api.script(ANTHROPIC_PATH, Canned(body=anthropic_message(answer)))
+        api.script(OPENAI_PATH, Canned(body=openai_completion(answer)))
+        settings = _settings(
+            tmp_path,
+            CassetteMode.RECORD,
+            anthropic_api_key=ANTHROPIC_KEY,
+            openai_api_key=OPENAI_KEY,
+            anthropic_base_url=api.url,
+            openai_base_url=api.url + "/v1",
+        )
+        primary, secondary = build_judges(settings, library, specs)
+        assert isinstance(primary, RecordingJudge) and isinstance(primary.live, AnthropicJudge)
+        assert isinstance(secondary, RecordingJudge) and isinstance(secondary.live, OpenAIJudge)
+        requests = [judge_request(specs, ANTHROPIC)[0], judge_request(specs, OPENAI)[0]]
+        live = [primary.ask(requests[0]), secondary.ask(requests[1])]
+        assert [r.headers["authorization"] for r in api.requests] == [
+            f"Bearer {ANTHROPIC_KEY}",
+            f"Bearer {OPENAI_KEY}",
+        ]
+    replaying = ReplayingJudge(library)
+    assert [replaying.ask(r) for r in requests] == live
+    files = sorted((tmp_path / "cassettes" / "judge").glob("*.json"))
+    assert len(files) == 2
+    assert not any(key in f.read_text() for f in files for key in (ANTHROPIC_KEY, OPENAI_KEY))
+
+
+def test_live_mode_uses_the_adapters_directly(specs: SpecSet, tmp_path: Path) -> None:
+    settings = _settings(
+        tmp_path,
+        CassetteMode.LIVE,
+        anthropic_api_key=ANTHROPIC_KEY,
+        openai_api_key=OPENAI_KEY,
+    )
+    primary, secondary = build_judges(settings, CassetteLibrary(tmp_path), specs)
+    assert isinstance(primary, AnthropicJudge) and isinstance(secondary, OpenAIJudge)
+    assert primary.identity.startswith("judge:anthropic/")

@@ -1,0 +1,243 @@
+"""Gold labels on real git histories with fixed commit dates.
+
+Each test builds a repository with git itself: a PR merged (merge commit, squash or
+rebase) on day 1, then whatever happened to it; the label is read at day 60 unless said.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from core.errors import RepositoryError
+from core.gold import GoldLabel
+from core.ports import PullRequestInfo
+from miners.clones import MirrorCache
+from miners.labels import Labelled, label_pull_request
+from miners.policy import SurvivalPolicy
+from tests.miners.histories import ADDED, BASE_FILE, History, day, indent
+
+Mirror = Callable[[str], Path]
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> History:
+    return History.create(tmp_path / "app")
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> Mirror:
+    return MirrorCache(tmp_path / "mirrors").mirror
+
+
+def no_git(url: str) -> Path:
+    raise AssertionError(f"git was not needed to label this PR, but {url} was asked for")
+
+
+def label(pr: PullRequestInfo, mirror: Mirror, now: float = 60) -> Labelled:
+    labelled = label_pull_request(pr, now=day(now), policy=SurvivalPolicy(), mirror=mirror)
+    assert labelled is not None
+    return labelled
+
+
+def merged(history: History, at: float = 1) -> PullRequestInfo:
+    base = history.head("main")
+    head = history.feature()
+    merge = history.merge("feature", day(at))
+    return history.pull_request(head=head, base=base, merged_at=day(at), merge_commit=merge)
+
+
+def later(history: History, at: float, files: dict[str, str | None] | None = None) -> str:
+    return history.commit(files or {f"other-{at}.txt": "unrelated\n"}, f"day {at}", day(at))
+
+
+def test_merged_and_untouched_for_30_days_is_accepted(history: History, mirror: Mirror) -> None:
+    pr = merged(history)
+    after_window = later(history, 40)
+    result = label(pr, mirror)
+    assert result.label is GoldLabel.ACCEPTED
+    assert result.survival == 1.0
+    assert result.evidence["commit_used"] == after_window
+    assert result.evidence["merge_commit"] == pr.merge_commit_sha
+    assert result.evidence["revert"] is None
+    assert result.evidence["lines_added"] == len(ADDED)
+    assert result.evidence["commit_used_is_tip_before_window_end"] is False
+
+
+def test_reverted_on_day_12_is_rejected(history: History, mirror: Mirror) -> None:
+    pr = merged(history)
+    assert pr.merge_commit_sha is not None
+    history.git("revert", "-m", "1", "--no-edit", pr.merge_commit_sha, at=day(12))
+    revert = history.head()
+    later(history, 40)
+    result = label(pr, mirror)
+    assert result.label is GoldLabel.REJECTED
+    assert result.evidence["revert"]["sha"] == revert
+    assert result.evidence["revert"]["how"] == "revert trailer"
+    assert result.survival == 0.0
+
+
+def test_a_revert_without_trailer_is_found_by_its_reversed_diff(
+    history: History, mirror: Mirror
+) -> None:
+    pr = merged(history)
+    undo = later(history, 12, {"app.txt": BASE_FILE})
+    result = label(pr, mirror)
+    assert result.label is GoldLabel.REJECTED
+    assert result.evidence["revert"] == {
+        "sha": undo,
+        "how": "reverse diff",
+        "at": day(12).isoformat(),
+    }
+
+
+def test_half_the_added_lines_rewritten_on_day_20_is_survival_one_half(
+    history: History, mirror: Mirror
+) -> None:
+    pr = merged(history)
+    rewritten = [f"rewritten by a human on day 20, line {i}\n" for i in range(5)]
+    later(history, 20, {"app.txt": BASE_FILE + "".join(rewritten + ADDED[5:])})
+    later(history, 40)
+    result = label(pr, mirror)
+    assert result.survival == 0.5
+    assert result.label is GoldLabel.REJECTED  # below the spec's 0.8
+    assert result.evidence["lines_surviving"] == 5
+    assert result.evidence["revert"] is None
+
+
+def test_added_lines_only_reindented_on_day_3_still_survive(
+    history: History, mirror: Mirror
+) -> None:
+    pr = merged(history)
+    later(history, 3, {"app.txt": BASE_FILE + "".join(indent(ADDED))})
+    later(history, 40)
+    result = label(pr, mirror)
+    assert result.survival == 1.0
+    assert result.label is GoldLabel.ACCEPTED
+
+
+def test_a_file_renamed_after_merge_still_counts_its_lines(
+    history: History, mirror: Mirror
+) -> None:
+    pr = merged(history)
+    history.git("mv", "app.txt", "renamed.txt")
+    history.git("commit", "-q", "-m", "rename", at=day(5))
+    later(history, 40)
+    result = label(pr, mirror)
+    assert result.survival == 1.0
+    assert result.label is GoldLabel.ACCEPTED
+
+
+def test_lines_moved_to_another_file_still_count_and_are_no_revert(
+    history: History, mirror: Mirror
+) -> None:
+    pr = merged(history)
+    later(history, 8, {"app.txt": BASE_FILE, "moved.txt": "header\n" + "".join(ADDED)})
+    later(history, 40)
+    result = label(pr, mirror)
+    assert result.evidence["revert"] is None
+    assert result.survival == 1.0
+
+
+def test_merged_10_days_ago_is_pending_without_touching_git(history: History) -> None:
+    pr = merged(history)
+    result = label(pr, no_git, now=11)
+    assert result.label is GoldLabel.PENDING
+    assert result.survival is None
+    assert result.evidence["window_ends"] == day(31).isoformat()
+
+
+def test_pending_until_the_window_has_fully_passed(history: History, mirror: Mirror) -> None:
+    pr = merged(history)
+    assert label(pr, no_git, now=31 - 1 / 86400).label is GoldLabel.PENDING
+    assert label(pr, mirror, now=31).label is GoldLabel.ACCEPTED
+
+
+def test_closed_without_merge_is_rejected(history: History) -> None:
+    base = history.head("main")
+    head = history.feature()
+    pr = history.pull_request(head=head, base=base, merged_at=None, closed_at=day(2))
+    result = label(pr, no_git)
+    assert result.label is GoldLabel.REJECTED
+    assert result.evidence["reason"] == "closed without merge"
+
+
+def test_an_open_pull_request_gets_no_label(history: History) -> None:
+    pr = history.pull_request(head=history.feature(), base=history.head(), merged_at=None)
+    assert label_pull_request(pr, now=day(60), policy=SurvivalPolicy(), mirror=no_git) is None
+
+
+def test_the_first_commit_at_or_after_the_window_end_is_the_one_used(
+    history: History, mirror: Mirror
+) -> None:
+    pr = merged(history)
+    later(history, 29)
+    first_after = later(history, 31)
+    later(history, 45, {"app.txt": BASE_FILE + "gone\n"})  # after the window: does not count
+    history.commit(
+        {"app.txt": BASE_FILE}, f"Revert\n\nThis reverts commit {pr.merge_commit_sha}.", day(50)
+    )
+    result = label(pr, mirror)
+    assert result.evidence["commit_used"] == first_after
+    assert result.label is GoldLabel.ACCEPTED
+
+
+def test_when_nothing_landed_after_the_window_the_tip_is_used(
+    history: History, mirror: Mirror
+) -> None:
+    pr = merged(history)
+    tip = later(history, 9)
+    result = label(pr, mirror)
+    assert result.evidence["commit_used"] == tip
+    assert result.evidence["commit_used_is_tip_before_window_end"] is True
+    assert result.label is GoldLabel.ACCEPTED
+
+
+def test_a_squash_merge(history: History, mirror: Mirror) -> None:
+    base = history.head("main")
+    head = history.feature()
+    squash = history.squash("feature", day(1))
+    pr = history.pull_request(head=head, base=base, merged_at=day(1), merge_commit=squash)
+    later(history, 20, {"app.txt": BASE_FILE + "".join(ADDED[:8])})
+    later(history, 40)
+    result = label(pr, mirror)
+    assert result.evidence["pr_commits"] == [squash]
+    assert result.survival == 0.8
+    assert result.label is GoldLabel.ACCEPTED  # 0.8 meets the threshold
+
+
+def test_a_rebase_merge_counts_every_replayed_commit(history: History, mirror: Mirror) -> None:
+    base = history.head("main")
+    history.checkout("feature", new=True)
+    history.commit({"app.txt": BASE_FILE + "".join(ADDED[:5])}, "first half", day(0))
+    head = history.commit({"app.txt": BASE_FILE + "".join(ADDED)}, "second half", day(0.5))
+    history.checkout("main")
+    later(history, 0.7)  # main moved on, so the replayed commits are new commits
+    history.git("cherry-pick", f"{base}..{head}", at=day(1))
+    tip = history.head()
+    pr = history.pull_request(head=head, base=base, merged_at=day(1), merge_commit=tip)
+    result = label(pr, mirror)
+    assert len(result.evidence["pr_commits"]) == 2
+    assert result.evidence["lines_added"] == 10
+    assert result.survival == 1.0
+
+
+def test_the_merge_commit_is_found_from_the_head_when_unknown(
+    history: History, mirror: Mirror
+) -> None:
+    pr = merged(history)
+    later(history, 40)
+    unknown = dataclasses.replace(pr, merge_commit_sha=None)
+    assert label(unknown, mirror).evidence["merge_commit"] == pr.merge_commit_sha
+
+
+def test_a_repository_that_cannot_be_cloned_is_an_infrastructure_error(
+    history: History, mirror: Mirror, tmp_path: Path
+) -> None:
+    pr = merged(history)
+    gone = dataclasses.replace(pr, clone_url=str(tmp_path / "missing"))
+    with pytest.raises(RepositoryError, match="cannot clone"):
+        label(gone, mirror)
