@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from core.errors import StoreError
-from core.model import Envelope, Trial, Verdict
+from core.model import Envelope, Tier, Trial, Verdict
 from core.stamps import canonical_json, sha256_hex
 
 __all__ = [
@@ -361,11 +361,15 @@ class Store:
                     found[key] = Envelope.from_dict(json.loads(payload)["envelope"])
         return found
 
-    def entries(self, *, run_id: str | None = None, batch: int = 2000) -> Iterator[LedgerEntry]:
-        """Stream ledger rows in sequence order, decoded."""
+    def entries(
+        self, *, run_id: str | None = None, tier: Tier | None = None, batch: int = 2000
+    ) -> Iterator[LedgerEntry]:
+        """Stream ledger rows in sequence order, decoded (one run's, one tier's, or all)."""
         query = sa.select(ledger_table.c.seq, ledger_table.c.payload).order_by(ledger_table.c.seq)
         if run_id is not None:
             query = query.where(ledger_table.c.run_id == run_id)
+        if tier is not None:
+            query = query.where(ledger_table.c.tier == tier.value)
         with self.reading() as conn:
             result = conn.execution_options(yield_per=batch).execute(query)
             for seq, payload_text in result:

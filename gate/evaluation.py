@@ -36,7 +36,8 @@ class Evaluation:
     numbers: Numbers
     anchor: AnchorStatus
     agreement: JudgeAgreement
-    reliability: JudgeReliabilityView | None
+    strict_trials: int  # counted trials judged in strict mode (two judges)
+    reliability: JudgeReliabilityView | None  # asked only when strict_trials > 0
     harking: tuple[Harking, ...]
 
 
@@ -53,6 +54,7 @@ def evaluate(
     with collector_paused():
         scan = scan_ledger(store, upto_seq=upto_seq, workers=workers)
         selection = select_trials(scan.trials, run_id)
+        strict = sum(t.judge_strict for t in selection.trials)
         return Evaluation(
             specs=specs,
             chain=scan.chain,
@@ -60,6 +62,7 @@ def evaluate(
             numbers=compute_numbers(selection.trials, specs),
             anchor=anchor_status(store, specs),
             agreement=judge_agreement(selection.trials),
-            reliability=reliability(store, specs),
+            strict_trials=strict,
+            reliability=reliability(store, specs, run_id) if strict else None,
             harking=find_harking(specs, selection.in_scope),
         )

@@ -3,22 +3,24 @@
 Two things are kept apart here:
 
 * **Reliability against people** (Cohen's kappa of each judge and of the pair against a
-  hand-labelled overlap) belongs to the judge tier's ``gate.reliability``. The gate asks it
-  through ``ReliabilityProbe``, a plain function, so that wiring is one line
-  (``judge_reliability_probe``) and tests pass their own probe. Until it is wired the
-  answer is ``None``: "not assessed", shown as such in reports, not refused.
+  hand-labelled overlap) belongs to ``gate.reliability``. The gate asks it through a
+  ``ReliabilityProbe``, a plain function (``judge_reliability_probe`` by default; tests pass
+  their own), and only when a counted trial was judged in strict mode, since those are
+  the numbers an unreliable pair would corrupt. ``None`` means "not assessed".
 * **Agreement between the two strict-mode judges** on the counted trials is measured here
   from their transcripts in the ledger: a 2x2 table and its kappa, for the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from core.model import Tier
 from core.specs import SpecSet
 from core.store import Store
+from gate.reliability import assess, collect
 from gate.stats import UndefinedStatistic, cohens_kappa
 from gate.trials import TrialFacts
 
@@ -37,17 +39,22 @@ class JudgeReliabilityView(Protocol):
     @property
     def reliable(self) -> bool: ...
 
+    @property
+    def problems(self) -> Sequence[str]: ...
 
-ReliabilityProbe = Callable[[Store, SpecSet], JudgeReliabilityView | None]
+
+ReliabilityProbe = Callable[[Store, SpecSet, str | None], JudgeReliabilityView | None]
 
 
-def judge_reliability_probe(store: Store, specs: SpecSet) -> JudgeReliabilityView | None:
-    """The judges' reliability against hand labels, or None while it is not assessed.
+def judge_reliability_probe(
+    store: Store, specs: SpecSet, run_id: str | None = None
+) -> JudgeReliabilityView | None:
+    """``gate.reliability``'s verdict on the judge pair, over one run's judge rows or all.
 
-    To wire: ``return gate.reliability.judge_reliability(store, specs)``.
+    Reads only the judge tier's rows, so a large ledger is not decoded a second time.
     """
-    del store, specs
-    return None
+    entries = store.entries(run_id=run_id, tier=Tier.JUDGE)
+    return assess(collect(entries, specs.oracle_stamp), specs)
 
 
 @dataclass(frozen=True, slots=True)

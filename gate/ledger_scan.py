@@ -147,6 +147,7 @@ class _TrialBuilder:
     tokens_in: int = 0
     tokens_out: int = 0
     judge_pair: tuple[str, str] | None = None
+    judge_strict: bool = False
     error_reason: str = ""
 
     def merge(self, later: _TrialBuilder) -> None:
@@ -162,6 +163,7 @@ class _TrialBuilder:
         self.tokens_in += later.tokens_in
         self.tokens_out += later.tokens_out
         self.judge_pair = self.judge_pair or later.judge_pair
+        self.judge_strict = self.judge_strict or later.judge_strict
         self.error_reason = self.error_reason or later.error_reason
 
     def pack(self) -> tuple[Any, ...]:
@@ -195,6 +197,7 @@ class _TrialBuilder:
             first_seq=self.first_seq,
             last_seq=self.last_seq,
             judge_pair=self.judge_pair,
+            judge_strict=self.judge_strict,
             stamps=tuple(_stamps(key) for key in self.stamps),
             marks=tuple(self.marks),
             error_reason=self.error_reason,
@@ -250,6 +253,7 @@ def _sandbox_seconds(details: dict[str, Any]) -> float:
 def _judge_usage(builder: _TrialBuilder, details: dict[str, Any], cached: bool) -> None:
     judges = details.get("judges") or []
     verdicts = [(j.get("answer") or {}).get("verdict") for j in judges]
+    builder.judge_strict = builder.judge_strict or bool(details.get("strict"))
     if details.get("strict") and len(verdicts) == 2 and all(verdicts):
         builder.judge_pair = (str(verdicts[0]), str(verdicts[1]))
     if cached:

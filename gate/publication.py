@@ -10,7 +10,7 @@ and lists every refusal (not just the first), in ``RefusalCode`` order:
 * ``harking``: a hypothesis was registered after the first result it covers;
 * ``broken_anchor``: the gold-anchor correlation is below its floor or minimum n;
 * ``contamination``: a model's tripwire fired;
-* ``unreliable_judges``: judge tiers were counted while the judges are unreliable;
+* ``unreliable_judges``: strict-mode verdicts were counted from an unreliable judge pair;
 * ``threshold:<name>``: too few graded trials per model (``min_trials``), too many
   infrastructure errors (``max_infra_error_rate``).
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from core.model import Tier, Verdict
 from core.specs import SpecSet
 from gate.evaluation import Evaluation
 from gate.refusals import GateDecision, Refusal, RefusalCode
@@ -104,20 +103,15 @@ def _contamination(ev: Evaluation) -> Iterable[Refusal]:
 
 
 def _judges(ev: Evaluation) -> Iterable[Refusal]:
-    if ev.reliability is None or ev.reliability.reliable:
+    if not ev.strict_trials or ev.reliability is None or ev.reliability.reliable:
         return
-    judged = [t for t in ev.selection.trials if _judged(t)]
-    if judged:
-        floor = ev.specs.oracle.section("gate")["judge_kappa_floor"]
-        yield Refusal(
-            RefusalCode.UNRELIABLE_JUDGES,
-            f"the judges' agreement with the hand labels is below the kappa floor {floor}, "
-            f"and {len(judged)} counted trial(s) rest on a judge verdict",
-        )
-
-
-def _judged(trial: TrialFacts) -> bool:
-    return any(t.tier is Tier.JUDGE and t.verdict is not Verdict.SKIPPED for t in trial.tiers)
+    floor = ev.specs.oracle.section("gate")["judge_kappa_floor"]
+    why = "; ".join(ev.reliability.problems) or f"agreement below the kappa floor {floor}"
+    yield Refusal(
+        RefusalCode.UNRELIABLE_JUDGES,
+        f"{ev.strict_trials} counted trial(s) were judged in strict mode by a judge pair "
+        f"that is not reliable: {why}",
+    )
 
 
 def _thresholds(ev: Evaluation) -> Iterable[Refusal]:

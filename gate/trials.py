@@ -101,6 +101,7 @@ class TrialFacts(NamedTuple):
     first_seq: int = 0
     last_seq: int = 0
     judge_pair: tuple[str, str] | None = None
+    judge_strict: bool = False
     stamps: tuple[Stamps, ...] = ()
     marks: tuple[str, ...] = ()
     error_reason: str = ""

@@ -26,9 +26,14 @@ _ERROR_EXAMPLES = 10
 
 
 def _reliability(evaluation: Evaluation) -> str:
-    if evaluation.reliability is None:
-        return "not assessed (no hand-labelled judge reliability is wired in yet)"
-    return "reliable" if evaluation.reliability.reliable else "UNRELIABLE (below the kappa floor)"
+    found = evaluation.reliability
+    if not evaluation.strict_trials:
+        return "not needed: no counted trial was judged in strict mode"
+    if found is None:
+        return "not assessed"
+    if found.reliable:
+        return f"reliable ({evaluation.strict_trials} strict-mode trials)"
+    return "UNRELIABLE: " + ("; ".join(found.problems) or "below the kappa floor")
 
 
 def _errors(evaluation: Evaluation) -> dict[str, Any]:

@@ -116,3 +116,13 @@ def test_schema_version_mismatch_is_refused(store: Store, tmp_path: Path) -> Non
 def test_unusable_url_is_a_clear_error() -> None:
     with pytest.raises(StoreError, match="cannot use database URL"):
         Store.open("nosuchdb://x")
+
+
+def test_entries_of_one_tier(store: Store) -> None:
+    envelopes = tuple(
+        Envelope("t9", "c1", tier, Verdict.PASS, 0.0, 0.0, 0.0, STAMPS) for tier in Tier
+    )
+    store.append_trial(Trial("t9", "run", CHANGESET, envelopes), {})
+    judged = list(store.entries(tier=Tier.JUDGE))
+    assert [e.envelope.tier for e in judged] == [Tier.JUDGE]
+    assert len(list(store.entries())) == len(Tier)

@@ -151,7 +151,7 @@ def test_trial_facts(store: Store, gate_specs: SpecSet) -> None:
     assert passes.outcome is Outcome.PASSED
     assert passes.sandbox_s == SANDBOX_S[Tier.COMPILE] + SANDBOX_S[Tier.TESTS]
     assert passes.judge_tokens == (2 * TOKENS[0], 2 * TOKENS[1])
-    assert passes.judge_pair == ("pass", "fail")
+    assert passes.judge_pair == ("pass", "fail") and passes.judge_strict
     assert passes.stamps == (gate_specs.stamps_for("java8-to-17"),)
     assert [t.verdict for t in passes.tiers] == [Verdict.PASS] * 4
     assert trials["errors"].outcome is Outcome.ERROR

@@ -152,17 +152,48 @@ def test_a_pre_cutoff_advantage_trips_contamination(store: Store, gate_specs: Sp
 
 
 def _reliability(reliable: bool) -> object:
-    def probe(_store: Store, _specs: SpecSet) -> JudgeReliabilityView:
-        return SimpleNamespace(reliable=reliable)  # type: ignore[return-value]
+    def probe(_store: Store, _specs: SpecSet, _run: str | None) -> JudgeReliabilityView:
+        problems = () if reliable else ("primary vs humans: kappa 0.100 is below the floor 0.6",)
+        return SimpleNamespace(reliable=reliable, problems=problems)  # type: ignore[return-value]
 
     return probe
 
 
-def test_unreliable_judges_are_refused(clean_store: Store, gate_specs: SpecSet) -> None:
-    decision = _decide(clean_store, gate_specs, reliability=_reliability(False))
+def _strict_ledger(store: Store, specs: SpecSet) -> None:
+    plans = balanced()
+    for plan in plans[::4]:
+        plan.strict = ("pass", "pass") if plan.outcome == "pass" else None
+    append(store, specs, plans)
+    add_gold(store)
+
+
+def test_strict_numbers_from_an_unreliable_pair_are_refused(
+    store: Store, gate_specs: SpecSet
+) -> None:
+    _strict_ledger(store, gate_specs)
+    decision = _decide(store, gate_specs, reliability=_reliability(False))
     assert _codes(decision) == ["unreliable_judges"]
-    assert "below the kappa floor 0.6" in decision.refusals[0].detail
-    assert _decide(clean_store, gate_specs, reliability=_reliability(True)).publishable
+    assert decision.refusals[0].detail == (
+        "18 counted trial(s) were judged in strict mode by a judge pair that is not "
+        "reliable: primary vs humans: kappa 0.100 is below the floor 0.6"
+    )
+    assert _decide(store, gate_specs, reliability=_reliability(True)).publishable
+
+
+def test_the_pair_is_asked_only_about_strict_numbers(
+    clean_store: Store, gate_specs: SpecSet
+) -> None:
+    def never(_store: Store, _specs: SpecSet, _run: str | None) -> JudgeReliabilityView:
+        raise AssertionError("no strict-mode trial is counted: nothing to ask")
+
+    assert _decide(clean_store, gate_specs, reliability=never).publishable
+
+
+def test_the_default_probe_reads_gate_reliability(store: Store, gate_specs: SpecSet) -> None:
+    _strict_ledger(store, gate_specs)  # none of these changesets carries a hand label
+    decision = _decide(store, gate_specs)
+    assert _codes(decision) == ["unreliable_judges"]
+    assert "(primary) vs humans: no item rated by both" in decision.refusals[0].detail
 
 
 def test_a_hypothesis_registered_after_its_first_result_is_harking(

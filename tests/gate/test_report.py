@@ -69,7 +69,7 @@ def test_every_file_is_written(broken: dict[str, Any], files: ReportFiles) -> No
 def test_unpublishable_is_marked_on_every_page(broken: dict[str, Any], files: ReportFiles) -> None:
     html = files.html.read_text()
     assert 'data-publishable="false"' in html
-    assert "NOT PUBLISHABLE: 2 refusal(s)" in html
+    assert "NOT PUBLISHABLE: 3 refusal(s)" in html  # anchor, too few trials, the judge pair
     assert html.count('<span class="tag">not publishable</span>') >= 6
     assert '<div class="banner" id="broken-banner">This evaluation is BROKEN' in html
     assert "&lt;b&gt;errored&lt;/b&gt;" in html and "<b>errored</b>" not in html
@@ -91,6 +91,7 @@ def test_the_numbers_on_the_pages(broken: dict[str, Any], files: ReportFiles) ->
         "undefined" in broken["judges"]["agreement"]["note"]
     )
     assert broken["judges"]["agreement"]["n"] == 2
+    assert broken["judges"]["reliability"].startswith("UNRELIABLE: ")
     assert "insufficient data" in markdown
     assert "inference ÷ infrastructure: " in markdown
 
