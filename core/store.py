@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from core.errors import StoreError
-from core.model import Envelope, Tier, Trial, Verdict
+from core.model import Envelope, Trial, Verdict
 from core.stamps import canonical_json, sha256_hex
 
 __all__ = [
@@ -149,6 +149,19 @@ class LedgerEntry:
     changeset: Mapping[str, Any]
     envelope: Envelope
     payload: Mapping[str, Any]
+
+    @classmethod
+    def decode(cls, seq: int, payload_text: str) -> LedgerEntry:
+        """One stored row (its sequence number and payload column), decoded."""
+        payload = json.loads(payload_text)
+        return cls(
+            seq=int(seq),
+            run_id=str(payload["run_id"]),
+            trial_id=str(payload["envelope"]["trial_id"]),
+            changeset=payload["changeset"],
+            envelope=Envelope.from_dict(payload["envelope"]),
+            payload=payload,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,27 +374,15 @@ class Store:
                     found[key] = Envelope.from_dict(json.loads(payload)["envelope"])
         return found
 
-    def entries(
-        self, *, run_id: str | None = None, tier: Tier | None = None, batch: int = 2000
-    ) -> Iterator[LedgerEntry]:
-        """Stream ledger rows in sequence order, decoded (one run's, one tier's, or all)."""
+    def entries(self, *, run_id: str | None = None, batch: int = 2000) -> Iterator[LedgerEntry]:
+        """Stream ledger rows in sequence order, decoded."""
         query = sa.select(ledger_table.c.seq, ledger_table.c.payload).order_by(ledger_table.c.seq)
         if run_id is not None:
             query = query.where(ledger_table.c.run_id == run_id)
-        if tier is not None:
-            query = query.where(ledger_table.c.tier == tier.value)
         with self.reading() as conn:
             result = conn.execution_options(yield_per=batch).execute(query)
             for seq, payload_text in result:
-                payload = json.loads(payload_text)
-                yield LedgerEntry(
-                    seq=int(seq),
-                    run_id=str(payload["run_id"]),
-                    trial_id=str(payload["envelope"]["trial_id"]),
-                    changeset=payload["changeset"],
-                    envelope=Envelope.from_dict(payload["envelope"]),
-                    payload=payload,
-                )
+                yield LedgerEntry.decode(seq, payload_text)
 
     def head(self) -> tuple[int, str]:
         with self.reading() as conn:

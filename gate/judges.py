@@ -13,13 +13,15 @@ Two things are kept apart here:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from core.model import Tier
+import sqlalchemy as sa
+
+from core.model import Tier, Verdict
 from core.specs import SpecSet
-from core.store import Store
+from core.store import LedgerEntry, Store, ledger_table
 from gate.reliability import assess, collect
 from gate.stats import UndefinedStatistic, cohens_kappa
 from gate.trials import TrialFacts
@@ -51,10 +53,25 @@ def judge_reliability_probe(
 ) -> JudgeReliabilityView | None:
     """``gate.reliability``'s verdict on the judge pair, over one run's judge rows or all.
 
-    Reads only the judge tier's rows, so a large ledger is not decoded a second time.
+    Only judge envelopes that ran are read (``collect`` ignores every other row), so the
+    gate does not decode a large ledger a second time.
     """
-    entries = store.entries(run_id=run_id, tier=Tier.JUDGE)
-    return assess(collect(entries, specs.oracle_stamp), specs)
+    return assess(collect(_judge_entries(store, run_id), specs.oracle_stamp), specs)
+
+
+_JUDGE_ROWS = (
+    sa.select(ledger_table.c.seq, ledger_table.c.payload)
+    .where(ledger_table.c.tier == Tier.JUDGE.value)
+    .where(ledger_table.c.verdict != Verdict.SKIPPED.value)
+    .order_by(ledger_table.c.seq)
+)
+
+
+def _judge_entries(store: Store, run_id: str | None) -> Iterator[LedgerEntry]:
+    query = _JUDGE_ROWS if run_id is None else _JUDGE_ROWS.where(ledger_table.c.run_id == run_id)
+    with store.reading() as conn:
+        for seq, payload in conn.execution_options(yield_per=2000).execute(query):
+            yield LedgerEntry.decode(seq, payload)
 
 
 @dataclass(frozen=True, slots=True)
