@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
@@ -153,7 +154,7 @@ class LedgerEntry:
     @classmethod
     def decode(cls, seq: int, payload_text: str) -> LedgerEntry:
         """One stored row (its sequence number and payload column), decoded."""
-        payload = json.loads(payload_text)
+        payload = orjson.loads(payload_text)  # several times faster than json on large ledgers
         return cls(
             seq=int(seq),
             run_id=str(payload["run_id"]),
