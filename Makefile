@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench bench-gate clean
 
 setup: $(VENV)/.installed
 
@@ -29,6 +29,9 @@ lint: setup
 
 bench: setup
 	$(BIN)/python benchmarks/replay.py
+
+bench-gate: setup
+	$(BIN)/python benchmarks/gate.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache migration-evals.db* migration-evals-demo.json

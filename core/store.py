@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
@@ -150,6 +151,19 @@ class LedgerEntry:
     envelope: Envelope
     payload: Mapping[str, Any]
 
+    @classmethod
+    def decode(cls, seq: int, payload_text: str) -> LedgerEntry:
+        """One stored row (its sequence number and payload column), decoded."""
+        payload = orjson.loads(payload_text)  # several times faster than json on large ledgers
+        return cls(
+            seq=int(seq),
+            run_id=str(payload["run_id"]),
+            trial_id=str(payload["envelope"]["trial_id"]),
+            changeset=payload["changeset"],
+            envelope=Envelope.from_dict(payload["envelope"]),
+            payload=payload,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class LedgerCheck:
@@ -209,6 +223,14 @@ class Store:
         store = cls(_make_engine(url))
         store._create_schema(extra_metadata)
         return store
+
+    @classmethod
+    def attach(cls, url: str) -> Store:
+        """Connect to an existing ledger without creating or checking the schema.
+
+        For readers working beside a store opened elsewhere, e.g. the gate's scan workers.
+        """
+        return cls(_make_engine(url))
 
     @property
     def display_url(self) -> str:
@@ -361,15 +383,7 @@ class Store:
         with self.reading() as conn:
             result = conn.execution_options(yield_per=batch).execute(query)
             for seq, payload_text in result:
-                payload = json.loads(payload_text)
-                yield LedgerEntry(
-                    seq=int(seq),
-                    run_id=str(payload["run_id"]),
-                    trial_id=str(payload["envelope"]["trial_id"]),
-                    changeset=payload["changeset"],
-                    envelope=Envelope.from_dict(payload["envelope"]),
-                    payload=payload,
-                )
+                yield LedgerEntry.decode(seq, payload_text)
 
     def head(self) -> tuple[int, str]:
         with self.reading() as conn:

@@ -13,7 +13,9 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Literal
 
-from scipy.stats import norm
+# scipy.special's normal CDF and its inverse are what scipy.stats.norm evaluates; importing
+# them alone keeps the command line's start-up short (scipy.stats takes most of a second).
+from scipy.special import ndtr, ndtri
 
 __all__ = [
     "UndefinedStatistic",
@@ -55,11 +57,11 @@ def two_proportion_ztest(
         return 0.0, 1.0
     z = (x1 / n1 - x2 / n2) / se
     if alternative == "two-sided":
-        p = 2 * float(norm.sf(abs(z)))
+        p = 2 * float(ndtr(-abs(z)))
     elif alternative == "larger":
-        p = float(norm.sf(z))
+        p = float(ndtr(-z))
     elif alternative == "smaller":
-        p = float(norm.cdf(z))
+        p = float(ndtr(z))
     else:
         raise ValueError(f"alternative must be two-sided, larger or smaller, not {alternative!r}")
     return z, min(p, 1.0)
@@ -98,7 +100,7 @@ def wilson_interval(x: int, n: int, confidence: float = 0.95) -> tuple[float, fl
         return 0.0, 1.0
     if not 0 <= x <= n:
         raise ValueError(f"successes must lie in [0, n] (x={x}, n={n})")
-    z = float(norm.ppf(1 - (1 - confidence) / 2))
+    z = float(ndtri(1 - (1 - confidence) / 2))
     phat = x / n
     denominator = 1 + z * z / n
     centre = (phat + z * z / (2 * n)) / denominator

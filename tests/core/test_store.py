@@ -11,7 +11,7 @@ import pytest
 
 from core.errors import StoreError
 from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
-from core.store import Store
+from core.store import LedgerEntry, Store
 
 STAMPS = Stamps("o" * 64, "r" * 64, "h" * 64)
 CHANGESET = Changeset(
@@ -116,3 +116,11 @@ def test_schema_version_mismatch_is_refused(store: Store, tmp_path: Path) -> Non
 def test_unusable_url_is_a_clear_error() -> None:
     with pytest.raises(StoreError, match="cannot use database URL"):
         Store.open("nosuchdb://x")
+
+
+def test_a_row_decodes_as_entries_streams_it(store: Store) -> None:
+    store.append_trial(_trial(9), {})
+    (entry,) = store.entries()
+    with store.reading() as conn:
+        payload = conn.exec_driver_sql("SELECT payload FROM ledger WHERE seq = 1").scalar_one()
+    assert LedgerEntry.decode(1, payload) == entry

@@ -1,0 +1,124 @@
+"""``migration-evals gate check`` and ``gate publish``: the only path to a quotable number."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rich.table import Table
+
+from bot.commands.common import add_store_options, settings_from_args
+from bot.console import make_console
+from core.specs import load_specs
+from core.store import Store
+from gate.bundle import build_bundle
+from gate.evaluation import Evaluation, evaluate
+from gate.publication import check
+from gate.refusals import GateDecision
+
+__all__ = ["EXIT_REFUSED", "add_parser", "add_scan_options", "evaluate_from_args", "scan_workers"]
+
+EXIT_REFUSED = 2
+CHECK_HELP = "list every reason the current results may not be published (exit 0: publishable)"
+PUBLISH_HELP = "write a verifiable publication bundle, only if the gate check passes"
+
+
+def scan_workers(requested: int | None) -> int:
+    """Processes for the ledger scan: --jobs, else the CPUs this process may use (max 4)."""
+    if requested is not None:
+        if requested < 1:
+            raise SystemExit("migration-evals: error: --jobs must be at least 1")
+        return requested
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+def add_scan_options(parser: argparse.ArgumentParser) -> None:
+    add_store_options(parser)
+    parser.add_argument("--run", metavar="RUN_ID", help="count only this run's trials")
+    parser.add_argument(
+        "--jobs", "-j", type=int, metavar="N", help="processes for the ledger scan (default: CPUs)"
+    )
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("gate", help="the publication gate")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    check_parser = actions.add_parser("check", help=CHECK_HELP, description=CHECK_HELP + ".")
+    check_parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    add_scan_options(check_parser)
+    check_parser.set_defaults(handler=run_check)
+    publish = actions.add_parser("publish", help=PUBLISH_HELP, description=PUBLISH_HELP + ".")
+    publish.add_argument("--out", type=Path, required=True, metavar="FILE", help="bundle path")
+    publish.add_argument("--json", action="store_true", help="print the decision as JSON")
+    add_scan_options(publish)
+    publish.set_defaults(handler=run_publish)
+
+
+def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
+    """The evaluation of the ledger and specs the command line points at."""
+    settings = settings_from_args(args)
+    specs = load_specs(settings.specs_dir)
+    store = Store.open(settings.db_url)
+    try:
+        return evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs))
+    finally:
+        store.close()
+
+
+def decision_table(decision: GateDecision) -> Table:
+    table = Table(title=f"{len(decision.refusals)} refusal(s)", title_justify="left")
+    table.add_column("code", no_wrap=True)
+    table.add_column("detail")
+    for refusal in decision.refusals:
+        table.add_row(f"[red]{refusal.label}[/]", refusal.detail)
+    return table
+
+
+def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: bool) -> None:
+    if as_json:
+        json.dump(decision.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    console = make_console()
+    trials = len(evaluation.selection.trials)
+    if decision.publishable:
+        console.print(f"[bold green]PUBLISHABLE[/]: {trials} counted trial(s), no refusal")
+        return
+    console.print(f"[bold red]NOT PUBLISHABLE[/]: {trials} counted trial(s)")
+    console.print(decision_table(decision))
+
+
+def run_check(args: argparse.Namespace) -> int:
+    evaluation = evaluate_from_args(args)
+    decision = check(evaluation)
+    _print_decision(decision, evaluation, as_json=args.json)
+    return 0 if decision.publishable else EXIT_REFUSED
+
+
+def run_publish(args: argparse.Namespace) -> int:
+    evaluation = evaluate_from_args(args)
+    decision = check(evaluation)
+    if not decision.publishable:
+        _print_decision(decision, evaluation, as_json=args.json)
+        print(
+            f"migration-evals: refused: {len(decision.refusals)} refusal(s); "
+            f"no bundle written ({', '.join(decision.codes())})",
+            file=sys.stderr,
+        )
+        return EXIT_REFUSED
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    bundle = build_bundle(evaluation, decision, created)
+    args.out.write_text(json.dumps(bundle, indent=1, sort_keys=True) + "\n")
+    if args.json:
+        json.dump({**decision.to_dict(), "bundle": str(args.out)}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(f"published {len(evaluation.selection.trials)} trial(s) to {args.out}")
+        print(
+            f"bundle digest {bundle['bundle_digest']}, ledger head {bundle['ledger']['head_hash']}"
+        )
+    return 0

@@ -1,0 +1,77 @@
+"""``migration-evals verify BUNDLE``: recompute a publication bundle and name what differs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import make_url
+
+from bot.commands.common import settings_from_args
+from bot.commands.gate import EXIT_REFUSED, scan_workers
+from core.errors import ConfigError
+from core.specs import load_specs
+from core.store import Store
+from gate.bundle import BundleCheck, verify_bundle
+
+HELP = "recompute every number and hash of a publication bundle; print ok or what differs"
+_SHOWN = 50
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("verify", help=HELP, description=HELP.capitalize() + ".")
+    parser.add_argument("bundle", type=Path, metavar="BUNDLE.json")
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="rebuild the bundle from this ledger (without it: internal consistency and "
+        "stamps against the specs)",
+    )
+    parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
+    parser.add_argument("--jobs", "-j", type=int, metavar="N", help="processes for the scan")
+    parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    parser.set_defaults(handler=run)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read bundle {path}: {exc}") from exc
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path} is not a publication bundle (not a JSON object)")
+    return document
+
+
+def _verify(args: argparse.Namespace, bundle: dict[str, Any]) -> BundleCheck:
+    specs = load_specs(settings_from_args(args).specs_dir)
+    if args.db is None:
+        return verify_bundle(bundle, specs)
+    url = make_url(args.db)
+    if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).exists():
+        raise ConfigError(f"no ledger at {url.database}: verifying needs the database it came from")
+    store = Store.open(args.db)
+    try:
+        return verify_bundle(bundle, specs, store=store, workers=scan_workers(args.jobs))
+    finally:
+        store.close()
+
+
+def run(args: argparse.Namespace) -> int:
+    result = _verify(args, _read(args.bundle))
+    if args.json:
+        document = {"ok": result.ok, "against": result.against, "differences": result.differences}
+        json.dump(document, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif result.ok:
+        print(f"ok ({args.bundle} against {result.against})")
+    else:
+        print(f"DIFFERS: {len(result.differences)} part(s) of {args.bundle} do not recompute")
+        for line in result.differences[:_SHOWN]:
+            print(f"  {line}")
+        if len(result.differences) > _SHOWN:
+            print(f"  ... and {len(result.differences) - _SHOWN} more (--json lists all)")
+    return 0 if result.ok else EXIT_REFUSED

@@ -1,0 +1,178 @@
+"""Publication bundles: the quotable numbers with everything needed to re-check them.
+
+A bundle holds the stamps of the specs, the gate thresholds, the ledger head it was built
+at, the counted trials (each with the digest of its ledger rows), the gold anchor's 2x2
+table and every number, each number with the digest of the trials behind it, and a digest
+of the whole document.
+
+``verify_bundle`` recomputes instead of trusting. Without a database it recomputes every
+number from the trials the bundle lists and checks the stamps, thresholds and hypothesis
+definitions against the current specs; with one it rebuilds the whole bundle from the
+ledger as it stood at the bundle's head and compares the two. Either way it names each
+part that differs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.specs import SpecSet
+from core.stamps import canonical_json, sha256_hex
+from core.store import Store
+from gate.anchor import anchor_from_table
+from gate.evaluation import Evaluation, evaluate
+from gate.numbers import compute_numbers
+from gate.publication import check
+from gate.refusals import GateDecision
+from gate.trials import TrialFacts
+
+__all__ = ["BUNDLE_FORMAT", "BundleCheck", "build_bundle", "differences", "verify_bundle"]
+
+BUNDLE_FORMAT = "migration-evals-bundle/1"
+
+
+def _digest(document: Mapping[str, Any]) -> str:
+    return sha256_hex(canonical_json({k: v for k, v in document.items() if k != "bundle_digest"}))
+
+
+def build_bundle(evaluation: Evaluation, decision: GateDecision, created_at: str) -> dict[str, Any]:
+    """The bundle document for ``evaluation`` (the caller refuses when not publishable)."""
+    specs = evaluation.specs
+    document: dict[str, Any] = {
+        "format": BUNDLE_FORMAT,
+        "created_at": created_at,
+        "selection": evaluation.selection.to_dict(),
+        "ledger": {
+            "rows": evaluation.chain.rows,
+            "head_seq": evaluation.chain.head_seq,
+            "head_hash": evaluation.chain.head_hash,
+        },
+        "stamps": specs.stamp_report(),
+        "gate": {
+            "thresholds": dict(specs.oracle.section("gate")),
+            **decision.to_dict(),
+        },
+        "anchor": evaluation.anchor.to_dict(),
+        "numbers": evaluation.numbers.to_dict(),
+        "trials": [t.to_bundle() for t in evaluation.selection.trials],
+    }
+    document["bundle_digest"] = _digest(document)
+    return document
+
+
+@dataclass(frozen=True, slots=True)
+class BundleCheck:
+    """The verdict of ``verify_bundle``: ``ok``, or every part that differs."""
+
+    differences: tuple[str, ...]
+    against: str  # "specs" (offline) or the database it was rebuilt from
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return bool(a == b)
+
+
+def _by_id(items: Sequence[Any]) -> dict[str, Any] | None:
+    """Lists of trials (or funnel rows) are compared by trial id (or tier), so a changed
+    item is named by what it is, not by its position."""
+    for key in ("trial_id", "tier"):
+        if items and all(isinstance(i, Mapping) and key in i for i in items):
+            keyed = {str(i[key]): i for i in items}
+            if len(keyed) == len(items):
+                return keyed
+    return None
+
+
+def differences(expected: Any, actual: Any, path: str = "") -> Iterator[str]:
+    """Every place where ``actual`` (the bundle) differs from ``expected`` (recomputed)."""
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        for key in sorted(set(expected) | set(actual), key=str):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in actual:
+                yield f"{where}: missing from the bundle (recomputed {_short(expected[key])})"
+            elif key not in expected:
+                yield f"{where}: in the bundle but not recomputed ({_short(actual[key])})"
+            else:
+                yield from differences(expected[key], actual[key], where)
+    elif isinstance(expected, list) and isinstance(actual, list):
+        keyed_expected, keyed_actual = _by_id(expected), _by_id(actual)
+        if keyed_expected is not None and keyed_actual is not None:
+            yield from differences(keyed_expected, keyed_actual, path)
+        elif len(expected) != len(actual):
+            yield f"{path}: the bundle has {len(actual)} item(s), recomputed {len(expected)}"
+        else:
+            for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
+                yield from differences(e, a, f"{path}[{index}]")
+    elif not _close(expected, actual):
+        yield f"{path}: the bundle says {_short(actual)}, recomputed {_short(expected)}"
+
+
+def _short(value: Any) -> str:
+    text = canonical_json(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _against_specs(bundle: Mapping[str, Any], specs: SpecSet) -> Iterator[str]:
+    yield from differences(specs.stamp_report(), bundle.get("stamps"), "stamps")
+    thresholds = dict(specs.oracle.section("gate"))
+    yield from differences(thresholds, bundle.get("gate", {}).get("thresholds"), "gate.thresholds")
+
+
+def _recomputed(bundle: Mapping[str, Any], specs: SpecSet) -> Iterator[str]:
+    trials = [TrialFacts.from_bundle(t) for t in bundle["trials"]]
+    listed = {str(t["trial_id"]): t.get("outcome") for t in bundle["trials"]}
+    for trial in trials:
+        if listed[trial.trial_id] != trial.outcome.value:
+            yield (
+                f"trials.{trial.trial_id}.outcome: the bundle says {listed[trial.trial_id]}, "
+                f"its tiers say {trial.outcome.value}"
+            )
+    yield from differences(compute_numbers(trials, specs).to_dict(), bundle["numbers"], "numbers")
+    anchor = anchor_from_table(bundle["anchor"], specs.oracle.section("gate"))
+    yield from differences(anchor.to_dict(), bundle["anchor"], "anchor")
+    said = bundle["selection"].get("trials")
+    if said != len(trials):
+        yield f"selection.trials: the bundle says {said}, but it lists {len(trials)} trials"
+
+
+def _against_ledger(
+    bundle: Mapping[str, Any], specs: SpecSet, store: Store, workers: int
+) -> Iterator[str]:
+    head = int(bundle["ledger"]["head_seq"])
+    run = bundle["selection"].get("run")
+    evaluation = evaluate(store, specs, run_id=run, upto_seq=head, workers=workers)
+    for problem in evaluation.chain.problems:
+        yield f"ledger: {problem}"
+    rebuilt = build_bundle(evaluation, check(evaluation), str(bundle.get("created_at")))
+    rebuilt["stamps"] = bundle.get("stamps")  # compared with the specs separately
+    for key in ("format", "created_at", "bundle_digest"):
+        rebuilt.pop(key, None)
+    given = {k: v for k, v in bundle.items() if k in rebuilt}
+    yield from differences(rebuilt, given)
+
+
+def verify_bundle(
+    bundle: Mapping[str, Any], specs: SpecSet, *, store: Store | None = None, workers: int = 1
+) -> BundleCheck:
+    """Recompute ``bundle`` offline (from its own trials) or, with ``store``, from the ledger."""
+    if bundle.get("format") != BUNDLE_FORMAT:
+        return BundleCheck((f"format: expected {BUNDLE_FORMAT}, got {bundle.get('format')!r}",), "")
+    found = list(_against_specs(bundle, specs))
+    found.extend(_recomputed(bundle, specs))
+    if store is not None:
+        found.extend(_against_ledger(bundle, specs, store, workers))
+    if bundle.get("bundle_digest") != _digest(bundle):
+        found.append("bundle_digest: the document was changed after it was published")
+    against = store.display_url if store is not None else "specs"
+    return BundleCheck(tuple(dict.fromkeys(found)), against)

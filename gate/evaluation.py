@@ -1,0 +1,68 @@
+"""Everything the gate, the bundle and the reports need, computed in one place.
+
+``evaluate`` makes one pass over the ledger (``gate.ledger_scan``), picks the counted
+trials (``gate.selection``), computes the numbers, reads the gold anchor and asks the
+judge-reliability probe. The gate's refusals, the bundle and every report page are
+views of the same ``Evaluation``, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.specs import SpecSet
+from core.store import Store
+from gate.anchor import AnchorStatus, anchor_status
+from gate.hypotheses import Harking, find_harking
+from gate.judges import (
+    JudgeAgreement,
+    JudgeReliabilityView,
+    ReliabilityProbe,
+    judge_agreement,
+    judge_reliability_probe,
+)
+from gate.ledger_scan import ChainCheck, collector_paused, scan_ledger
+from gate.numbers import Numbers, compute_numbers
+from gate.selection import Selection, select_trials
+
+__all__ = ["Evaluation", "evaluate"]
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    specs: SpecSet
+    chain: ChainCheck
+    selection: Selection
+    numbers: Numbers
+    anchor: AnchorStatus
+    agreement: JudgeAgreement
+    strict_trials: int  # counted trials judged in strict mode (two judges)
+    reliability: JudgeReliabilityView | None  # asked only when strict_trials > 0
+    harking: tuple[Harking, ...]
+
+
+def evaluate(
+    store: Store,
+    specs: SpecSet,
+    *,
+    run_id: str | None = None,
+    upto_seq: int | None = None,
+    workers: int = 1,
+    reliability: ReliabilityProbe = judge_reliability_probe,
+) -> Evaluation:
+    """Scan the ledger (up to ``upto_seq``), select, compute; nothing is written."""
+    with collector_paused():
+        scan = scan_ledger(store, upto_seq=upto_seq, workers=workers)
+        selection = select_trials(scan.trials, run_id)
+        strict = sum(t.judge_strict for t in selection.trials)
+        return Evaluation(
+            specs=specs,
+            chain=scan.chain,
+            selection=selection,
+            numbers=compute_numbers(selection.trials, specs),
+            anchor=anchor_status(store, specs),
+            agreement=judge_agreement(selection.trials),
+            strict_trials=strict,
+            reliability=reliability(store, specs, run_id) if strict else None,
+            harking=find_harking(specs, selection.in_scope),
+        )

@@ -1,0 +1,116 @@
+"""The gate's commands end to end: check, publish, verify and report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.cli import main
+from core.specs import SpecSet, load_specs
+from core.store import Store
+from tests.conftest import SPECS_DIR
+from tests.gate.ledgers import add_gold, append, balanced
+
+
+@pytest.fixture
+def specs_dir(tmp_path: Path) -> Path:
+    """The real specs, hypotheses registered long before the results the tests write."""
+    folder = tmp_path / "specs"
+    shutil.copytree(SPECS_DIR, folder)
+    for path in (folder / "hypotheses").glob("*.yaml"):
+        data = yaml.safe_load(path.read_text())
+        data["registered_at"] = "2000-01-01"
+        path.write_text(yaml.safe_dump(data))
+    return folder
+
+
+@pytest.fixture
+def env(tmp_path: Path, specs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> SpecSet:
+    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{tmp_path / 'results.db'}")
+    monkeypatch.setenv("MIGRATION_EVALS_SPECS_DIR", str(specs_dir))
+    monkeypatch.chdir(tmp_path)
+    return load_specs(specs_dir)
+
+
+def _ledger(env: SpecSet, tmp_path: Path, *, gold: bool = True) -> Store:
+    store = Store.open(f"sqlite:///{tmp_path / 'results.db'}")
+    append(store, env, balanced())
+    if gold:
+        add_gold(store)
+    return store
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    code = main(list(argv))
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_check_passes_on_a_clean_ledger(
+    env: SpecSet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _ledger(env, tmp_path).close()
+    assert _json(capsys, "gate", "check", "--json") == (0, {"publishable": True, "refusals": []})
+    assert main(["gate", "check"]) == 0
+    assert "PUBLISHABLE" in capsys.readouterr().out
+
+
+def test_check_lists_refusals_and_exits_non_zero(
+    env: SpecSet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _ledger(env, tmp_path, gold=False).close()
+    code, document = _json(capsys, "gate", "check", "--json")
+    assert code == 2 and document["publishable"] is False
+    assert [r["code"] for r in document["refusals"]] == ["broken_anchor"]
+    assert document["refusals"][0]["detail"].startswith("only 0 gold-labelled")
+
+
+def test_publish_refuses_without_writing(
+    env: SpecSet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _ledger(env, tmp_path, gold=False).close()
+    assert main(["gate", "publish", "--out", "bundle.json"]) == 2
+    assert "no bundle written (broken_anchor)" in capsys.readouterr().err
+    assert not (tmp_path / "bundle.json").exists()
+
+
+def test_publish_then_verify(
+    env: SpecSet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _ledger(env, tmp_path).close()
+    assert main(["gate", "publish", "--out", "bundle.json"]) == 0
+    capsys.readouterr()
+    assert main(["verify", "bundle.json"]) == 0
+    assert capsys.readouterr().out.startswith("ok (bundle.json against specs)")
+    db = f"sqlite:///{tmp_path / 'results.db'}"
+    code, document = _json(capsys, "verify", "bundle.json", "--db", db, "--json")
+    assert (code, document["ok"], document["differences"]) == (0, True, [])
+
+    bundle = json.loads((tmp_path / "bundle.json").read_text())
+    bundle["numbers"]["pass_rates"]["gemini-2.5-pro"]["rate"] = 0.75
+    (tmp_path / "changed.json").write_text(json.dumps(bundle))
+    assert main(["verify", "changed.json", "--db", db]) == 2
+    out = capsys.readouterr().out
+    assert "numbers.pass_rates.gemini-2.5-pro.rate: the bundle says 0.75, recomputed 0.5" in out
+
+
+def test_verify_names_a_missing_file(env: SpecSet, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", "nowhere.json"]) == 1
+    assert "cannot read bundle nowhere.json" in capsys.readouterr().err
+
+
+def test_report_writes_the_folder(
+    env: SpecSet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _ledger(env, tmp_path, gold=False).close()
+    code, document = _json(capsys, "report", "--out", "out", "--json")
+    assert code == 0 and document["publishable"] is False
+    assert {p.name for p in (tmp_path / "out").iterdir()} >= {
+        "index.html",
+        "report.md",
+        "report.json",
+        "funnel.png",
+    }
