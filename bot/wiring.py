@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import anthropic
-import openai
-
 from core.cassette import CassetteLibrary
 from core.errors import ConfigError
 from core.model import Tier
@@ -15,14 +12,7 @@ from core.settings import CassetteMode, Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
 from oracles.cascade import Cascade
-from oracles.judges import (
-    AnthropicJudge,
-    OpenAIJudge,
-    RecordingJudge,
-    ReplayingJudge,
-    Retrying,
-    RetryPolicy,
-)
+from oracles.judges import RecordingJudge, ReplayingJudge, Retrying, RetryPolicy
 from oracles.repos import RepoCache
 from oracles.sandbox import ReplayingSandbox
 from oracles.tiers.apply import ApplyOracle
@@ -72,10 +62,20 @@ def _api_key(settings: Settings, provider: str) -> str:
 def build_live_judge(settings: Settings, provider: str, retrying: Retrying) -> Judge:
     """A live judge for ``provider``, its SDK client built from the settings' key and URL."""
     key = _api_key(settings, provider)
+    # The SDKs are imported here, not at module level: together they add seconds to every
+    # command's start-up, and only live judging needs them.
     if provider == "anthropic":
+        import anthropic  # noqa: PLC0415
+
+        from oracles.judges.anthropic_judge import AnthropicJudge  # noqa: PLC0415
+
         client = anthropic.Anthropic(api_key=key, base_url=settings.anthropic_base_url)
         return AnthropicJudge(client, retrying)
     if provider == "openai":
+        import openai  # noqa: PLC0415
+
+        from oracles.judges.openai_judge import OpenAIJudge  # noqa: PLC0415
+
         return OpenAIJudge(openai.OpenAI(api_key=key, base_url=settings.openai_base_url), retrying)
     raise ConfigError(f"no live judge adapter for provider {provider!r}")
 

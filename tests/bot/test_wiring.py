@@ -12,7 +12,9 @@ from core.cassette import CassetteLibrary
 from core.errors import ConfigError
 from core.settings import CassetteMode, Settings
 from core.specs import SpecSet
-from oracles.judges import AnthropicJudge, OpenAIJudge, RecordingJudge, ReplayingJudge
+from oracles.judges import RecordingJudge, ReplayingJudge
+from oracles.judges.anthropic_judge import AnthropicJudge
+from oracles.judges.openai_judge import OpenAIJudge
 from tests.fake_judge_api import (
     ANTHROPIC_PATH,
     OPENAI_PATH,

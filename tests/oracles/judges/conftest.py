@@ -11,7 +11,9 @@ import pytest
 
 from core.ports import Judge, JudgeRequest
 from core.specs import SpecSet
-from oracles.judges import AnthropicJudge, OpenAIJudge, Retrying, RetryPolicy
+from oracles.judges import Retrying, RetryPolicy
+from oracles.judges.anthropic_judge import AnthropicJudge
+from oracles.judges.openai_judge import OpenAIJudge
 from oracles.judging import render_prompt
 from tests.fake_judge_api import ANTHROPIC_PATH, OPENAI_PATH, FakeJudgeAPI, running_fake_api
 from tests.fakes import FakeTimer

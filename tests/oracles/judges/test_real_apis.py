@@ -10,7 +10,9 @@ import openai
 import pytest
 
 from core.specs import SpecSet
-from oracles.judges import AnthropicJudge, OpenAIJudge, Retrying, RetryPolicy
+from oracles.judges import Retrying, RetryPolicy
+from oracles.judges.anthropic_judge import AnthropicJudge
+from oracles.judges.openai_judge import OpenAIJudge
 from oracles.judging import parse_answer
 from tests.oracles.judges.conftest import ANTHROPIC, OPENAI, judge_request
 
