@@ -1,18 +1,20 @@
-"""Hook for the gold anchor's "this eval is broken" status (the gate package, issue 5).
+"""The gold anchor's "this eval is broken" status, as the check runs show it.
 
-The check-run summary shows the status this returns; ``None`` means "not broken" or
-"not known". Until ``gate.anchor`` lands there is nothing to ask, so this says ``None``.
-Wiring it in is this one function body: return the gate's broken-anchor message for
-``store`` (for example the correlation and its floor), or ``None`` when healthy.
+The gate declares the evaluation broken while funnel verdicts do not correlate with real
+outcomes (phi below its floor) or there are too few labelled pull requests to tell; while
+it is, every check run says so and concludes neutral rather than success or failure.
 """
 
 from __future__ import annotations
 
+from core.specs import SpecSet
 from core.store import Store
+from gate.anchor import anchor_status
 
 __all__ = ["broken_anchor"]
 
 
-def broken_anchor(store: Store) -> str | None:
-    """Why the eval is currently declared broken, or None."""
-    return None
+def broken_anchor(store: Store, specs: SpecSet) -> str | None:
+    """Why the eval is currently declared broken, or None when it is anchored."""
+    status = anchor_status(store, specs)
+    return status.reason if status.broken else None

@@ -28,5 +28,5 @@ class BotContext:
     cascades: Callable[[Mode], Cascade]
     app_slug: str = "migration-evals"
     app_id: int | None = None
-    broken_anchor: Callable[[Store], str | None] = anchor.broken_anchor
+    broken_anchor: Callable[[Store, SpecSet], str | None] = anchor.broken_anchor
     clock: Callable[[], float] = field(default=time.time)

@@ -232,7 +232,7 @@ def _publish(
             trial,
         )
         return f"superseded while grading by {latest.head_sha[:12]}"
-    output = trial_output(trial, check.mode, broken_anchor=ctx.broken_anchor(ctx.store))
+    output = trial_output(trial, check.mode, broken_anchor=ctx.broken_anchor(ctx.store, ctx.specs))
     check.complete(output, trial)
     return f"{output.conclusion.value}: {output.title}"
 

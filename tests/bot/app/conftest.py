@@ -13,6 +13,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,10 @@ from flask.testing import FlaskClient
 from bot.app.github import GitHubApp, RetryPolicy
 from bot.app.service import BotService, build_service
 from bot.app.signature import sign
+from core.gold import GoldLabel, GoldRow, upsert_gold
+from core.model import Verdict
 from core.settings import GitHubAppSettings, Settings
+from core.store import Store
 from tests.conftest import ROOT, SPECS_DIR
 from tests.fake_github import FakeGitHub, FakePull
 
@@ -146,7 +150,9 @@ def make_harness(
 ) -> Iterator[Callable[..., Harness]]:
     made: list[Harness] = []
 
-    def build(*, config: str | None = CONFIG, token_ttl_s: float = 3600.0) -> Harness:
+    def build(
+        *, config: str | None = CONFIG, token_ttl_s: float = 3600.0, anchored: bool = True
+    ) -> Harness:
         key_path, public = app_key
         fake = FakeGitHub(app_id=APP_ID, public_key=public, token_ttl_s=token_ttl_s)
         url = fake.start()
@@ -177,6 +183,8 @@ def make_harness(
             sleep=sleeps.append,
         )
         service = build_service(settings, github=github)
+        if anchored:
+            seed_anchored_gold(service.store)
         harness = Harness(service, fake, service.app.test_client(), sleeps)
         harness.set_pull()
         made.append(harness)
@@ -186,6 +194,23 @@ def make_harness(
     for harness in made:
         harness.service.stop()
         harness.github.stop()
+
+
+def seed_anchored_gold(store: Store, n: int = 40) -> None:
+    """A gold table whose labels agree with the funnel (phi 1 over n PRs): an anchored eval."""
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    for number in range(1, n + 1):
+        accepted = number % 2 == 0
+        upsert_gold(
+            store,
+            GoldRow(
+                "gold/anchor",
+                number,
+                GoldLabel.ACCEPTED if accepted else GoldLabel.REJECTED,
+                when,
+                funnel_verdict=Verdict.PASS if accepted else Verdict.FAIL,
+            ),
+        )
 
 
 @pytest.fixture

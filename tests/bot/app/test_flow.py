@@ -41,6 +41,18 @@ def test_pr_opened_gives_one_check_run_in_progress_then_success(harness: Harness
     assert [a["identifier"] for a in run["actions"]] == ["rerun", "strict"]
 
 
+def test_without_a_gold_anchor_the_check_run_says_the_eval_is_broken(
+    make_harness: Callable[..., Harness],
+) -> None:
+    harness = make_harness(anchored=False)
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    harness.drain()
+    [run] = harness.github.check_runs
+    assert run["conclusion"] == "neutral"
+    assert "This eval is broken:" in run["output"]["summary"]
+    assert "fewer than the minimum 30" in run["output"]["summary"]
+
+
 def test_pr_that_does_not_parse_fails_with_annotations(harness: Harness) -> None:
     harness.set_pull("no-parse")
     assert (

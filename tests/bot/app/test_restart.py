@@ -18,7 +18,18 @@ from pathlib import Path
 import pytest
 
 from bot.app.signature import sign
-from tests.bot.app.conftest import APP_ID, CONFIG, JAVA_BASE, PATCHES, REPO, SECRET, pull_data, raw
+from core.store import Store
+from tests.bot.app.conftest import (
+    APP_ID,
+    CONFIG,
+    JAVA_BASE,
+    PATCHES,
+    REPO,
+    SECRET,
+    pull_data,
+    raw,
+    seed_anchored_gold,
+)
 from tests.conftest import ROOT
 from tests.fake_github import FakeGitHub, FakePull
 
@@ -73,6 +84,10 @@ def test_killed_mid_job_then_restarted_completes_the_job_once(
     }
     port = _free_port()
     command = [sys.executable, "-m", "bot.cli", "serve", "--dev", "--port", str(port)]
+
+    anchored = Store.open(env["MIGRATION_EVALS_DB_URL"])
+    seed_anchored_gold(anchored)
+    anchored.close()
 
     def start() -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(
