@@ -6,11 +6,12 @@ Every command has ``--help``; errors exit non-zero with one clear line on stderr
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
 
-from bot.commands import cost, demo, gate, judges, ledger, mine, report, run, serve, stamp, verify
+from bot.commands import COMMANDS
 from core.errors import MigrationEvalsError
 
 __all__ = ["build_parser", "main"]
@@ -18,7 +19,14 @@ __all__ = ["build_parser", "main"]
 EXIT_ERROR = 1
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The command named on the line: the first argument that is not an option."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; only the chosen command's module is imported (none for the overview)."""
+    chosen = _chosen(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
         prog="migration-evals",
         description="Grade agent-written batch-change pull requests through a cascade of "
@@ -26,13 +34,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (demo, run, cost, stamp, ledger, judges, mine, serve, gate, verify, report):
-        module.add_parser(commands)
+    for name, (module, summary) in COMMANDS.items():
+        if chosen == name:
+            importlib.import_module(module).add_parser(commands)
+        else:
+            commands.add_parser(name, help=summary)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

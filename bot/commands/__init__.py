@@ -1,1 +1,61 @@
-"""One module per command-line command; each exposes ``add_parser`` and ``run``."""
+"""One module per command-line command; each exposes ``add_parser`` and a handler.
+
+``COMMANDS`` names each command's module and one-line summary, so ``bot.cli`` can list
+every command while importing only the one being run (some pull in heavy libraries).
+"""
+
+from __future__ import annotations
+
+__all__ = ["COMMANDS", "summary"]
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": (
+        "bot.commands.demo",
+        "grade the bundled example changesets (Java, Go, Dockerfile) end to end",
+    ),
+    "run": (
+        "bot.commands.run",
+        "grade the changesets of a JSONL file through the oracle cascade",
+    ),
+    "cost": (
+        "bot.commands.cost",
+        "forecast the list cost of an evaluation from the oracle spec's funnel",
+    ),
+    "stamp": (
+        "bot.commands.stamp",
+        "print the stamps of the oracle spec, each recipe and the hypotheses",
+    ),
+    "ledger": (
+        "bot.commands.ledger",
+        "inspect the results ledger",
+    ),
+    "judges": (
+        "bot.commands.judges",
+        "check the LLM judges",
+    ),
+    "mine": (
+        "bot.commands.mine",
+        "mine pull requests: gold labels, survival refresh, the retroactive-scoring unlock",
+    ),
+    "serve": (
+        "bot.commands.serve",
+        "run the GitHub App: webhook endpoint, job workers and scheduler",
+    ),
+    "gate": (
+        "bot.commands.gate",
+        "the publication gate",
+    ),
+    "verify": (
+        "bot.commands.verify",
+        "recompute every number and hash of a publication bundle; print ok or what differs",
+    ),
+    "report": (
+        "bot.commands.report",
+        "write the evaluation report (HTML, Markdown, JSON and plots) into a folder",
+    ),
+}
+
+
+def summary(name: str) -> str:
+    """The one-line help of command ``name``."""
+    return COMMANDS[name][1]

@@ -9,10 +9,11 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from bot.commands import summary
 from bot.commands.common import add_store_options, settings_from_args
 from core.specs import load_specs
 
-HELP = "forecast the list cost of an evaluation from the oracle spec's funnel"
+HELP = summary("cost")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

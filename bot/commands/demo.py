@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bot.commands import summary
 from bot.commands.common import add_grading_options, grade, settings_from_args
 from bot.settings import PROJECT_ROOT
 from core.changesets import LocatedChangeset, read_changesets
 from core.errors import ChangesetError
 
-HELP = "grade the bundled example changesets (Java, Go, Dockerfile) end to end"
+HELP = summary("demo")
 EXAMPLES = PROJECT_ROOT / "examples" / "changesets"
 
 

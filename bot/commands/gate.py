@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from bot.commands import summary
 from bot.commands.common import add_store_options, settings_from_args
 from bot.console import make_console
 from core.specs import load_specs
@@ -45,7 +46,7 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("gate", help="the publication gate")
+    parser = commands.add_parser("gate", help=summary("gate"))
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     check_parser = actions.add_parser("check", help=CHECK_HELP, description=CHECK_HELP + ".")
     check_parser.add_argument("--json", action="store_true", help="print JSON on stdout")

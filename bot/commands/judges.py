@@ -8,6 +8,7 @@ import sys
 
 from rich.table import Table
 
+from bot.commands import summary
 from bot.commands.common import add_store_options, settings_from_args
 from bot.console import make_console
 from core.specs import load_specs
@@ -19,7 +20,7 @@ EXIT_UNRELIABLE = 1
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("judges", help="check the LLM judges")
+    parser = commands.add_parser("judges", help=summary("judges"))
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     reliability = actions.add_parser(
         "reliability",

@@ -18,6 +18,7 @@ from typing import Any, TypeAlias
 import jsonschema
 from rich.table import Table
 
+from bot.commands import summary
 from bot.commands.common import (
     add_grading_options,
     add_store_options,
@@ -44,7 +45,7 @@ from miners.policy import SurvivalPolicy
 from miners.retro import mark_retroactive, progress, record_unlock_if_earned
 from miners.survival import RefreshReport, refresh
 
-HELP = "mine pull requests: gold labels, survival refresh, the retroactive-scoring unlock"
+HELP = summary("mine")
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 

@@ -8,10 +8,11 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bot.commands import summary
 from bot.commands.gate import add_scan_options, evaluate_from_args
 from gate.publication import check
 
-HELP = "write the evaluation report (HTML, Markdown, JSON and plots) into a folder"
+HELP = summary("report")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

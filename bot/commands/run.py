@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bot.commands import summary
 from bot.commands.common import add_grading_options, grade, settings_from_args
 from core.changesets import read_changesets
 
-HELP = "grade the changesets of a JSONL file through the oracle cascade"
+HELP = summary("run")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -14,10 +14,11 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from bot.app.service import BotService, build_service
+from bot.commands import summary
 from bot.commands.common import add_store_options, settings_from_args
 from core.settings import Settings
 
-HELP = "run the GitHub App: webhook endpoint, job workers and scheduler"
+HELP = summary("serve")
 
 log = logging.getLogger(__name__)
 

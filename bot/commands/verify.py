@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
+from bot.commands import summary
 from bot.commands.common import settings_from_args
 from bot.commands.gate import EXIT_REFUSED, scan_workers
 from core.errors import ConfigError
@@ -17,7 +18,7 @@ from core.specs import load_specs
 from core.store import Store
 from gate.bundle import BundleCheck, verify_bundle
 
-HELP = "recompute every number and hash of a publication bundle; print ok or what differs"
+HELP = summary("verify")
 _SHOWN = 50
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from bot.commands import COMMANDS
 from tests.conftest import ROOT, SPECS_DIR
 
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
@@ -164,8 +165,12 @@ def test_ledger_verify_catches_an_edited_row(env: Path, capsys: pytest.CaptureFi
 
 
 def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
-    for command in (["demo"], ["run"], ["cost"], ["stamp"], ["ledger", "verify"]):
+    for name in COMMANDS:
         with pytest.raises(SystemExit) as done:
-            main([*command, "--help"])
+            main([name, "--help"])
         assert done.value.code == 0
-        assert "usage: migration-evals" in capsys.readouterr().out
+        assert f"usage: migration-evals {name}" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    overview = capsys.readouterr().out
+    assert all(name in overview for name in COMMANDS)
