@@ -10,7 +10,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from bot.commands import cost, demo, ledger, run, stamp
+from bot.commands import cost, demo, images, ledger, run, stamp
 from core.errors import MigrationEvalsError
 
 __all__ = ["build_parser", "main"]
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (demo, run, cost, stamp, ledger):
+    for module in (demo, run, cost, stamp, ledger, images):
         module.add_parser(commands)
     return parser
 

@@ -27,6 +27,9 @@ class Settings:
     cache_dir: Path
     db_url: str = "sqlite:///./migration-evals.db"
     mode: CassetteMode = CassetteMode.REPLAY
+    # The sandbox port's own mode; None follows ``mode`` (the demo picks live or replay
+    # itself, depending on whether a Docker engine with the images is reachable).
+    sandbox_mode: CassetteMode | None = None
     jobs: int = 1
     budget_usd: float | None = None
     strict_judge: bool = False
@@ -34,6 +37,11 @@ class Settings:
     anthropic_api_key: str | None = field(default=None, repr=False)
     openai_api_key: str | None = field(default=None, repr=False)
     docker_host: str | None = None
+    apt_mirror: str | None = None  # for building images; default: the host's apt sources
+
+    @property
+    def effective_sandbox_mode(self) -> CassetteMode:
+        return self.sandbox_mode or self.mode
 
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]

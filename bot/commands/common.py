@@ -54,6 +54,12 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         help="replay cassettes (default), record them from live adapters, or go live",
     )
     parser.add_argument(
+        "--sandbox",
+        choices=[m.value for m in CassetteMode],
+        help="the sandbox port's mode alone (default: --mode's); e.g. record sandbox "
+        "cassettes from the Docker engine while the judges replay",
+    )
+    parser.add_argument(
         "--budget",
         type=float,
         metavar="USD",
@@ -79,6 +85,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "jobs": getattr(args, "jobs", None),
         "budget_usd": getattr(args, "budget", None),
         "mode": CassetteMode(args.mode) if getattr(args, "mode", None) else None,
+        "sandbox_mode": CassetteMode(args.sandbox or args.mode)
+        if getattr(args, "sandbox", None) or getattr(args, "mode", None)
+        else None,
         "strict_judge": True if getattr(args, "strict", False) else None,
     }
     if overrides["jobs"] is not None and overrides["jobs"] < 1:
@@ -164,6 +173,7 @@ def grade(
                 budget=Budget(settings.budget_usd),
                 options={
                     "mode": settings.mode.value,
+                    "sandbox_mode": settings.effective_sandbox_mode.value,
                     "strict": settings.strict_judge,
                     **(options or {}),
                 },
