@@ -180,7 +180,7 @@ class DockerSandbox:
             raise SandboxError(f"image {request.image} is not on the Docker engine") from exc
         except _ENGINE_ERRORS as exc:
             raise SandboxError(f"cannot create the sandbox container: {exc}") from exc
-        since = int(time.time())
+        since = time.time()
         try:
             finished = self._execute(container, request, tree, output)
             finished.oom_killed = self._oom_killed(container)
@@ -251,14 +251,15 @@ class DockerSandbox:
             raise SandboxError(f"cannot inspect the sandbox container: {exc}") from exc
         return bool(container.attrs.get("State", {}).get("OOMKilled", False))
 
-    def _check_not_killed(self, container: Any, since: int) -> None:
+    def _check_not_killed(self, container: Any, since: float) -> None:
         """A kill the harness did not send (an operator, the engine) is infrastructure: the
         candidate's code cannot signal its container from inside. OOM kills are the
         kernel's and show as ``oom_killed`` instead."""
         try:
+            # Fractional timestamps: an ``until`` in the future would make the engine wait.
             events = self.client.events(
                 since=since,
-                until=int(time.time()) + 1,
+                until=time.time(),
                 filters={"container": container.id, "event": "kill"},
                 decode=True,
             )

@@ -116,6 +116,7 @@ def _host_processes_with(marker: str) -> list[str]:
 
 PROBES = r"""
 echo "ifaces=$(ls /sys/class/net | tr '\n' ' ')"
+echo "netns=$(readlink /proc/self/ns/net)"
 grep -E '^(NoNewPrivs|CapEff|CapBnd):' /proc/self/status
 echo "uid=$(id -u) gid=$(id -g)"
 touch /probe 2>/dev/null && echo "root=writable" || echo "root=read-only"
@@ -140,6 +141,7 @@ def test_every_hardening_setting_on_the_container_and_inside_it(
 
     # What the engine says about the container.
     assert host["NetworkMode"] == "none"
+    assert container.attrs["Config"]["NetworkDisabled"] is True
     assert host["ReadonlyRootfs"] is True
     assert host["CapDrop"] == ["ALL"] and not host["CapAdd"]
     assert host["SecurityOpt"] == ["no-new-privileges"]
@@ -164,6 +166,8 @@ def test_every_hardening_setting_on_the_container_and_inside_it(
     # What the code inside sees.
     out = result.output
     assert "ifaces=lo " in out
+    host_netns = os.readlink("/proc/self/ns/net")
+    assert "netns=net:[" in out and f"netns={host_netns}" not in out
     assert "NoNewPrivs:\t1" in out
     assert "CapEff:\t0000000000000000" in out
     assert "uid=0 " not in out

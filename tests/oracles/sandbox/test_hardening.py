@@ -24,6 +24,7 @@ def test_container_options_apply_every_setting(tmp_path: Path) -> None:
         LIMITS, workspace=tmp_path, user=UNPRIVILEGED_USER, labels={"a": "b"}
     )
     assert options["network_mode"] == "none"
+    assert options["network_disabled"] is True
     assert options["read_only"] is True
     assert options["cap_drop"] == ["ALL"]
     assert options["security_opt"] == ["no-new-privileges"]
