@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench bench-sandbox images clean
 
 setup: $(VENV)/.installed
 
@@ -29,6 +29,12 @@ lint: setup
 
 bench: setup
 	$(BIN)/python benchmarks/replay.py
+
+bench-sandbox: setup
+	$(BIN)/python benchmarks/sandbox.py
+
+images: setup
+	$(BIN)/migration-evals images build
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache migration-evals.db* migration-evals-demo.json
