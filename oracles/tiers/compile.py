@@ -19,7 +19,7 @@ from oracles.contracts.docker import instruction_lines
 from oracles.sandbox.commands import build_arguments
 from oracles.tiers.base import TierOutcome, TrialContext
 from oracles.tiers.sandboxed import (
-    SandboxSession,
+    TrialSandbox,
     image_identity,
     sandbox_cost,
     sandbox_details,
@@ -53,13 +53,13 @@ class CompileOracle:
         return f"{self.identity} {image_identity(self.sandbox, recipe, changeset)}"
 
     def evaluate(self, context: TrialContext) -> TierOutcome:
-        session = SandboxSession(self.sandbox, context)
+        sandboxed = TrialSandbox(self.sandbox, context)
         rule: Mapping[str, Any] | None = context.recipe.sandbox.get("class_files")
         if context.recipe.sandbox.get("build_dockerfile"):
-            request = session.build_request()
+            request = sandboxed.build_request()
         else:
-            request = session.request("compile", inspect=rule["paths"] if rule else ())
-        result = session.run(request)
+            request = sandboxed.request("compile", inspect=rule["paths"] if rule else ())
+        result = sandboxed.run(request)
         verdict, reason, evidence = Verdict.PASS, "builds", []
         failure = limit_failure(result, "build")
         if failure:
@@ -79,7 +79,7 @@ class CompileOracle:
             tuple(evidence),
             actual_cost_usd=sandbox_cost(context, result),
             details=details,
-            fabricated=tuple(session.fabricated),
+            fabricated=tuple(sandboxed.fabricated),
         )
 
     @staticmethod

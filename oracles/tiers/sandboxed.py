@@ -21,7 +21,7 @@ from oracles.tiers.base import TrialContext
 
 __all__ = [
     "DOCKERFILE_IMAGE",
-    "SandboxSession",
+    "TrialSandbox",
     "image_identity",
     "recipe_images",
     "sandbox_cost",
@@ -54,7 +54,7 @@ def image_identity(sandbox: Sandbox, recipe: Recipe, changeset: Changeset) -> st
 
 
 @dataclass
-class SandboxSession:
+class TrialSandbox:
     """One tier's use of the sandbox for one trial: builds its requests, runs them, and
     keeps every fabricated mark (replay misses, image or run) for the tier's outcome."""
 

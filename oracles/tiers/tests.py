@@ -28,7 +28,7 @@ from oracles.grading import (
 from oracles.tiers.base import TierOutcome, TrialContext
 from oracles.tiers.compile import limit_failure
 from oracles.tiers.sandboxed import (
-    SandboxSession,
+    TrialSandbox,
     image_identity,
     sandbox_cost,
     sandbox_details,
@@ -71,45 +71,45 @@ class TestsOracle:
         return f"{self.identity} {image_identity(self.sandbox, recipe, changeset)}"
 
     def evaluate(self, context: TrialContext) -> TierOutcome:
-        session = SandboxSession(self.sandbox, context)
+        sandboxed = TrialSandbox(self.sandbox, context)
         # Edited tests fail whatever the suite says: decided before paying for any run.
         edits = grade_test_edits(self._edited(context), allow_test_changes=self._allowed(context))
         if edits is not None:
-            return self._outcome(session, [], edits)
+            return self._outcome(sandboxed, [], edits)
         base_image = patched_image = None
         if context.recipe.sandbox.get("build_dockerfile"):
             # For Dockerfile recipes the suite runs in the images built from the trees.
-            base_build = session.run(session.build_request(patched=False))
+            base_build = sandboxed.run(sandboxed.build_request(patched=False))
             if not _built(base_build):
                 reason = "the base commit's image does not build in this sandbox"
-                return self._outcome(session, [base_build], TestGrade(Verdict.ERROR, reason))
-            patched_build = session.run(session.build_request(patched=True))
+                return self._outcome(sandboxed, [base_build], TestGrade(Verdict.ERROR, reason))
+            patched_build = sandboxed.run(sandboxed.build_request(patched=True))
             if not _built(patched_build):
                 grade = TestGrade(Verdict.FAIL, "the patched image does not build")
-                return self._outcome(session, [patched_build], grade)
+                return self._outcome(sandboxed, [patched_build], grade)
             base_image, patched_image = base_build.image_id, patched_build.image_id
-        baseline = self._baseline(session, base_image)
-        request = session.request("tests", image=patched_image)
-        patched = session.run(request)
+        baseline = self._baseline(sandboxed, base_image)
+        request = sandboxed.request("tests", image=patched_image)
+        patched = sandboxed.run(request)
         runs = [baseline, patched]
         if limit_failure(baseline, "baseline test run"):
             reason = limit_failure(baseline, "baseline test run") or ""
-            return self._outcome(session, runs, TestGrade(Verdict.ERROR, reason))
+            return self._outcome(sandboxed, runs, TestGrade(Verdict.ERROR, reason))
         failure = limit_failure(patched, "test suite")
         if failure:
-            return self._outcome(session, runs, TestGrade(Verdict.FAIL, failure))
+            return self._outcome(sandboxed, runs, TestGrade(Verdict.FAIL, failure))
         report_format = str(context.recipe.sandbox["tests"].get("report_format", "exit-code"))
         grade = self._grade(
             context, read_report(report_format, baseline), read_report(report_format, patched)
         )
         if grade.regressions:
-            grade = self._rerun(session, request, report_format, grade, runs)
-        return self._outcome(session, runs, grade)
+            grade = self._rerun(sandboxed, request, report_format, grade, runs)
+        return self._outcome(sandboxed, runs, grade)
 
-    def _baseline(self, session: SandboxSession, image: str | None) -> SandboxResult:
-        request = session.request("tests", patched=False, image=image)
-        key = BaselineCache.key(session.context.changeset, request, self.sandbox.identity)
-        return self.baselines.get_or_run(key, lambda: session.run(request))
+    def _baseline(self, sandboxed: TrialSandbox, image: str | None) -> SandboxResult:
+        request = sandboxed.request("tests", patched=False, image=image)
+        key = BaselineCache.key(sandboxed.context.changeset, request, self.sandbox.identity)
+        return self.baselines.get_or_run(key, lambda: sandboxed.run(request))
 
     @staticmethod
     def _edited(context: TrialContext) -> list[str]:
@@ -130,15 +130,15 @@ class TestsOracle:
 
     def _rerun(
         self,
-        session: SandboxSession,
+        sandboxed: TrialSandbox,
         request: SandboxRequest,
         report_format: str,
         grade: TestGrade,
         runs: list[SandboxResult],
     ) -> TestGrade:
         """Re-run a failing suite; any regression that passes on a re-run is flaky."""
-        for attempt in range(1, session.context.tier_spec(Tier.TESTS).reruns + 1):
-            result = session.run(replace(request, attempt=attempt))
+        for attempt in range(1, sandboxed.context.tier_spec(Tier.TESTS).reruns + 1):
+            result = sandboxed.run(replace(request, attempt=attempt))
             runs.append(result)
             passing = read_report(report_format, result).passing()
             flipped = [name for name in grade.regressions if name in passing]
@@ -148,7 +148,7 @@ class TestsOracle:
         return grade
 
     def _outcome(
-        self, session: SandboxSession, runs: list[SandboxResult], grade: TestGrade
+        self, sandboxed: TrialSandbox, runs: list[SandboxResult], grade: TestGrade
     ) -> TierOutcome:
         names = ["baseline", "patched"] if len(runs) > 1 else ["build"][: len(runs)]
         details: dict[str, object] = {
@@ -160,7 +160,7 @@ class TestsOracle:
             verdict=grade.verdict,
             reason=grade.reason,
             evidence=grade.evidence,
-            actual_cost_usd=sandbox_cost(session.context, *runs),
+            actual_cost_usd=sandbox_cost(sandboxed.context, *runs),
             details=details,
-            fabricated=tuple(session.fabricated),
+            fabricated=tuple(sandboxed.fabricated),
         )
