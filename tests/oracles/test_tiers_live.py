@@ -148,6 +148,10 @@ def test_a_patch_printing_fake_success_while_a_test_fails_is_graded_fail(
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason
     assert trial.verdict is Verdict.FAIL
+    # Whether or not the rewritten report lands after Maven's own, Maven's exit status,
+    # which the code cannot reach, is a regression.
+    evidence = next(e for e in trial.envelopes if e.tier is Tier.TESTS).evidence
+    assert "no longer passes: (exit status)" in [e.message for e in evidence]
 
 
 SPOOF_GO = """
