@@ -1,10 +1,11 @@
 """The baseline cache: a base commit's test run, reused by every patch against it.
 
 Keyed by repository, base commit, the content ids of the images, the command, what it
-collects and the sandbox adapter, so a new image or a changed recipe command is a new
-baseline. Concurrent trials asking for the same baseline wait for one run. With a folder,
-baselines also survive the process (live runs); without one they last for the process
-(replay, and recording, where every run must reach the recording adapter once).
+collects, the sandbox adapter and the oracle spec (its limits and timeouts), so a new
+image, a changed recipe command or a changed limit is a new baseline. Concurrent trials
+asking for the same baseline wait for one run. With a folder, baselines also survive the
+process (live runs); without one they last for the process (replay, and recording, where
+every run must reach the recording adapter once).
 Fabricated runs, unpinned ones and runs that hit a limit are never cached.
 """
 
@@ -32,13 +33,14 @@ class BaselineCache:
         self._guard = threading.Lock()
 
     @staticmethod
-    def key(changeset: Changeset, request: SandboxRequest, adapter: str) -> str:
+    def key(changeset: Changeset, request: SandboxRequest, adapter: str, oracle: str) -> str:
         return stamp(
             {
                 "repo": changeset.repo,
                 "base_commit": changeset.base_commit,
                 "request": request.key_data(),
                 "adapter": adapter,
+                "oracle": oracle,
             }
         )
 

@@ -108,7 +108,10 @@ class TestsOracle:
 
     def _baseline(self, sandboxed: TrialSandbox, image: str | None) -> SandboxResult:
         request = sandboxed.request("tests", patched=False, image=image)
-        key = BaselineCache.key(sandboxed.context.changeset, request, self.sandbox.identity)
+        context = sandboxed.context
+        key = BaselineCache.key(
+            context.changeset, request, self.sandbox.identity, context.specs.oracle_stamp
+        )
         return self.baselines.get_or_run(key, lambda: sandboxed.run(request))
 
     @staticmethod

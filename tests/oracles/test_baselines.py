@@ -21,7 +21,7 @@ def _request(image_id: str = "sha256:1") -> SandboxRequest:
 
 
 def _key(image_id: str = "sha256:1") -> str:
-    return BaselineCache.key(CHANGESET, _request(image_id), "sandbox:docker/1")
+    return BaselineCache.key(CHANGESET, _request(image_id), "sandbox:docker/1", "oracle-stamp")
 
 
 def test_a_baseline_runs_once_and_is_reused() -> None:
@@ -35,14 +35,17 @@ def test_a_baseline_runs_once_and_is_reused() -> None:
     assert len(calls) == 1
 
 
-def test_a_new_image_or_another_repository_is_a_new_baseline() -> None:
+def test_a_new_image_repository_or_spec_is_a_new_baseline() -> None:
     assert _key("sha256:1") != _key("sha256:2")
     other = BaselineCache.key(
         Changeset("c", "other", "a" * 40, "", "java8-to-17", "gpt-5", date(2021, 1, 1)),
         _request(),
         "sandbox:docker/1",
+        "oracle-stamp",
     )
     assert other != _key()
+    spec_changed = BaselineCache.key(CHANGESET, _request(), "sandbox:docker/1", "new-stamp")
+    assert spec_changed != _key()
 
 
 def test_timeouts_and_fabricated_runs_are_not_cached() -> None:
