@@ -286,7 +286,7 @@ class ImageBuilder:
             try:
                 parents[parent] = str(self.client.images.get(parent).id)
             except docker.errors.ImageNotFound:
-                parents[parent] = "missing"  # built earlier in this run, or an error below
+                parents[parent] = "missing"  # the build below then fails, naming it
             except docker.errors.DockerException as exc:
                 raise SandboxError(f"cannot reach the Docker engine: {exc}") from exc
         return stamp(

@@ -76,31 +76,43 @@ class TestsOracle:
         edits = grade_test_edits(self._edited(context), allow_test_changes=self._allowed(context))
         if edits is not None:
             return self._outcome(sandboxed, [], edits)
-        base_image = patched_image = None
-        if context.recipe.sandbox.get("build_dockerfile"):
-            # For Dockerfile recipes the suite runs in the images built from the trees.
-            base_build = sandboxed.run(sandboxed.build_request(patched=False))
-            if not _built(base_build):
-                reason = "the base commit's image does not build in this sandbox"
-                return self._outcome(sandboxed, [base_build], TestGrade(Verdict.ERROR, reason))
-            patched_build = sandboxed.run(sandboxed.build_request(patched=True))
-            if not _built(patched_build):
-                grade = TestGrade(Verdict.FAIL, "the patched image does not build")
-                return self._outcome(sandboxed, [patched_build], grade)
-            base_image, patched_image = base_build.image_id, patched_build.image_id
+        images = self._images(sandboxed)
+        if isinstance(images, TierOutcome):
+            return images
+        return self._suite(sandboxed, *images)
+
+    def _images(self, sandboxed: TrialSandbox) -> tuple[str | None, str | None] | TierOutcome:
+        """The images the baseline and patched suites run in: the recipe's (None), or for
+        Dockerfile recipes those built from the base and patched trees."""
+        if not sandboxed.context.recipe.sandbox.get("build_dockerfile"):
+            return None, None
+        base_build = sandboxed.run(sandboxed.build_request(patched=False))
+        if not _built(base_build):
+            reason = "the base commit's image does not build in this sandbox"
+            return self._outcome(sandboxed, [base_build], TestGrade(Verdict.ERROR, reason))
+        patched_build = sandboxed.run(sandboxed.build_request(patched=True))
+        if not _built(patched_build):
+            grade = TestGrade(Verdict.FAIL, "the patched image does not build")
+            return self._outcome(sandboxed, [patched_build], grade)
+        return base_build.image_id, patched_build.image_id
+
+    def _suite(
+        self, sandboxed: TrialSandbox, base_image: str | None, patched_image: str | None
+    ) -> TierOutcome:
+        """Baseline and patched runs, graded; failing tests re-run."""
         baseline = self._baseline(sandboxed, base_image)
         request = sandboxed.request("tests", image=patched_image)
-        patched = sandboxed.run(request)
-        runs = [baseline, patched]
-        if limit_failure(baseline, "baseline test run"):
-            reason = limit_failure(baseline, "baseline test run") or ""
-            return self._outcome(sandboxed, runs, TestGrade(Verdict.ERROR, reason))
-        failure = limit_failure(patched, "test suite")
-        if failure:
-            return self._outcome(sandboxed, runs, TestGrade(Verdict.FAIL, failure))
+        runs = [baseline, sandboxed.run(request)]
+        stopped = limit_failure(baseline, "baseline test run")
+        if stopped:
+            return self._outcome(sandboxed, runs, TestGrade(Verdict.ERROR, stopped))
+        stopped = limit_failure(runs[1], "test suite")
+        if stopped:
+            return self._outcome(sandboxed, runs, TestGrade(Verdict.FAIL, stopped))
+        context = sandboxed.context
         report_format = str(context.recipe.sandbox["tests"].get("report_format", "exit-code"))
         grade = self._grade(
-            context, read_report(report_format, baseline), read_report(report_format, patched)
+            context, read_report(report_format, baseline), read_report(report_format, runs[1])
         )
         if grade.regressions:
             grade = self._rerun(sandboxed, request, report_format, grade, runs)
