@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from bot.commands.common import add_store_options, settings_from_args
+from bot.commands.common import settings_from_args
 from bot.console import make_console
 from bot.wiring import docker_client, host_apt_sources
 from core.errors import SandboxError
@@ -36,12 +36,18 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     build.add_argument(
         "--workdir", type=Path, metavar="DIR", help="scratch space (default: the cache dir)"
     )
-    add_store_options(build)
+    _add_specs_option(build)
     build.set_defaults(handler=run_build)
     listing = actions.add_parser("list", help="which images the engine has")
     listing.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_store_options(listing)
+    _add_specs_option(listing)
     listing.set_defaults(handler=run_list)
+
+
+def _add_specs_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--specs", metavar="DIR", type=Path, help="specs directory (images in DIR/images)"
+    )
 
 
 def _image_file(args: argparse.Namespace) -> Path:
