@@ -103,3 +103,14 @@ def test_host_apt_sources_reads_list_and_sources_files(tmp_path: Path) -> None:
     (tmp_path / "sources.list.d" / "b.list.disabled").write_text("ignored")
     names = [name for name, _ in host_apt_sources(tmp_path)]
     assert names == ["sources.list", "a.sources"]
+
+
+def test_images_commands_without_an_engine_are_one_clear_error(
+    env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", NO_ENGINE)
+    for argv in (["images", "list"], ["images", "build", "--mirror", "http://m.invalid/debian"]):
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert f"no Docker engine at {NO_ENGINE}" in err
