@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench bench-gate clean
+.PHONY: setup demo test lint bench bench-gate bench-sandbox images clean
 
 setup: $(VENV)/.installed
 
@@ -32,6 +32,12 @@ bench: setup
 
 bench-gate: setup
 	$(BIN)/python benchmarks/gate.py
+
+bench-sandbox: setup
+	$(BIN)/python benchmarks/sandbox.py
+
+images: setup
+	$(BIN)/migration-evals images build
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache migration-evals.db* migration-evals-demo.json

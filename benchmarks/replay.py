@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.cassette import CassetteLibrary
 from core.model import Changeset, Verdict
-from core.ports import JudgeReply, JudgeRequest, SandboxRequest, SandboxResult
+from core.ports import ImageRef, JudgeReply, JudgeRequest, SandboxRequest, SandboxResult
 from core.specs import SpecSet, load_specs
 from core.store import Store
 from oracles.cascade import Budget, Cascade
@@ -135,10 +135,16 @@ def make_changesets(root: Path, repos: int, models: int) -> list[Changeset]:
 class _ScriptedSandbox:
     identity = "bench:scripted"
 
+    def resolve(self, image: str) -> ImageRef:
+        return ImageRef(image, "sha256:bench")
+
     def run(self, request: SandboxRequest) -> SandboxResult:
         report = '<testsuite><testcase classname="b.T" name="t"/></testsuite>'
         artifacts = {"target/surefire-reports/TEST-b.T.xml": report} if request.collect else {}
-        return SandboxResult(0, "BUILD SUCCESS", artifacts, duration_s=1.0, image_id="sha256:bench")
+        heads = {"target/classes/b/Service.class": "cafebabe0000003d"} if request.inspect else {}
+        return SandboxResult(
+            0, "BUILD SUCCESS", artifacts, 1.0, image_id="sha256:bench", file_heads=heads
+        )
 
 
 class _ScriptedJudge:

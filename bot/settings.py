@@ -5,6 +5,8 @@ names (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``,
 ``OPENAI_BASE_URL``); ``DOCKER_HOST`` as the docker SDK reads it.
 ``MIGRATION_EVALS_AGENT_AUTHORS`` lists the pull-request authors that are agents, comma
 separated, each optionally with the model it runs: ``codex-bot[bot]=gpt-5,fixer-bot``.
+``MIGRATION_EVALS_SANDBOX_MODE`` sets the sandbox port apart from the others (e.g. record
+sandbox runs while the judges replay).
 """
 
 from __future__ import annotations
@@ -27,12 +29,20 @@ def _default_cache_dir(env: Mapping[str, str]) -> Path:
     return Path(base) / "migration-evals"
 
 
-def _mode(value: str) -> CassetteMode:
+def _mode(value: str, name: str = "MODE") -> CassetteMode:
     try:
         return CassetteMode(value)
     except ValueError:
         choices = ", ".join(m.value for m in CassetteMode)
-        raise ConfigError(f"{PREFIX}MODE={value!r} is not one of {choices}") from None
+        raise ConfigError(f"{PREFIX}{name}={value!r} is not one of {choices}") from None
+
+
+def _sandbox_mode(env: Mapping[str, str]) -> CassetteMode | None:
+    """An explicit sandbox mode, else an explicit general mode, else None (decide later)."""
+    for name in ("SANDBOX_MODE", "MODE"):
+        if env.get(PREFIX + name):
+            return _mode(env[PREFIX + name], name)
+    return None
 
 
 def _jobs(value: str) -> int:
@@ -120,6 +130,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         cache_dir=Path(get("CACHE_DIR", str(_default_cache_dir(env)))),
         db_url=get("DB_URL", "sqlite:///./migration-evals.db"),
         mode=_mode(get("MODE", CassetteMode.REPLAY.value)),
+        sandbox_mode=_sandbox_mode(env),
         jobs=_jobs(get("JOBS", "1")),
         anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
         openai_api_key=env.get("OPENAI_API_KEY") or None,
@@ -129,4 +140,5 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         github_app=github_app_from_env(env),
         github_token=env.get(PREFIX + "GITHUB_TOKEN") or None,
         agent_authors=_agent_authors(get("AGENT_AUTHORS", "")),
+        apt_mirror=env.get(PREFIX + "APT_MIRROR") or None,
     )

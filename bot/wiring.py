@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+import docker.errors
 
 from core.cassette import CassetteLibrary
-from core.errors import ConfigError
+from core.errors import ConfigError, SandboxError
 from core.model import Tier
 from core.ports import Judge, Sandbox
 from core.settings import CassetteMode, Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
+from oracles.baselines import BaselineCache
 from oracles.cascade import Cascade
 from oracles.judges import RecordingJudge, ReplayingJudge, Retrying, RetryPolicy
 from oracles.repos import RepoCache
-from oracles.sandbox import ReplayingSandbox
+from oracles.sandbox import (
+    DockerSandbox,
+    RecordingSandbox,
+    ReplayingSandbox,
+    SandboxLimits,
+    UnavailableSandbox,
+)
+from oracles.sandbox.docker import default_user
+from oracles.sandbox.images import missing_images
 from oracles.tiers.apply import ApplyOracle
 from oracles.tiers.base import TierOracle
 from oracles.tiers.compile import CompileOracle
@@ -27,17 +42,69 @@ __all__ = [
     "build_judges",
     "build_live_judge",
     "build_sandbox",
+    "docker_client",
+    "host_apt_sources",
     "judge_retry_policy",
+    "live_sandbox",
+    "probe_engine",
 ]
 
+DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
+# Long enough for a `docker import` of a root filesystem or a slow image inspect.
+DOCKER_API_TIMEOUT_S = 300
 
-def build_sandbox(settings: Settings, cassettes: CassetteLibrary) -> Sandbox:
-    if settings.mode is CassetteMode.REPLAY:
+
+def docker_client(settings: Settings) -> docker.DockerClient:
+    """A client for the engine at ``DOCKER_HOST`` (or the local socket); ``SandboxError``
+    when no engine answers there."""
+    base_url = settings.docker_host or DEFAULT_DOCKER_HOST
+    try:
+        return docker.DockerClient(base_url=base_url, timeout=DOCKER_API_TIMEOUT_S)
+    except docker.errors.DockerException as exc:
+        raise SandboxError(f"no Docker engine at {base_url}: {exc}") from exc
+
+
+def host_apt_sources(root: Path = Path("/etc/apt")) -> list[tuple[str, str]]:
+    """The machine's apt source files as (name, text), for finding its Debian mirror."""
+    files = [root / "sources.list", *sorted((root / "sources.list.d").glob("*"))]
+    return [
+        (path.name, path.read_text(errors="replace"))
+        for path in files
+        if path.is_file() and path.suffix in (".list", ".sources")
+    ]
+
+
+def live_sandbox(settings: Settings, specs: SpecSet) -> Sandbox:
+    """The Docker sandbox, after removing containers an earlier crash left behind. With
+    no engine, a sandbox whose every run is an infrastructure error."""
+    try:
+        client = docker_client(settings)
+        limits = SandboxLimits.from_spec(specs.oracle.section("sandbox"))
+        user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
+        sandbox = DockerSandbox(client, limits, user=user, as_root=os.geteuid() == 0)
+        sandbox.reap()
+    except SandboxError as exc:
+        return UnavailableSandbox(str(exc))
+    return sandbox
+
+
+def build_sandbox(settings: Settings, cassettes: CassetteLibrary, specs: SpecSet) -> Sandbox:
+    mode = settings.effective_sandbox_mode
+    if mode is CassetteMode.REPLAY:
         return ReplayingSandbox(cassettes)
-    raise ConfigError(
-        f"--mode {settings.mode.value} needs the live Docker sandbox adapter, which this "
-        "build does not include yet; use --mode replay"
-    )
+    live = live_sandbox(settings, specs)
+    return RecordingSandbox(live, cassettes) if mode is CassetteMode.RECORD else live
+
+
+def probe_engine(settings: Settings, images: Iterable[str]) -> str | None:
+    """None when the engine answers and has every image; otherwise why not."""
+    try:
+        missing = missing_images(docker_client(settings), sorted(set(images)))
+    except SandboxError as exc:
+        return str(exc)
+    if missing:
+        return f"images missing ({', '.join(missing)}); run `migration-evals images build`"
+    return None
 
 
 def judge_retry_policy(specs: SpecSet) -> RetryPolicy:
@@ -54,7 +121,8 @@ def _api_key(settings: Settings, provider: str) -> str:
         variable = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
         raise ConfigError(
             f"--mode {settings.mode.value} needs {variable} for the {provider} judge "
-            "(strict mode asks both judges, so both keys are needed); or use --mode replay"
+            "(strict mode asks both judges, so both keys are needed); or use --mode replay, "
+            "with --sandbox record|live to record or run only the sandbox live"
         )
     return key
 
@@ -108,12 +176,15 @@ class Wiring:
 def build_cascade(settings: Settings, *, store: Store, specs: SpecSet | None = None) -> Cascade:
     specs = specs or load_specs(settings.specs_dir)
     cassettes = CassetteLibrary(settings.cassette_dir)
-    sandbox = build_sandbox(settings, cassettes)
+    sandbox = build_sandbox(settings, cassettes, specs)
     primary, secondary = build_judges(settings, cassettes, specs)
+    # Baselines outlive the process only when live: a recording must see every run once.
+    live = settings.effective_sandbox_mode is CassetteMode.LIVE
+    baselines = BaselineCache(settings.cache_dir / "baselines" if live else None)
     oracles: list[TierOracle] = [
         ApplyOracle(),
         CompileOracle(sandbox),
-        TestsOracle(sandbox),
+        TestsOracle(sandbox, baselines),
         JudgeOracle(primary, secondary),
     ]
     repos = RepoCache(settings.cache_dir)

@@ -21,6 +21,7 @@ from core.model import Changeset, FabricatedMark
 __all__ = [
     "SANDBOX_WORKDIR",
     "ChangesetProvider",
+    "ImageRef",
     "Judge",
     "JudgeReply",
     "JudgeRequest",
@@ -43,9 +44,34 @@ class SandboxAction(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class ImageRef:
+    """An image reference (``name:tag`` or an id) resolved to its content id."""
+
+    ref: str
+    id: str
+    fabricated: tuple[FabricatedMark, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ref": self.ref, "id": self.id}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ImageRef:
+        return cls(ref=str(data["ref"]), id=str(data["id"]))
+
+    @classmethod
+    def fabricated_default(cls, ref: str) -> Callable[[FabricatedMark], ImageRef]:
+        return lambda mark: cls(ref=ref, id="fabricated", fabricated=(mark,))
+
+
+@dataclass(frozen=True, slots=True)
 class SandboxRequest:
     """Run ``command`` in ``image`` over the tree identified by ``tree_hash``.
 
+    ``pinned`` holds the content id of every image the request depends on (the image it
+    runs in, or the images a build starts FROM), so a recording names exactly what it
+    ran on and a changed image never replays an old answer. ``collect`` globs name report
+    files returned as text; ``inspect`` globs name binary files whose first bytes the
+    harness reads itself (class-file versions), never trusting what the run printed.
     ``tree`` materialises a disposable copy of that tree on demand; replaying adapters
     never call it, so replay costs no file copies.
     """
@@ -57,22 +83,34 @@ class SandboxRequest:
     collect: tuple[str, ...] = ()
     timeout_s: float = 600.0
     attempt: int = 0  # re-runs of the same command (flaky-test detection) are distinct requests
+    pinned: tuple[tuple[str, str], ...] = ()
+    inspect: tuple[str, ...] = ()
     tree: Callable[[], Path] | None = field(default=None, compare=False, repr=False)
 
     def key_data(self) -> dict[str, Any]:
         return {
             "action": self.action.value,
             "image": self.image,
+            "images": dict(self.pinned),
             "command": list(self.command),
             "tree_hash": self.tree_hash,
             "collect": list(self.collect),
+            "inspect": list(self.inspect),
             "attempt": self.attempt,
         }
+
+    def image_id(self) -> str:
+        """The pinned content id of ``image`` (the reference itself if it is not pinned)."""
+        return dict(self.pinned).get(self.image, self.image)
 
 
 @dataclass(frozen=True, slots=True)
 class SandboxResult:
-    """What a sandboxed command did: exit code, capped output, collected report files."""
+    """What a sandboxed command did: exit code, capped output, collected report files.
+
+    ``file_heads`` maps each inspected file to the hex of its first bytes. ``oom_killed``
+    and ``workspace_exceeded`` say which limit stopped the run, beside ``timed_out``.
+    """
 
     exit_code: int
     output: str = ""
@@ -81,6 +119,9 @@ class SandboxResult:
     timed_out: bool = False
     image_id: str = ""
     output_truncated: bool = False
+    file_heads: Mapping[str, str] = field(default_factory=dict)
+    oom_killed: bool = False
+    workspace_exceeded: bool = False
     fabricated: tuple[FabricatedMark, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,6 +133,9 @@ class SandboxResult:
             "timed_out": self.timed_out,
             "image_id": self.image_id,
             "output_truncated": self.output_truncated,
+            "file_heads": dict(self.file_heads),
+            "oom_killed": self.oom_killed,
+            "workspace_exceeded": self.workspace_exceeded,
         }
 
     @classmethod
@@ -104,6 +148,9 @@ class SandboxResult:
             timed_out=bool(data.get("timed_out", False)),
             image_id=str(data.get("image_id", "")),
             output_truncated=bool(data.get("output_truncated", False)),
+            file_heads={str(k): str(v) for k, v in (data.get("file_heads") or {}).items()},
+            oom_killed=bool(data.get("oom_killed", False)),
+            workspace_exceeded=bool(data.get("workspace_exceeded", False)),
         )
 
     @classmethod
@@ -113,11 +160,19 @@ class SandboxResult:
 
 
 class Sandbox(Protocol):
-    """Port for tiers 2-3: run untrusted code in isolation."""
+    """Port for tiers 2-3: run untrusted code in isolation.
+
+    Infrastructure failures (engine down, image missing, harness killed) raise
+    ``SandboxError``; whatever the candidate's code does is a ``SandboxResult``.
+    """
 
     @property
     def identity(self) -> str:
-        """Names the adapter and what it runs on (e.g. an image id); part of cache keys."""
+        """Names the adapter and what it runs on; part of cache keys."""
+        ...
+
+    def resolve(self, image: str) -> ImageRef:
+        """The content id of a local image; ``SandboxError`` if the engine lacks it."""
         ...
 
     def run(self, request: SandboxRequest) -> SandboxResult: ...

@@ -48,6 +48,9 @@ class Settings:
     cache_dir: Path
     db_url: str = "sqlite:///./migration-evals.db"
     mode: CassetteMode = CassetteMode.REPLAY
+    # The sandbox port's own mode; None follows ``mode`` (the demo picks live or replay
+    # itself, depending on whether a Docker engine with the images is reachable).
+    sandbox_mode: CassetteMode | None = None
     jobs: int = 1
     budget_usd: float | None = None
     strict_judge: bool = False
@@ -62,6 +65,11 @@ class Settings:
     # pull-request authors are agents (login -> model id, "" if unknown).
     github_token: str | None = field(default=None, repr=False)
     agent_authors: Mapping[str, str] = field(default_factory=dict)
+    apt_mirror: str | None = None  # for building images; default: the host's apt sources
+
+    @property
+    def effective_sandbox_mode(self) -> CassetteMode:
+        return self.sandbox_mode or self.mode
 
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -60,6 +60,7 @@ ORACLE_SCHEMA: dict[str, Any] = _object(
                 "pids_limit": _COUNT,
                 "tmpfs_mb": _COUNT,
                 "output_limit_bytes": _COUNT,
+                "workspace_mb": _COUNT,
                 "usd_per_second": {"type": "number", "minimum": 0},
             }
         ),
@@ -123,7 +124,9 @@ RECIPE_SCHEMA: dict[str, Any] = _object(
                 "image": {"type": "string", "minLength": 1},
                 "compile": _COMMAND,
                 "tests": _COMMAND,
-                "class_file_major": {"type": "integer", "minimum": 45},
+                "class_files": _object(
+                    {"paths": _STRINGS, "major": {"type": "integer", "minimum": 45}}
+                ),
                 "build_dockerfile": {"type": "boolean"},
             },
             required=["image", "compile", "tests"],

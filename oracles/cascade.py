@@ -85,6 +85,7 @@ class Cascade:
 
     def cache_key(self, changeset: Changeset, tier: Tier, stamps: Stamps) -> str:
         upstream = self.tiers[: self.tiers.index(tier) + 1]
+        recipe = self.specs.recipe(changeset.recipe)
         return stamp(
             {
                 "repo": changeset.repo,
@@ -93,7 +94,7 @@ class Cascade:
                 "recipe_params": dict(changeset.recipe_params),
                 "tier": tier.value,
                 "stamps": stamps.to_dict(),
-                "adapters": [self.oracles[t].identity for t in upstream],
+                "adapters": [self.oracles[t].identity_for(changeset, recipe) for t in upstream],
                 # Strict judging changes only the judge's answer, so only its key.
                 "strict": self.strict if tier is Tier.JUDGE else None,
             }

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+import docker
+import docker.errors
 import pytest
 
 from core.specs import SpecSet, load_specs
+from oracles.sandbox.images import load_image_set, missing_images
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS_DIR = ROOT / "specs"
@@ -107,3 +110,31 @@ def require_service(name: str, available: bool, how: str) -> None:
     if IN_CI:
         pytest.fail(f"{message} (CI must provide it; see .ci/setup.d)", pytrace=False)
     pytest.skip(message)
+
+
+SANDBOX_IMAGES = ROOT / "specs" / "images" / "images.yaml"
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[docker.DockerClient]:
+    """A client of the Docker engine at ``DOCKER_HOST`` (or the local socket) that has
+    every sandbox image; skips (fails in CI) with how to get them."""
+    base_url = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    try:
+        client = docker.DockerClient(base_url=base_url, timeout=300)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        require_service(
+            "Docker engine",
+            False,
+            f"nothing answers at {base_url} ({exc}); start dockerd or set DOCKER_HOST",
+        )
+        raise AssertionError("unreachable") from exc  # require_service skipped or failed
+    missing = missing_images(client, load_image_set(SANDBOX_IMAGES).tags)
+    require_service(
+        "the sandbox images",
+        not missing,
+        f"the engine lacks {', '.join(missing)}; run `migration-evals images build` (as root)",
+    )
+    yield client
+    client.close()

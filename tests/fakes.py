@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from core.errors import ChangesetProviderError
 from core.ports import (
+    ImageRef,
     JudgeReply,
     JudgeRequest,
     PullRequestInfo,
@@ -17,17 +18,42 @@ from core.ports import (
     SandboxResult,
 )
 
-__all__ = ["FakeClock", "FakeJudge", "FakeProvider", "FakeSandbox", "FakeTimer", "judge_json"]
+__all__ = [
+    "JAVA17_CLASS_HEAD",
+    "FakeClock",
+    "FakeJudge",
+    "FakeProvider",
+    "FakeSandbox",
+    "FakeTimer",
+    "fake_result",
+    "judge_json",
+]
+
+
+JAVA17_CLASS_HEAD = "cafebabe0000003d"  # magic, minor 0, major 61
+
+
+def fake_result(request: SandboxRequest) -> SandboxResult:
+    """A clean run; a build asked for class-file headers produced one Java 17 class."""
+    heads = {"target/classes/x/A.class": JAVA17_CLASS_HEAD} if request.inspect else {}
+    return SandboxResult(exit_code=0, image_id=request.image_id(), file_heads=heads)
 
 
 @dataclass
 class FakeSandbox:
-    """Answers each request with ``respond(request)``; records every request it saw."""
+    """Answers each request with ``respond(request)``; records every request it saw.
 
-    respond: Callable[[SandboxRequest], SandboxResult] = lambda _r: SandboxResult(exit_code=0)
+    Images resolve to ``images[ref]`` (default ``sha256:fake-<ref>``).
+    """
+
+    respond: Callable[[SandboxRequest], SandboxResult] = fake_result
     identity: str = "sandbox:fake"
     requests: list[SandboxRequest] = field(default_factory=list)
+    images: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def resolve(self, image: str) -> ImageRef:
+        return ImageRef(image, self.images.get(image, f"sha256:fake-{image}"))
 
     def run(self, request: SandboxRequest) -> SandboxResult:
         with self._lock:

@@ -49,6 +49,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "bot.commands.verify",
         "recompute every number and hash of a publication bundle; print ok or what differs",
     ),
+    "images": (
+        "bot.commands.images",
+        "build the sandbox images locally (debootstrap + docker), or list them",
+    ),
     "report": (
         "bot.commands.report",
         "write the evaluation report (HTML, Markdown, JSON and plots) into a folder",

@@ -54,6 +54,12 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
         help="replay cassettes (default), record them from live adapters, or go live",
     )
     parser.add_argument(
+        "--sandbox",
+        choices=[m.value for m in CassetteMode],
+        help="the sandbox port's mode alone (default: --mode's); e.g. record sandbox "
+        "cassettes from the Docker engine while the judges replay",
+    )
+    parser.add_argument(
         "--budget",
         type=float,
         metavar="USD",
@@ -69,6 +75,12 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _sandbox_mode(args: argparse.Namespace) -> CassetteMode | None:
+    """``--sandbox`` when given, else ``--mode`` (which sets every port), else unset."""
+    chosen = getattr(args, "sandbox", None) or getattr(args, "mode", None)
+    return CassetteMode(chosen) if chosen else None
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     settings = settings_from_env()
     overrides: dict[str, Any] = {
@@ -79,6 +91,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "jobs": getattr(args, "jobs", None),
         "budget_usd": getattr(args, "budget", None),
         "mode": CassetteMode(args.mode) if getattr(args, "mode", None) else None,
+        "sandbox_mode": _sandbox_mode(args),
         "strict_judge": True if getattr(args, "strict", False) else None,
     }
     if overrides["jobs"] is not None and overrides["jobs"] < 1:
@@ -164,6 +177,7 @@ def grade(
                 budget=Budget(settings.budget_usd),
                 options={
                     "mode": settings.mode.value,
+                    "sandbox_mode": settings.effective_sandbox_mode.value,
                     "strict": settings.strict_judge,
                     **(options or {}),
                 },

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
 from bot.commands import summary
 from bot.commands.common import add_grading_options, grade, settings_from_args
+from bot.console import make_console
 from bot.settings import PROJECT_ROOT
+from bot.wiring import probe_engine
 from core.changesets import LocatedChangeset, read_changesets
 from core.errors import ChangesetError
+from core.settings import CassetteMode, Settings
+from core.specs import load_specs
+from oracles.tiers.sandboxed import recipe_images
 
 HELP = summary("demo")
 EXAMPLES = PROJECT_ROOT / "examples" / "changesets"
@@ -45,9 +51,31 @@ def load_examples(folder: Path) -> list[LocatedChangeset]:
     return changesets
 
 
+def choose_sandbox(settings: Settings, changesets: Sequence[LocatedChangeset]) -> Settings:
+    """Unless a sandbox mode was asked for: live when a Docker engine with every image the
+    examples need answers, cassettes otherwise. Says which on stderr."""
+    stderr = make_console(stderr=True)
+    if settings.sandbox_mode is not None:
+        stderr.print(f"sandbox: {settings.sandbox_mode.value} (as asked)", highlight=False)
+        return settings
+    specs = load_specs(settings.specs_dir)
+    images = [
+        image
+        for located in changesets
+        for image in recipe_images(specs.recipe(located.changeset.recipe), located.changeset)
+    ]
+    problem = probe_engine(settings, images)
+    if problem is None:
+        stderr.print("sandbox: live Docker engine (it has every image the examples need)")
+        return settings.with_overrides(sandbox_mode=CassetteMode.LIVE)
+    stderr.print(f"sandbox: replaying cassettes ({problem})", highlight=False, markup=False)
+    return settings.with_overrides(sandbox_mode=CassetteMode.REPLAY)
+
+
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     changesets = load_examples(args.examples)
+    settings = choose_sandbox(settings, changesets)
     code, _ = grade(
         settings, changesets, as_json=args.json, out=args.out, options={"input": "demo"}
     )

@@ -32,7 +32,7 @@ from core.specs import Recipe
 from oracles.syntax import language_of, parse
 from oracles.tree import TreeView
 
-__all__ = ["check_base_image"]
+__all__ = ["base_images", "check_base_image", "instruction_lines"]
 
 _ONLY_FROM = "the recipe allows only FROM lines to change"
 _KINDS = {"comment": "comment", "ERROR": "unparsable text"}
@@ -88,6 +88,25 @@ def _read(source: bytes) -> _Dockerfile:
     nodes = parse("dockerfile", source).root_node.named_children
     froms = tuple(_from_of(n) for n in nodes if n.type == "from_instruction")
     return _Dockerfile(froms, tuple(_item_of(n) for n in nodes))
+
+
+def base_images(source: bytes) -> list[str]:
+    """The images a Dockerfile builds FROM, in order, without duplicates: earlier stages
+    referred to by alias, ``scratch`` and references left to build arguments excluded."""
+    images: list[str] = []
+    aliases: set[str] = set()
+    for node in _read(source).froms:
+        name = node.image
+        if name not in aliases and name != "scratch" and "$" not in name and name not in images:
+            images.append(name)
+        if node.alias:
+            aliases.add(node.alias)
+    return images
+
+
+def instruction_lines(source: bytes) -> list[int]:
+    """The line of each instruction, in order: step N of a build is element N - 1."""
+    return [item.line for item in _read(source).items if item.kind not in _KINDS.values()]
 
 
 def _failure(message: str, path: str, line: int | None = None) -> Evidence:

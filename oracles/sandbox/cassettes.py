@@ -1,13 +1,26 @@
-"""The sandbox port over cassettes: replay recorded runs, or record live ones."""
+"""The sandbox port over cassettes: replay recorded runs, or record live ones.
+
+Two kinds of interaction are recorded: resolving an image reference to its content id
+(``{"resolve": ref}``), and a run or build keyed by ``SandboxRequest.key_data()``, which
+includes those ids.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Mapping
+from typing import Any
+
 from core.cassette import CassetteLibrary
-from core.ports import Sandbox, SandboxRequest, SandboxResult
+from core.ports import ImageRef, Sandbox, SandboxRequest, SandboxResult
 
 __all__ = ["PORT", "RecordingSandbox", "ReplayingSandbox"]
 
 PORT = "sandbox"
+
+
+def _resolve_key(image: str) -> Mapping[str, Any]:
+    return {"resolve": image}
 
 
 class ReplayingSandbox:
@@ -17,6 +30,19 @@ class ReplayingSandbox:
 
     def __init__(self, cassettes: CassetteLibrary) -> None:
         self.cassettes = cassettes
+        self._resolved: dict[str, ImageRef] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, image: str) -> ImageRef:
+        with self._lock:
+            known = self._resolved.get(image)
+        if known is None:
+            known = self.cassettes.replay_as(
+                PORT, _resolve_key(image), ImageRef.from_dict, ImageRef.fabricated_default(image)
+            )
+            with self._lock:
+                self._resolved[image] = known
+        return known
 
     def run(self, request: SandboxRequest) -> SandboxResult:
         return self.cassettes.replay_as(
@@ -25,7 +51,7 @@ class ReplayingSandbox:
 
 
 class RecordingSandbox:
-    """Runs the live sandbox and writes every result to a cassette."""
+    """Runs the live sandbox and writes every answer to a cassette."""
 
     def __init__(self, live: Sandbox, cassettes: CassetteLibrary) -> None:
         self.live = live
@@ -34,6 +60,11 @@ class RecordingSandbox:
     @property
     def identity(self) -> str:
         return self.live.identity
+
+    def resolve(self, image: str) -> ImageRef:
+        found = self.live.resolve(image)
+        self.cassettes.record(PORT, _resolve_key(image), found.to_dict(), recorded_by=self.identity)
+        return found
 
     def run(self, request: SandboxRequest) -> SandboxResult:
         result = self.live.run(request)

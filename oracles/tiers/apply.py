@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from core.model import Tier
+from core.model import Changeset, Tier
+from core.specs import Recipe
 from oracles.contracts import check_contract
 from oracles.syntax import check_syntax
 from oracles.tiers.base import TierOutcome, TrialContext
@@ -15,6 +16,9 @@ class ApplyOracle:
 
     tier = Tier.APPLY
     identity = "apply/1"
+
+    def identity_for(self, changeset: Changeset, recipe: Recipe) -> str:
+        return self.identity
 
     def evaluate(self, context: TrialContext) -> TierOutcome:
         applied = context.workspace.apply()

@@ -61,7 +61,12 @@ class TierOracle(Protocol):
 
     @property
     def identity(self) -> str:
-        """Names the tier's implementation and adapter; part of every cache key."""
+        """Names the tier's implementation and adapter."""
+        ...
+
+    def identity_for(self, changeset: Changeset, recipe: Recipe) -> str:
+        """``identity`` plus what a trial's result also depends on (the content ids of
+        sandbox images); part of every cache key."""
         ...
 
     def evaluate(self, context: TrialContext) -> TierOutcome: ...

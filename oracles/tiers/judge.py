@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.model import Tier, Verdict
+from core.model import Changeset, Tier, Verdict
 from core.ports import Judge, JudgeReply, JudgeRequest
+from core.specs import Recipe
 from oracles.judging import JudgeAnswer, parse_answer, render_prompt
 from oracles.tiers.base import TierOutcome, TrialContext
 
@@ -58,6 +59,9 @@ class JudgeOracle:
     def identity(self) -> str:
         second = self.secondary.identity if self.secondary else "none"
         return f"judge/1 {self.primary.identity} {second}"
+
+    def identity_for(self, changeset: Changeset, recipe: Recipe) -> str:
+        return self.identity
 
     def _ask(self, context: TrialContext, role: str, judge: Judge) -> _Opinion:
         settings = context.specs.oracle.section("judge")

@@ -17,14 +17,6 @@ EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"
 
 
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MIGRATION_EVALS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{tmp_path / 'results.db'}")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def _json_run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
     code = main([*argv, "--json"])
     captured = capsys.readouterr()

@@ -10,14 +10,6 @@ import pytest
 from bot.cli import main
 
 
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MIGRATION_EVALS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{tmp_path / 'results.db'}")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def test_the_demo_pair_agrees_but_on_too_few_items(
     env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

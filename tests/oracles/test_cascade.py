@@ -11,7 +11,7 @@ import pytest
 from core.cassette import CassetteLibrary
 from core.errors import SandboxError
 from core.model import Changeset, Envelope, Tier, Verdict
-from core.ports import JudgeReply, SandboxRequest, SandboxResult
+from core.ports import JudgeReply, SandboxAction, SandboxRequest, SandboxResult
 from core.specs import SpecSet
 from core.store import Store
 from oracles.cascade import Budget, Cascade
@@ -24,7 +24,7 @@ from oracles.tiers.judge import JudgeOracle
 from oracles.tiers.tests import TestsOracle
 from oracles.workspace import tree_hash
 from tests.conftest import RepoFactory, diff_of
-from tests.fakes import FakeJudge, FakeSandbox, judge_json
+from tests.fakes import FakeJudge, FakeSandbox, fake_result, judge_json
 
 POM = """<project>
   <modelVersion>4.0.0</modelVersion>
@@ -240,7 +240,7 @@ def _scripted(baseline_hash: str, patched_runs: list[dict[str, str]]) -> FakeSan
 
     def respond(request: SandboxRequest) -> SandboxResult:
         if "test" not in request.command:
-            return SandboxResult(0)
+            return fake_result(request)
         if request.tree_hash == baseline_hash:
             return SandboxResult(0, artifacts=_suite())
         return SandboxResult(1, artifacts=patched_runs[min(request.attempt, len(patched_runs) - 1)])
@@ -278,3 +278,141 @@ def test_a_test_that_flips_on_a_rerun_is_inconclusive(
     envelope = _tests_envelope(specs, tmp_path, java_repo, sandbox)
     assert envelope.verdict is Verdict.INCONCLUSIVE
     assert envelope.reason.startswith("flaky")
+
+
+JAVA8_CLASS_HEAD = "cafebabe00000034"
+
+
+def test_the_image_id_is_in_every_sandbox_envelope_and_in_the_cache_key(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    changeset = _changeset(java_repo, _good_patch(java_repo))
+    image = str(specs.recipe("java8-to-17").sandbox["image"])
+    first_sandbox = FakeSandbox(images={image: "sha256:one"})
+    first = _cascade(specs, tmp_path, first_sandbox, _passing_judge(), store=store).run_trial(
+        "r1", changeset, Budget(None)
+    )
+    store.append_trial(first.trial, first.cache_keys)
+    compile_envelope = first.trial.envelopes[1]
+    assert compile_envelope.details["images"] == {image: "sha256:one"}
+    assert compile_envelope.details["image_id"] == "sha256:one"
+    assert first.trial.envelopes[2].details["patched"]["image_id"] == "sha256:one"
+    rebuilt = FakeSandbox(images={image: "sha256:two"})
+    second = _cascade(specs, tmp_path, rebuilt, _passing_judge(), store=store).run_trial(
+        "r2", changeset, Budget(None)
+    )
+    cached = [e.cached for e in second.trial.envelopes]
+    assert cached == [True, False, False, False]  # apply does not depend on the image
+    assert rebuilt.requests
+
+
+def test_class_files_of_the_wrong_version_fail_the_compile_tier(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    def old_classes(request: SandboxRequest) -> SandboxResult:
+        heads = {"target/classes/x/A.class": JAVA8_CLASS_HEAD} if request.inspect else {}
+        return SandboxResult(0, image_id=request.image_id(), file_heads=heads)
+
+    trial = (
+        _cascade(specs, tmp_path, FakeSandbox(old_classes), _passing_judge())
+        .run_trial("r", _changeset(java_repo, _good_patch(java_repo)), Budget(None))
+        .trial
+    )
+    compile_envelope = trial.envelopes[1]
+    assert compile_envelope.verdict is Verdict.FAIL
+    assert compile_envelope.reason.startswith("1 of 1 class file(s) are not major version 61")
+    assert compile_envelope.evidence[0].path == "target/classes/x/A.class"
+
+
+def test_one_baseline_run_serves_every_patch_on_the_same_commit(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    sandbox = FakeSandbox()
+    cascade = _cascade(specs, tmp_path, sandbox, _passing_judge())
+    other = diff_of(java_repo[0], {"pom.xml": UPGRADED_POM + "<!-- x -->\n"})
+    for cid, patch in (("a", _good_patch(java_repo)), ("b", other)):
+        cascade.run_trial("r", _changeset(java_repo, patch, cid), Budget(None))
+    base = tree_hash(java_repo[1], None)
+    baseline_runs = [r for r in sandbox.requests if r.tree_hash == base]
+    assert len(baseline_runs) == 1
+
+
+def test_edited_tests_fail_before_the_suite_runs(
+    specs: SpecSet, tmp_path: Path, make_repo: RepoFactory
+) -> None:
+    test_file = "src/test/java/x/ATest.java"
+    repo = make_repo(
+        {
+            "pom.xml": POM.format(source="1.8"),
+            "src/main/java/x/A.java": JAVA,
+            test_file: "package x;\n\npublic class ATest {\n}\n",
+        }
+    )
+    patch = diff_of(repo[0], {"pom.xml": UPGRADED_POM, test_file: "package x;\n\nclass ATest {}\n"})
+    sandbox = FakeSandbox()
+    trial = (
+        _cascade(specs, tmp_path, sandbox, _passing_judge())
+        .run_trial("r", _changeset(repo, patch), Budget(None))
+        .trial
+    )
+    tests_envelope = trial.envelopes[2]
+    assert tests_envelope.verdict is Verdict.FAIL
+    assert tests_envelope.evidence[0].path == test_file
+    assert [r.command[-1] for r in sandbox.requests] == ["compile"]
+
+
+DOCKERFILE = "FROM debian:11-slim\nCOPY smoke-test.sh /\n"
+REWRITES = {"rewrites": {"debian:11-slim": "debian:12-slim"}}
+
+
+def _docker_changeset(make_repo: RepoFactory) -> Changeset:
+    path, commit = make_repo({"Dockerfile": DOCKERFILE, "smoke-test.sh": "true\n"})
+    patch = diff_of(path, {"Dockerfile": DOCKERFILE.replace("11-slim", "12-slim")})
+    return Changeset(
+        "d", str(path), commit, patch, "base-image-bump", "gpt-5", date(2021, 5, 1), REWRITES
+    )
+
+
+def _builds(fail_base: bool = False) -> FakeSandbox:
+    def respond(request: SandboxRequest) -> SandboxResult:
+        if request.action is SandboxAction.BUILD:
+            base = "debian:11-slim" in dict(request.pinned)
+            if fail_base and base:
+                return SandboxResult(1, "step 2/2 failed")
+            return SandboxResult(0, image_id=f"sha256:built-{'base' if base else 'patched'}")
+        return SandboxResult(0, image_id=request.image_id())
+
+    return FakeSandbox(respond)
+
+
+def test_a_dockerfile_recipe_builds_pinned_to_its_base_images_and_tests_in_them(
+    specs: SpecSet, tmp_path: Path, make_repo: RepoFactory
+) -> None:
+    sandbox = _builds()
+    trial = (
+        _cascade(specs, tmp_path, sandbox, _passing_judge())
+        .run_trial("r", _docker_changeset(make_repo), Budget(None))
+        .trial
+    )
+    assert [e.verdict for e in trial.envelopes[:3]] == [Verdict.PASS] * 3
+    builds = [r for r in sandbox.requests if r.action is SandboxAction.BUILD]
+    assert {dict(r.pinned).popitem()[1] for r in builds} == {
+        "sha256:fake-debian:11-slim",
+        "sha256:fake-debian:12-slim",
+    }
+    runs = [r.image for r in sandbox.requests if r.action is SandboxAction.RUN]
+    assert sorted(runs) == ["sha256:built-base", "sha256:built-patched"]
+
+
+def test_a_base_image_that_does_not_build_is_an_infrastructure_error(
+    specs: SpecSet, tmp_path: Path, make_repo: RepoFactory
+) -> None:
+    trial = (
+        _cascade(specs, tmp_path, _builds(fail_base=True), _passing_judge())
+        .run_trial("r", _docker_changeset(make_repo), Budget(None))
+        .trial
+    )
+    assert trial.envelopes[1].verdict is Verdict.PASS  # the patched image builds
+    assert trial.envelopes[2].verdict is Verdict.ERROR
+    assert "base commit's image does not build" in trial.envelopes[2].reason

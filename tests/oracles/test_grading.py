@@ -7,6 +7,8 @@ from oracles.grading import (
     TestReport,
     TestStatus,
     changed_test_files,
+    exit_status_suite,
+    grade_test_edits,
     grade_tests,
     parse_exit_code,
     parse_go_test_json,
@@ -45,9 +47,12 @@ def test_surefire_reports_are_parsed_by_test_case() -> None:
 
 
 def test_an_unreadable_report_is_a_problem_not_a_pass() -> None:
+    """Unusable at baseline: the harness's problem. Unusable only after the patch, whose
+    code writes the reports: the candidate's."""
     report = parse_surefire({"TEST-x.xml": "<testsuite><testcase"})
     assert report.problems
-    assert grade_tests(TestReport(), report).verdict is Verdict.ERROR
+    assert grade_tests(TestReport(), report).verdict is Verdict.FAIL
+    assert grade_tests(report, TestReport()).verdict is Verdict.ERROR
 
 
 def test_go_json_events_ignore_printed_text() -> None:
@@ -118,3 +123,45 @@ def test_glob_semantics() -> None:
     assert not path_matches("x/a_test.go.orig", ["**/*_test.go"])
     assert not path_matches("src/main/A.java", ["src/test/**"])
     assert not path_matches("a/b.txt", ["*.txt"])
+
+
+def test_a_forged_pass_event_cannot_hide_the_real_failure() -> None:
+    """Go 1.19's test2json turns a printed '--- PASS: TestA' into a pass event; the test
+    keeps its worst status whichever order the events come in."""
+    fail = '{"Action":"fail","Package":"m","Test":"TestA"}'
+    forged = '{"Action":"pass","Package":"m","Test":"TestA"}'
+    for events in ([fail, forged], [forged, fail]):
+        assert parse_go_test_json("\n".join(events)).results == {"m.TestA": F}
+
+
+def test_a_failing_package_is_a_regression_even_if_its_tests_look_green() -> None:
+    baseline = parse_go_test_json(
+        '{"Action":"pass","Package":"m","Test":"TestA"}\n{"Action":"pass","Package":"m"}'
+    )
+    patched = parse_go_test_json(
+        '{"Action":"pass","Package":"m","Test":"TestA"}\n{"Action":"fail","Package":"m"}'
+    )
+    grade = grade_tests(baseline, patched)
+    assert grade.verdict is Verdict.FAIL
+    assert grade.regressions == ("package m",)
+
+
+def test_a_non_zero_exit_with_every_report_green_fails() -> None:
+    """Reports a test rewrote after the fact still cannot change the exit status."""
+    report = parse_surefire(
+        {"TEST-x.xml": '<testsuite><testcase classname="x" name="a"/></testsuite>'}
+    )
+    grade = grade_tests(exit_status_suite(report, 0), exit_status_suite(report, 1))
+    assert grade.verdict is Verdict.FAIL
+    assert grade.reason == "the test command now exits non-zero, although no test reports a failure"
+    # A suite that already exited non-zero at baseline is not held against the patch.
+    assert grade_tests(exit_status_suite(report, 1), exit_status_suite(report, 1)).verdict is (
+        Verdict.PASS
+    )
+
+
+def test_edits_to_protected_tests_fail_before_any_run() -> None:
+    assert grade_test_edits([]) is None
+    assert grade_test_edits(["a_test.go"], allow_test_changes=True) is None
+    grade = grade_test_edits(["a_test.go"])
+    assert grade is not None and grade.verdict is Verdict.FAIL

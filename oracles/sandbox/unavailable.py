@@ -1,0 +1,25 @@
+"""The sandbox when no engine can be used: every request is an infrastructure error.
+
+Wired in when live sandboxing was asked for but the engine did not answer, so each trial
+that reaches tier 2 ends as ``error`` (kept out of pass rates), never as ``fail``.
+"""
+
+from __future__ import annotations
+
+from core.errors import SandboxError
+from core.ports import ImageRef, SandboxRequest, SandboxResult
+
+__all__ = ["UnavailableSandbox"]
+
+
+class UnavailableSandbox:
+    identity = "sandbox:unavailable"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def resolve(self, image: str) -> ImageRef:
+        raise SandboxError(self.reason)
+
+    def run(self, request: SandboxRequest) -> SandboxResult:
+        raise SandboxError(self.reason)

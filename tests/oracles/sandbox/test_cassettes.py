@@ -1,0 +1,56 @@
+"""Sandbox cassettes: image resolutions and runs are recorded and replayed; misses say so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.cassette import CassetteLibrary
+from core.ports import SandboxAction, SandboxRequest, SandboxResult
+from oracles.sandbox import RecordingSandbox, ReplayingSandbox
+from tests.fakes import FakeSandbox
+
+REQUEST = SandboxRequest(
+    SandboxAction.RUN,
+    "img:1",
+    ("mvn", "compile"),
+    "tree",
+    pinned=(("img:1", "sha256:abc"),),
+    inspect=("**/*.class",),
+)
+
+
+def test_recorded_runs_and_resolutions_replay(tmp_path: Path) -> None:
+    library = CassetteLibrary(tmp_path)
+    live = FakeSandbox(
+        lambda _r: SandboxResult(0, "ok", file_heads={"A.class": "cafebabe0000003d"}),
+        images={"img:1": "sha256:abc"},
+    )
+    recording = RecordingSandbox(live, library)
+    assert recording.resolve("img:1").id == "sha256:abc"
+    recorded = recording.run(REQUEST)
+    replaying = ReplayingSandbox(library)
+    found = replaying.resolve("img:1")
+    assert (found.id, found.fabricated) == ("sha256:abc", ())
+    replayed = replaying.run(REQUEST)
+    assert replayed == recorded
+    assert replayed.file_heads == {"A.class": "cafebabe0000003d"}
+
+
+def test_the_image_id_is_part_of_the_key(tmp_path: Path) -> None:
+    library = CassetteLibrary(tmp_path)
+    RecordingSandbox(FakeSandbox(), library).run(REQUEST)
+    rebuilt = SandboxRequest(
+        REQUEST.action,
+        REQUEST.image,
+        REQUEST.command,
+        REQUEST.tree_hash,
+        pinned=(("img:1", "sha256:def"),),
+        inspect=REQUEST.inspect,
+    )
+    assert ReplayingSandbox(library).run(rebuilt).fabricated
+
+
+def test_an_unrecorded_image_resolves_to_a_fabricated_id(tmp_path: Path) -> None:
+    found = ReplayingSandbox(CassetteLibrary(tmp_path)).resolve("img:2")
+    assert found.id == "fabricated"
+    assert found.fabricated and found.fabricated[0].port == "sandbox"

@@ -1,0 +1,32 @@
+"""The recipe's build command line: Dockerfile and context, never outside the tree."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import SandboxError
+from oracles.sandbox.commands import build_arguments, dockerfile_in_context
+
+
+def test_dockerfile_and_context() -> None:
+    assert build_arguments(["docker", "build", "-f", "Dockerfile", "."]) == ("Dockerfile", ".")
+    assert build_arguments(["docker", "build", "."]) == ("Dockerfile", ".")
+    assert build_arguments(["docker", "build", "--file", "app/Dockerfile", "app"]) == (
+        "app/Dockerfile",
+        "app",
+    )
+    assert dockerfile_in_context("app/Dockerfile", "app") == "Dockerfile"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["docker", "build", "-f", "../Dockerfile", "."],
+        ["docker", "build", "-f", "/etc/Dockerfile", "."],
+        ["docker", "build", "/"],
+        ["docker", "build", "-f", "a/Dockerfile", "b"],
+    ],
+)
+def test_paths_outside_the_tree_are_refused(command: list[str]) -> None:
+    with pytest.raises(SandboxError):
+        build_arguments(command)

@@ -1,0 +1,90 @@
+"""The baseline cache: one run per repository, commit, image and command."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import date
+from pathlib import Path
+
+from core.model import Changeset, FabricatedMark
+from core.ports import SandboxAction, SandboxRequest, SandboxResult
+from oracles.baselines import BaselineCache
+
+CHANGESET = Changeset("c", "repo", "a" * 40, "", "java8-to-17", "gpt-5", date(2021, 1, 1))
+
+
+def _request(image_id: str = "sha256:1") -> SandboxRequest:
+    return SandboxRequest(
+        SandboxAction.RUN, "img", ("mvn", "test"), "tree", pinned=(("img", image_id),)
+    )
+
+
+def _key(image_id: str = "sha256:1") -> str:
+    return BaselineCache.key(CHANGESET, _request(image_id), "sandbox:docker/1", "oracle-stamp")
+
+
+def test_a_baseline_runs_once_and_is_reused() -> None:
+    cache, calls = BaselineCache(), []
+
+    def run() -> SandboxResult:
+        calls.append(1)
+        return SandboxResult(0, image_id="sha256:1")
+
+    assert cache.get_or_run(_key(), run) == cache.get_or_run(_key(), run)
+    assert len(calls) == 1
+
+
+def test_a_new_image_repository_or_spec_is_a_new_baseline() -> None:
+    assert _key("sha256:1") != _key("sha256:2")
+    other = BaselineCache.key(
+        Changeset("c", "other", "a" * 40, "", "java8-to-17", "gpt-5", date(2021, 1, 1)),
+        _request(),
+        "sandbox:docker/1",
+        "oracle-stamp",
+    )
+    assert other != _key()
+    spec_changed = BaselineCache.key(CHANGESET, _request(), "sandbox:docker/1", "new-stamp")
+    assert spec_changed != _key()
+
+
+def test_timeouts_and_fabricated_runs_are_not_cached() -> None:
+    cache, calls = BaselineCache(), []
+    mark = FabricatedMark("sandbox", "k", "p", "miss")
+    results = iter(
+        [
+            SandboxResult(1, image_id="sha256:1", timed_out=True),
+            SandboxResult(0, image_id="sha256:1", fabricated=(mark,)),
+            SandboxResult(0, image_id="sha256:1"),
+        ]
+    )
+
+    def run() -> SandboxResult:
+        calls.append(1)
+        return next(results)
+
+    for _ in range(4):
+        cache.get_or_run(_key(), run)
+    assert len(calls) == 3
+
+
+def test_a_folder_keeps_baselines_across_processes(tmp_path: Path) -> None:
+    BaselineCache(tmp_path).get_or_run(_key(), lambda: SandboxResult(0, "x", image_id="sha256:1"))
+    again = BaselineCache(tmp_path).get_or_run(_key(), lambda: SandboxResult(9))
+    assert (again.exit_code, again.output) == (0, "x")
+
+
+def test_concurrent_trials_wait_for_one_run() -> None:
+    cache, calls = BaselineCache(), []
+
+    def slow() -> SandboxResult:
+        calls.append(1)
+        time.sleep(0.2)
+        return SandboxResult(0, image_id="sha256:1")
+
+    threads = [threading.Thread(target=cache.get_or_run, args=(_key(), slow)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1
