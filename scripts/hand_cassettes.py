@@ -1,10 +1,11 @@
 """Make the bundled examples' judge cassettes by hand, through the real request code paths.
 
-Until they are recorded from the live judges (which needs both API keys), the judge cassettes come from answers written
-by hand in ``examples/judgements.yaml``. This script runs the real cascade over the
-examples (the sandbox replaying its recorded cassettes) with a stand-in judge that serves
-those answers, wrapped in the real recording adapter, so every cassette lands under the
-exact key a replay asks for. Every entry says ``recorded_by: hand ...``.
+Until they are recorded from the live judges (which needs both API keys), the judge
+cassettes come from answers written by hand in ``examples/judgements.yaml``. This script
+runs the real cascade over the examples (the sandbox replaying its recorded cassettes)
+with a stand-in judge that serves those answers, wrapped in the real recording adapter,
+so every cassette lands under the exact key a replay asks for. Every entry says
+``recorded_by: hand ...``.
 
     python scripts/hand_cassettes.py judge
 

@@ -64,7 +64,7 @@ def anthropic_message(
         "id": "msg_fake",
         "type": "message",
         "role": "assistant",
-        "model": "claude-sonnet-4-5",
+        "model": "claude-sonnet-5-5",
         "content": [{"type": "text", "text": text}] if text else [],
         "stop_reason": stop_reason,
         "stop_details": stop_details,

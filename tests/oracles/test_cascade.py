@@ -92,8 +92,8 @@ def test_a_good_changeset_passes_every_tier_in_order(
     assert [e.verdict for e in trial.envelopes] == [Verdict.PASS] * 4
     assert trial.verdict is Verdict.PASS
     assert trial.cost_usd == pytest.approx(0.001 + 0.01 + 0.03 + 0.08)
-    # The judge's actual cost comes from its token usage: 1000 in, 100 out at $3/$15 per Mtok.
-    assert trial.envelopes[3].actual_cost_usd == pytest.approx((1000 * 3 + 100 * 15) / 1e6)
+    # The judge's actual cost comes from its token usage: 1000 in, 100 out at $2/$10 per Mtok.
+    assert trial.envelopes[3].actual_cost_usd == pytest.approx((1000 * 2 + 100 * 10) / 1e6)
     assert set(record.cache_keys) == {t.value for t in Tier}
 
 
@@ -214,7 +214,7 @@ def test_strict_mode_asks_both_judges_and_disagreement_fails(
     specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
 ) -> None:
     def by_model(request: object) -> JudgeReply:
-        verdict = "pass" if request.model == "claude-sonnet-4-5" else "fail"
+        verdict = "pass" if request.model == "claude-sonnet-5-5" else "fail"
         return JudgeReply(judge_json(verdict, [GOOD_LINE]), "end_turn")
 
     judge = FakeJudge(by_model)
@@ -222,7 +222,7 @@ def test_strict_mode_asks_both_judges_and_disagreement_fails(
     trial = cascade.run_trial(
         "r", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
     ).trial
-    assert [r.model for r in judge.requests] == ["claude-sonnet-4-5", "gpt-5"]
+    assert [r.model for r in judge.requests] == ["claude-sonnet-5-5", "gpt-5"]
     assert trial.envelopes[3].verdict is Verdict.FAIL
     assert trial.envelopes[3].reason == "judges disagree"
 

@@ -57,7 +57,7 @@ def test_anthropic_request_and_reply(
     assert seen.headers["authorization"] == f"Bearer {ANTHROPIC_KEY}"
     assert seen.headers["x-stainless-retry-count"] == "0"
     body = seen.body
-    assert body["model"] == "claude-sonnet-4-5"
+    assert body["model"] == "claude-sonnet-5-5"
     assert body["max_tokens"] == 2048
     assert body["system"] == request.system
     assert body["messages"] == [{"role": "user", "content": request.prompt}]

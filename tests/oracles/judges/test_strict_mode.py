@@ -79,7 +79,7 @@ def test_strict_mode_needs_both_judges_to_pass(
     judges = outcome.details["judges"]
     # Each judge's own verdict is kept, so a disagreement still counts for agreement stats.
     assert [(j["role"], j["model"], j["answer"]["verdict"]) for j in judges] == [
-        ("primary", "claude-sonnet-4-5", "pass" if claude == PASS else "fail"),
+        ("primary", "claude-sonnet-5-5", "pass" if claude == PASS else "fail"),
         ("secondary", "gpt-5", "pass" if gpt == PASS else "fail"),
     ]
     assert outcome.details["strict"] is True
@@ -116,8 +116,8 @@ def test_actual_cost_is_token_usage_times_the_spec_prices(
         Canned(body=openai_completion(PASS, prompt_tokens=1100, completion_tokens=400)),
     )
     outcome = _evaluate(specs, make_judge, strict=True)
-    # claude-sonnet-4-5 at $3 / $15 per million tokens, gpt-5 at $1.25 / $10 (specs/oracle.yaml):
-    claude = (1200 * 3.0 + 150 * 15.0) / 1e6  # $0.00585
+    # claude-sonnet-5-5 at $2 / $10 per million tokens, gpt-5 at $1.25 / $10 (specs/oracle.yaml):
+    claude = (1200 * 2.0 + 150 * 10.0) / 1e6  # $0.0039
     gpt = (1100 * 1.25 + 400 * 10.0) / 1e6  # $0.005375
     assert outcome.actual_cost_usd == pytest.approx(claude + gpt)
     assert [j["cost_usd"] for j in outcome.details["judges"]] == pytest.approx([claude, gpt])
