@@ -10,7 +10,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from bot.commands import cost, demo, judges, ledger, mine, run, serve, stamp
+from bot.commands import cost, demo, judges, ledger, mine, run, serve, stamp, worker
 from core.errors import MigrationEvalsError
 
 __all__ = ["build_parser", "main"]
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (demo, run, cost, stamp, ledger, judges, mine, serve):
+    for module in (demo, run, cost, stamp, ledger, judges, mine, serve, worker):
         module.add_parser(commands)
     return parser
 

@@ -1,0 +1,185 @@
+"""``run --executor celery``: the run and its trial jobs go into the database, the job ids
+onto the broker, and the command watches the ledger fill up.
+
+Nothing is written before the database and the broker both answer. The run row and all
+its jobs are written in one transaction, so a run either exists whole or not at all;
+announcing comes after, and an announcement that does not get through is repeated by the
+workers (the jobs are what counts). Progress is read from the database, never from the
+broker: a trial is done when it is in the ledger, or when its job ran out of attempts,
+in which case this command records it as an infrastructure error, as the embedded runner
+records a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from bot.app.jobs import JobKind, JobQueue
+from bot.executor.broker import CeleryDispatcher, Dispatcher, make_celery
+from bot.executor.trials import TrialTask, run_key_prefix, trial_job, trial_key
+from core.errors import BrokerError
+from core.model import Changeset, Envelope, Trial, Verdict
+from core.settings import Settings
+from core.specs import SpecSet
+from core.store import Store
+from oracles.cascade import trial_id
+from oracles.runner import RunOutcome, RunStatus, internal_error_trial, new_run_id
+
+__all__ = ["CeleryRun", "run_on_celery"]
+
+log = logging.getLogger(__name__)
+
+INTERNAL_ERROR = "internal error"
+
+
+class CeleryRun:
+    """Runs changesets on Celery workers; the same ``RunOutcome`` as the embedded runner."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        specs: SpecSet,
+        dispatcher: Dispatcher,
+        *,
+        poll_s: float = 0.5,
+        quiet_s: float = 30.0,
+        on_quiet: Callable[[str], None] = log.warning,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.specs = specs
+        self.dispatcher = dispatcher
+        self.poll_s = poll_s
+        self.quiet_s = quiet_s
+        self.on_quiet = on_quiet
+        self.clock = clock
+        self.sleep = sleep
+        self.queue = JobQueue(store, lease_s=settings.scale.lease_s)
+
+    def run(
+        self,
+        changesets: Sequence[Changeset],
+        *,
+        options: Mapping[str, Any],
+        on_trial: Callable[[], None] = lambda: None,
+        run_id: str | None = None,
+    ) -> RunOutcome:
+        run_id = run_id or new_run_id()
+        self.start(run_id, changesets, options)
+        failed = self.wait(run_id, changesets, on_trial)
+        self._record_given_up(run_id, changesets, failed)
+        return self.finish(run_id, changesets)
+
+    def start(
+        self, run_id: str, changesets: Sequence[Changeset], options: Mapping[str, Any]
+    ) -> None:
+        """Write the run and its jobs in one transaction, then announce the jobs."""
+        settings = self.settings
+        jobs = [
+            trial_job(
+                TrialTask(
+                    run_id,
+                    changeset,
+                    settings.mode,
+                    settings.strict_judge,
+                    self.specs.stamps_for(changeset.recipe),
+                )
+            )
+            for changeset in changesets
+        ]
+        with self.store.engine.begin() as conn:
+            self.store.start_run(run_id, {**options, "executor": "celery"}, conn=conn)
+            ids = self.queue.insert_many(conn, jobs, max_attempts=settings.scale.max_attempts)
+        try:
+            self.dispatcher.publish([(job_id, JobKind.TRIAL) for job_id in ids])
+        except BrokerError as exc:
+            log.warning(
+                "run %s is stored but not announced; workers will announce it: %s", run_id, exc
+            )
+
+    def wait(
+        self, run_id: str, changesets: Sequence[Changeset], on_trial: Callable[[], None]
+    ) -> dict[str, str]:
+        """Until every trial is written or given up; returns the given-up keys and why."""
+        done = 0
+        last_change = self.clock()
+        warned = False
+        while True:
+            written = self.store.trials_written(run_id)
+            failed = {
+                key: error
+                for key, error in self.queue.failed(JobKind.TRIAL, run_key_prefix(run_id)).items()
+                if trial_id(run_id, key.removeprefix(run_key_prefix(run_id))) not in written
+            }
+            now_done = len(written) + len(failed)
+            for _ in range(now_done - done):
+                on_trial()
+            if now_done > done:
+                done, last_change, warned = now_done, self.clock(), False
+            if done >= len(changesets):
+                return failed
+            if not warned and self.clock() - last_change > self.quiet_s:
+                warned = True
+                self.on_quiet(
+                    f"no trial finished in {self.quiet_s:.0f} s ({done}/{len(changesets)} done); "
+                    "is a worker (`migration-evals worker`) running against this database "
+                    "and broker?"
+                )
+            self.sleep(self.poll_s)
+
+    def _record_given_up(
+        self, run_id: str, changesets: Sequence[Changeset], failed: Mapping[str, str]
+    ) -> None:
+        by_key = {trial_key(run_id, c.id): c for c in changesets}
+        for key, error in failed.items():
+            reason = f"{INTERNAL_ERROR}: the trial's job gave up: {error}"
+            trial = internal_error_trial(self.specs, run_id, by_key[key], reason)
+            self.store.append_trial_once(trial, {})
+
+    def finish(self, run_id: str, changesets: Sequence[Changeset]) -> RunOutcome:
+        """Read the run's trials back from the ledger, in input order, and close the run."""
+        envelopes: dict[str, list[Envelope]] = {}
+        for entry in self.store.entries(run_id=run_id):
+            envelopes.setdefault(entry.trial_id, []).append(entry.envelope)
+        trials = [
+            Trial(tid, run_id, changeset, tuple(envelopes[tid]))
+            for changeset in changesets
+            if (tid := trial_id(run_id, changeset.id)) in envelopes
+        ]
+        errors = [
+            f"{t.changeset.id}: {t.envelopes[0].reason.removeprefix(INTERNAL_ERROR + ': ')}"
+            for t in trials
+            if t.envelopes[0].verdict is Verdict.ERROR
+            and t.envelopes[0].reason.startswith(INTERNAL_ERROR)
+        ]
+        status = RunStatus.INTERNAL_ERRORS if errors else RunStatus.COMPLETED
+        outcome = RunOutcome(run_id, trials, status, len(changesets) - len(trials), errors)
+        tiers = [spec.tier for spec in self.specs.oracle.tiers]
+        self.store.finish_run(run_id, status, outcome.summary(tiers).to_dict())
+        return outcome
+
+
+def run_on_celery(
+    settings: Settings,
+    store: Store,
+    specs: SpecSet,
+    changesets: Sequence[Changeset],
+    *,
+    options: Mapping[str, Any],
+    on_trial: Callable[[], None],
+    on_quiet: Callable[[str], None],
+) -> RunOutcome:
+    """``CeleryRun`` on the settings' broker, refusing to start unless the broker answers."""
+    dispatcher = CeleryDispatcher(make_celery(settings.scale), settings.scale)
+    try:
+        dispatcher.check()
+        run = CeleryRun(settings, store, specs, dispatcher, on_quiet=on_quiet)
+        return run.run(changesets, options=options, on_trial=on_trial)
+    finally:
+        dispatcher.close()
