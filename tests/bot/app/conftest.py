@@ -24,9 +24,10 @@ from flask.testing import FlaskClient
 from bot.app.github import GitHubApp, RetryPolicy
 from bot.app.service import BotService, build_service
 from bot.app.signature import sign
-from core.settings import GitHubAppSettings, Settings
+from core.settings import Executor, GitHubAppSettings, ScaleSettings, Settings
 from tests.conftest import ROOT, SPECS_DIR
 from tests.fake_github import FakeGitHub, FakePull
+from tests.fakes import FakeDispatcher
 
 WEBHOOKS = ROOT / "tests" / "fixtures" / "github" / "webhooks"
 SECRET = "test-webhook-secret"
@@ -146,7 +147,12 @@ def make_harness(
 ) -> Iterator[Callable[..., Harness]]:
     made: list[Harness] = []
 
-    def build(*, config: str | None = CONFIG, token_ttl_s: float = 3600.0) -> Harness:
+    def build(
+        *,
+        config: str | None = CONFIG,
+        token_ttl_s: float = 3600.0,
+        dispatcher: FakeDispatcher | None = None,
+    ) -> Harness:
         key_path, public = app_key
         fake = FakeGitHub(app_id=APP_ID, public_key=public, token_ttl_s=token_ttl_s)
         url = fake.start()
@@ -167,6 +173,7 @@ def make_harness(
                 workers=0,
                 scheduler=False,
             ),
+            scale=ScaleSettings(executor=Executor.CELERY if dispatcher else Executor.EMBEDDED),
         )
         sleeps: list[float] = []
         github = GitHubApp(
@@ -176,7 +183,7 @@ def make_harness(
             policy=RetryPolicy(max_retries=3, max_wait_s=30.0, write_interval_s=0.0),
             sleep=sleeps.append,
         )
-        service = build_service(settings, github=github)
+        service = build_service(settings, github=github, dispatcher=dispatcher)
         harness = Harness(service, fake, service.app.test_client(), sleeps)
         harness.set_pull()
         made.append(harness)
