@@ -16,10 +16,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from celery import Celery
-from kombu.exceptions import KombuError
+from kombu.exceptions import ChannelError, KombuError
 from kombu.utils.url import maybe_sanitize_url
 
 from bot.app.jobs import JobKind
+from bot.executor.transport import Transport
 from core.errors import BrokerError
 from core.settings import ScaleSettings
 
@@ -49,7 +50,7 @@ def queue_name(scale: ScaleSettings, kind: JobKind) -> str:
 
 
 def _config(scale: ScaleSettings) -> dict[str, Any]:
-    return {
+    config: dict[str, Any] = {
         "broker_connection_retry_on_startup": True,
         "broker_connection_max_retries": None,  # a restarted Redis is waited for
         "broker_transport_options": {
@@ -75,6 +76,9 @@ def _config(scale: ScaleSettings) -> dict[str, Any]:
             "interval_max": 2,
         },
     }
+    if scale.broker_url.split("://", 1)[0] in ("redis", "rediss"):
+        config["broker_transport"] = Transport
+    return config
 
 
 def make_celery(scale: ScaleSettings, *, run_job: Callable[[int], str] | None = None) -> Celery:
@@ -94,6 +98,10 @@ class Dispatcher(Protocol):
     """Announces ready jobs to whoever runs them."""
 
     def publish(self, jobs: Sequence[tuple[int, JobKind]]) -> None: ...
+
+    def backlog(self, kind: JobKind) -> int | None:
+        """Announcements of ``kind`` waiting in the broker; None when it cannot tell."""
+        ...
 
     def close(self) -> None: ...
 
@@ -130,6 +138,17 @@ class CeleryDispatcher:
                     )
         except _BROKER_ERRORS as exc:
             raise BrokerError(f"cannot publish to the broker at {self.display_url}: {exc}") from exc
+
+    def backlog(self, kind: JobKind) -> int | None:
+        try:
+            with self.app.connection_for_read() as connection:
+                channel = connection.default_channel
+                declared = channel.queue_declare(queue_name(self.scale, kind), passive=True)
+                return int(declared.message_count)
+        except ChannelError:
+            return 0  # Redis drops an empty queue's key; a passive declare then fails
+        except _BROKER_ERRORS:
+            return None
 
     def close(self) -> None:
         self.app.close()

@@ -16,6 +16,7 @@ from bot.executor.broker import (
     make_celery,
     queue_name,
 )
+from bot.executor.transport import Transport
 from core.errors import BrokerError
 from core.settings import ScaleSettings
 from tests.conftest import free_port
@@ -35,6 +36,9 @@ def test_the_app_is_private_and_configured_for_late_acknowledgement() -> None:
     assert conf.accept_content == ["json"]
     assert conf.broker_url == SCALE.broker_url
     assert TASK_NAME not in app.tasks  # a publisher registers nothing
+    assert conf.broker_transport is Transport  # the repaired Redis transport
+    other = ScaleSettings(broker_url="amqp://guest@127.0.0.1//")
+    assert make_celery(other).conf.broker_transport is None
 
 
 def test_a_worker_app_runs_jobs_by_id() -> None:
