@@ -143,8 +143,12 @@ class FakeDispatcher:
     deliver: Callable[[int], object] | None = None
     copies: int = 1
     fail: Exception | None = None
+    waiting: int = 0  # what ``backlog`` says is still queued in the broker
     published: list[tuple[int, Any]] = field(default_factory=list)
     closed: bool = False
+
+    def backlog(self, _kind: Any) -> int:
+        return self.waiting
 
     def publish(self, jobs: Sequence[tuple[int, Any]]) -> None:
         if self.fail is not None:

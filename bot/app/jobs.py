@@ -26,7 +26,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -408,21 +408,39 @@ class JobQueue:
         )
 
     def due_for_dispatch(
-        self, redispatch_s: float, *, limit: int = 500
+        self,
+        redispatch_s: float,
+        *,
+        starved: Collection[JobKind] | None = None,
+        limit: int = 500,
     ) -> list[tuple[int, JobKind]]:
         """Ready jobs whose last announcement may be lost; marks them announced now.
 
-        Ready: queued and due, or running under an expired lease (its worker died). Its
-        announcement may be lost when nothing happened to the row since it became ready
-        (``updated_at`` before ``run_after`` or the lease's end), or for ``redispatch_s``.
-        A repeat is harmless: a delivery leases the row or does nothing.
+        Ready: queued and due, or running under an expired lease (its worker died). Not
+        announced since it became ready (``updated_at`` before ``run_after`` or the
+        lease's end): certainly due. Announced ``redispatch_s`` ago and still not taken:
+        due when the lease ran out, and for a queued job only if its kind is ``starved``
+        (None: every kind), i.e. its broker queue is empty; a job waiting behind a long
+        queue has its announcement still in the queue. A repeat is harmless: a delivery
+        leases the row or does nothing.
         """
         now = self.clock()
         jobs = jobs_table.c
-        ready_since = sa.case(
-            (jobs.state == JobState.QUEUED.value, jobs.run_after), else_=jobs.lease_until
+        waited = jobs.updated_at < now - redispatch_s
+        if starved is not None:
+            queued_waited = sa.and_(waited, jobs.kind.in_([k.value for k in starved]))
+        else:
+            queued_waited = waited
+        stale = sa.or_(
+            sa.and_(
+                jobs.state == JobState.QUEUED.value,
+                sa.or_(jobs.updated_at < jobs.run_after, queued_waited),
+            ),
+            sa.and_(
+                jobs.state == JobState.RUNNING.value,
+                sa.or_(jobs.updated_at < jobs.lease_until, waited),
+            ),
         )
-        stale = sa.or_(jobs.updated_at < ready_since, jobs.updated_at < now - redispatch_s)
         with self.store.engine.begin() as conn:
             due = [
                 (int(job_id), JobKind(kind))

@@ -147,7 +147,10 @@ class Housekeeper:
         """One round of duties; returns how many jobs were announced again."""
         announced = 0
         if self.queue.hold_lease(DISPATCHER_LEASE, self.holder, self.interval_s * 3):
-            due = self.queue.due_for_dispatch(self.redispatch_s)
+            # Jobs waiting behind a queue keep their announcements; only an empty queue
+            # with jobs still waiting means announcements were lost.
+            starved = [k for k in JobKind if self.dispatcher.backlog(k) == 0]
+            due = self.queue.due_for_dispatch(self.redispatch_s, starved=starved)
             if due:
                 self.dispatcher.publish(due)
                 announced = len(due)

@@ -181,3 +181,19 @@ def test_failed_jobs_are_found_by_key_prefix(queue: JobQueue, clock: Clock) -> N
     assert queue.lease_by_id(job_id, "w2") is None  # out of attempts: given up
     assert list(queue.failed(JobKind.TRIAL, "trial:r_1:")) == ["trial:r_1:c"]
     assert queue.failed(JobKind.TRIAL, "trial:r%1:") == {}  # LIKE wildcards are escaped
+
+
+def test_waiting_jobs_are_announced_again_only_when_their_queue_ran_dry(
+    queue: JobQueue, clock: Clock
+) -> None:
+    waiting = queue.enqueue(job("waiting"))
+    assert waiting is not None
+    clock.now += 61
+    assert queue.due_for_dispatch(redispatch_s=60, starved=[JobKind.TRIAL]) == []
+    assert queue.due_for_dispatch(redispatch_s=60, starved=[JobKind.GRADE]) == [
+        (waiting, JobKind.GRADE)
+    ]
+    leased = queue.lease_by_id(waiting, "w1")
+    assert leased is not None
+    clock.now += 11  # its worker died: due whatever the queue holds
+    assert queue.due_for_dispatch(redispatch_s=60, starved=[]) == [(waiting, JobKind.GRADE)]

@@ -56,6 +56,9 @@ def test_an_announcement_lost_at_the_start_is_made_again(
     keeper = Housekeeper(cluster.queue, cluster.dispatcher, holder="w1", redispatch_s=60.0)
     assert keeper.tick() == 0  # just announced (or so the database believes)
     cluster.clock.advance(61)
+    cluster.dispatcher.waiting = 3
+    assert keeper.tick() == 0  # the broker still holds announcements: they are on their way
+    cluster.dispatcher.waiting = 0
     assert keeper.tick() == 3
     outcome = driver.finish("r-lost", java_calc[:3])
     assert len(outcome.trials) == 3 and outcome.status is RunStatus.COMPLETED
