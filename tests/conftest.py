@@ -143,11 +143,17 @@ def _redis_answers(url: str) -> bool:
         return False
 
 
+def require_postgres() -> str:
+    """The test PostgreSQL server's URL; skips (fails in CI) when it does not answer."""
+    base = os.environ.get("MIGRATION_EVALS_TEST_POSTGRES_URL", "")
+    require_service("PostgreSQL", bool(base) and _postgres_answers(base), POSTGRES_HOW)
+    return base
+
+
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
     """A URL of the test PostgreSQL database whose search path is a fresh schema."""
-    base = os.environ.get("MIGRATION_EVALS_TEST_POSTGRES_URL", "")
-    require_service("PostgreSQL", bool(base) and _postgres_answers(base), POSTGRES_HOW)
+    base = require_postgres()
     schema = f"t_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(base)
     with admin.begin() as conn:
