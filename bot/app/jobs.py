@@ -359,6 +359,10 @@ class JobQueue:
         not among ``kinds``.
         """
         now = self.clock()
+        if kinds is None or JobKind.TRIAL in kinds:
+            trial = self._lease_trial(job_id, worker, now)
+            if trial is not None:
+                return trial
         jobs = jobs_table.c
         with self.store.engine.begin() as conn:
             kind = conn.execute(sa.select(jobs.kind).where(jobs.id == job_id)).scalar()
@@ -373,6 +377,31 @@ class JobQueue:
             if row is None or (exclusive and self._subject_busy(conn, row, now)):
                 return None
             return self._take(conn, row, worker, now)
+
+    def _lease_trial(self, job_id: int, worker: str, now: float) -> Job | None:
+        """The common case of a trial in one statement: runnable, attempts left, take it.
+
+        Its commit need not wait for the disk: a lease lost in a server crash only lets
+        the trial run again, and a trial is written once however often it runs.
+        """
+        jobs = jobs_table.c
+        take = (
+            jobs_table.update()
+            .where(jobs.id == job_id, jobs.kind == JobKind.TRIAL.value, _runnable(now))
+            .where(jobs.attempts < jobs.max_attempts)
+            .values(
+                state=JobState.RUNNING.value,
+                attempts=jobs.attempts + 1,
+                lease_until=now + self.lease_s,
+                leased_by=worker,
+                updated_at=now,
+            )
+            .returning(*_JOB_COLUMNS)
+        )
+        with self.store.engine.begin() as conn:
+            _relax_commit(conn)
+            row = conn.execute(take).first()
+        return None if row is None else _job(row, attempts=int(row.attempts))
 
     @staticmethod
     def _subject_busy(conn: Connection, row: Any, now: float) -> bool:
@@ -397,15 +426,7 @@ class JobQueue:
             lease_until=now + self.lease_s,
             leased_by=worker,
         )
-        return Job(
-            id=int(row.id),
-            kind=JobKind(row.kind),
-            key=str(row.key),
-            subject=str(row.subject),
-            payload=json.loads(row.payload),
-            attempts=int(row.attempts) + 1,
-            max_attempts=int(row.max_attempts),
-        )
+        return _job(row, attempts=int(row.attempts) + 1)
 
     def due_for_dispatch(
         self,
@@ -459,7 +480,9 @@ class JobQueue:
 
     def heartbeat(self, job: Job, worker: str) -> bool:
         """Extend the lease; False when the job is no longer this worker's."""
-        return self._owned_update(job, worker, lease_until=self.clock() + self.lease_s)
+        with self.store.engine.begin() as conn:
+            _relax_commit(conn)  # a lost renewal costs at most a repeated run
+            return self._owned_update_in(conn, job, worker, lease_until=self.clock() + self.lease_s)
 
     def complete(self, job: Job, worker: str, result: str = "") -> bool:
         return self._owned_update(
@@ -577,6 +600,34 @@ class JobQueue:
                 .where(leases_table.c.name == name)
                 .where(leases_table.c.holder == holder)
             )
+
+
+_JOB_COLUMNS = tuple(
+    jobs_table.c[name]
+    for name in ("id", "kind", "key", "subject", "payload", "attempts", "max_attempts")
+)
+
+
+def _job(row: Any, *, attempts: int) -> Job:
+    return Job(
+        id=int(row.id),
+        kind=JobKind(row.kind),
+        key=str(row.key),
+        subject=str(row.subject),
+        payload=json.loads(row.payload),
+        attempts=attempts,
+        max_attempts=int(row.max_attempts),
+    )
+
+
+def _relax_commit(conn: Connection) -> None:
+    """On PostgreSQL, let this transaction's commit return before its WAL reaches disk.
+
+    Only for writes that are safe to lose in a server crash (leases and their renewals):
+    losing one makes a job run again, which the job keys and trial slots absorb.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SET LOCAL synchronous_commit TO OFF"))
 
 
 def _runnable(now: float) -> sa.ColumnElement[bool]:

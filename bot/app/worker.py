@@ -75,9 +75,12 @@ class WorkerPool:
         return True
 
 
-def execute(queue: JobQueue, job: Job, name: str, handler: Handler) -> str | None:
+def execute(
+    queue: JobQueue, job: Job, name: str, handler: Handler, *, completes: bool = False
+) -> str | None:
     """Run a leased job under a renewed lease and record how it ended; returns its
-    result line, or None when it failed (and was put back or given up)."""
+    result line, or None when it failed (and was put back or given up). A handler that
+    ``completes`` its job itself (with the work it records) is not completed again."""
     beat = _Heartbeat(queue, job, name)
     beat.start()
     try:
@@ -95,7 +98,8 @@ def execute(queue: JobQueue, job: Job, name: str, handler: Handler) -> str | Non
         queue.fail(job, name, f"internal error: {type(exc).__name__}: {exc}")
     else:
         beat.stop()
-        queue.complete(job, name, result)
+        if not completes:
+            queue.complete(job, name, result)
         log.info("job %s (%s): %s", job.id, job.key, result)
         return result
     return None

@@ -111,13 +111,9 @@ class CeleryRun:
         last_change = self.clock()
         warned = False
         while True:
-            written = self.store.trials_written(run_id)
-            failed = {
-                key: error
-                for key, error in self.queue.failed(JobKind.TRIAL, run_key_prefix(run_id)).items()
-                if trial_id(run_id, key.removeprefix(run_key_prefix(run_id))) not in written
-            }
-            now_done = len(written) + len(failed)
+            written = self.store.count_trials_written(run_id)
+            failed = self._given_up(run_id)
+            now_done = written + len(failed)
             for _ in range(now_done - done):
                 on_trial()
             if now_done > done:
@@ -132,6 +128,19 @@ class CeleryRun:
                     "and broker?"
                 )
             self.sleep(self.poll_s)
+
+    def _given_up(self, run_id: str) -> dict[str, str]:
+        """Trial jobs that ran out of attempts and whose trial is not in the ledger."""
+        prefix = run_key_prefix(run_id)
+        failed = self.queue.failed(JobKind.TRIAL, prefix)
+        if not failed:
+            return failed  # the usual case: no need to read which trials are written
+        written = self.store.trials_written(run_id)
+        return {
+            key: error
+            for key, error in failed.items()
+            if trial_id(run_id, key.removeprefix(prefix)) not in written
+        }
 
     def _record_given_up(
         self, run_id: str, changesets: Sequence[Changeset], failed: Mapping[str, str]

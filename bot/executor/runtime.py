@@ -98,7 +98,13 @@ class WorkerRuntime:
         if job is None:
             return f"job {job_id}: nothing to do (done, held by a live lease, or not due)"
         handler = self.handlers[job.kind]
-        result = execute(self.queue, job, holder, lambda leased: handler(leased, holder))
+        result = execute(
+            self.queue,
+            job,
+            holder,
+            lambda leased: handler(leased, holder),
+            completes=getattr(handler, "completes_jobs", False),
+        )
         return f"job {job_id}: {result or 'failed; retried later or given up'}"
 
     def reapers(self) -> list[Reaper]:

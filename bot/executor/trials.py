@@ -81,7 +81,12 @@ def trial_job(task: TrialTask) -> NewJob:
 
 
 class TrialGrader:
-    """Runs trial jobs in a worker: the cascade, then the ledger and the job together."""
+    """Runs trial jobs in a worker: the cascade, then the ledger and the job together.
+
+    It completes its job itself (``completes_jobs``), in the ledger's transaction.
+    """
+
+    completes_jobs = True
 
     def __init__(
         self,
@@ -140,5 +145,6 @@ class TrialGrader:
             claim=lambda conn: self.queue.complete_in(conn, job, worker, line),
         )
         if seq is None:
-            return f"discarded: trial {record.trial.id} is already written or no longer ours"
+            line = f"discarded: trial {record.trial.id} is already written or no longer ours"
+            self.queue.complete(job, worker, line)  # a no-op when the job is no longer ours
         return line
