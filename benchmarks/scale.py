@@ -41,9 +41,9 @@ import sqlalchemy as sa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.replay import make_changesets, record
-from bot.app.jobs import metadata as jobs_metadata
 from bot.executor.broker import CeleryDispatcher, make_celery
 from bot.executor.driver import CeleryRun
+from bot.executor.trials import TABLES
 from bot.wiring import build_cascade
 from core.cassette import CassetteLibrary
 from core.model import Changeset, Verdict
@@ -146,7 +146,7 @@ def celery(bench: Bench, workers: int) -> tuple[float, list[Verdict]]:
     with bench.schema() as url:
         scale = ScaleSettings(broker_url=bench.broker, queue=queue)
         settings = bench.settings(url, scale=scale)
-        store = Store.open(url, extra_metadata=[jobs_metadata])
+        store = Store.open(url, extra_metadata=TABLES)
         processes = [_worker(bench, url, queue, n) for n in range(workers)]
         dispatcher = CeleryDispatcher(make_celery(scale), scale)
         try:

@@ -397,16 +397,6 @@ class Store:
         with self.reading() as conn:
             return {str(tid) for tid in conn.execute(query).scalars()}
 
-    def count_trials_written(self, run_id: str) -> int:
-        """How many trials of ``run_id`` ``append_trial_once`` wrote (cheap enough to poll)."""
-        query = (
-            sa.select(sa.func.count())
-            .select_from(trial_slots_table)
-            .where(trial_slots_table.c.run_id == run_id)
-        )
-        with self.reading() as conn:
-            return int(conn.execute(query).scalar_one())
-
     @staticmethod
     def _ledger_row(
         seq: int,

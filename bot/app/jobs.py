@@ -550,6 +550,16 @@ class JobQueue:
         with self.store.reading() as conn:
             return {str(key): str(error or "") for key, error in conn.execute(query)}
 
+    def count_states(self, subject: str) -> dict[JobState, int]:
+        """How many jobs of ``subject`` are in each state."""
+        query = (
+            sa.select(jobs_table.c.state, sa.func.count())
+            .where(jobs_table.c.subject == subject)
+            .group_by(jobs_table.c.state)
+        )
+        with self.store.reading() as conn:
+            return {JobState(state): int(n) for state, n in conn.execute(query)}
+
     def counts(self) -> dict[str, int]:
         query = sa.select(jobs_table.c.state, sa.func.count()).group_by(jobs_table.c.state)
         with self.store.reading() as conn:

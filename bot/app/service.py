@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import sqlalchemy as sa
 from flask import Flask
 
 from bot.app import maintenance, survival
@@ -100,9 +101,9 @@ def job_handlers(ctx: BotContext, github: GitHubApp) -> dict[JobKind, Handler]:
     return {JobKind.GRADE: grade_job, JobKind.COMMAND: command_job, JobKind.TRACK_MERGE: track_job}
 
 
-def open_store(settings: Settings) -> Store:
-    """The store with the App's and the miners' tables beside the ledger."""
-    return Store.open(settings.db_url, extra_metadata=[metadata, mining_tables.metadata])
+def open_store(settings: Settings, *more: sa.MetaData) -> Store:
+    """The store with the App's and the miners' tables (and ``more``) beside the ledger."""
+    return Store.open(settings.db_url, extra_metadata=[metadata, mining_tables.metadata, *more])
 
 
 def build_context(

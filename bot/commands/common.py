@@ -10,7 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bot.app.jobs import metadata as jobs_metadata
 from bot.console import (
     fabricated_warning,
     funnel_table,
@@ -20,6 +19,7 @@ from bot.console import (
     trials_table,
 )
 from bot.executor.driver import run_on_celery
+from bot.executor.trials import TABLES as TRIAL_TABLES
 from bot.settings import settings_from_env
 from bot.wiring import build_cascade
 from core.changesets import LocatedChangeset, check_against_specs
@@ -188,7 +188,7 @@ def grade(
     check_against_specs(changesets, specs)
     _check_budget(settings, specs, len(changesets))
     celery = settings.scale.executor is Executor.CELERY
-    store = Store.open(settings.db_url, extra_metadata=[jobs_metadata] if celery else [])
+    store = Store.open(settings.db_url, extra_metadata=TRIAL_TABLES if celery else ())
     try:
         stderr = make_console(stderr=True)
         run_options = {"mode": settings.mode.value, "strict": settings.strict_judge}

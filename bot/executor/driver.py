@@ -1,13 +1,14 @@
 """``run --executor celery``: the run and its trial jobs go into the database, the job ids
 onto the broker, and the command watches the ledger fill up.
 
-Nothing is written before the database and the broker both answer. The run row and all
-its jobs are written in one transaction, so a run either exists whole or not at all;
+Nothing is written before the database and the broker both answer. The run row, its
+budget (``--budget``, shared by every worker) and all its jobs are written in one
+transaction, so a run either exists whole or not at all;
 announcing comes after, and an announcement that does not get through is repeated by the
 workers (the jobs are what counts). Progress is read from the database, never from the
-broker: a trial is done when it is in the ledger, or when its job ran out of attempts,
-in which case this command records it as an infrastructure error, as the embedded runner
-records a crash.
+broker: a trial is done when its job has ended, with the trial in the ledger (or not
+started, the budget being spent), or out of attempts, in which case this command records
+it as an infrastructure error, as the embedded runner records a crash.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from bot.app.jobs import JobKind, JobQueue
+from bot.app.jobs import JobKind, JobQueue, JobState
 from bot.executor.broker import CeleryDispatcher, Dispatcher, make_celery
-from bot.executor.trials import TrialTask, run_key_prefix, trial_job, trial_key
+from bot.executor.budget import SharedBudget, open_budget
+from bot.executor.trials import TrialTask, run_key_prefix, run_subject, trial_job, trial_key
 from core.errors import BrokerError
 from core.model import Changeset, Envelope, Trial, Verdict
 from core.settings import Settings
@@ -89,12 +91,15 @@ class CeleryRun:
                     settings.mode,
                     settings.strict_judge,
                     self.specs.stamps_for(changeset.recipe),
+                    budgeted=settings.budget_usd is not None,
                 )
             )
             for changeset in changesets
         ]
         with self.store.engine.begin() as conn:
             self.store.start_run(run_id, {**options, "executor": "celery"}, conn=conn)
+            if settings.budget_usd is not None:
+                open_budget(conn, run_id, settings.budget_usd)
             ids = self.queue.insert_many(conn, jobs, max_attempts=settings.scale.max_attempts)
         try:
             self.dispatcher.publish([(job_id, JobKind.TRIAL) for job_id in ids])
@@ -106,20 +111,20 @@ class CeleryRun:
     def wait(
         self, run_id: str, changesets: Sequence[Changeset], on_trial: Callable[[], None]
     ) -> dict[str, str]:
-        """Until every trial is written or given up; returns the given-up keys and why."""
+        """Until every trial job has ended (done or given up); returns the given-up trials
+        not in the ledger, and why."""
         done = 0
         last_change = self.clock()
         warned = False
         while True:
-            written = self.store.count_trials_written(run_id)
-            failed = self._given_up(run_id)
-            now_done = written + len(failed)
-            for _ in range(now_done - done):
+            states = self.queue.count_states(run_subject(run_id))
+            ended = states.get(JobState.DONE, 0) + states.get(JobState.FAILED, 0)
+            for _ in range(ended - done):
                 on_trial()
-            if now_done > done:
-                done, last_change, warned = now_done, self.clock(), False
+            if ended > done:
+                done, last_change, warned = ended, self.clock(), False
             if done >= len(changesets):
-                return failed
+                return self._given_up(run_id)
             if not warned and self.clock() - last_change > self.quiet_s:
                 warned = True
                 self.on_quiet(
@@ -168,6 +173,8 @@ class CeleryRun:
             and t.envelopes[0].reason.startswith(INTERNAL_ERROR)
         ]
         status = RunStatus.INTERNAL_ERRORS if errors else RunStatus.COMPLETED
+        if SharedBudget.is_exhausted(self.store, run_id):
+            status = RunStatus.STOPPED_BUDGET
         outcome = RunOutcome(run_id, trials, status, len(changesets) - len(trials), errors)
         tiers = [spec.tier for spec in self.specs.oracle.tiers]
         self.store.finish_run(run_id, status, outcome.summary(tiers).to_dict())

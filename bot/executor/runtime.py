@@ -29,7 +29,7 @@ from bot.app.jobs import Job, JobKind, JobQueue
 from bot.app.service import build_context, github_app_from_settings, job_handlers, open_store
 from bot.app.worker import Handler, execute
 from bot.executor.broker import Dispatcher, announcer
-from bot.executor.trials import TrialGrader
+from bot.executor.trials import TABLES, TrialGrader
 from core.errors import MigrationEvalsError
 from core.settings import Settings
 from core.specs import load_specs
@@ -203,7 +203,7 @@ def _ignoring_holder(run: Handler) -> JobHandler:
 
 def build_worker(settings: Settings, dispatcher: Dispatcher) -> WorkerRuntime:
     """A worker's runtime from settings; ``StoreError`` at once when the database is away."""
-    store = open_store(settings)
+    store = open_store(settings, *TABLES)
     scale = settings.scale
     queue = JobQueue(
         store,

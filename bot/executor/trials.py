@@ -19,20 +19,35 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.app.jobs import Job, JobKind, JobQueue, NewJob
+from bot.app.jobs import metadata as jobs_metadata
+from bot.executor.budget import SharedBudget
+from bot.executor.budget import metadata as budget_metadata
 from bot.wiring import build_cascade
 from core.errors import ConfigError
 from core.model import Changeset, Stamps
 from core.settings import CassetteMode, Settings
 from core.specs import SpecSet
 from core.store import Store
-from oracles.cascade import Budget, Cascade, TrialRecord, trial_id
+from oracles.cascade import Budget, Cascade, TrialRecord
 from oracles.runner import crashed_trial
 
-__all__ = ["TrialGrader", "TrialTask", "run_key_prefix", "trial_job", "trial_key"]
+__all__ = [
+    "NOT_STARTED",
+    "TABLES",
+    "TrialGrader",
+    "TrialTask",
+    "run_key_prefix",
+    "run_subject",
+    "trial_job",
+    "trial_key",
+]
 
 log = logging.getLogger(__name__)
 
 CascadeFactory = Callable[[CassetteMode, bool], Cascade]
+NOT_STARTED = "not started"
+# Beside the ledger wherever trial jobs are written or run: the jobs and the run budgets.
+TABLES = (jobs_metadata, budget_metadata)
 
 
 def run_key_prefix(run_id: str) -> str:
@@ -53,6 +68,7 @@ class TrialTask:
     mode: CassetteMode
     strict: bool
     stamps: Stamps
+    budgeted: bool = False  # the run has a shared budget (``run_budgets``)
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -61,6 +77,7 @@ class TrialTask:
             "mode": self.mode.value,
             "strict": self.strict,
             "stamps": self.stamps.to_dict(),
+            "budgeted": self.budgeted,
         }
 
     @classmethod
@@ -71,13 +88,20 @@ class TrialTask:
             mode=CassetteMode(payload["mode"]),
             strict=bool(payload["strict"]),
             stamps=Stamps.from_dict(payload["stamps"]),
+            budgeted=bool(payload.get("budgeted", False)),
         )
 
 
+def run_subject(run_id: str) -> str:
+    """The subject of a run's trial jobs. Trial jobs never wait for others of their
+    subject (leasing them skips that check), so it only groups them: the run's progress
+    is counted on the subject's index."""
+    return f"trial-run:{run_id}"
+
+
 def trial_job(task: TrialTask) -> NewJob:
-    # Each trial is its own subject: trials of one run never wait for one another.
-    subject = "trial:" + trial_id(task.run_id, task.changeset.id)
-    return NewJob(JobKind.TRIAL, trial_key(task.run_id, task.changeset.id), subject, task.payload())
+    key = trial_key(task.run_id, task.changeset.id)
+    return NewJob(JobKind.TRIAL, key, run_subject(task.run_id), task.payload())
 
 
 class TrialGrader:
@@ -133,8 +157,13 @@ class TrialGrader:
         task = TrialTask.of(job.payload)
         self._check_stamps(task)
         cascade = self.cascade(task.mode, task.strict)
+        budget = SharedBudget(self.store, task.run_id) if task.budgeted else Budget(None)
+        if budget.exhausted:  # as the embedded runner: a trial not started stays so
+            line = f"{NOT_STARTED}: the run's budget is exhausted"
+            self.queue.complete(job, worker, line)
+            return line
         try:
-            record = cascade.run_trial(task.run_id, task.changeset, Budget(None))
+            record = cascade.run_trial(task.run_id, task.changeset, budget)
         except Exception as exc:  # one crashing trial is recorded, like the embedded runner
             log.exception("internal error grading %s", task.changeset.id)
             record = TrialRecord(crashed_trial(cascade, task.run_id, task.changeset, exc))

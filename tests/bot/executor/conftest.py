@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.jobs import JobKind, JobQueue, metadata
+from bot.app.jobs import JobKind, JobQueue
 from bot.executor.driver import CeleryRun
 from bot.executor.runtime import WorkerRuntime
-from bot.executor.trials import CascadeFactory, TrialGrader
+from bot.executor.trials import TABLES, CascadeFactory, TrialGrader
 from core.changesets import read_changesets
 from core.model import Changeset
 from core.settings import ScaleSettings, Settings
@@ -93,7 +93,7 @@ def make_cluster(settings: Settings, specs: SpecSet) -> Iterator[Callable[..., C
     made: list[Cluster] = []
 
     def build(*, cascades: CascadeFactory | None = None, deliver: bool = True) -> Cluster:
-        store = Store.open(settings.db_url, extra_metadata=[metadata])
+        store = Store.open(settings.db_url, extra_metadata=TABLES)
         clock = Clock()
         queue = JobQueue(store, lease_s=settings.scale.lease_s, clock=clock)
         grader = TrialGrader(settings, store, queue, specs, cascades=cascades)

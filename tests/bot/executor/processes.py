@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.replay import make_changesets, record
-from bot.app.jobs import JobQueue, metadata
+from bot.app.jobs import JobQueue
+from bot.executor.trials import TABLES
 from core.cassette import CassetteLibrary
 from core.model import Changeset
 from core.specs import SpecSet
@@ -139,7 +140,7 @@ class Cluster:
 
     @contextmanager
     def store(self) -> Iterator[tuple[Store, JobQueue]]:
-        store = Store.open(self.db_url, extra_metadata=[metadata])
+        store = Store.open(self.db_url, extra_metadata=TABLES)
         try:
             yield store, JobQueue(store)
         finally:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from bot.app.jobs import JobKind, JobState
+from bot.executor.driver import CeleryRun
 from bot.executor.runtime import Housekeeper
 from bot.wiring import build_cascade
 from core.errors import BrokerError
@@ -145,3 +146,18 @@ def test_the_housekeeper_announces_only_while_it_holds_the_lease(
     ]
     cluster.clock.advance(2)
     assert sum(k.tick() for k in keepers) == 2  # one of them, once
+
+
+def test_a_budget_is_shared_by_the_workers_and_stops_the_run(
+    make_cluster: Callable[..., Cluster], java_calc: list[Changeset]
+) -> None:
+    cluster = make_cluster()
+    settings = cluster.settings.with_overrides(budget_usd=0.05)  # apply, compile, tests
+    run = CeleryRun(settings, cluster.store, cluster.specs, cluster.dispatcher, poll_s=0.0)
+    outcome = run.run(java_calc[:3], options={})
+    assert outcome.status is RunStatus.STOPPED_BUDGET
+    [trial] = outcome.trials  # the first passes three tiers; the judge would overspend
+    assert [e.verdict for e in trial.envelopes][-1] is Verdict.INCONCLUSIVE
+    assert outcome.not_started == 2  # the others never started, as embedded
+    results = [j["result"] for j in cluster.queue.jobs()]
+    assert sum(r.startswith("not started") for r in results) == 2
