@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from bot.app.jobs import JobKind, JobQueue, JobState
 from bot.executor.broker import CeleryDispatcher, Dispatcher, make_celery
 from bot.executor.budget import SharedBudget, open_budget
@@ -35,6 +37,12 @@ __all__ = ["CeleryRun", "run_on_celery"]
 log = logging.getLogger(__name__)
 
 INTERNAL_ERROR = "internal error"
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an error from the database driver (they run over several)."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class CeleryRun:
@@ -63,6 +71,7 @@ class CeleryRun:
         self.clock = clock
         self.sleep = sleep
         self.queue = JobQueue(store, lease_s=settings.scale.lease_s)
+        self._database_away = False
 
     def run(
         self,
@@ -117,8 +126,7 @@ class CeleryRun:
         last_change = self.clock()
         warned = False
         while True:
-            states = self.queue.count_states(run_subject(run_id))
-            ended = states.get(JobState.DONE, 0) + states.get(JobState.FAILED, 0)
+            ended = self._ended(run_id, done)
             for _ in range(ended - done):
                 on_trial()
             if ended > done:
@@ -133,6 +141,19 @@ class CeleryRun:
                     "and broker?"
                 )
             self.sleep(self.poll_s)
+
+    def _ended(self, run_id: str, known: int) -> int:
+        """How many of the run's jobs have ended; ``known`` while the database is away
+        (the workers hold on to their jobs meanwhile, and so does this command)."""
+        try:
+            states = self.queue.count_states(run_subject(run_id))
+        except SQLAlchemyError as exc:
+            if not self._database_away:
+                self.on_quiet(f"the database did not answer; still waiting: {one_line(exc)}")
+            self._database_away = True
+            return known
+        self._database_away = False
+        return states.get(JobState.DONE, 0) + states.get(JobState.FAILED, 0)
 
     def _given_up(self, run_id: str) -> dict[str, str]:
         """Trial jobs that ran out of attempts and whose trial is not in the ledger."""

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 
 import pytest
+import sqlalchemy as sa
 
 from bot.app.jobs import JobKind, JobState
 from bot.executor.driver import CeleryRun
@@ -161,3 +162,26 @@ def test_a_budget_is_shared_by_the_workers_and_stops_the_run(
     assert outcome.not_started == 2  # the others never started, as embedded
     results = [j["result"] for j in cluster.queue.jobs()]
     assert sum(r.startswith("not started") for r in results) == 2
+
+
+def test_the_run_waits_out_a_database_that_stops_answering(
+    make_cluster: Callable[..., Cluster], java_calc: list[Changeset]
+) -> None:
+    cluster = make_cluster(deliver=False)
+    said: list[str] = []
+    polls = [0]
+    real = cluster.store.engine
+
+    def later(_seconds: float) -> None:
+        polls[0] += 1
+        if polls[0] == 1:
+            cluster.store.engine = sa.create_engine("sqlite:////nonexistent/away.db")
+        if polls[0] == 3:  # the server is back; the worker ran the job meanwhile
+            cluster.store.engine = real
+            for job_id, _ in cluster.dispatcher.published:
+                cluster.runtime.run_job(job_id)
+
+    driver = cluster.driver(on_quiet=said.append, sleep=later)
+    outcome = driver.run(java_calc[:1], options={})
+    assert len(outcome.trials) == 1
+    assert len(said) == 1 and said[0].startswith("the database did not answer; still waiting")
