@@ -206,17 +206,21 @@ def _sqlite_pragmas(engine: Engine) -> None:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-def _engine_options(url: str) -> dict[str, Any]:
-    """Server databases: fail within seconds when the server is away, and drop pooled
-    connections that died with a server restart instead of handing them out."""
-    if url.startswith("postgresql"):
-        return {"pool_pre_ping": True, "connect_args": {"connect_timeout": 10}}
-    return {}
+def _engine_options(url: str, pool_size: int | None) -> dict[str, Any]:
+    """Server databases: fail within seconds when the server is away, drop pooled
+    connections that died with a server restart instead of handing them out, and keep
+    as many connections as the caller has threads."""
+    if not url.startswith("postgresql"):
+        return {}
+    options: dict[str, Any] = {"pool_pre_ping": True, "connect_args": {"connect_timeout": 10}}
+    if pool_size is not None:
+        options.update(pool_size=pool_size, max_overflow=pool_size)
+    return options
 
 
-def _make_engine(url: str) -> Engine:
+def _make_engine(url: str, pool_size: int | None = None) -> Engine:
     try:
-        engine = sa.create_engine(url, future=True, **_engine_options(url))
+        engine = sa.create_engine(url, future=True, **_engine_options(url, pool_size))
     except (SQLAlchemyError, ValueError, ImportError) as exc:
         raise StoreError(f"cannot use database URL {url!r}: {exc}") from exc
     if engine.dialect.name == "sqlite":
@@ -232,9 +236,14 @@ class Store:
         self._append_lock = threading.Lock()
 
     @classmethod
-    def open(cls, url: str, *, extra_metadata: Sequence[sa.MetaData] = ()) -> Store:
-        """Connect, create the schema on first use and check its version."""
-        store = cls(_make_engine(url))
+    def open(
+        cls, url: str, *, extra_metadata: Sequence[sa.MetaData] = (), pool_size: int | None = None
+    ) -> Store:
+        """Connect, create the schema on first use and check its version.
+
+        ``pool_size``: connections kept for a server database (as many again on demand).
+        """
+        store = cls(_make_engine(url, pool_size))
         store._create_schema(extra_metadata)
         return store
 

@@ -101,9 +101,10 @@ def job_handlers(ctx: BotContext, github: GitHubApp) -> dict[JobKind, Handler]:
     return {JobKind.GRADE: grade_job, JobKind.COMMAND: command_job, JobKind.TRACK_MERGE: track_job}
 
 
-def open_store(settings: Settings, *more: sa.MetaData) -> Store:
+def open_store(settings: Settings, *more: sa.MetaData, pool_size: int | None = None) -> Store:
     """The store with the App's and the miners' tables (and ``more``) beside the ledger."""
-    return Store.open(settings.db_url, extra_metadata=[metadata, mining_tables.metadata, *more])
+    tables = [metadata, mining_tables.metadata, *more]
+    return Store.open(settings.db_url, extra_metadata=tables, pool_size=pool_size)
 
 
 def build_context(

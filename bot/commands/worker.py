@@ -38,11 +38,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     scale = settings.scale
-    concurrency = args.concurrency or os.cpu_count() or 1
+    concurrency = args.concurrency if args.concurrency is not None else os.cpu_count() or 1
     if concurrency < 1:
         raise SystemExit("migration-evals: error: --concurrency must be at least 1")
     publisher = CeleryDispatcher(make_celery(scale), scale)
-    runtime = build_worker(settings, publisher)  # the database must answer now
+    # Fails here, before anything starts, when the database does not answer.
+    runtime = build_worker(settings, publisher, threads=concurrency)
     app = make_celery(scale, run_job=runtime.run_job)
     queues = sorted({queue_name(scale, kind) for kind in runtime.kinds})
     housekeeper = Housekeeper(

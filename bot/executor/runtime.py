@@ -201,9 +201,13 @@ def _ignoring_holder(run: Handler) -> JobHandler:
     return handle
 
 
-def build_worker(settings: Settings, dispatcher: Dispatcher) -> WorkerRuntime:
-    """A worker's runtime from settings; ``StoreError`` at once when the database is away."""
-    store = open_store(settings, *TABLES)
+def build_worker(settings: Settings, dispatcher: Dispatcher, *, threads: int = 1) -> WorkerRuntime:
+    """A worker's runtime from settings; ``StoreError`` at once when the database is away.
+
+    ``threads`` jobs run at once, each with a lease renewal beside it, so the pool keeps a
+    connection for each and a few for housekeeping.
+    """
+    store = open_store(settings, *TABLES, pool_size=threads + 4)
     scale = settings.scale
     queue = JobQueue(
         store,
