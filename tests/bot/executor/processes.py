@@ -114,13 +114,28 @@ class Cluster:
         )
 
     def finish_run(self, run: subprocess.Popen[bytes], timeout_s: float = 240.0) -> dict[str, Any]:
-        code = run.wait(timeout_s)
-        assert code == 0, self.log("run")
+        try:
+            code = run.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            raise AssertionError(f"the run did not finish\n{self.logs()}") from None
+        assert code == 0, self.logs()
         document: dict[str, Any] = json.loads((self.folder / "run.json").read_text())
         return document
 
     def log(self, name: str) -> str:
         return (self.folder / f"{name}.log").read_text(errors="replace")[-4000:]
+
+    def logs(self) -> str:
+        """The tail of every process's output, for a failure message."""
+        names = sorted(path.stem for path in self.folder.glob("*.log"))
+        return "\n".join(f"--- {name}.log ---\n{self.log(name)}" for name in names)
+
+    def wait_for(self, what: str, check: Callable[[], bool], timeout_s: float) -> None:
+        try:
+            wait_for(what, check, timeout_s)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{self.logs()}") from None
 
     def kill(self, name: str) -> None:
         process = self.workers.pop(name)

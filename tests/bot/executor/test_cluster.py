@@ -22,7 +22,7 @@ from bot.executor.broker import CeleryDispatcher, make_celery
 from core.model import Tier
 from core.settings import ScaleSettings
 from core.specs import SpecSet
-from tests.bot.executor.processes import Cluster, Workload, build_workload, wait_for
+from tests.bot.executor.processes import Cluster, Workload, build_workload
 from tests.conftest import RedisServer, require_postgres
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -103,7 +103,7 @@ def test_a_worker_killed_mid_trial_loses_nothing(make_cluster: Any, redis_url: s
     victim = cluster.start_worker("victim")
     cluster.start_worker("survivor")
     run = cluster.start_run()
-    wait_for("the first trials", lambda: cluster.written() >= 20, 120)
+    cluster.wait_for("the first trials", lambda: cluster.written() >= 20, 120)
     held = None
     for _ in range(100):  # freeze it; if it holds a trial, that is mid-trial: kill it
         victim.send_signal(signal.SIGSTOP)
@@ -126,7 +126,7 @@ def test_every_job_delivered_twice_runs_once(make_cluster: Any, redis_url: str) 
     cluster.start_worker("a")
     cluster.start_worker("b")
     run = cluster.start_run()
-    wait_for("the first trials", lambda: cluster.written() >= 10, 120)
+    cluster.wait_for("the first trials", lambda: cluster.written() >= 10, 120)
     with cluster.store() as (_store, queue):
         ids = [(int(j["id"]), JobKind.TRIAL) for j in queue.jobs()]
     scale = ScaleSettings(broker_url=redis_url, queue=cluster.queue)
@@ -142,7 +142,7 @@ def test_a_redis_restart_mid_run_is_survived(make_cluster: Any, redis_server: Re
     cluster.start_worker("a")
     cluster.start_worker("b")
     run = cluster.start_run()
-    wait_for("the first trials", lambda: cluster.written() >= 30, 120)
+    cluster.wait_for("the first trials", lambda: cluster.written() >= 30, 120)
     redis_server.kill()  # every queued message is gone with it (no persistence)
     time.sleep(1.5)
     redis_server.start()
