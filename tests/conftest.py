@@ -100,6 +100,15 @@ def diff_of(repo: Path, changes: Mapping[str, str | None]) -> str:
     return patch
 
 
+def wait_for(what: str, check: Callable[[], bool], timeout_s: float = 60.0) -> None:
+    """Poll ``check`` until it holds; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        time.sleep(0.05)
+
+
 IN_CI = bool(os.environ.get("CI"))
 
 

@@ -189,7 +189,7 @@ def build_service(
     threads = gh.workers
     if settings.scale.executor is Executor.CELERY:
         dispatcher = dispatcher or CeleryDispatcher(make_celery(settings.scale), settings.scale)
-        queue.on_new_jobs = announcer(dispatcher)
+        queue.on_new_jobs = announcer(dispatcher, background=True)
         threads = 0
     workers = WorkerPool(queue, job_handlers(ctx, github), count=threads)
     app = create_app(

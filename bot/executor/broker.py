@@ -12,6 +12,8 @@ done or leased and does nothing.
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -154,9 +156,15 @@ class CeleryDispatcher:
         self.app.close()
 
 
-def announcer(dispatcher: Dispatcher) -> Callable[[Sequence[tuple[int, JobKind]]], None]:
+def announcer(
+    dispatcher: Dispatcher, *, background: bool = False
+) -> Callable[[Sequence[tuple[int, JobKind]]], None]:
     """A job queue's ``on_new_jobs`` hook that never fails its caller: the jobs are already
-    stored, and an announcement lost to a broker outage is repeated by the dispatcher."""
+    stored, and an announcement lost to a broker outage is repeated by the dispatcher.
+
+    ``background`` announces from a thread of its own, so that the webhook's answer (which
+    GitHub waits ten seconds for) never waits for a broker that is slow or away.
+    """
 
     def announce(jobs: Sequence[tuple[int, JobKind]]) -> None:
         try:
@@ -166,4 +174,14 @@ def announcer(dispatcher: Dispatcher) -> Callable[[Sequence[tuple[int, JobKind]]
                 "%d job(s) stored but not announced (announced again later): %s", len(jobs), exc
             )
 
-    return announce
+    if not background:
+        return announce
+    pending: queue.SimpleQueue[Sequence[tuple[int, JobKind]]] = queue.SimpleQueue()
+
+    def drain() -> None:
+        while True:
+            announce(pending.get())
+
+    # A daemon: announcements still pending at exit are repeated by the dispatcher.
+    threading.Thread(target=drain, name="announcer", daemon=True).start()
+    return pending.put

@@ -9,6 +9,7 @@ from bot.app.jobs import JobKind, JobState
 from bot.app.service import job_handlers
 from bot.executor.runtime import WorkerRuntime
 from tests.bot.app.conftest import Harness, raw
+from tests.conftest import wait_for
 from tests.fakes import FakeDispatcher
 
 
@@ -21,6 +22,7 @@ def test_a_pull_request_is_announced_then_graded_by_a_worker(
     assert service.workers.count == 0  # nothing runs in the web process
     response = harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
     assert response.status_code == 202
+    wait_for("the announcement", lambda: bool(dispatcher.published), 10)  # its own thread
     assert dispatcher.published == [(response.json["jobs"][0], JobKind.GRADE)]
     handlers = job_handlers(service.ctx, service.github)
     runtime = WorkerRuntime(

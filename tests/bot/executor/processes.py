@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,7 +24,7 @@ from core.cassette import CassetteLibrary
 from core.model import Changeset
 from core.specs import SpecSet
 from core.store import Store
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_for
 
 
 @dataclass(frozen=True)
@@ -46,14 +45,6 @@ def build_workload(folder: Path, specs: SpecSet, *, repos: int, models: int) -> 
             del line["source"]
             out.write(json.dumps(line) + "\n")
     return Workload(changesets, jsonl, cassettes)
-
-
-def wait_for(what: str, check: Callable[[], bool], timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
-        time.sleep(0.05)
 
 
 @dataclass
