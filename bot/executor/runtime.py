@@ -201,6 +201,15 @@ def _ignoring_holder(run: Handler) -> JobHandler:
     return handle
 
 
+def _prepare(grader: TrialGrader, settings: Settings) -> None:
+    """Build the cascade of the worker's own mode now: its sandbox reaps what a killed
+    predecessor left at once, and a misconfiguration shows in the log at start."""
+    try:
+        grader.cascade(settings.mode, settings.strict_judge)
+    except MigrationEvalsError as exc:  # runs in other modes may still be served
+        log.warning("cannot grade in --mode %s here: %s", settings.mode.value, exc)
+
+
 def build_worker(settings: Settings, dispatcher: Dispatcher, *, threads: int = 1) -> WorkerRuntime:
     """A worker's runtime from settings; ``StoreError`` at once when the database is away.
 
@@ -218,6 +227,7 @@ def build_worker(settings: Settings, dispatcher: Dispatcher, *, threads: int = 1
     try:
         specs = load_specs(settings.specs_dir)
         grader = TrialGrader(settings, store, queue, specs)
+        _prepare(grader, settings)
         handlers: dict[JobKind, JobHandler] = {JobKind.TRIAL: grader}
         handlers.update(_bot_handlers(settings, store, queue))
     except BaseException:
