@@ -108,14 +108,16 @@ def scale_from_env(env: Mapping[str, str]) -> ScaleSettings:
     """The executor, the Celery broker and the job lease of trial jobs."""
     defaults = ScaleSettings()
     lease = _number(env, "TRIAL_LEASE_SECONDS", defaults.lease_s)
-    if lease <= 0:
-        raise ConfigError(f"{PREFIX}TRIAL_LEASE_SECONDS must be positive")
+    redispatch = _number(env, "REDISPATCH_SECONDS", defaults.redispatch_s)
+    for name, value in (("TRIAL_LEASE_SECONDS", lease), ("REDISPATCH_SECONDS", redispatch)):
+        if value <= 0:
+            raise ConfigError(f"{PREFIX}{name} must be positive")
     return ScaleSettings(
         executor=executor(env.get(PREFIX + "EXECUTOR") or defaults.executor, PREFIX + "EXECUTOR"),
         broker_url=env.get(PREFIX + "BROKER_URL") or defaults.broker_url,
         queue=env.get(PREFIX + "QUEUE") or defaults.queue,
         lease_s=lease,
-        redispatch_s=_number(env, "REDISPATCH_SECONDS", defaults.redispatch_s),
+        redispatch_s=redispatch,
         max_attempts=max(
             1, int(_number(env, "TRIAL_MAX_ATTEMPTS", defaults.max_attempts, integer=True))
         ),
