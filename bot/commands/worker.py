@@ -12,6 +12,8 @@ import argparse
 import os
 from pathlib import Path
 
+from celery import Celery
+
 from bot.commands.common import add_executor_options, add_store_options, settings_from_args
 from bot.executor.broker import CeleryDispatcher, make_celery, queue_name
 from bot.executor.runtime import Housekeeper, build_worker
@@ -55,21 +57,28 @@ def run(args: argparse.Namespace) -> int:
     )
     housekeeper.start()
     try:
-        worker = app.Worker(
-            hostname=f"migration-evals@{runtime.worker_id}",
-            pool_cls="threads",
-            concurrency=concurrency,
-            queues=queues,
-            loglevel="INFO" if args.verbose else "WARNING",
-            without_mingle=True,  # no broadcast chatter with other workers
-            without_gossip=True,
-            without_heartbeat=True,
-            optimization="fair",
-        )
-        worker.start()
-        return int(worker.exitcode or 0)
+        return _consume(app, runtime.worker_id, concurrency, queues, verbose=args.verbose)
     finally:
         housekeeper.stop()
         housekeeper.release()
         publisher.close()
         runtime.close()
+
+
+def _consume(
+    app: Celery, worker_id: str, concurrency: int, queues: list[str], *, verbose: bool
+) -> int:
+    """Run the Celery consumer until SIGTERM or Ctrl-C (a warm shutdown); its exit code."""
+    worker = app.Worker(
+        hostname=f"migration-evals@{worker_id}",
+        pool_cls="threads",  # jobs wait on containers, git and the network, not the CPU here
+        concurrency=concurrency,
+        queues=queues,
+        loglevel="INFO" if verbose else "WARNING",
+        without_mingle=True,  # no broadcast chatter with other workers
+        without_gossip=True,
+        without_heartbeat=True,
+        optimization="fair",
+    )
+    worker.start()
+    return int(worker.exitcode or 0)
