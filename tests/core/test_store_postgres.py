@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import time
 from datetime import date
 
 import pytest
@@ -53,10 +54,31 @@ def _append_same(url: str, count: int) -> int:
     return written
 
 
+def _open_at(url: str, start_at: float) -> int:
+    """One process: wait for the common start, then open (and so create) the store."""
+    time.sleep(max(0.0, start_at - time.time()))
+    store = Store.open(url)
+    rows = store.head()[0]
+    store.close()
+    return rows
+
+
 def _in_processes(target: object, arguments: list[tuple[object, ...]]) -> list[object]:
     context = multiprocessing.get_context("spawn")
     with context.Pool(len(arguments)) as pool:
         return list(pool.starmap(target, arguments))  # type: ignore[arg-type]
+
+
+def test_processes_opening_a_new_database_at_the_same_moment_all_succeed(
+    postgres_url: str,
+) -> None:
+    start_at = time.time() + 4  # after every process has started and imported
+    assert _in_processes(_open_at, [(postgres_url, start_at)] * 6) == [0] * 6
+    engine = sa.create_engine(postgres_url)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM meta")).scalar_one() == 1
+        assert conn.execute(sa.text("SELECT count(*) FROM ledger_head")).scalar_one() == 1
+    engine.dispose()
 
 
 def test_four_processes_create_the_schema_and_append_losing_nothing(postgres_url: str) -> None:
