@@ -341,21 +341,26 @@ class Store:
     def append_trials(self, trials: Sequence[tuple[Trial, Mapping[str, str]]]) -> int:
         """Append several trials in one transaction (group commit); returns the last seq."""
         with self._append_lock, self.engine.begin() as conn:
-            head = conn.execute(_HEAD_FOR_UPDATE).one()
-            seq, prev = int(head.seq), str(head.row_hash)
-            rows = []
-            for trial, cache_keys in trials:
-                summary = trial.changeset.summary()
-                for envelope in trial.envelopes:
-                    seq += 1
-                    row = self._ledger_row(seq, trial.run_id, summary, envelope, cache_keys)
-                    row["prev_hash"] = prev
-                    row["row_hash"] = prev = row_hash(prev, row)
-                    rows.append(row)
-            if rows:
-                conn.execute(_INSERT_ROWS, rows)
-                conn.execute(_MOVE_HEAD, {"new_seq": seq, "new_hash": prev})
-            return seq
+            return self._chain(conn, conn.execute(_HEAD_FOR_UPDATE).one(), trials)
+
+    def _chain(
+        self, conn: Connection, head: Any, trials: Sequence[tuple[Trial, Mapping[str, str]]]
+    ) -> int:
+        """Append ``trials`` after the locked ``head``, moving it; returns the last seq."""
+        seq, prev = int(head.seq), str(head.row_hash)
+        rows = []
+        for trial, cache_keys in trials:
+            summary = trial.changeset.summary()
+            for envelope in trial.envelopes:
+                seq += 1
+                row = self._ledger_row(seq, trial.run_id, summary, envelope, cache_keys)
+                row["prev_hash"] = prev
+                row["row_hash"] = prev = row_hash(prev, row)
+                rows.append(row)
+        if rows:
+            conn.execute(_INSERT_ROWS, rows)
+            conn.execute(_MOVE_HEAD, {"new_seq": seq, "new_hash": prev})
+        return seq
 
     def append_trial_once(
         self,
@@ -381,18 +386,7 @@ class Store:
             if taken is not None:
                 conn.rollback()
                 return None
-            seq, prev = int(head.seq), str(head.row_hash)
-            summary = trial.changeset.summary()
-            rows = []
-            for envelope in trial.envelopes:
-                seq += 1
-                row = self._ledger_row(seq, trial.run_id, summary, envelope, cache_keys)
-                row["prev_hash"] = prev
-                row["row_hash"] = prev = row_hash(prev, row)
-                rows.append(row)
-            if rows:
-                conn.execute(_INSERT_ROWS, rows)
-                conn.execute(_MOVE_HEAD, {"new_seq": seq, "new_hash": prev})
+            seq = self._chain(conn, head, [(trial, cache_keys)])
             conn.execute(
                 trial_slots_table.insert().values(
                     trial_id=trial.id, run_id=trial.run_id, changeset_id=trial.changeset.id, seq=seq
