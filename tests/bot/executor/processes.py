@@ -59,6 +59,7 @@ class Cluster:
     redispatch_s: float = 2.0
     queue: str = field(default_factory=lambda: f"test-{uuid.uuid4().hex[:8]}")
     workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    runs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def env(self, **extra: str) -> dict[str, str]:
         return {
@@ -92,7 +93,7 @@ class Cluster:
 
     def start_run(self) -> subprocess.Popen[bytes]:
         out = self.folder / "run.json"
-        return self._command(
+        run = self._command(
             "run",
             str(self.workload.jsonl),
             "--executor",
@@ -103,6 +104,8 @@ class Cluster:
             name="run",
             MIGRATION_EVALS_CACHE_DIR=str(self.folder / "cache-run"),
         )
+        self.runs.append(run)
+        return run
 
     def finish_run(self, run: subprocess.Popen[bytes], timeout_s: float = 240.0) -> dict[str, Any]:
         try:
@@ -134,6 +137,10 @@ class Cluster:
         process.wait()
 
     def stop_all(self) -> None:
+        for run in self.runs:  # a failed test can leave one watching a dropped schema
+            if run.poll() is None:
+                run.kill()
+                run.wait()
         for process in self.workers.values():
             process.send_signal(signal.SIGTERM)
         for process in self.workers.values():
