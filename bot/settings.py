@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from core.errors import ConfigError
-from core.settings import CassetteMode, GitHubAppSettings, Settings
+from core.settings import CassetteMode, Executor, GitHubAppSettings, ScaleSettings, Settings
 
-__all__ = ["PROJECT_ROOT", "github_app_from_env", "settings_from_env"]
+__all__ = ["PROJECT_ROOT", "github_app_from_env", "scale_from_env", "settings_from_env"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "MIGRATION_EVALS_"
@@ -105,6 +105,35 @@ def github_app_from_env(env: Mapping[str, str]) -> GitHubAppSettings:
     )
 
 
+def executor(value: str, source: str) -> Executor:
+    """An ``Executor`` named by ``source`` (a variable or an option), or a clear error."""
+    try:
+        return Executor(value)
+    except ValueError:
+        choices = ", ".join(e.value for e in Executor)
+        raise ConfigError(f"{source}={value!r} is not one of {choices}") from None
+
+
+def scale_from_env(env: Mapping[str, str]) -> ScaleSettings:
+    """The executor, the Celery broker and the job lease of trial jobs."""
+    defaults = ScaleSettings()
+    lease = _number(env, "TRIAL_LEASE_SECONDS", defaults.lease_s)
+    redispatch = _number(env, "REDISPATCH_SECONDS", defaults.redispatch_s)
+    for name, value in (("TRIAL_LEASE_SECONDS", lease), ("REDISPATCH_SECONDS", redispatch)):
+        if value <= 0:
+            raise ConfigError(f"{PREFIX}{name} must be positive")
+    return ScaleSettings(
+        executor=executor(env.get(PREFIX + "EXECUTOR") or defaults.executor, PREFIX + "EXECUTOR"),
+        broker_url=env.get(PREFIX + "BROKER_URL") or defaults.broker_url,
+        queue=env.get(PREFIX + "QUEUE") or defaults.queue,
+        lease_s=lease,
+        redispatch_s=redispatch,
+        max_attempts=max(
+            1, int(_number(env, "TRIAL_MAX_ATTEMPTS", defaults.max_attempts, integer=True))
+        ),
+    )
+
+
 def _agent_authors(value: str) -> dict[str, str]:
     authors: dict[str, str] = {}
     for item in value.split(","):
@@ -141,4 +170,5 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         github_token=env.get(PREFIX + "GITHUB_TOKEN") or None,
         agent_authors=_agent_authors(get("AGENT_AUTHORS", "")),
         apt_mirror=env.get(PREFIX + "APT_MIRROR") or None,
+        scale=scale_from_env(env),
     )

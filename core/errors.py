@@ -9,6 +9,7 @@
     ├── BudgetExceededError         a run would spend more than its budget
     ├── StoreError                  the database cannot be used
     │   └── LedgerTamperedError     the append-only ledger's hash chain is broken
+    ├── BrokerError                 the message broker of the Celery executor cannot be used
     ├── CassetteError               a cassette file is unreadable or recording is impossible
     └── InfrastructureError         something outside the candidate failed: never the patch's fault
         ├── RepositoryError         clone, fetch, checkout, missing base commit (the git "port")
@@ -26,6 +27,7 @@ A candidate failing a tier is never an exception: it is a ``Verdict.FAIL`` value
 from __future__ import annotations
 
 __all__ = [
+    "BrokerError",
     "BudgetExceededError",
     "CassetteError",
     "ChangesetError",
@@ -84,6 +86,10 @@ class StoreError(MigrationEvalsError):
 
 class LedgerTamperedError(StoreError):
     """The ledger's hash chain does not verify: a row was edited, removed or reordered."""
+
+
+class BrokerError(MigrationEvalsError):
+    """The message broker (Redis) cannot be reached or used; the database is unaffected."""
 
 
 class CassetteError(MigrationEvalsError):

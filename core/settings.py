@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-__all__ = ["CassetteMode", "GitHubAppSettings", "Settings"]
+__all__ = ["CassetteMode", "Executor", "GitHubAppSettings", "ScaleSettings", "Settings"]
 
 
 class CassetteMode(StrEnum):
@@ -17,6 +17,30 @@ class CassetteMode(StrEnum):
     REPLAY = "replay"
     RECORD = "record"
     LIVE = "live"
+
+
+class Executor(StrEnum):
+    """Where trials and bot jobs run: threads of this process, or Celery workers."""
+
+    EMBEDDED = "embedded"
+    CELERY = "celery"
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleSettings:
+    """The Celery executor: its broker and how long a worker may go silent on a job.
+
+    The database stays the source of truth; the broker only says "job N is ready". A job
+    whose worker stops renewing its lease for ``lease_s`` is run again elsewhere, and a
+    ready job nobody took within ``redispatch_s`` is announced again.
+    """
+
+    executor: Executor = Executor.EMBEDDED
+    broker_url: str = "redis://127.0.0.1:6379/0"
+    queue: str = "migration-evals"  # prefix of the broker queues (one Redis, several setups)
+    lease_s: float = 120.0
+    redispatch_s: float = 60.0
+    max_attempts: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +89,7 @@ class Settings:
     # pull-request authors are agents (login -> model id, "" if unknown).
     github_token: str | None = field(default=None, repr=False)
     agent_authors: Mapping[str, str] = field(default_factory=dict)
+    scale: ScaleSettings = field(default_factory=ScaleSettings)
     apt_mirror: str | None = None  # for building images; default: the host's apt sources
 
     @property

@@ -6,14 +6,19 @@ content, and ``ledger_head`` holds the last sequence number and hash, so editing
 or reordering any row is detected by ``verify_ledger``.
 
 Appends are serialised: SQLite write transactions begin ``IMMEDIATE``; other backends lock
-the head row (``SELECT ... FOR UPDATE``).
+the head row (``SELECT ... FOR UPDATE``). On PostgreSQL, schema creation holds an advisory
+lock, so several processes opening a new database at once do not race on ``CREATE TABLE``.
+
+``trial_slots`` holds one row per trial written with ``append_trial_once``: a trial run
+again elsewhere (a worker presumed dead, a repeated broker delivery) finds its slot taken
+and its second set of envelopes is discarded, so the ledger keeps exactly one.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -87,6 +92,21 @@ ledger_head_table = sa.Table(
     sa.Column("seq", sa.BigInteger, nullable=False),
     sa.Column("row_hash", sa.String(64), nullable=False),
 )
+
+# Not part of the hash chain: an index of which trials are in the ledger, written in the
+# same transaction as their envelopes. A table added after schema version 1 was fixed;
+# ``create_all`` adds it to older databases, so the version did not need to move.
+trial_slots_table = sa.Table(
+    "trial_slots",
+    metadata,
+    sa.Column("trial_id", sa.String(64), primary_key=True),
+    sa.Column("run_id", sa.String(64), nullable=False, index=True),
+    sa.Column("changeset_id", sa.String(200), nullable=False),
+    sa.Column("seq", sa.BigInteger, nullable=False),
+)
+
+# Any fixed number: the key of the advisory lock that serialises schema creation.
+_SCHEMA_LOCK_KEY = 0x6D65_7363_6865_6D61
 
 _HASHED_COLUMNS = (
     "seq",
@@ -200,9 +220,21 @@ def _sqlite_pragmas(engine: Engine) -> None:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-def _make_engine(url: str) -> Engine:
+def _engine_options(url: str, pool_size: int | None) -> dict[str, Any]:
+    """Server databases: fail within seconds when the server is away, drop pooled
+    connections that died with a server restart instead of handing them out, and keep
+    as many connections as the caller has threads."""
+    if not url.startswith("postgresql"):
+        return {}
+    options: dict[str, Any] = {"pool_pre_ping": True, "connect_args": {"connect_timeout": 10}}
+    if pool_size is not None:
+        options.update(pool_size=pool_size, max_overflow=pool_size)
+    return options
+
+
+def _make_engine(url: str, pool_size: int | None = None) -> Engine:
     try:
-        engine = sa.create_engine(url, future=True)
+        engine = sa.create_engine(url, future=True, **_engine_options(url, pool_size))
     except (SQLAlchemyError, ValueError, ImportError) as exc:
         raise StoreError(f"cannot use database URL {url!r}: {exc}") from exc
     if engine.dialect.name == "sqlite":
@@ -218,9 +250,14 @@ class Store:
         self._append_lock = threading.Lock()
 
     @classmethod
-    def open(cls, url: str, *, extra_metadata: Sequence[sa.MetaData] = ()) -> Store:
-        """Connect, create the schema on first use and check its version."""
-        store = cls(_make_engine(url))
+    def open(
+        cls, url: str, *, extra_metadata: Sequence[sa.MetaData] = (), pool_size: int | None = None
+    ) -> Store:
+        """Connect, create the schema on first use and check its version.
+
+        ``pool_size``: connections kept for a server database (as many again on demand).
+        """
+        store = cls(_make_engine(url, pool_size))
         store._create_schema(extra_metadata)
         return store
 
@@ -251,13 +288,16 @@ class Store:
 
     def _create_schema(self, extra_metadata: Sequence[sa.MetaData]) -> None:
         try:
-            for meta in (metadata, *extra_metadata):
-                meta.create_all(self.engine)
+            with self.engine.begin() as conn:
+                if self.engine.dialect.name == "postgresql":
+                    # Held to the end of this transaction; DDL is transactional there.
+                    conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_SCHEMA_LOCK_KEY)))
+                for meta in (metadata, *extra_metadata):
+                    meta.create_all(conn)
             self._initialise_rows()
         except SQLAlchemyError as exc:
-            raise StoreError(
-                f"cannot open database {self.display_url}: {exc.__cause__ or exc}"
-            ) from exc
+            reason = " ".join(str(exc.__cause__ or exc).split())  # one line, for stderr
+            raise StoreError(f"cannot open database {self.display_url}: {reason}") from exc
 
     def _initialise_rows(self) -> None:
         with self.engine.begin() as conn:
@@ -285,16 +325,18 @@ class Store:
 
     # -- runs ---------------------------------------------------------------------------
 
-    def start_run(self, run_id: str, options: Mapping[str, Any]) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(
-                runs_table.insert().values(
-                    run_id=run_id,
-                    started_at=_now(),
-                    status="running",
-                    options=canonical_json(options),
-                )
-            )
+    def start_run(
+        self, run_id: str, options: Mapping[str, Any], *, conn: Connection | None = None
+    ) -> None:
+        """Record a run as running; inside ``conn``'s transaction when one is given."""
+        insert = runs_table.insert().values(
+            run_id=run_id, started_at=_now(), status="running", options=canonical_json(options)
+        )
+        if conn is not None:
+            conn.execute(insert)
+            return
+        with self.engine.begin() as own:
+            own.execute(insert)
 
     def finish_run(self, run_id: str, status: str, summary: Mapping[str, Any]) -> None:
         with self.engine.begin() as conn:
@@ -321,21 +363,64 @@ class Store:
     def append_trials(self, trials: Sequence[tuple[Trial, Mapping[str, str]]]) -> int:
         """Append several trials in one transaction (group commit); returns the last seq."""
         with self._append_lock, self.engine.begin() as conn:
+            return self._chain(conn, conn.execute(_HEAD_FOR_UPDATE).one(), trials)
+
+    def _chain(
+        self, conn: Connection, head: Any, trials: Sequence[tuple[Trial, Mapping[str, str]]]
+    ) -> int:
+        """Append ``trials`` after the locked ``head``, moving it; returns the last seq."""
+        seq, prev = int(head.seq), str(head.row_hash)
+        rows = []
+        for trial, cache_keys in trials:
+            summary = trial.changeset.summary()
+            for envelope in trial.envelopes:
+                seq += 1
+                row = self._ledger_row(seq, trial.run_id, summary, envelope, cache_keys)
+                row["prev_hash"] = prev
+                row["row_hash"] = prev = row_hash(prev, row)
+                rows.append(row)
+        if rows:
+            conn.execute(_INSERT_ROWS, rows)
+            conn.execute(_MOVE_HEAD, {"new_seq": seq, "new_hash": prev})
+        return seq
+
+    def append_trial_once(
+        self,
+        trial: Trial,
+        cache_keys: Mapping[str, str],
+        *,
+        claim: Callable[[Connection], bool] | None = None,
+    ) -> int | None:
+        """Append ``trial`` unless its slot is taken; returns the last seq, or None.
+
+        ``claim`` runs in the same transaction before anything is written (a worker
+        completing the job it still holds); when it returns False nothing is written. The
+        head lock serialises appenders, so checking the slot and taking it cannot race.
+        """
+        with self._append_lock, self.engine.begin() as conn:
+            if claim is not None and not claim(conn):
+                conn.rollback()
+                return None
             head = conn.execute(_HEAD_FOR_UPDATE).one()
-            seq, prev = int(head.seq), str(head.row_hash)
-            rows = []
-            for trial, cache_keys in trials:
-                summary = trial.changeset.summary()
-                for envelope in trial.envelopes:
-                    seq += 1
-                    row = self._ledger_row(seq, trial.run_id, summary, envelope, cache_keys)
-                    row["prev_hash"] = prev
-                    row["row_hash"] = prev = row_hash(prev, row)
-                    rows.append(row)
-            if rows:
-                conn.execute(_INSERT_ROWS, rows)
-                conn.execute(_MOVE_HEAD, {"new_seq": seq, "new_hash": prev})
+            taken = conn.execute(
+                sa.select(trial_slots_table.c.seq).where(trial_slots_table.c.trial_id == trial.id)
+            ).first()
+            if taken is not None:
+                conn.rollback()
+                return None
+            seq = self._chain(conn, head, [(trial, cache_keys)])
+            conn.execute(
+                trial_slots_table.insert().values(
+                    trial_id=trial.id, run_id=trial.run_id, changeset_id=trial.changeset.id, seq=seq
+                )
+            )
             return seq
+
+    def trials_written(self, run_id: str) -> set[str]:
+        """The trial ids of ``run_id`` appended through ``append_trial_once``."""
+        query = sa.select(trial_slots_table.c.trial_id).where(trial_slots_table.c.run_id == run_id)
+        with self.reading() as conn:
+            return {str(tid) for tid in conn.execute(query).scalars()}
 
     @staticmethod
     def _ledger_row(

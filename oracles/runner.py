@@ -19,10 +19,18 @@ from typing import Any
 
 from core.errors import StoreError
 from core.model import Changeset, Envelope, RunSummary, Tier, Trial, Verdict
+from core.specs import SpecSet
 from core.store import Store
 from oracles.cascade import Budget, Cascade, TrialRecord, trial_id
 
-__all__ = ["RunOutcome", "RunStatus", "Runner", "new_run_id"]
+__all__ = [
+    "RunOutcome",
+    "RunStatus",
+    "Runner",
+    "crashed_trial",
+    "internal_error_trial",
+    "new_run_id",
+]
 
 log = logging.getLogger(__name__)
 
@@ -49,23 +57,37 @@ class RunOutcome:
         return RunSummary.of(self.trials, tiers)
 
 
-def _internal_error_trial(
-    cascade: Cascade, run_id: str, changeset: Changeset, exc: BaseException
+def internal_error_trial(
+    specs: SpecSet,
+    run_id: str,
+    changeset: Changeset,
+    reason: str,
+    details: Mapping[str, Any] | None = None,
 ) -> Trial:
-    """A trial whose grading crashed: recorded as an infrastructure error, never lost."""
-    stamps = cascade.specs.stamps_for(changeset.recipe)
+    """A trial whose grading could not finish: an infrastructure error on the first tier,
+    the others skipped. Recorded like any trial, so nothing is lost and nothing counts."""
+    stamps = specs.stamps_for(changeset.recipe)
     tid = trial_id(run_id, changeset.id)
     envelopes = []
-    for index, tier in enumerate(cascade.tiers):
+    for index, tier in enumerate(spec.tier for spec in specs.oracle.tiers):
         verdict = Verdict.ERROR if index == 0 else Verdict.SKIPPED
-        reason = f"internal error: {type(exc).__name__}: {exc}" if index == 0 else "not reached"
-        details = {"traceback": traceback.format_exception(exc)[-5:]} if index == 0 else {}
+        why = reason if index == 0 else "not reached"
+        extra = dict(details or {}) if index == 0 else {}
         envelopes.append(
-            Envelope(
-                tid, changeset.id, tier, verdict, 0.0, 0.0, 0.0, stamps, reason, details=details
-            )
+            Envelope(tid, changeset.id, tier, verdict, 0.0, 0.0, 0.0, stamps, why, details=extra)
         )
     return Trial(tid, run_id, changeset, tuple(envelopes))
+
+
+def crashed_trial(cascade: Cascade, run_id: str, changeset: Changeset, exc: BaseException) -> Trial:
+    """A trial whose grading crashed: recorded as an infrastructure error, never lost."""
+    return internal_error_trial(
+        cascade.specs,
+        run_id,
+        changeset,
+        f"internal error: {type(exc).__name__}: {exc}",
+        {"traceback": traceback.format_exception(exc)[-5:]},
+    )
 
 
 class _LedgerWriter:
@@ -155,7 +177,7 @@ class Runner:
         except Exception as exc:  # one crashing trial must not lose the run
             log.exception("internal error grading %s", changeset.id)
             errors.append(f"{changeset.id}: {type(exc).__name__}: {exc}")
-            record = TrialRecord(_internal_error_trial(self.cascade, run_id, changeset, exc))
+            record = TrialRecord(crashed_trial(self.cascade, run_id, changeset, exc))
         writer.put(record)
         return record.trial
 

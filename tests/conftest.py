@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import subprocess
+import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
+from functools import cache
 from pathlib import Path
 
 import docker
 import docker.errors
 import pytest
+import redis
+import sqlalchemy as sa
 
 from core.specs import SpecSet, load_specs
 from oracles.sandbox.images import load_image_set, missing_images
@@ -96,6 +103,15 @@ def diff_of(repo: Path, changes: Mapping[str, str | None]) -> str:
     return patch
 
 
+def wait_for(what: str, check: Callable[[], bool], timeout_s: float = 60.0) -> None:
+    """Poll ``check`` until it holds; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        time.sleep(0.05)
+
+
 IN_CI = bool(os.environ.get("CI"))
 
 
@@ -138,3 +154,114 @@ def docker_client() -> Iterator[docker.DockerClient]:
     )
     yield client
     client.close()
+
+
+# -- real services (see .ci/setup.d) ---------------------------------------------------
+
+POSTGRES_HOW = "set MIGRATION_EVALS_TEST_POSTGRES_URL (.ci/setup.d/20-postgres.sh does)"
+REDIS_HOW = "set MIGRATION_EVALS_TEST_REDIS_URL (.ci/setup.d/25-redis.sh does)"
+
+
+@cache
+def _postgres_answers(url: str) -> bool:
+    engine = sa.create_engine(url, connect_args={"connect_timeout": 3})
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except sa.exc.SQLAlchemyError:
+        return False
+    finally:
+        engine.dispose()
+    return True
+
+
+@cache
+def _redis_answers(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=2).ping())
+    except redis.RedisError:
+        return False
+
+
+def require_postgres() -> str:
+    """The test PostgreSQL server's URL; skips (fails in CI) when it does not answer."""
+    base = os.environ.get("MIGRATION_EVALS_TEST_POSTGRES_URL", "")
+    require_service("PostgreSQL", bool(base) and _postgres_answers(base), POSTGRES_HOW)
+    return base
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A URL of the test PostgreSQL database whose search path is a fresh schema."""
+    base = require_postgres()
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(base)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f"CREATE SCHEMA {schema}"))
+    url = sa.make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+@pytest.fixture
+def redis_url() -> str:
+    url = os.environ.get("MIGRATION_EVALS_TEST_REDIS_URL", "")
+    require_service("Redis", bool(url) and _redis_answers(url), REDIS_HOW)
+    return url
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    """A private redis-server on loopback, for tests that stop and restart it."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        # No persistence: a restart forgets every message, the harshest case.
+        self.process = subprocess.Popen(
+            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
+             "--appendonly", "no", "--dir", str(self.folder)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        while time.monotonic() < deadline:
+            try:
+                if client.ping():
+                    return
+            except redis.RedisError:
+                time.sleep(0.05)
+        raise RuntimeError(f"redis-server on port {self.port} did not start")
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    available = shutil.which("redis-server") is not None
+    require_service("redis-server", available, "install redis-server (.ci/setup.d/25-redis.sh)")
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.kill()

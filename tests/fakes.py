@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from core.errors import ChangesetProviderError
 from core.ports import (
@@ -21,6 +22,7 @@ from core.ports import (
 __all__ = [
     "JAVA17_CLASS_HEAD",
     "FakeClock",
+    "FakeDispatcher",
     "FakeJudge",
     "FakeProvider",
     "FakeSandbox",
@@ -149,3 +151,32 @@ class FakeTimer:
     def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
         self.now += seconds
+
+
+@dataclass
+class FakeDispatcher:
+    """The broker in memory: records announcements and, given ``deliver``, hands each job
+    id to it at once, ``copies`` times (a broker redelivering). ``fail`` makes every
+    publish raise it, like a broker that is down."""
+
+    deliver: Callable[[int], object] | None = None
+    copies: int = 1
+    fail: Exception | None = None
+    waiting: int = 0  # what ``backlog`` says is still queued in the broker
+    published: list[tuple[int, Any]] = field(default_factory=list)
+    closed: bool = False
+
+    def backlog(self, _kind: Any) -> int:
+        return self.waiting
+
+    def publish(self, jobs: Sequence[tuple[int, Any]]) -> None:
+        if self.fail is not None:
+            raise self.fail
+        self.published.extend(jobs)
+        if self.deliver is not None:
+            for job_id, _kind in jobs:
+                for _ in range(self.copies):
+                    self.deliver(job_id)
+
+    def close(self) -> None:
+        self.closed = True

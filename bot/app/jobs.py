@@ -11,6 +11,12 @@ Tables (created beside the ledger through ``Store.open(extra_metadata=[metadata]
   rows are read ``FOR UPDATE SKIP LOCKED`` where the dialect has it.
 - ``bot_leases``: named, expiring locks (the one-scheduler lock).
 
+With the Celery executor the broker only carries job ids: a worker leases the named row
+(``lease_by_id``), and ``due_for_dispatch`` finds the ready jobs whose announcement was
+lost (a dead worker, a restarted broker), so the database stays the source of truth.
+Trial jobs (one per changeset of a command-line run) need no subject exclusivity, so
+leasing them skips the guard row and workers do not queue behind one another.
+
 Times are seconds since the epoch from an injected clock, so tests can move time.
 """
 
@@ -20,7 +26,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -94,6 +100,7 @@ class JobKind(StrEnum):
     GRADE = "grade"  # grade a PR head and publish its check run
     COMMAND = "command"  # slash commands in one PR comment
     TRACK_MERGE = "track-merge"  # hand a merged agent PR to survival mining
+    TRIAL = "trial"  # one changeset of a command-line run, graded by a Celery worker
 
 
 class JobState(StrEnum):
@@ -132,6 +139,7 @@ class Accepted:
 
     duplicate: bool
     job_ids: tuple[int, ...] = ()
+    kinds: tuple[JobKind, ...] = ()  # of each new job, in the same order
 
 
 _Delivery = tuple[str, str, tuple[NewJob, ...]]
@@ -190,11 +198,14 @@ class JobQueue:
         lease_s: float = 300.0,
         max_attempts: int = 5,
         clock: Callable[[], float] = time.time,
+        on_new_jobs: Callable[[Sequence[tuple[int, JobKind]]], None] | None = None,
     ) -> None:
         self.store = store
         self.lease_s = lease_s
         self.max_attempts = max_attempts
         self.clock = clock
+        # Told the ids of jobs once they are committed (the Celery executor announces them).
+        self.on_new_jobs = on_new_jobs
         self._intake = _GroupCommit(self._accept_batch)
         self._ensure_guard()
 
@@ -212,11 +223,19 @@ class JobQueue:
     def accept(self, delivery_id: str, event: str, jobs: Sequence[NewJob]) -> Accepted:
         """Record a delivery and its jobs in one transaction; a repeat is a duplicate."""
         try:
-            return self._intake.submit((delivery_id, event, tuple(jobs)))
+            accepted = self._intake.submit((delivery_id, event, tuple(jobs)))
         except SQLAlchemyError as exc:
             if isinstance(exc, IntegrityError):
                 return Accepted(duplicate=True)  # a concurrent twin committed first
             raise StoreError(f"cannot record delivery {delivery_id}: {exc}") from exc
+        self._announce(list(zip(accepted.job_ids, accepted.kinds, strict=True)))
+        return accepted
+
+    def _announce(self, jobs: Sequence[tuple[int, JobKind]]) -> None:
+        # After the commit: a job is announced only once it exists. A lost announcement
+        # is not lost work; ``due_for_dispatch`` finds the job again.
+        if jobs and self.on_new_jobs is not None:
+            self.on_new_jobs(jobs)
 
     def _accept_batch(self, batch: Sequence[_Delivery]) -> list[Accepted]:
         with self.store.engine.begin() as conn:
@@ -235,14 +254,52 @@ class JobQueue:
                 )
         except IntegrityError:
             return Accepted(duplicate=True)
-        ids = [self._insert(conn, job, now, delivery_id) for job in jobs]
-        return Accepted(duplicate=False, job_ids=tuple(i for i in ids if i is not None))
+        made = [(self._insert(conn, job, now, delivery_id), job.kind) for job in jobs]
+        new = [(job_id, kind) for job_id, kind in made if job_id is not None]
+        return Accepted(
+            duplicate=False,
+            job_ids=tuple(job_id for job_id, _ in new),
+            kinds=tuple(kind for _, kind in new),
+        )
 
     def enqueue(self, job: NewJob, *, delay_s: float = 0.0) -> int | None:
         """Create ``job`` unless its key exists; returns the new id or None."""
         now = self.clock()
         with self.store.engine.begin() as conn:
-            return self._insert(conn, job, now + delay_s, None)
+            job_id = self._insert(conn, job, now + delay_s, None)
+        if job_id is not None and delay_s <= 0:
+            self._announce([(job_id, job.kind)])
+        return job_id
+
+    def insert_many(
+        self, conn: Connection, jobs: Sequence[NewJob], *, max_attempts: int | None = None
+    ) -> list[int]:
+        """Insert fresh jobs inside the caller's transaction; returns their ids in order.
+
+        For keys that cannot exist yet (a new run's trials): one multi-row insert, no
+        savepoint per row; a key that does exist fails the whole transaction. Announcing
+        them is the caller's business, after its commit.
+        """
+        now = self.clock()
+        rows = [
+            {
+                "kind": job.kind.value,
+                "key": job.key,
+                "subject": job.subject,
+                "payload": json.dumps(dict(job.payload), sort_keys=True),
+                "state": JobState.QUEUED.value,
+                "attempts": 0,
+                "max_attempts": max_attempts or self.max_attempts,
+                "run_after": now,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for job in jobs
+        ]
+        if not rows:
+            return []
+        returning = jobs_table.insert().returning(jobs_table.c.id, sort_by_parameter_order=True)
+        return [int(job_id) for job_id in conn.execute(returning, rows).scalars()]
 
     def _insert(
         self, conn: Connection, job: NewJob, run_after: float, delivery_id: str | None
@@ -272,8 +329,11 @@ class JobQueue:
 
     # -- leasing --------------------------------------------------------------------------
 
-    def lease(self, worker: str) -> Job | None:
-        """Take the oldest runnable job whose subject is not busy, for ``lease_s`` seconds."""
+    def lease(self, worker: str, *, kinds: Sequence[JobKind] | None = None) -> Job | None:
+        """Take the oldest runnable job whose subject is not busy, for ``lease_s`` seconds.
+
+        ``kinds`` limits it to the jobs this worker has handlers for.
+        """
         now = self.clock()
         jobs = jobs_table.c
         with self.store.engine.begin() as conn:
@@ -281,43 +341,148 @@ class JobQueue:
             busy = sa.select(jobs.subject).where(
                 jobs.state == JobState.RUNNING.value, jobs.lease_until > now
             )
-            runnable = sa.or_(
-                sa.and_(jobs.state == JobState.QUEUED.value, jobs.run_after <= now),
-                sa.and_(jobs.state == JobState.RUNNING.value, jobs.lease_until <= now),
-            )
+            query = sa.select(jobs_table).where(_runnable(now), jobs.subject.not_in(busy))
+            if kinds is not None:
+                query = query.where(jobs.kind.in_([kind.value for kind in kinds]))
             row = conn.execute(
-                sa.select(jobs_table)
-                .where(runnable, jobs.subject.not_in(busy))
-                .order_by(jobs.id)
-                .limit(1)
-                .with_for_update(skip_locked=True)
+                query.order_by(jobs.id).limit(1).with_for_update(skip_locked=True)
             ).first()
-            if row is None:
+            return None if row is None else self._take(conn, row, worker, now)
+
+    def lease_by_id(
+        self, job_id: int, worker: str, *, kinds: Sequence[JobKind] | None = None
+    ) -> Job | None:
+        """Take job ``job_id`` if it is runnable now (a broker delivery names it).
+
+        None when it is done, failed, not due yet, held by a live lease (a repeated
+        delivery), its subject is busy, it has just run out of attempts, or its kind is
+        not among ``kinds``.
+        """
+        now = self.clock()
+        if kinds is None or JobKind.TRIAL in kinds:
+            trial = self._lease_trial(job_id, worker, now)
+            if trial is not None:
+                return trial
+        jobs = jobs_table.c
+        with self.store.engine.begin() as conn:
+            kind = conn.execute(sa.select(jobs.kind).where(jobs.id == job_id)).scalar()
+            if kind is None or (kinds is not None and kind not in {k.value for k in kinds}):
                 return None
-            if row.attempts >= row.max_attempts:
-                self._set(conn, row.id, state=JobState.FAILED, last_error=_gave_up(row))
+            exclusive = kind != JobKind.TRIAL.value
+            if exclusive:
+                conn.execute(_GUARD)  # before the row, in the same order as ``lease``
+            row = conn.execute(
+                sa.select(jobs_table).where(jobs.id == job_id, _runnable(now)).with_for_update()
+            ).first()
+            if row is None or (exclusive and self._subject_busy(conn, row, now)):
                 return None
-            self._set(
-                conn,
-                row.id,
-                state=JobState.RUNNING,
-                attempts=row.attempts + 1,
+            return self._take(conn, row, worker, now)
+
+    def _lease_trial(self, job_id: int, worker: str, now: float) -> Job | None:
+        """The common case of a trial in one statement: runnable, attempts left, take it.
+
+        Its commit need not wait for the disk: a lease lost in a server crash only lets
+        the trial run again, and a trial is written once however often it runs.
+        """
+        jobs = jobs_table.c
+        take = (
+            jobs_table.update()
+            .where(jobs.id == job_id, jobs.kind == JobKind.TRIAL.value, _runnable(now))
+            .where(jobs.attempts < jobs.max_attempts)
+            .values(
+                state=JobState.RUNNING.value,
+                attempts=jobs.attempts + 1,
                 lease_until=now + self.lease_s,
                 leased_by=worker,
+                updated_at=now,
             )
-        return Job(
-            id=int(row.id),
-            kind=JobKind(row.kind),
-            key=str(row.key),
-            subject=str(row.subject),
-            payload=json.loads(row.payload),
-            attempts=int(row.attempts) + 1,
-            max_attempts=int(row.max_attempts),
+            .returning(*_JOB_COLUMNS)
         )
+        with self.store.engine.begin() as conn:
+            _relax_commit(conn)
+            row = conn.execute(take).first()
+        return None if row is None else _job(row, attempts=int(row.attempts))
+
+    @staticmethod
+    def _subject_busy(conn: Connection, row: Any, now: float) -> bool:
+        jobs = jobs_table.c
+        other = conn.execute(
+            sa.select(jobs.id)
+            .where(jobs.subject == row.subject, jobs.id != row.id)
+            .where(jobs.state == JobState.RUNNING.value, jobs.lease_until > now)
+            .limit(1)
+        ).first()
+        return other is not None
+
+    def _take(self, conn: Connection, row: Any, worker: str, now: float) -> Job | None:
+        if row.attempts >= row.max_attempts:
+            self._set(conn, row.id, state=JobState.FAILED, last_error=_gave_up(row))
+            return None
+        self._set(
+            conn,
+            row.id,
+            state=JobState.RUNNING,
+            attempts=row.attempts + 1,
+            lease_until=now + self.lease_s,
+            leased_by=worker,
+        )
+        return _job(row, attempts=int(row.attempts) + 1)
+
+    def due_for_dispatch(
+        self,
+        redispatch_s: float,
+        *,
+        starved: Collection[JobKind] | None = None,
+        limit: int = 500,
+    ) -> list[tuple[int, JobKind]]:
+        """Ready jobs whose last announcement may be lost; marks them announced now.
+
+        Ready: queued and due, or running under an expired lease (its worker died). Not
+        announced since it became ready (``updated_at`` before ``run_after`` or the
+        lease's end): certainly due. Announced ``redispatch_s`` ago and still not taken:
+        due when the lease ran out, and for a queued job only if its kind is ``starved``
+        (None: every kind), i.e. its broker queue is empty; a job waiting behind a long
+        queue has its announcement still in the queue. A repeat is harmless: a delivery
+        leases the row or does nothing.
+        """
+        now = self.clock()
+        jobs = jobs_table.c
+        waited = jobs.updated_at < now - redispatch_s
+        if starved is not None:
+            queued_waited = sa.and_(waited, jobs.kind.in_([k.value for k in starved]))
+        else:
+            queued_waited = waited
+        stale = sa.or_(
+            sa.and_(
+                jobs.state == JobState.QUEUED.value,
+                sa.or_(jobs.updated_at < jobs.run_after, queued_waited),
+            ),
+            sa.and_(
+                jobs.state == JobState.RUNNING.value,
+                sa.or_(jobs.updated_at < jobs.lease_until, waited),
+            ),
+        )
+        with self.store.engine.begin() as conn:
+            due = [
+                (int(job_id), JobKind(kind))
+                for job_id, kind in conn.execute(
+                    sa.select(jobs.id, jobs.kind)
+                    .where(_runnable(now), stale)
+                    .order_by(jobs.id)
+                    .limit(limit)
+                    .with_for_update(skip_locked=True)
+                )
+            ]
+            if due:
+                ids = [job_id for job_id, _ in due]
+                conn.execute(jobs_table.update().where(jobs.id.in_(ids)).values(updated_at=now))
+        return due
 
     def heartbeat(self, job: Job, worker: str) -> bool:
         """Extend the lease; False when the job is no longer this worker's."""
-        return self._owned_update(job, worker, lease_until=self.clock() + self.lease_s)
+        with self.store.engine.begin() as conn:
+            _relax_commit(conn)  # a lost renewal costs at most a repeated run
+            return self._owned_update_in(conn, job, worker, lease_until=self.clock() + self.lease_s)
 
     def complete(self, job: Job, worker: str, result: str = "") -> bool:
         return self._owned_update(
@@ -336,16 +501,25 @@ class JobQueue:
             job, worker, state=JobState.QUEUED, last_error=error, lease_until=None, run_after=when
         )
 
+    def complete_in(self, conn: Connection, job: Job, worker: str, result: str) -> bool:
+        """``complete`` inside the caller's transaction (with the work it records)."""
+        return self._owned_update_in(
+            conn, job, worker, state=JobState.DONE, result=result, lease_until=None
+        )
+
     def _owned_update(self, job: Job, worker: str, **values: Any) -> bool:
-        values = {k: v.value if isinstance(v, JobState) else v for k, v in values.items()}
         with self.store.engine.begin() as conn:
-            done = conn.execute(
-                jobs_table.update()
-                .where(jobs_table.c.id == job.id)
-                .where(jobs_table.c.leased_by == worker)
-                .where(jobs_table.c.state == JobState.RUNNING.value)
-                .values(updated_at=self.clock(), **values)
-            )
+            return self._owned_update_in(conn, job, worker, **values)
+
+    def _owned_update_in(self, conn: Connection, job: Job, worker: str, **values: Any) -> bool:
+        values = {k: v.value if isinstance(v, JobState) else v for k, v in values.items()}
+        done = conn.execute(
+            jobs_table.update()
+            .where(jobs_table.c.id == job.id)
+            .where(jobs_table.c.leased_by == worker)
+            .where(jobs_table.c.state == JobState.RUNNING.value)
+            .values(updated_at=self.clock(), **values)
+        )
         return bool(done.rowcount)
 
     def _set(self, conn: Connection, job_id: int, **values: Any) -> None:
@@ -364,6 +538,27 @@ class JobQueue:
             query = query.where(jobs_table.c.subject == subject)
         with self.store.reading() as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
+
+    def failed(self, kind: JobKind, key_prefix: str) -> dict[str, str]:
+        """Key and last error of the failed jobs of ``kind`` whose key starts so."""
+        jobs = jobs_table.c
+        query = sa.select(jobs.key, jobs.last_error).where(
+            jobs.state == JobState.FAILED.value,
+            jobs.kind == kind.value,
+            jobs.key.startswith(key_prefix, autoescape=True),
+        )
+        with self.store.reading() as conn:
+            return {str(key): str(error or "") for key, error in conn.execute(query)}
+
+    def count_states(self, subject: str) -> dict[JobState, int]:
+        """How many jobs of ``subject`` are in each state."""
+        query = (
+            sa.select(jobs_table.c.state, sa.func.count())
+            .where(jobs_table.c.subject == subject)
+            .group_by(jobs_table.c.state)
+        )
+        with self.store.reading() as conn:
+            return {JobState(state): int(n) for state, n in conn.execute(query)}
 
     def counts(self) -> dict[str, int]:
         query = sa.select(jobs_table.c.state, sa.func.count()).group_by(jobs_table.c.state)
@@ -415,6 +610,43 @@ class JobQueue:
                 .where(leases_table.c.name == name)
                 .where(leases_table.c.holder == holder)
             )
+
+
+_JOB_COLUMNS = tuple(
+    jobs_table.c[name]
+    for name in ("id", "kind", "key", "subject", "payload", "attempts", "max_attempts")
+)
+
+
+def _job(row: Any, *, attempts: int) -> Job:
+    return Job(
+        id=int(row.id),
+        kind=JobKind(row.kind),
+        key=str(row.key),
+        subject=str(row.subject),
+        payload=json.loads(row.payload),
+        attempts=attempts,
+        max_attempts=int(row.max_attempts),
+    )
+
+
+def _relax_commit(conn: Connection) -> None:
+    """On PostgreSQL, let this transaction's commit return before its WAL reaches disk.
+
+    Only for writes that are safe to lose in a server crash (leases and their renewals):
+    losing one makes a job run again, which the job keys and trial slots absorb.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SET LOCAL synchronous_commit TO OFF"))
+
+
+def _runnable(now: float) -> sa.ColumnElement[bool]:
+    """Queued and due, or running under a lease that ran out (its worker died)."""
+    jobs = jobs_table.c
+    return sa.or_(
+        sa.and_(jobs.state == JobState.QUEUED.value, jobs.run_after <= now),
+        sa.and_(jobs.state == JobState.RUNNING.value, jobs.lease_until <= now),
+    )
 
 
 def _gave_up(row: Any) -> str:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import sqlalchemy as sa
 from flask import Flask
 
 from bot.app import maintenance, survival
@@ -26,16 +27,24 @@ from bot.app.scheduler import SingleScheduler
 from bot.app.slash import CommandTask, run_commands
 from bot.app.web import create_app
 from bot.app.worker import Handler, WorkerPool
+from bot.executor.broker import CeleryDispatcher, Dispatcher, announcer, make_celery
 from bot.wiring import build_cascade
 from core.clock import SystemClock
 from core.errors import ConfigError
-from core.settings import Settings
+from core.settings import Executor, Settings
 from core.specs import load_specs
 from core.store import Store
 from miners import tables as mining_tables
 from oracles.cascade import Cascade
 
-__all__ = ["BotService", "build_service", "github_app_from_settings"]
+__all__ = [
+    "BotService",
+    "build_context",
+    "build_service",
+    "github_app_from_settings",
+    "job_handlers",
+    "open_store",
+]
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +85,7 @@ def _cascade_factory(settings: Settings, store: Store) -> Callable[[Mode], Casca
     return cascade
 
 
-def _handlers(ctx: BotContext, github: GitHubApp) -> dict[JobKind, Handler]:
+def job_handlers(ctx: BotContext, github: GitHubApp) -> dict[JobKind, Handler]:
     def grade_job(job: Job) -> str:
         task = GradeTask.of(job.payload, final_attempt=job.attempts >= job.max_attempts)
         return grade(task, github.installation(task.installation_id), ctx)
@@ -92,6 +101,34 @@ def _handlers(ctx: BotContext, github: GitHubApp) -> dict[JobKind, Handler]:
     return {JobKind.GRADE: grade_job, JobKind.COMMAND: command_job, JobKind.TRACK_MERGE: track_job}
 
 
+def open_store(settings: Settings, *more: sa.MetaData, pool_size: int | None = None) -> Store:
+    """The store with the App's and the miners' tables (and ``more``) beside the ledger."""
+    tables = [metadata, mining_tables.metadata, *more]
+    return Store.open(settings.db_url, extra_metadata=tables, pool_size=pool_size)
+
+
+def build_context(
+    settings: Settings,
+    store: Store,
+    queue: JobQueue,
+    *,
+    cascades: Callable[[Mode], Cascade] | None = None,
+    clock: Callable[[], float] = time.time,
+) -> BotContext:
+    """What the job handlers share; a Celery worker builds its own from the same settings."""
+    gh = settings.github_app
+    return BotContext(
+        store=store,
+        specs=load_specs(settings.specs_dir),
+        queue=queue,
+        records=CheckRecords(store, clock=clock),
+        cascades=cascades or _cascade_factory(settings, store),
+        app_slug=gh.app_slug,
+        app_id=gh.app_id,
+        clock=clock,
+    )
+
+
 @dataclass
 class BotService:
     """Everything one server process runs."""
@@ -105,6 +142,7 @@ class BotService:
     app: Flask
     scheduler: SingleScheduler | None = None
     started: bool = field(default=False)
+    dispatcher: Dispatcher | None = None  # the Celery executor's, when jobs run elsewhere
 
     def reconcile(self) -> int:
         enqueued = 0
@@ -126,6 +164,8 @@ class BotService:
         self.workers.stop()
         if self.scheduler is not None:
             self.scheduler.stop()
+        if self.dispatcher is not None:
+            self.dispatcher.close()
         self.store.close()
 
 
@@ -135,24 +175,23 @@ def build_service(
     github: GitHubApp | None = None,
     cascades: Callable[[Mode], Cascade] | None = None,
     clock: Callable[[], float] = time.time,
+    dispatcher: Dispatcher | None = None,
 ) -> BotService:
+    """The server; with the Celery executor its jobs are announced to workers, not run
+    by threads of its own (``dispatcher`` defaults to the settings' broker)."""
     gh = settings.github_app
     if not gh.webhook_secret:
         raise ConfigError("serving needs MIGRATION_EVALS_WEBHOOK_SECRET (the App's webhook secret)")
     github = github or github_app_from_settings(settings)
-    store = Store.open(settings.db_url, extra_metadata=[metadata, mining_tables.metadata])
+    store = open_store(settings)
     queue = JobQueue(store, lease_s=gh.job_lease_s, max_attempts=gh.job_max_attempts, clock=clock)
-    ctx = BotContext(
-        store=store,
-        specs=load_specs(settings.specs_dir),
-        queue=queue,
-        records=CheckRecords(store, clock=clock),
-        cascades=cascades or _cascade_factory(settings, store),
-        app_slug=gh.app_slug,
-        app_id=gh.app_id,
-        clock=clock,
-    )
-    workers = WorkerPool(queue, _handlers(ctx, github), count=gh.workers)
+    ctx = build_context(settings, store, queue, cascades=cascades, clock=clock)
+    threads = gh.workers
+    if settings.scale.executor is Executor.CELERY:
+        dispatcher = dispatcher or CeleryDispatcher(make_celery(settings.scale), settings.scale)
+        queue.on_new_jobs = announcer(dispatcher, background=True)
+        threads = 0
+    workers = WorkerPool(queue, job_handlers(ctx, github), count=threads)
     app = create_app(
         secret=gh.webhook_secret,
         queue=queue,
@@ -160,7 +199,7 @@ def build_service(
         app_id=gh.app_id,
         healthy=queue.ping,
     )
-    service = BotService(settings, store, queue, ctx, github, workers, app)
+    service = BotService(settings, store, queue, ctx, github, workers, app, dispatcher=dispatcher)
     if gh.scheduler:
         service.scheduler = SingleScheduler(
             queue,

@@ -18,7 +18,7 @@ from bot.app.github import GitHubRateLimited
 from bot.app.jobs import Job, JobKind, JobQueue
 from core.errors import MigrationEvalsError
 
-__all__ = ["Handler", "WorkerPool"]
+__all__ = ["Handler", "WorkerPool", "execute"]
 
 log = logging.getLogger(__name__)
 
@@ -68,29 +68,41 @@ class WorkerPool:
 
     def run_one(self, name: str) -> bool:
         """Lease and run one job; False when there was none."""
-        job = self.queue.lease(name)
+        job = self.queue.lease(name, kinds=list(self.handlers))
         if job is None:
             return False
-        beat = _Heartbeat(self.queue, job, name)
-        beat.start()
-        try:
-            result = self.handlers[job.kind](job)
-        except GitHubRateLimited as exc:
-            beat.stop()
-            self.queue.fail(job, name, str(exc), retry_at=exc.retry_at)
-        except MigrationEvalsError as exc:
-            beat.stop()
-            log.warning("job %s (%s) failed: %s", job.id, job.key, exc)
-            self.queue.fail(job, name, f"{type(exc).__name__}: {exc}")
-        except Exception as exc:  # a bug: recorded on the job, not lost, not silent
-            beat.stop()
-            log.exception("job %s (%s) crashed", job.id, job.key)
-            self.queue.fail(job, name, f"internal error: {type(exc).__name__}: {exc}")
-        else:
-            beat.stop()
-            self.queue.complete(job, name, result)
-            log.info("job %s (%s): %s", job.id, job.key, result)
+        execute(self.queue, job, name, self.handlers[job.kind])
         return True
+
+
+def execute(
+    queue: JobQueue, job: Job, name: str, handler: Handler, *, completes: bool = False
+) -> str | None:
+    """Run a leased job under a renewed lease and record how it ended; returns its
+    result line, or None when it failed (and was put back or given up). A handler that
+    ``completes`` its job itself (with the work it records) is not completed again."""
+    beat = _Heartbeat(queue, job, name)
+    beat.start()
+    try:
+        result = handler(job)
+    except GitHubRateLimited as exc:
+        beat.stop()
+        queue.fail(job, name, str(exc), retry_at=exc.retry_at)
+    except MigrationEvalsError as exc:
+        beat.stop()
+        log.warning("job %s (%s) failed: %s", job.id, job.key, exc)
+        queue.fail(job, name, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug: recorded on the job, not lost, not silent
+        beat.stop()
+        log.exception("job %s (%s) crashed", job.id, job.key)
+        queue.fail(job, name, f"internal error: {type(exc).__name__}: {exc}")
+    else:
+        beat.stop()
+        if not completes:
+            queue.complete(job, name, result)
+        log.info("job %s (%s): %s", job.id, job.key, result)
+        return result
+    return None
 
 
 class _Heartbeat:

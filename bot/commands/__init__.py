@@ -53,6 +53,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "bot.commands.images",
         "build the sandbox images locally (debootstrap + docker), or list them",
     ),
+    "worker": (
+        "bot.commands.worker",
+        "run a Celery worker that grades trials (and the GitHub App's jobs) from the queue",
+    ),
     "report": (
         "bot.commands.report",
         "write the evaluation report (HTML, Markdown, JSON and plots) into a folder",

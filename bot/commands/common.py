@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +18,26 @@ from bot.console import (
     trial_payload,
     trials_table,
 )
+from bot.executor.driver import run_on_celery
+from bot.executor.trials import TABLES as TRIAL_TABLES
 from bot.settings import settings_from_env
 from bot.wiring import build_cascade
 from core.changesets import LocatedChangeset, check_against_specs
 from core.errors import BudgetExceededError
 from core.model import RunSummary
-from core.settings import CassetteMode, Settings
+from core.settings import CassetteMode, Executor, ScaleSettings, Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
 from oracles.cascade import Budget
 from oracles.runner import Runner, RunOutcome, RunStatus
 
-__all__ = ["add_grading_options", "add_store_options", "grade", "settings_from_args"]
+__all__ = [
+    "add_executor_options",
+    "add_grading_options",
+    "add_store_options",
+    "grade",
+    "settings_from_args",
+]
 
 EXIT_BUDGET = 3
 EXIT_INTERNAL = 4
@@ -81,6 +90,30 @@ def _sandbox_mode(args: argparse.Namespace) -> CassetteMode | None:
     return CassetteMode(chosen) if chosen else None
 
 
+def add_executor_options(parser: argparse.ArgumentParser, *, executor: bool = True) -> None:
+    if executor:
+        parser.add_argument(
+            "--executor",
+            choices=[e.value for e in Executor],
+            help="grade in this process (embedded, the default) or on Celery workers "
+            "(default: $MIGRATION_EVALS_EXECUTOR or embedded)",
+        )
+    parser.add_argument(
+        "--broker",
+        metavar="URL",
+        help="Celery broker URL (default: $MIGRATION_EVALS_BROKER_URL or redis://127.0.0.1:6379/0)",
+    )
+
+
+def _scale_overrides(args: argparse.Namespace, scale: ScaleSettings) -> ScaleSettings:
+    changes: dict[str, Any] = {}
+    if getattr(args, "executor", None):
+        changes["executor"] = Executor(args.executor)
+    if getattr(args, "broker", None):
+        changes["broker_url"] = args.broker
+    return replace(scale, **changes)
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     settings = settings_from_env()
     overrides: dict[str, Any] = {
@@ -93,6 +126,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "mode": CassetteMode(args.mode) if getattr(args, "mode", None) else None,
         "sandbox_mode": _sandbox_mode(args),
         "strict_judge": True if getattr(args, "strict", False) else None,
+        "scale": _scale_overrides(args, settings.scale),
     }
     if overrides["jobs"] is not None and overrides["jobs"] < 1:
         raise SystemExit("migration-evals: error: --jobs must be at least 1")
@@ -166,22 +200,32 @@ def grade(
     specs = load_specs(settings.specs_dir)
     check_against_specs(changesets, specs)
     _check_budget(settings, specs, len(changesets))
-    store = Store.open(settings.db_url)
+    celery = settings.scale.executor is Executor.CELERY
+    store = Store.open(settings.db_url, extra_metadata=TRIAL_TABLES if celery else ())
     try:
-        cascade = build_cascade(settings, store=store, specs=specs)
         stderr = make_console(stderr=True)
+        run_options = {
+            "mode": settings.mode.value,
+            "sandbox_mode": settings.effective_sandbox_mode.value,
+            "strict": settings.strict_judge,
+        }
+        run_options.update(options or {})
+        items = [c.changeset for c in changesets]
         with progress(stderr, len(changesets), "grading") as advance:
-            runner = Runner(cascade, store, jobs=settings.jobs, on_trial=lambda _t: advance())
-            outcome = runner.run(
-                [c.changeset for c in changesets],
-                budget=Budget(settings.budget_usd),
-                options={
-                    "mode": settings.mode.value,
-                    "sandbox_mode": settings.effective_sandbox_mode.value,
-                    "strict": settings.strict_judge,
-                    **(options or {}),
-                },
-            )
+            if celery:
+                outcome = run_on_celery(
+                    settings,
+                    store,
+                    specs,
+                    items,
+                    options=run_options,
+                    on_trial=advance,
+                    on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
+                )
+            else:
+                cascade = build_cascade(settings, store=store, specs=specs)
+                runner = Runner(cascade, store, jobs=settings.jobs, on_trial=lambda _t: advance())
+                outcome = runner.run(items, budget=Budget(settings.budget_usd), options=run_options)
         details = {"database": store.display_url, **(extra or {})}
         _report(outcome, specs, as_json=as_json, out=out, extra=details)
     finally:

@@ -6,7 +6,12 @@ import argparse
 from pathlib import Path
 
 from bot.commands import summary
-from bot.commands.common import add_grading_options, grade, settings_from_args
+from bot.commands.common import (
+    add_executor_options,
+    add_grading_options,
+    grade,
+    settings_from_args,
+)
 from core.changesets import read_changesets
 
 HELP = summary("run")
@@ -16,6 +21,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = commands.add_parser("run", help=HELP, description=HELP.capitalize() + ".")
     parser.add_argument("changesets", type=Path, metavar="CHANGESETS.jsonl")
     add_grading_options(parser)
+    add_executor_options(parser)
     parser.set_defaults(handler=run)
 
 

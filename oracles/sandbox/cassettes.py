@@ -8,7 +8,7 @@ includes those ids.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.cassette import CassetteLibrary
@@ -70,3 +70,8 @@ class RecordingSandbox:
         result = self.live.run(request)
         self.cassettes.record(PORT, request.key_data(), result.to_dict(), recorded_by=self.identity)
         return result
+
+    def reap(self) -> int:
+        """Clean up after crashed harnesses on the live engine, when the live adapter can."""
+        reap: Callable[[], int] | None = getattr(self.live, "reap", None)
+        return reap() if reap is not None else 0

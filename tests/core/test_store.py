@@ -124,3 +124,34 @@ def test_a_row_decodes_as_entries_streams_it(store: Store) -> None:
     with store.reading() as conn:
         payload = conn.exec_driver_sql("SELECT payload FROM ledger WHERE seq = 1").scalar_one()
     assert LedgerEntry.decode(1, payload) == entry
+
+
+def test_a_trial_is_written_once_whatever_happens_twice(store: Store) -> None:
+    assert store.append_trial_once(_trial(1), {"apply": "k1"}) == 1
+    assert store.append_trial_once(_trial(1, Verdict.FAIL), {"apply": "k1"}) is None
+    assert store.append_trial_once(_trial(2), {}) == 2
+    assert store.trials_written("run") == {"t1", "t2"}
+    assert [e.envelope.verdict for e in store.entries()] == [Verdict.PASS, Verdict.PASS]
+    assert store.verify_ledger().ok
+
+
+def test_a_refused_claim_writes_nothing(store: Store) -> None:
+    seen = []
+
+    def refuse(conn: object) -> bool:
+        seen.append(conn)
+        return False
+
+    assert store.append_trial_once(_trial(1), {}, claim=refuse) is None
+    assert seen and store.head()[0] == 0 and store.trials_written("run") == set()
+    assert store.append_trial_once(_trial(1), {}, claim=lambda _conn: True) == 1
+
+
+def test_an_unreachable_server_is_one_clear_line() -> None:
+    # Nothing listens on port 1: the error names the database, hides the password, and
+    # fits on one line of stderr.
+    with pytest.raises(StoreError) as caught:
+        Store.open("postgresql+psycopg://someone:secret@127.0.0.1:1/evals")
+    message = str(caught.value)
+    assert message.startswith("cannot open database postgresql+psycopg://someone:***@")
+    assert "refused" in message and "\n" not in message and "secret" not in message

@@ -27,10 +27,11 @@ from bot.app.service import BotService, build_service
 from bot.app.signature import sign
 from core.gold import GoldLabel, GoldRow, upsert_gold
 from core.model import Verdict
-from core.settings import GitHubAppSettings, Settings
+from core.settings import Executor, GitHubAppSettings, ScaleSettings, Settings
 from core.store import Store
 from tests.conftest import ROOT, SPECS_DIR
 from tests.fake_github import FakeGitHub, FakePull
+from tests.fakes import FakeDispatcher
 
 WEBHOOKS = ROOT / "tests" / "fixtures" / "github" / "webhooks"
 SECRET = "test-webhook-secret"
@@ -151,7 +152,11 @@ def make_harness(
     made: list[Harness] = []
 
     def build(
-        *, config: str | None = CONFIG, token_ttl_s: float = 3600.0, anchored: bool = True
+        *,
+        config: str | None = CONFIG,
+        token_ttl_s: float = 3600.0,
+        dispatcher: FakeDispatcher | None = None,
+        anchored: bool = True,
     ) -> Harness:
         key_path, public = app_key
         fake = FakeGitHub(app_id=APP_ID, public_key=public, token_ttl_s=token_ttl_s)
@@ -173,6 +178,7 @@ def make_harness(
                 workers=0,
                 scheduler=False,
             ),
+            scale=ScaleSettings(executor=Executor.CELERY if dispatcher else Executor.EMBEDDED),
         )
         sleeps: list[float] = []
         github = GitHubApp(
@@ -182,7 +188,7 @@ def make_harness(
             policy=RetryPolicy(max_retries=3, max_wait_s=30.0, write_interval_s=0.0),
             sleep=sleeps.append,
         )
-        service = build_service(settings, github=github)
+        service = build_service(settings, github=github, dispatcher=dispatcher)
         if anchored:
             seed_anchored_gold(service.store)
         harness = Harness(service, fake, service.app.test_client(), sleeps)

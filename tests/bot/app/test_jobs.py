@@ -106,3 +106,94 @@ def test_named_lease_has_one_holder_until_it_expires(queue: JobQueue, clock: Clo
     clock.now += 31
     assert queue.hold_lease("scheduler", "p2", 30)
     assert not queue.hold_lease("scheduler", "p1", 30)
+
+
+def test_a_delivery_names_the_job_it_leases(queue: JobQueue, clock: Clock) -> None:
+    job_id = queue.enqueue(job("a"))
+    assert job_id is not None
+    leased = queue.lease_by_id(job_id, "w1")
+    assert leased is not None and leased.attempts == 1
+    assert queue.lease_by_id(job_id, "w2") is None  # a repeated delivery: held by a live lease
+    assert queue.complete(leased, "w1", "ok")
+    assert queue.lease_by_id(job_id, "w2") is None  # and after it is done
+    assert queue.lease_by_id(9999, "w2") is None
+
+
+def test_a_delivery_respects_kinds_subjects_and_the_clock(queue: JobQueue, clock: Clock) -> None:
+    first = queue.enqueue(job("a", subject="pr"))
+    second = queue.enqueue(job("b", subject="pr"))
+    later = queue.enqueue(job("c", subject="other"), delay_s=30)
+    assert first is not None and second is not None and later is not None
+    assert queue.lease_by_id(first, "w1", kinds=[JobKind.TRIAL]) is None
+    assert queue.lease_by_id(first, "w1") is not None
+    assert queue.lease_by_id(second, "w2") is None  # its pull request is being graded
+    assert queue.lease_by_id(later, "w2") is None  # not due yet
+    clock.now += 31
+    assert queue.lease_by_id(later, "w2") is not None
+
+
+def test_trial_jobs_are_inserted_together_and_never_wait_for_each_other(queue: JobQueue) -> None:
+    trials = [NewJob(JobKind.TRIAL, f"trial:r:{n}", f"trial:{n}", {"n": n}) for n in range(3)]
+    with queue.store.engine.begin() as conn:
+        ids = queue.insert_many(conn, trials, max_attempts=2)
+    assert len(ids) == 3 and ids == sorted(ids)
+    leased = [queue.lease_by_id(job_id, f"w{job_id}") for job_id in ids]
+    assert all(j is not None and j.max_attempts == 2 for j in leased)
+    assert queue.lease("w9", kinds=[JobKind.GRADE]) is None
+
+
+def test_new_jobs_are_announced_after_they_are_stored(queue: JobQueue) -> None:
+    announced: list[tuple[int, JobKind]] = []
+    queue.on_new_jobs = announced.extend
+    accepted = queue.accept("d1", "pull_request", [job("a"), job("b")])
+    assert announced == [(i, JobKind.GRADE) for i in accepted.job_ids]
+    queue.accept("d1", "pull_request", [job("a")])  # a repeated delivery announces nothing
+    queue.enqueue(job("a"))  # nor does a key that exists
+    queue.enqueue(job("c"), delay_s=60)  # a delayed job is announced when it is due
+    assert len(announced) == 2
+
+
+def test_lost_announcements_are_found_again(queue: JobQueue, clock: Clock) -> None:
+    fresh = queue.enqueue(job("fresh", subject="s1"))
+    dead = queue.enqueue(job("dead", subject="s2"))
+    delayed = queue.enqueue(job("delayed", subject="s3"), delay_s=5)
+    assert fresh is not None and dead is not None and delayed is not None
+    assert queue.due_for_dispatch(redispatch_s=60) == []  # all just announced or not due
+    leased = queue.lease_by_id(dead, "w1")
+    assert leased is not None
+    clock.now += 6
+    assert queue.due_for_dispatch(redispatch_s=60) == [(delayed, JobKind.GRADE)]
+    clock.now += 10  # the dead worker's lease (10 s) has run out
+    assert queue.due_for_dispatch(redispatch_s=60) == [(dead, JobKind.GRADE)]
+    assert queue.due_for_dispatch(redispatch_s=60) == []  # announced: not again at once
+    clock.now += 61  # nothing took them for a whole redispatch interval
+    due = [job_id for job_id, _ in queue.due_for_dispatch(redispatch_s=60)]
+    assert due == [fresh, dead, delayed]
+
+
+def test_failed_jobs_are_found_by_key_prefix(queue: JobQueue, clock: Clock) -> None:
+    with queue.store.engine.begin() as conn:
+        [job_id] = queue.insert_many(
+            conn, [NewJob(JobKind.TRIAL, "trial:r_1:c", "trial:x", {})], max_attempts=1
+        )
+    assert queue.lease_by_id(job_id, "w1") is not None
+    clock.now += 11
+    assert queue.lease_by_id(job_id, "w2") is None  # out of attempts: given up
+    assert list(queue.failed(JobKind.TRIAL, "trial:r_1:")) == ["trial:r_1:c"]
+    assert queue.failed(JobKind.TRIAL, "trial:r%1:") == {}  # LIKE wildcards are escaped
+
+
+def test_waiting_jobs_are_announced_again_only_when_their_queue_ran_dry(
+    queue: JobQueue, clock: Clock
+) -> None:
+    waiting = queue.enqueue(job("waiting"))
+    assert waiting is not None
+    clock.now += 61
+    assert queue.due_for_dispatch(redispatch_s=60, starved=[JobKind.TRIAL]) == []
+    assert queue.due_for_dispatch(redispatch_s=60, starved=[JobKind.GRADE]) == [
+        (waiting, JobKind.GRADE)
+    ]
+    leased = queue.lease_by_id(waiting, "w1")
+    assert leased is not None
+    clock.now += 11  # its worker died: due whatever the queue holds
+    assert queue.due_for_dispatch(redispatch_s=60, starved=[]) == [(waiting, JobKind.GRADE)]

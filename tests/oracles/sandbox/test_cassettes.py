@@ -54,3 +54,13 @@ def test_an_unrecorded_image_resolves_to_a_fabricated_id(tmp_path: Path) -> None
     found = ReplayingSandbox(CassetteLibrary(tmp_path)).resolve("img:2")
     assert found.id == "fabricated"
     assert found.fabricated and found.fabricated[0].port == "sandbox"
+
+
+def test_recording_passes_reaping_through_to_the_live_adapter(tmp_path: Path) -> None:
+    class Reaping(FakeSandbox):
+        def reap(self) -> int:
+            return 3
+
+    library = CassetteLibrary(tmp_path)
+    assert RecordingSandbox(Reaping(), library).reap() == 3
+    assert RecordingSandbox(FakeSandbox(), library).reap() == 0

@@ -1,0 +1,85 @@
+"""``migration-evals worker``: a Celery worker that runs trial jobs (and the App's jobs).
+
+Each worker process leases the job rows the broker names and keeps its database lease
+alive while it works; run as many processes on as many machines as the database allows.
+Stop it with SIGTERM or Ctrl-C: it finishes the jobs it holds (a warm shutdown). A
+worker killed outright loses nothing: its jobs run again elsewhere after their lease.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from celery import Celery
+
+from bot.commands import summary
+from bot.commands.common import add_executor_options, add_store_options, settings_from_args
+from bot.executor.broker import CeleryDispatcher, make_celery, queue_name
+from bot.executor.runtime import Housekeeper, build_worker
+
+HELP = summary("worker")
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser("worker", help=HELP, description=HELP[0].upper() + HELP[1:])
+    parser.add_argument(
+        "--concurrency",
+        "-c",
+        type=int,
+        metavar="N",
+        help="jobs run at once, one thread each (default: the number of CPUs)",
+    )
+    parser.add_argument("--cassettes", metavar="DIR", type=Path, help="cassette directory")
+    parser.add_argument("--cache-dir", metavar="DIR", type=Path, help="clone and snapshot cache")
+    add_store_options(parser)
+    add_executor_options(parser, executor=False)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    scale = settings.scale
+    concurrency = args.concurrency if args.concurrency is not None else os.cpu_count() or 1
+    if concurrency < 1:
+        raise SystemExit("migration-evals: error: --concurrency must be at least 1")
+    publisher = CeleryDispatcher(make_celery(scale), scale)
+    # Fails here, before anything starts, when the database does not answer.
+    runtime = build_worker(settings, publisher, threads=concurrency)
+    app = make_celery(scale, run_job=runtime.run_job)
+    queues = sorted({queue_name(scale, kind) for kind in runtime.kinds})
+    housekeeper = Housekeeper(
+        runtime.queue,
+        publisher,
+        holder=runtime.worker_id,
+        redispatch_s=scale.redispatch_s,
+        reapers=runtime.reapers,
+    )
+    housekeeper.start()
+    try:
+        return _consume(app, runtime.worker_id, concurrency, queues, verbose=args.verbose)
+    finally:
+        housekeeper.stop()
+        housekeeper.release()
+        publisher.close()
+        runtime.close()
+
+
+def _consume(
+    app: Celery, worker_id: str, concurrency: int, queues: list[str], *, verbose: bool
+) -> int:
+    """Run the Celery consumer until SIGTERM or Ctrl-C (a warm shutdown); its exit code."""
+    worker = app.Worker(
+        hostname=f"migration-evals@{worker_id}",
+        pool_cls="threads",  # jobs wait on containers, git and the network, not the CPU here
+        concurrency=concurrency,
+        queues=queues,
+        loglevel="INFO" if verbose else "WARNING",
+        without_mingle=True,  # no broadcast chatter with other workers
+        without_gossip=True,
+        without_heartbeat=True,
+        optimization="fair",
+    )
+    worker.start()
+    return int(worker.exitcode or 0)
