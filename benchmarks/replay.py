@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bot.settings import default_scratch_dir
 from core.cassette import CassetteLibrary
 from core.model import Changeset, Verdict
 from core.ports import ImageRef, JudgeReply, JudgeRequest, SandboxRequest, SandboxResult
@@ -186,7 +187,9 @@ def replay_run(
     """Grade through a fresh ledger (so nothing is served from the result cache)."""
     store = Store.open(f"sqlite:///{db}")
     oracles = _oracles(ReplayingSandbox(library), ReplayingJudge(library))
-    cascade = Cascade(specs, oracles, RepoCache(cache), store=store)
+    # The framework's own default scratch folder, as `migration-evals run` would use.
+    scratch = default_scratch_dir(os.environ)
+    cascade = Cascade(specs, oracles, RepoCache(cache), store=store, scratch=scratch)
     started = time.perf_counter()
     outcome = Runner(cascade, store, jobs=jobs).run(changesets, budget=Budget(None))
     elapsed = time.perf_counter() - started

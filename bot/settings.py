@@ -146,6 +146,20 @@ def _agent_authors(value: str) -> dict[str, str]:
     return authors
 
 
+RAM_FOLDER = Path("/dev/shm")  # noqa: S108 - apply trees are made there by mkdtemp (0700)
+
+
+def default_scratch_dir(env: Mapping[str, str]) -> Path | None:
+    """Where tier 1 writes its apply trees: ``MIGRATION_EVALS_SCRATCH_DIR``, else a
+    RAM-backed folder when the system has a writable one, else the system temp folder."""
+    chosen = env.get(PREFIX + "SCRATCH_DIR")
+    if chosen:
+        return Path(chosen)
+    if RAM_FOLDER.is_dir() and os.access(RAM_FOLDER, os.W_OK | os.X_OK):
+        return RAM_FOLDER
+    return None
+
+
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
     """Settings from ``env`` (default: the process environment)."""
     env = os.environ if env is None else env
@@ -158,6 +172,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         cassette_dir=Path(get("CASSETTES_DIR", str(PROJECT_ROOT / "cassettes"))),
         cache_dir=Path(get("CACHE_DIR", str(_default_cache_dir(env)))),
         db_url=get("DB_URL", "sqlite:///./migration-evals.db"),
+        scratch_dir=default_scratch_dir(env),
         mode=_mode(get("MODE", CassetteMode.REPLAY.value)),
         sandbox_mode=_sandbox_mode(env),
         jobs=_jobs(get("JOBS", "1")),

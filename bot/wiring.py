@@ -188,4 +188,11 @@ def build_cascade(settings: Settings, *, store: Store, specs: SpecSet | None = N
         JudgeOracle(primary, secondary),
     ]
     repos = RepoCache(settings.cache_dir)
-    return Cascade(specs, oracles, repos, store=store, strict=settings.strict_judge)
+    return Cascade(
+        specs,
+        oracles,
+        repos,
+        store=store,
+        strict=settings.strict_judge,
+        scratch=settings.scratch_dir,
+    )

@@ -91,6 +91,7 @@ class Settings:
     agent_authors: Mapping[str, str] = field(default_factory=dict)
     scale: ScaleSettings = field(default_factory=ScaleSettings)
     apt_mirror: str | None = None  # for building images; default: the host's apt sources
+    scratch_dir: Path | None = None  # tier 1's short-lived apply trees; None: system temp
 
     @property
     def effective_sandbox_mode(self) -> CassetteMode:

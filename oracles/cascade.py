@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from core.errors import InfrastructureError
 from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
@@ -69,6 +70,7 @@ class Cascade:
         *,
         store: Store | None = None,
         strict: bool = False,
+        scratch: Path | None = None,
     ) -> None:
         by_tier = {oracle.tier: oracle for oracle in oracles}
         self.specs = specs
@@ -80,6 +82,7 @@ class Cascade:
         self.repos = repos
         self.store = store
         self.strict = strict
+        self.scratch = scratch
         apply = specs.oracle.section("apply")
         self.limits = ScreenLimits(int(apply["max_files"]), int(apply["max_patch_bytes"]))
 
@@ -108,7 +111,7 @@ class Cascade:
         keys: dict[str, str] = {}
         tier_keys = {tier: self.cache_key(changeset, tier, stamps) for tier in self.tiers}
         cached = self.store.cached_envelopes(list(tier_keys.values())) if self.store else {}
-        with Workspace(self.repos, changeset, self.limits) as workspace:
+        with Workspace(self.repos, changeset, self.limits, scratch=self.scratch) as workspace:
             context = TrialContext(changeset, recipe, self.specs, workspace, envelopes, self.strict)
             stopped = False
             for tier in self.tiers:

@@ -126,10 +126,20 @@ def _drain(tree: Path, declared: set[str]) -> tuple[ApplyResult, list[Evidence]]
 class Workspace:
     """Everything one trial needs from its repository; close it to delete temporary files."""
 
-    def __init__(self, repos: RepoCache, changeset: Changeset, limits: ScreenLimits) -> None:
+    def __init__(
+        self,
+        repos: RepoCache,
+        changeset: Changeset,
+        limits: ScreenLimits,
+        *,
+        scratch: Path | None = None,
+    ) -> None:
         self.repos = repos
         self.changeset = changeset
         self.limits = limits
+        # Where the small, short-lived apply trees go (a RAM-backed folder keeps the many
+        # mkdir/unlink calls of each trial off the disk); None: the system's temp folder.
+        self.scratch = scratch
         self._applied: ApplyResult | None = None
         self._temporary: list[Path] = []
 
@@ -148,8 +158,8 @@ class Workspace:
         shutil.rmtree(path, ignore_errors=True)
         self._temporary.remove(path)
 
-    def _mkdtemp(self, prefix: str) -> Path:
-        path = Path(tempfile.mkdtemp(prefix=prefix))
+    def _mkdtemp(self, prefix: str, folder: Path | None = None) -> Path:
+        path = Path(tempfile.mkdtemp(prefix=prefix, dir=folder))
         self._temporary.append(path)
         return path
 
@@ -174,7 +184,7 @@ class Workspace:
         if parsed.problems:
             return ApplyResult(tuple(parsed.problems), tuple(parsed.changes))
         base = self.base
-        tree = self._mkdtemp("me-apply-")
+        tree = self._mkdtemp("me-apply-", self.scratch)
         paths = {p for change in parsed.changes for p in change.paths()}
         problems = _stage_base_files(base, tree, sorted(paths))
         if problems:
