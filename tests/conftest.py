@@ -265,3 +265,14 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     server.start()
     yield server
     server.kill()
+
+
+_SERVICE_MARKERS = ("docker", "postgres", "redis")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, run every test of a real service on one worker, one at a time:
+    they share the engine, the database server and Redis, and start processes of their own."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in _SERVICE_MARKERS):
+            item.add_marker(pytest.mark.xdist_group(name="services"))
