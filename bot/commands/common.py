@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,117 +18,20 @@ from bot.console import (
 )
 from bot.executor.driver import run_on_celery
 from bot.executor.trials import TABLES as TRIAL_TABLES
-from bot.settings import settings_from_env
 from bot.wiring import build_cascade
 from core.changesets import LocatedChangeset, check_against_specs
 from core.errors import BudgetExceededError
 from core.model import RunSummary
-from core.settings import CassetteMode, Executor, ScaleSettings, Settings
+from core.settings import Executor, Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
 from oracles.cascade import Budget
 from oracles.runner import Runner, RunOutcome, RunStatus
 
-__all__ = [
-    "add_executor_options",
-    "add_grading_options",
-    "add_store_options",
-    "grade",
-    "settings_from_args",
-]
+__all__ = ["EXIT_BUDGET", "EXIT_INTERNAL", "grade"]
 
 EXIT_BUDGET = 3
 EXIT_INTERNAL = 4
-
-
-def add_store_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        help="SQLAlchemy database URL "
-        "(default: $MIGRATION_EVALS_DB_URL or sqlite:///./migration-evals.db)",
-    )
-    parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
-
-
-def add_grading_options(parser: argparse.ArgumentParser) -> None:
-    add_store_options(parser)
-    parser.add_argument("--jobs", "-j", type=int, metavar="N", help="trials run in parallel")
-    parser.add_argument("--cassettes", metavar="DIR", type=Path, help="cassette directory")
-    parser.add_argument(
-        "--mode",
-        choices=[m.value for m in CassetteMode],
-        help="replay cassettes (default), record them from live adapters, or go live",
-    )
-    parser.add_argument(
-        "--sandbox",
-        choices=[m.value for m in CassetteMode],
-        help="the sandbox port's mode alone (default: --mode's); e.g. record sandbox "
-        "cassettes from the Docker engine while the judges replay",
-    )
-    parser.add_argument(
-        "--budget",
-        type=float,
-        metavar="USD",
-        help="refuse to start if the forecast exceeds USD; stop before spending more",
-    )
-    parser.add_argument(
-        "--strict", action="store_true", help="two judges (Claude and non-Claude) must agree"
-    )
-    parser.add_argument("--cache-dir", type=Path, metavar="DIR", help="clone and snapshot cache")
-    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-    parser.add_argument(
-        "--out", type=Path, metavar="FILE", help="also write that JSON document to FILE"
-    )
-
-
-def _sandbox_mode(args: argparse.Namespace) -> CassetteMode | None:
-    """``--sandbox`` when given, else ``--mode`` (which sets every port), else unset."""
-    chosen = getattr(args, "sandbox", None) or getattr(args, "mode", None)
-    return CassetteMode(chosen) if chosen else None
-
-
-def add_executor_options(parser: argparse.ArgumentParser, *, executor: bool = True) -> None:
-    if executor:
-        parser.add_argument(
-            "--executor",
-            choices=[e.value for e in Executor],
-            help="grade in this process (embedded, the default) or on Celery workers "
-            "(default: $MIGRATION_EVALS_EXECUTOR or embedded)",
-        )
-    parser.add_argument(
-        "--broker",
-        metavar="URL",
-        help="Celery broker URL (default: $MIGRATION_EVALS_BROKER_URL or redis://127.0.0.1:6379/0)",
-    )
-
-
-def _scale_overrides(args: argparse.Namespace, scale: ScaleSettings) -> ScaleSettings:
-    changes: dict[str, Any] = {}
-    if getattr(args, "executor", None):
-        changes["executor"] = Executor(args.executor)
-    if getattr(args, "broker", None):
-        changes["broker_url"] = args.broker
-    return replace(scale, **changes)
-
-
-def settings_from_args(args: argparse.Namespace) -> Settings:
-    settings = settings_from_env()
-    overrides: dict[str, Any] = {
-        "db_url": getattr(args, "db", None),
-        "specs_dir": getattr(args, "specs", None),
-        "cassette_dir": getattr(args, "cassettes", None),
-        "cache_dir": getattr(args, "cache_dir", None),
-        "jobs": getattr(args, "jobs", None),
-        "budget_usd": getattr(args, "budget", None),
-        "mode": CassetteMode(args.mode) if getattr(args, "mode", None) else None,
-        "sandbox_mode": _sandbox_mode(args),
-        "strict_judge": True if getattr(args, "strict", False) else None,
-        "scale": _scale_overrides(args, settings.scale),
-    }
-    if overrides["jobs"] is not None and overrides["jobs"] < 1:
-        raise SystemExit("migration-evals: error: --jobs must be at least 1")
-    return settings.with_overrides(**{k: v for k, v in overrides.items() if v is not None})
 
 
 def _check_budget(settings: Settings, specs: SpecSet, trials: int) -> None:

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.commands import summary
-from bot.commands.common import add_store_options, settings_from_args
+from bot.commands.options import add_store_options, settings_from_args
 from core.specs import load_specs
 
 HELP = summary("cost")

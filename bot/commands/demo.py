@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.commands import summary
-from bot.commands.common import add_grading_options, grade, settings_from_args
+from bot.commands.common import grade
+from bot.commands.options import add_grading_options, settings_from_args
 from bot.console import make_console
 from bot.settings import PROJECT_ROOT
 from bot.wiring import probe_engine

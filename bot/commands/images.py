@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.table import Table
 
 from bot.commands import summary
-from bot.commands.common import settings_from_args
+from bot.commands.options import settings_from_args
 from bot.console import make_console
 from bot.wiring import docker_client, host_apt_sources
 from core.errors import SandboxError

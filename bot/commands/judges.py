@@ -9,7 +9,7 @@ import sys
 from rich.table import Table
 
 from bot.commands import summary
-from bot.commands.common import add_store_options, settings_from_args
+from bot.commands.options import add_store_options, settings_from_args
 from bot.console import make_console
 from core.specs import load_specs
 from core.store import Store

@@ -7,7 +7,7 @@ import json
 import sys
 
 from bot.commands import summary
-from bot.commands.common import add_store_options, settings_from_args
+from bot.commands.options import add_store_options, settings_from_args
 from core.store import Store
 
 HELP = "check the append-only ledger for edited, removed or reordered rows"

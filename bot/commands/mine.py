@@ -19,12 +19,8 @@ import jsonschema
 from rich.table import Table
 
 from bot.commands import summary
-from bot.commands.common import (
-    add_grading_options,
-    add_store_options,
-    grade,
-    settings_from_args,
-)
+from bot.commands.common import grade
+from bot.commands.options import add_grading_options, add_store_options, settings_from_args
 from bot.console import make_console
 from bot.mining import (
     FixedClock,

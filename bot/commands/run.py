@@ -6,12 +6,8 @@ import argparse
 from pathlib import Path
 
 from bot.commands import summary
-from bot.commands.common import (
-    add_executor_options,
-    add_grading_options,
-    grade,
-    settings_from_args,
-)
+from bot.commands.common import grade
+from bot.commands.options import add_executor_options, add_grading_options, settings_from_args
 from core.changesets import read_changesets
 
 HELP = summary("run")

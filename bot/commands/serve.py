@@ -15,7 +15,7 @@ from gunicorn.app.base import BaseApplication
 
 from bot.app.service import BotService, build_service
 from bot.commands import summary
-from bot.commands.common import add_store_options, settings_from_args
+from bot.commands.options import add_store_options, settings_from_args
 from core.settings import Settings
 
 HELP = summary("serve")

@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from bot.commands import summary
-from bot.commands.common import settings_from_args
 from bot.commands.gate import EXIT_REFUSED, scan_workers
+from bot.commands.options import settings_from_args
 from core.errors import ConfigError
 from core.specs import load_specs
 from core.store import Store

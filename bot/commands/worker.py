@@ -15,7 +15,7 @@ from pathlib import Path
 from celery import Celery
 
 from bot.commands import summary
-from bot.commands.common import add_executor_options, add_store_options, settings_from_args
+from bot.commands.options import add_executor_options, add_store_options, settings_from_args
 from bot.executor.broker import CeleryDispatcher, make_celery, queue_name
 from bot.executor.runtime import Housekeeper, build_worker
 
