@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench bench-gate bench-sandbox images clean
+.PHONY: setup demo test lint bench bench-gate bench-sandbox bench-webhooks bench-scale images clean
 
 setup: $(VENV)/.installed
 
@@ -35,6 +35,12 @@ bench-gate: setup
 
 bench-sandbox: setup
 	$(BIN)/python benchmarks/sandbox.py
+
+bench-webhooks: setup
+	$(BIN)/python benchmarks/webhooks.py
+
+bench-scale: setup
+	set -a; [ ! -f .ci/services.env ] || . ./.ci/services.env; set +a; $(BIN)/python benchmarks/scale.py
 
 images: setup
 	$(BIN)/migration-evals images build

@@ -26,7 +26,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -186,6 +186,25 @@ class _GroupCommit:
 
 
 _GUARD = sa.select(guard_table.c.id).where(guard_table.c.id == 1).with_for_update()
+# Built once: intake runs these for every batch of deliveries.
+_KNOWN_DELIVERIES = sa.select(deliveries_table.c.delivery_id).where(
+    deliveries_table.c.delivery_id.in_(sa.bindparam("ids", expanding=True))
+)
+_TAKEN_KEYS = sa.select(jobs_table.c.key).where(
+    jobs_table.c.key.in_(sa.bindparam("keys", expanding=True))
+)
+_INSERT_JOBS = jobs_table.insert().returning(jobs_table.c.id, sort_by_parameter_order=True)
+
+
+def _accepted(fresh: tuple[NewJob, ...] | None, ids: Iterator[int]) -> Accepted:
+    """One delivery's outcome; takes its new jobs' ids, in order, from ``ids``."""
+    if fresh is None:
+        return Accepted(duplicate=True)
+    return Accepted(
+        duplicate=False,
+        job_ids=tuple(int(next(ids)) for _ in fresh),
+        kinds=tuple(job.kind for job in fresh),
+    )
 
 
 class JobQueue:
@@ -238,8 +257,65 @@ class JobQueue:
             self.on_new_jobs(jobs)
 
     def _accept_batch(self, batch: Sequence[_Delivery]) -> list[Accepted]:
-        with self.store.engine.begin() as conn:
-            return [self._accept(conn, *delivery) for delivery in batch]
+        try:
+            with self.store.engine.begin() as conn:
+                return self._accept_all(conn, batch)
+        except IntegrityError:
+            # A twin committed by another process between this batch's look and its write
+            # (possible on PostgreSQL; SQLite's write lock is held from the start): settle
+            # the batch one delivery, one job at a time.
+            with self.store.engine.begin() as conn:
+                return [self._accept(conn, *delivery) for delivery in batch]
+
+    def _accept_all(self, conn: Connection, batch: Sequence[_Delivery]) -> list[Accepted]:
+        """The whole batch in a few statements: look up known deliveries and job keys once,
+        then insert what is new in two multi-row inserts."""
+        now = self.clock()
+        known = set(conn.execute(_KNOWN_DELIVERIES, {"ids": [d[0] for d in batch]}).scalars())
+        keys = [job.key for _, _, jobs in batch for job in jobs]
+        taken = set(conn.execute(_TAKEN_KEYS, {"keys": keys}).scalars()) if keys else set()
+        deliveries: list[dict[str, Any]] = []
+        rows: list[dict[str, Any]] = []
+        plan: list[tuple[NewJob, ...] | None] = []
+        for delivery_id, event, jobs in batch:
+            if delivery_id in known:
+                plan.append(None)
+                continue
+            known.add(delivery_id)
+            fresh = tuple(job for job in jobs if job.key not in taken)
+            taken.update(job.key for job in fresh)
+            plan.append(fresh)
+            deliveries.append(
+                {"delivery_id": delivery_id, "event": event, "received_at": now, "jobs": len(jobs)}
+            )
+            rows.extend(self._row(job, now, delivery_id=delivery_id) for job in fresh)
+        if deliveries:
+            conn.execute(deliveries_table.insert(), deliveries)
+        ids = iter(conn.execute(_INSERT_JOBS, rows).scalars()) if rows else iter(())
+        return [_accepted(fresh, ids) for fresh in plan]
+
+    def _row(
+        self,
+        job: NewJob,
+        now: float,
+        *,
+        run_after: float | None = None,
+        delivery_id: str | None = None,
+        max_attempts: int | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "kind": job.kind.value,
+            "key": job.key,
+            "subject": job.subject,
+            "payload": json.dumps(dict(job.payload), sort_keys=True),
+            "state": JobState.QUEUED.value,
+            "attempts": 0,
+            "max_attempts": max_attempts or self.max_attempts,
+            "run_after": now if run_after is None else run_after,
+            "delivery_id": delivery_id,
+            "created_at": now,
+            "updated_at": now,
+        }
 
     def _accept(
         self, conn: Connection, delivery_id: str, event: str, jobs: Sequence[NewJob]
@@ -281,47 +357,19 @@ class JobQueue:
         them is the caller's business, after its commit.
         """
         now = self.clock()
-        rows = [
-            {
-                "kind": job.kind.value,
-                "key": job.key,
-                "subject": job.subject,
-                "payload": json.dumps(dict(job.payload), sort_keys=True),
-                "state": JobState.QUEUED.value,
-                "attempts": 0,
-                "max_attempts": max_attempts or self.max_attempts,
-                "run_after": now,
-                "created_at": now,
-                "updated_at": now,
-            }
-            for job in jobs
-        ]
+        rows = [self._row(job, now, max_attempts=max_attempts) for job in jobs]
         if not rows:
             return []
-        returning = jobs_table.insert().returning(jobs_table.c.id, sort_by_parameter_order=True)
-        return [int(job_id) for job_id in conn.execute(returning, rows).scalars()]
+        return [int(job_id) for job_id in conn.execute(_INSERT_JOBS, rows).scalars()]
 
     def _insert(
         self, conn: Connection, job: NewJob, run_after: float, delivery_id: str | None
     ) -> int | None:
         now = self.clock()
+        row = self._row(job, now, run_after=run_after, delivery_id=delivery_id)
         try:
             with conn.begin_nested():
-                result = conn.execute(
-                    jobs_table.insert().values(
-                        kind=job.kind.value,
-                        key=job.key,
-                        subject=job.subject,
-                        payload=json.dumps(dict(job.payload), sort_keys=True),
-                        state=JobState.QUEUED.value,
-                        attempts=0,
-                        max_attempts=self.max_attempts,
-                        run_after=run_after,
-                        delivery_id=delivery_id,
-                        created_at=now,
-                        updated_at=now,
-                    )
-                )
+                result = conn.execute(jobs_table.insert().values(**row))
         except IntegrityError:
             return None  # the same work is already queued, running or done
         key = result.inserted_primary_key
