@@ -29,9 +29,11 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.pool import NullPool
 
 from core.errors import StoreError
-from core.model import Envelope, Trial, Verdict
+from core.lookups import CacheLookups, cache_lookup_sql
+from core.model import Envelope, Trial
 from core.stamps import canonical_json, sha256_hex
 
 __all__ = [
@@ -136,13 +138,6 @@ _MOVE_HEAD = (
     .where(ledger_head_table.c.id == 1)
     .values(seq=sa.bindparam("new_seq"), row_hash=sa.bindparam("new_hash"))
 )
-_CACHE_QUERY = (
-    sa.select(ledger_table.c.cache_key, ledger_table.c.payload)
-    .where(ledger_table.c.cache_key.in_(sa.bindparam("keys", expanding=True)))
-    .where(ledger_table.c.verdict.not_in([Verdict.ERROR.value, Verdict.SKIPPED.value]))
-    .where(ledger_table.c.fabricated.is_(False))
-    .order_by(ledger_table.c.seq.desc())
-)
 
 
 def _now() -> str:
@@ -232,9 +227,12 @@ def _engine_options(url: str, pool_size: int | None) -> dict[str, Any]:
     return options
 
 
-def _make_engine(url: str, pool_size: int | None = None) -> Engine:
+def _make_engine(url: str, pool_size: int | None = None, *, pooled: bool = True) -> Engine:
+    options = _engine_options(url, pool_size)
+    if not pooled:
+        options = {"connect_args": options.get("connect_args", {}), "poolclass": NullPool}
     try:
-        engine = sa.create_engine(url, future=True, **_engine_options(url, pool_size))
+        engine = sa.create_engine(url, future=True, **options)
     except (SQLAlchemyError, ValueError, ImportError) as exc:
         raise StoreError(f"cannot use database URL {url!r}: {exc}") from exc
     if engine.dialect.name == "sqlite":
@@ -248,6 +246,7 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._append_lock = threading.Lock()
+        self._lookups: CacheLookups | None = None
 
     @classmethod
     def open(
@@ -278,6 +277,9 @@ class Store:
         return self.engine.dialect.name == "sqlite"
 
     def close(self) -> None:
+        if self._lookups is not None:
+            self._lookups.close()
+            self._lookups = None
         self.engine.dispose()
 
     @contextmanager
@@ -453,12 +455,28 @@ class Store:
     def cached_envelopes(self, cache_keys: Sequence[str]) -> dict[str, Envelope]:
         """``cached_envelope`` for several keys in one query (one per trial, not per tier)."""
         found: dict[str, Envelope] = {}
-        with self.reading() as conn:
-            rows = conn.execute(_CACHE_QUERY, {"keys": list(cache_keys)})
-            for key, payload in rows:
-                if key not in found:  # rows come newest first
-                    found[key] = Envelope.from_dict(json.loads(payload)["envelope"])
+        for key, payload in self._cache_rows(list(cache_keys)):
+            if key not in found:  # rows come newest first
+                found[key] = Envelope.from_dict(json.loads(payload)["envelope"])
         return found
+
+    def _cache_rows(self, keys: list[str]) -> list[tuple[str, str]]:
+        if not keys:
+            return []
+        if self._in_memory:  # another connection would open another, empty, database
+            sql = cache_lookup_sql(self.engine.dialect.paramstyle, len(keys))
+            with self.reading() as conn:
+                return [(str(k), str(p)) for k, p in conn.exec_driver_sql(sql, tuple(keys))]
+        with self._append_lock:
+            if self._lookups is None:
+                url = self.engine.url.render_as_string(hide_password=False)
+                self._lookups = CacheLookups(_make_engine(url, pooled=False))
+            lookups = self._lookups
+        return lookups.rows(keys)
+
+    @property
+    def _in_memory(self) -> bool:
+        return self.is_sqlite and self.engine.url.database in (None, "", ":memory:")
 
     def entries(self, *, run_id: str | None = None, batch: int = 2000) -> Iterator[LedgerEntry]:
         """Stream ledger rows in sequence order, decoded."""

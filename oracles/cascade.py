@@ -86,22 +86,30 @@ class Cascade:
         apply = specs.oracle.section("apply")
         self.limits = ScreenLimits(int(apply["max_files"]), int(apply["max_patch_bytes"]))
 
-    def cache_key(self, changeset: Changeset, tier: Tier, stamps: Stamps) -> str:
-        upstream = self.tiers[: self.tiers.index(tier) + 1]
+    def cache_keys(self, changeset: Changeset, stamps: Stamps) -> dict[Tier, str]:
+        """Each tier's content-addressed key: the inputs, the stamps, and the identity of
+        that tier's adapter and of every adapter before it (asked once per trial)."""
         recipe = self.specs.recipe(changeset.recipe)
-        return stamp(
-            {
-                "repo": changeset.repo,
-                "base_commit": changeset.base_commit,
-                "patch_sha256": changeset.patch_sha256,
-                "recipe_params": dict(changeset.recipe_params),
-                "tier": tier.value,
-                "stamps": stamps.to_dict(),
-                "adapters": [self.oracles[t].identity_for(changeset, recipe) for t in upstream],
-                # Strict judging changes only the judge's answer, so only its key.
-                "strict": self.strict if tier is Tier.JUDGE else None,
-            }
-        )
+        identities = [self.oracles[t].identity_for(changeset, recipe) for t in self.tiers]
+        common = {
+            "repo": changeset.repo,
+            "base_commit": changeset.base_commit,
+            "patch_sha256": changeset.patch_sha256,
+            "recipe_params": dict(changeset.recipe_params),
+            "stamps": stamps.to_dict(),
+        }
+        return {
+            tier: stamp(
+                {
+                    **common,
+                    "tier": tier.value,
+                    "adapters": identities[: index + 1],
+                    # Strict judging changes only the judge's answer, so only its key.
+                    "strict": self.strict if tier is Tier.JUDGE else None,
+                }
+            )
+            for index, tier in enumerate(self.tiers)
+        }
 
     def run_trial(self, run_id: str, changeset: Changeset, budget: Budget) -> TrialRecord:
         recipe = self.specs.recipe(changeset.recipe)
@@ -109,7 +117,7 @@ class Cascade:
         tid = trial_id(run_id, changeset.id)
         envelopes: list[Envelope] = []
         keys: dict[str, str] = {}
-        tier_keys = {tier: self.cache_key(changeset, tier, stamps) for tier in self.tiers}
+        tier_keys = self.cache_keys(changeset, stamps)
         cached = self.store.cached_envelopes(list(tier_keys.values())) if self.store else {}
         with Workspace(self.repos, changeset, self.limits, scratch=self.scratch) as workspace:
             context = TrialContext(changeset, recipe, self.specs, workspace, envelopes, self.strict)

@@ -42,6 +42,8 @@ class RepoCache:
         self.timeout_s = timeout_s
         self._verified: set[tuple[str, str]] = set()
         self._listings: dict[Path, tuple[str, ...]] = {}
+        self._listed: dict[Path, frozenset[str]] = {}
+        self._snapshots: dict[tuple[str, str], Path] = {}
         self._thread_locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -111,6 +113,14 @@ class RepoCache:
 
     def snapshot(self, repo: str, commit: str) -> Path:
         """The checked-out tree of ``commit``; created once, then only read."""
+        known = self._snapshots.get((repo, commit))
+        if known is not None:
+            return known
+        target = self._make_snapshot(repo, commit)
+        self._snapshots[(repo, commit)] = target
+        return target
+
+    def _make_snapshot(self, repo: str, commit: str) -> Path:
         target = self.snapshot_dir(repo, commit)
         if target.is_dir():
             return target
@@ -139,6 +149,13 @@ class RepoCache:
                         found.append(os.path.relpath(full, snapshot).replace(os.sep, "/"))
             listing = self._listings[snapshot] = tuple(sorted(found))
         return listing
+
+    def listed(self, snapshot: Path) -> frozenset[str]:
+        """``files`` as a set, for membership tests."""
+        found = self._listed.get(snapshot)
+        if found is None:
+            found = self._listed[snapshot] = frozenset(self.files(snapshot))
+        return found
 
     def _checkout(self, git_dir: Path, commit: str, work: Path) -> None:
         tree = work / "tree"

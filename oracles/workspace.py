@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -58,23 +58,45 @@ def _inside_symlink(base: Path, path: str) -> bool:
     return False
 
 
-def _stage_base_files(base: Path, tree: Path, paths: Iterable[str]) -> list[Evidence]:
-    """Copy the declared paths that exist at base into ``tree``; refuse symlinked ones."""
+def _unlisted_base_file(base: Path, path: str) -> Evidence | None:
+    """Why a declared path that the snapshot's listing lacks cannot be staged, if it
+    cannot: it is or goes through a symbolic link, or it is a directory."""
+    source = base / path
+    if _inside_symlink(base, path) or source.is_symlink():
+        return Evidence("path is or goes through a symbolic link in the base tree", path)
+    if source.is_dir():
+        return Evidence("path is a directory in the base tree", path)
+    return None
+
+
+def _stage_base_files(
+    base: Path, tree: Path, paths: Iterable[str], listed: Container[str]
+) -> list[Evidence]:
+    """Copy the declared paths that exist at base into ``tree``; refuse symlinked ones.
+
+    ``listed`` holds the snapshot's regular files, found by a walk that never follows a
+    symbolic link, so a listed path needs no further checks; only the rest are examined.
+    """
     problems = []
+    made: set[str] = set()
+    base_dir, tree_dir = str(base), str(tree)
     for path in paths:
-        source = base / path
-        if _inside_symlink(base, path) or source.is_symlink():
-            problems.append(
-                Evidence("path is or goes through a symbolic link in the base tree", path)
-            )
-        elif source.is_dir():
-            problems.append(Evidence("path is a directory in the base tree", path))
-        elif source.is_file():
-            target = tree / path
-            os.makedirs(target.parent, exist_ok=True)
-            shutil.copyfile(source, target)
-            if os.access(source, os.X_OK):
-                shutil.copymode(source, target)
+        if path not in listed:
+            problem = _unlisted_base_file(base, path)
+            if problem is not None:
+                problems.append(problem)
+                continue
+            if not (base / path).is_file():
+                continue  # a file the patch creates
+        source = os.path.join(base_dir, path)
+        target = os.path.join(tree_dir, path)
+        parent = os.path.dirname(target)
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            made.add(parent)
+        shutil.copyfile(source, target)
+        if os.access(source, os.X_OK):
+            shutil.copymode(source, target)
     return problems
 
 
@@ -186,7 +208,8 @@ class Workspace:
         base = self.base
         tree = self._mkdtemp("me-apply-", self.scratch)
         paths = {p for change in parsed.changes for p in change.paths()}
-        problems = _stage_base_files(base, tree, sorted(paths))
+        listed = self.repos.listed(base)
+        problems = _stage_base_files(base, tree, sorted(paths), listed)
         if problems:
             return ApplyResult(tuple(problems), tuple(parsed.changes))
         done = git(

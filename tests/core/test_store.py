@@ -155,3 +155,28 @@ def test_an_unreachable_server_is_one_clear_line() -> None:
     message = str(caught.value)
     assert message.startswith("cannot open database postgresql+psycopg://someone:***@")
     assert "refused" in message and "\n" not in message and "secret" not in message
+
+
+def test_a_lookup_sees_rows_appended_after_an_earlier_lookup(store: Store) -> None:
+    assert store.cached_envelopes(["k"]) == {}  # keeps its connection for the next lookup
+    store.append_trial(_trial(1, Verdict.FAIL), {"apply": "k"})
+    store.append_trial(_trial(2, Verdict.PASS), {"apply": "k"})
+    found = store.cached_envelopes(["k", "other"])
+    assert list(found) == ["k"] and found["k"].verdict is Verdict.PASS  # the newest wins
+
+
+def test_a_lookup_survives_a_kept_connection_that_died(store: Store) -> None:
+    store.append_trial(_trial(1), {"apply": "k"})
+    assert "k" in store.cached_envelopes(["k"])
+    lookups = store._lookups
+    assert lookups is not None and len(lookups._free) == 1
+    lookups._free[0].dbapi_connection.close()  # as a database restart would leave it
+    assert "k" in store.cached_envelopes(["k"])
+
+
+def test_lookups_work_on_an_in_memory_database() -> None:
+    store = Store.open("sqlite://")
+    store.append_trial(_trial(1), {"apply": "k"})
+    assert set(store.cached_envelopes(["k", "j"])) == {"k"}
+    assert store.cached_envelopes([]) == {}
+    store.close()

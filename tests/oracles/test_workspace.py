@@ -178,6 +178,39 @@ def test_hostile_diffs_are_refused_and_write_nothing_outside(
     assert not list(Path("/").glob("abs-pwned"))
 
 
+STAGING_REFUSALS = {
+    "through base symlink": (
+        _new_file("link/pwned.txt"),
+        "path is or goes through a symbolic link in the base tree",
+    ),
+    "modify base symlink": (
+        "diff --git a/link b/link\n--- a/link\n+++ b/link\n@@ -1 +1 @@\n-x\n+y\n",
+        "path is or goes through a symbolic link in the base tree",
+    ),
+    "directory": (
+        "diff --git a/src b/src\n--- a/src\n+++ b/src\n@@ -1 +1 @@\n-x\n+y\n",
+        "path is a directory in the base tree",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STAGING_REFUSALS))
+def test_paths_that_are_not_plain_base_files_are_refused_with_the_reason(
+    name: str, make_repo: RepoFactory, cache: RepoCache, tmp_path: Path
+) -> None:
+    repo, _ = make_repo(BASE)
+    os.symlink(tmp_path, repo / "link")
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-q", "-m", "with link")
+    commit = run_git(repo, "rev-parse", "HEAD")
+    patch, reason = STAGING_REFUSALS[name]
+    with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
+        applied = workspace.apply()
+    assert [(p.message, p.path) for p in applied.problems][:1] == [
+        (reason, patch.split(" b/", 1)[1].split("\n", 1)[0])
+    ]
+
+
 def test_snapshot_and_clone_are_cached(make_repo: RepoFactory, cache: RepoCache) -> None:
     repo, commit = make_repo(BASE)
     first = cache.snapshot(str(repo), commit)
