@@ -8,6 +8,7 @@ views of the same ``Evaluation``, so they cannot disagree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.specs import SpecSet
@@ -24,6 +25,8 @@ from gate.judges import (
 from gate.ledger_scan import ChainCheck, collector_paused, scan_ledger
 from gate.numbers import Numbers, compute_numbers
 from gate.selection import Selection, select_trials
+from gate.stats import preload
+from gate.trials import TrialFacts
 
 __all__ = ["Evaluation", "evaluate"]
 
@@ -51,6 +54,8 @@ def evaluate(
     reliability: ReliabilityProbe = judge_reliability_probe,
 ) -> Evaluation:
     """Scan the ledger (up to ``upto_seq``), select, compute; nothing is written."""
+    if __import__("os").environ.get("XP"):
+        preload()  # scipy loads while the scan waits on the database and its workers
     with collector_paused():
         scan = scan_ledger(store, upto_seq=upto_seq, workers=workers)
         selection = select_trials(scan.trials, run_id)
@@ -63,6 +68,11 @@ def evaluate(
             anchor=anchor_status(store, specs),
             agreement=judge_agreement(selection.trials),
             strict_trials=strict,
-            reliability=reliability(store, specs, run_id) if strict else None,
+            reliability=reliability(_of_run(scan.trials, run_id), specs) if strict else None,
             harking=find_harking(specs, selection.in_scope),
         )
+
+
+def _of_run(trials: Sequence[TrialFacts], run_id: str | None) -> list[TrialFacts]:
+    """The scanned trials of one run (all of them when ``run_id`` is None), oldest first."""
+    return [t for t in trials if run_id is None or t.run_id == run_id]

@@ -13,16 +13,12 @@ Two things are kept apart here:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import sqlalchemy as sa
-
-from core.model import Tier, Verdict
 from core.specs import SpecSet
-from core.store import LedgerEntry, Store, ledger_table
-from gate.reliability import assess, collect
+from gate.reliability import assess, gather
 from gate.stats import UndefinedStatistic, cohens_kappa
 from gate.trials import TrialFacts
 
@@ -45,33 +41,16 @@ class JudgeReliabilityView(Protocol):
     def problems(self) -> Sequence[str]: ...
 
 
-ReliabilityProbe = Callable[[Store, SpecSet, str | None], JudgeReliabilityView | None]
+ReliabilityProbe = Callable[[Sequence[TrialFacts], SpecSet], JudgeReliabilityView | None]
 
 
 def judge_reliability_probe(
-    store: Store, specs: SpecSet, run_id: str | None = None
+    trials: Sequence[TrialFacts], specs: SpecSet
 ) -> JudgeReliabilityView | None:
-    """``gate.reliability``'s verdict on the judge pair, over one run's judge rows or all.
-
-    Only judge envelopes that ran are read (``collect`` ignores every other row), so the
-    gate does not decode a large ledger a second time.
-    """
-    return assess(collect(_judge_entries(store, run_id), specs.oracle_stamp), specs)
-
-
-_JUDGE_ROWS = (
-    sa.select(ledger_table.c.seq, ledger_table.c.payload)
-    .where(ledger_table.c.tier == Tier.JUDGE.value)
-    .where(ledger_table.c.verdict != Verdict.SKIPPED.value)
-    .order_by(ledger_table.c.seq)
-)
-
-
-def _judge_entries(store: Store, run_id: str | None) -> Iterator[LedgerEntry]:
-    query = _JUDGE_ROWS if run_id is None else _JUDGE_ROWS.where(ledger_table.c.run_id == run_id)
-    with store.reading() as conn:
-        for seq, payload in conn.execution_options(yield_per=2000).execute(query):
-            yield LedgerEntry.decode(seq, payload)
+    """``gate.reliability``'s verdict on the judge pair, over the judge opinions the gate's
+    ledger scan kept for ``trials`` (oldest first), so nothing is read a second time."""
+    opinions = (t.judge_opinion for t in trials if t.judge_opinion is not None)
+    return assess(gather(opinions, specs.oracle_stamp), specs)
 
 
 @dataclass(frozen=True, slots=True)

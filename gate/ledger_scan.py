@@ -35,7 +35,14 @@ from core.model import Stamps, Tier, Verdict
 from core.stamps import sha256_hex
 from core.store import GENESIS_HASH, Store, ledger_table, row_hash
 from gate.fabrication import find_marks, may_hold_marks
-from gate.trials import TierFacts, TrialFacts, outcome_of
+from gate.trials import (
+    JudgeOpinion,
+    Outcome,
+    TierFacts,
+    TrialFacts,
+    judge_opinion,
+    outcome_of,
+)
 
 __all__ = [
     "PARALLEL_MIN_ROWS",
@@ -149,6 +156,7 @@ class _TrialBuilder:
     judge_pair: tuple[str, str] | None = None
     judge_strict: bool = False
     error_reason: str = ""
+    judge_opinion: JudgeOpinion | None = None
 
     def merge(self, later: _TrialBuilder) -> None:
         """Append the rows of the same trial found in a later range."""
@@ -165,6 +173,7 @@ class _TrialBuilder:
         self.judge_pair = self.judge_pair or later.judge_pair
         self.judge_strict = self.judge_strict or later.judge_strict
         self.error_reason = self.error_reason or later.error_reason
+        self.judge_opinion = later.judge_opinion or self.judge_opinion
 
     def pack(self) -> tuple[Any, ...]:
         """Plain values for the trip back from a worker (pickling objects costs more)."""
@@ -201,6 +210,7 @@ class _TrialBuilder:
             stamps=tuple(_stamps(key) for key in self.stamps),
             marks=tuple(self.marks),
             error_reason=self.error_reason,
+            judge_opinion=self.judge_opinion,
         )
 
 
@@ -208,6 +218,7 @@ _BUILDER_FIELDS = tuple(f.name for f in fields(_TrialBuilder))
 _TIERS_AT = _BUILDER_FIELDS.index("tiers")
 _TIERS = {tier.value: tier for tier in Tier}
 _VERDICTS = {verdict.value: verdict for verdict in Verdict}
+_OUTCOMES = {outcome.value: outcome for outcome in Outcome}
 
 
 @dataclass(slots=True)
@@ -231,6 +242,8 @@ class _Range:
     # scanned, and the (at most two) at its ends, still open and packed for the trip.
     built: list[TrialFacts] = field(default_factory=list)
     ends: list[tuple[Any, ...]] = field(default_factory=list)
+    # ``built`` as plain values, for the trip back from a worker process (``to_wire``).
+    wired: list[tuple[Any, ...]] = field(default_factory=list)
 
     def settle(self) -> None:
         """Build every trial but those of the range's first and last rows, which a seam may
@@ -241,6 +254,47 @@ class _Range:
         self.built = [b.build() for key, b in self.trials.items() if key not in ends]
         self.ends = [self.trials[key].pack() for key in ends]
         self.trials = {}
+
+    def to_wire(self) -> None:
+        """Swap ``built`` for plain values: unpickling 10,000s of named tuples holding
+        enums, dates and dataclasses costs several times as much as the scan saves by
+        running in another process."""
+        self.wired, self.built = [_wire(facts) for facts in self.built], []
+
+    def from_wire(self) -> None:
+        tiers: dict[tuple[Any, ...], TierFacts] = {}  # few distinct ones, shared
+        self.built, self.wired = [_unwire(values, tiers) for values in self.wired], []
+
+
+_AT = {name: index for index, name in enumerate(TrialFacts._fields)}
+
+
+def _wire(facts: TrialFacts) -> tuple[Any, ...]:
+    values: list[Any] = list(facts)
+    values[_AT["repo_created_at"]] = facts.repo_created_at.isoformat()
+    values[_AT["tiers"]] = tuple((t.tier.value, t.verdict.value, *t[2:]) for t in facts.tiers)
+    values[_AT["outcome"]] = facts.outcome.value
+    values[_AT["stamps"]] = tuple((s.oracle, s.recipe, s.hypotheses) for s in facts.stamps)
+    opinion = facts.judge_opinion
+    values[_AT["judge_opinion"]] = None if opinion is None else tuple(opinion)
+    return tuple(values)
+
+
+def _unwire(values: tuple[Any, ...], tiers: dict[tuple[Any, ...], TierFacts]) -> TrialFacts:
+    plain: list[Any] = list(values)
+    plain[_AT["repo_created_at"]] = _date(plain[_AT["repo_created_at"]])
+    shared = []
+    for tier in plain[_AT["tiers"]]:
+        found = tiers.get(tier)
+        if found is None:
+            found = tiers[tier] = TierFacts(_TIERS[tier[0]], _VERDICTS[tier[1]], *tier[2:])
+        shared.append(found)
+    plain[_AT["tiers"]] = tuple(shared)
+    plain[_AT["outcome"]] = _OUTCOMES[plain[_AT["outcome"]]]
+    plain[_AT["stamps"]] = tuple(_stamps(tuple(s)) for s in plain[_AT["stamps"]])
+    opinion = plain[_AT["judge_opinion"]]
+    plain[_AT["judge_opinion"]] = None if opinion is None else JudgeOpinion(*opinion)
+    return TrialFacts(*plain)
 
 
 def _sandbox_seconds(details: dict[str, Any]) -> float:
@@ -281,6 +335,8 @@ def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, tex
             builder.sandbox_s += _sandbox_seconds(details)
         elif tier == "judge":
             _judge_usage(builder, details, cached)
+    if tier == "judge" and verdict != "skipped":
+        builder.judge_opinion = judge_opinion(envelope)
     if verdict == "error" and not builder.error_reason:
         builder.error_reason = f"{tier}: {envelope['reason']}"[:300]
     builder.tiers.append(
@@ -366,6 +422,7 @@ def _scan_range_at(url: str, lo: int, hi: int) -> _Range:
         with collector_paused():
             found = _scan_range(store, lo, hi)
             found.settle()
+            found.to_wire()
     finally:
         store.close()
     return found
@@ -399,7 +456,10 @@ def _scan_parts(store: Store, last: int, workers: int, parallel_min_rows: int) -
     with ProcessPoolExecutor(len(ranges) - 1, mp_context=_worker_context()) as pool:
         futures = [pool.submit(_scan_range_at, url, lo, hi) for lo, hi in ranges[1:]]
         first = _settled(_scan_range(store, *ranges[0]))  # this process scans one itself
-        return [first, *(future.result() for future in futures)]
+        others = [future.result() for future in futures]
+    for part in others:
+        part.from_wire()
+    return [first, *others]
 
 
 def _settled(found: _Range) -> _Range:

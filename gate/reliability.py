@@ -10,6 +10,7 @@ Public interface (the publication gate refuses strict-mode numbers through it)::
         .primary_vs_humans, .secondary_vs_humans, .between_judges     Agreement each
         .to_dict()     JSON-ready, with the oracle and hand-label stamps it was computed under
     collect(entries, oracle_stamp) -> Opinions    what each judge said, from ledger entries
+    gather(opinions, oracle_stamp) -> Opinions    the same from the gate scan's judge opinions
     assess(opinions, specs) -> JudgeReliability   the same verdict over collected opinions
 
 What counts, and why:
@@ -35,10 +36,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from core.model import Envelope, Tier, Verdict
+from core.model import Tier, Verdict
 from core.specs import SpecSet
 from core.store import LedgerEntry, Store
 from gate.stats import UndefinedStatistic, cohens_kappa
+from gate.trials import JudgeOpinion, judge_opinion
 
 __all__ = [
     "Agreement",
@@ -47,6 +49,7 @@ __all__ = [
     "Opinions",
     "assess",
     "collect",
+    "gather",
     "judge_reliability",
 ]
 
@@ -155,43 +158,31 @@ class JudgeReliability:
         }
 
 
-def _verdicts(envelope: Envelope) -> dict[str, str | None]:
-    """Each judge role's own verdict from the envelope's transcripts."""
-    verdicts: dict[str, str | None] = {}
-    for transcript in envelope.details.get("judges") or ():
-        answer = transcript.get("answer") or {}
-        verdicts[str(transcript.get("role"))] = answer.get("verdict")
-    return verdicts
-
-
-def _skip_reason(envelope: Envelope, oracle_stamp: str) -> str | None:
-    if envelope.cached:
-        return "cached"
-    if envelope.fabricated:
-        return "fabricated"
-    if envelope.stamps.oracle != oracle_stamp:
-        return "stale"
-    if not envelope.details.get("judges"):
-        return "no judge answer"  # errors, budget stops: the judges were never heard
-    return None
-
-
 def collect(entries: Iterable[LedgerEntry], oracle_stamp: str) -> Opinions:
+    """``gather`` over ledger entries (only the judge tier's rows that ran are read)."""
+    return gather(
+        (
+            judge_opinion(entry.envelope.to_dict())
+            for entry in entries
+            if entry.envelope.tier is Tier.JUDGE and entry.envelope.verdict is not Verdict.SKIPPED
+        ),
+        oracle_stamp,
+    )
+
+
+def gather(opinions: Iterable[JudgeOpinion], oracle_stamp: str) -> Opinions:
     """Each judge's latest opinion per changeset, the latest strict pairs, and how many
-    envelopes were left out (by reason); tiers never reached are not counted at all."""
+    envelopes were left out (by reason), from judge opinions oldest first."""
     primary: dict[str, str | None] = {}
     secondary: dict[str, str | None] = {}
     pairs: dict[str, tuple[str | None, str | None]] = {}
     left_out: Counter[str] = Counter()
-    for entry in entries:
-        envelope = entry.envelope
-        if envelope.tier is not Tier.JUDGE or envelope.verdict is Verdict.SKIPPED:
-            continue
-        reason = _skip_reason(envelope, oracle_stamp)
+    for opinion in opinions:
+        reason = _left_out(opinion, oracle_stamp)
         if reason:
             left_out[reason] += 1
             continue
-        verdicts, changeset = _verdicts(envelope), envelope.changeset_id
+        verdicts, changeset = dict(opinion.verdicts), opinion.changeset_id
         if "primary" in verdicts:
             primary[changeset] = verdicts["primary"]
         if "secondary" in verdicts:
@@ -199,6 +190,16 @@ def collect(entries: Iterable[LedgerEntry], oracle_stamp: str) -> Opinions:
         if "primary" in verdicts and "secondary" in verdicts:
             pairs[changeset] = (verdicts["primary"], verdicts["secondary"])
     return Opinions(primary, secondary, pairs, dict(sorted(left_out.items())))
+
+
+def _left_out(opinion: JudgeOpinion, oracle_stamp: str) -> str:
+    if opinion.left_out:
+        return opinion.left_out
+    if opinion.oracle_stamp != oracle_stamp:
+        return "stale"
+    if not opinion.verdicts:
+        return "no judge answer"  # errors, budget stops: the judges were never heard
+    return ""
 
 
 def _agreement(

@@ -8,24 +8,44 @@ both raters use one and the same category, phi when a margin is empty) raises
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Literal
-
-# scipy.special's normal CDF and its inverse are what scipy.stats.norm evaluates; importing
-# them alone keeps the command line's start-up short (scipy.stats takes most of a second).
-from scipy.special import ndtr, ndtri
 
 __all__ = [
     "UndefinedStatistic",
     "cohens_kappa",
     "matthews_corrcoef",
+    "preload",
     "two_proportion_ztest",
     "wilson_interval",
 ]
 
 Alternative = Literal["two-sided", "larger", "smaller"]
+
+
+@functools.cache
+def _normal() -> tuple[Callable[[float], float], Callable[[float], float]]:
+    """scipy's standard normal CDF and its inverse (what ``scipy.stats.norm`` evaluates).
+
+    Imported on first use: scipy.special and numpy take about half a second to load,
+    which callers can spend on other work (``preload``).
+    """
+    from scipy.special import ndtr, ndtri  # noqa: PLC0415 - deferred on purpose, see above
+
+    return ndtr, ndtri
+
+
+def preload() -> None:
+    """Start loading scipy on a background thread; the first statistic waits for it.
+
+    Worth it where the caller has I/O to wait on meanwhile: the gate starts it before
+    its ledger scan, whose reads and worker processes leave the interpreter idle.
+    """
+    threading.Thread(target=_normal, name="preload-scipy", daemon=True).start()
 
 
 class UndefinedStatistic(ValueError):
@@ -56,6 +76,7 @@ def two_proportion_ztest(
     if se == 0:
         return 0.0, 1.0
     z = (x1 / n1 - x2 / n2) / se
+    ndtr, _ = _normal()
     if alternative == "two-sided":
         p = 2 * float(ndtr(-abs(z)))
     elif alternative == "larger":
@@ -100,9 +121,16 @@ def wilson_interval(x: int, n: int, confidence: float = 0.95) -> tuple[float, fl
         return 0.0, 1.0
     if not 0 <= x <= n:
         raise ValueError(f"successes must lie in [0, n] (x={x}, n={n})")
-    z = float(ndtri(1 - (1 - confidence) / 2))
+    z = _quantile(1 - (1 - confidence) / 2)
     phat = x / n
     denominator = 1 + z * z / n
     centre = (phat + z * z / (2 * n)) / denominator
     half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@functools.lru_cache(maxsize=16)
+def _quantile(probability: float) -> float:
+    """The standard normal quantile; the same few confidences are asked for again and again."""
+    _, ndtri = _normal()
+    return float(ndtri(probability))

@@ -23,7 +23,16 @@ from typing import Any, NamedTuple
 from core.model import Stamps, Tier, Verdict
 from core.stamps import sha256_hex
 
-__all__ = ["FILTERABLE", "Outcome", "TierFacts", "TrialFacts", "outcome_of", "set_digest"]
+__all__ = [
+    "FILTERABLE",
+    "JudgeOpinion",
+    "Outcome",
+    "TierFacts",
+    "TrialFacts",
+    "judge_opinion",
+    "outcome_of",
+    "set_digest",
+]
 
 
 class Outcome(StrEnum):
@@ -75,6 +84,35 @@ class TierFacts(NamedTuple):
         )
 
 
+class JudgeOpinion(NamedTuple):
+    """What a trial's judge envelope tells about the judges themselves (their reliability).
+
+    ``left_out``: why it can never count ("cached": a repeated answer, "fabricated": a
+    cassette miss is nobody's opinion), or empty; whether it is stale depends on the specs
+    it is assessed under. ``verdicts``: each transcript's role and verdict (None: no valid
+    verdict), empty when no judge was heard.
+    """
+
+    changeset_id: str
+    oracle_stamp: str
+    left_out: str
+    verdicts: tuple[tuple[str, str | None], ...]
+
+
+def judge_opinion(envelope: Mapping[str, Any]) -> JudgeOpinion:
+    """The opinion in a judge envelope, given in its stored JSON form."""
+    left_out = "cached" if envelope.get("cached") else ""
+    if not left_out and envelope.get("fabricated"):
+        left_out = "fabricated"
+    transcripts = (envelope.get("details") or {}).get("judges") or ()
+    verdicts = tuple(
+        (str(t.get("role")), (t.get("answer") or {}).get("verdict")) for t in transcripts
+    )
+    return JudgeOpinion(
+        str(envelope["changeset_id"]), str(envelope["stamps"]["oracle"]), left_out, verdicts
+    )
+
+
 class TrialFacts(NamedTuple):
     """A trial as the gate sees it. The ledger-only fields stay empty when read from a bundle.
 
@@ -105,6 +143,7 @@ class TrialFacts(NamedTuple):
     stamps: tuple[Stamps, ...] = ()
     marks: tuple[str, ...] = ()
     error_reason: str = ""
+    judge_opinion: JudgeOpinion | None = None
 
     @property
     def passed(self) -> bool:

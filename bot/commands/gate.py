@@ -8,18 +8,18 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from bot.commands import summary
 from bot.commands.options import add_store_options, settings_from_args
-from bot.console import make_console
 from core.specs import load_specs
 from core.store import Store
-from gate.bundle import build_bundle
 from gate.evaluation import Evaluation, evaluate
 from gate.publication import check
 from gate.refusals import GateDecision
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["EXIT_REFUSED", "add_parser", "add_scan_options", "evaluate_from_args", "scan_workers"]
 
@@ -71,6 +71,8 @@ def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
 
 
 def decision_table(decision: GateDecision) -> Table:
+    from rich.table import Table  # noqa: PLC0415 - only human output needs rich
+
     table = Table(title=f"{len(decision.refusals)} refusal(s)", title_justify="left")
     table.add_column("code", no_wrap=True)
     table.add_column("detail")
@@ -84,6 +86,8 @@ def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: 
         json.dump(decision.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
+    from bot.console import make_console  # noqa: PLC0415 - only human output needs rich
+
     console = make_console()
     trials = len(evaluation.selection.trials)
     if decision.publishable:
@@ -111,6 +115,8 @@ def run_publish(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_REFUSED
+    from gate.bundle import build_bundle  # noqa: PLC0415 - only publishing builds one
+
     created = datetime.now(UTC).isoformat(timespec="seconds")
     bundle = build_bundle(evaluation, decision, created)
     args.out.write_text(json.dumps(bundle, indent=1, sort_keys=True) + "\n")

@@ -9,12 +9,12 @@ from dataclasses import replace
 import pytest
 
 import core.store
-from core.model import Tier, Verdict
+from core.model import FabricatedMark, Tier, Verdict
 from core.specs import SpecSet
 from core.store import GENESIS_HASH, Store, row_hash
 from gate.ledger_scan import _COLUMNS, content_hash, scan_ledger
 from gate.trials import Outcome
-from tests.gate.ledgers import SANDBOX_S, TOKENS, Plan, append, balanced, build_trial
+from tests.gate.ledgers import POST, SANDBOX_S, TOKENS, Plan, append, balanced, build_trial
 
 ROW = {
     "seq": 12,
@@ -113,12 +113,23 @@ def test_a_clean_chain_matches_verify_ledger(store: Store, gate_specs: SpecSet) 
 
 
 def test_a_split_scan_gathers_the_same_trials(store: Store, gate_specs: SpecSet) -> None:
-    append(store, gate_specs, balanced(per_bucket=3))
+    mark = FabricatedMark("judge", "k", "path", "no cassette")
+    odd = [
+        Plan("strict", strict=("pass", "fail")),
+        Plan("marked", marks={Tier.JUDGE: (mark,)}),
+        Plan("cached", cached=True),
+        Plan("broke", outcome="error@compile", created=POST),
+    ]
+    append(store, gate_specs, [*balanced(per_bucket=3), *odd])
     serial = scan_ledger(store)
-    # 7 ranges over 72 trials of 4 rows: several trials are cut by a range boundary.
+    # 7 ranges over 88 rows: several trials are cut by a range boundary, and the trials
+    # built in worker processes travel back as plain values (every field must survive).
     split = scan_ledger(store, workers=7, parallel_min_rows=1)
     assert split == serial
-    assert len(serial.trials) == 18
+    assert len(serial.trials) == 22
+    facts = {t.changeset_id: t for t in serial.trials}
+    assert facts["strict"].judge_opinion is not None and facts["strict"].judge_pair
+    assert facts["marked"].marks and facts["broke"].error_reason
 
 
 def test_an_in_memory_database_is_scanned_in_process(gate_specs: SpecSet) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from types import SimpleNamespace
@@ -16,6 +17,7 @@ from gate.evaluation import evaluate
 from gate.judges import JudgeReliabilityView
 from gate.publication import check
 from gate.refusals import GateDecision, RefusalCode
+from gate.trials import TrialFacts
 from tests.gate.ledgers import MODELS, POST, PRE, Plan, add_gold, append, balanced
 
 MARK = FabricatedMark("judge", "k" * 8, "cassettes/judge/missing.json", "cassette miss")
@@ -152,7 +154,7 @@ def test_a_pre_cutoff_advantage_trips_contamination(store: Store, gate_specs: Sp
 
 
 def _reliability(reliable: bool) -> object:
-    def probe(_store: Store, _specs: SpecSet, _run: str | None) -> JudgeReliabilityView:
+    def probe(_trials: Sequence[TrialFacts], _specs: SpecSet) -> JudgeReliabilityView:
         problems = () if reliable else ("primary vs humans: kappa 0.100 is below the floor 0.6",)
         return SimpleNamespace(reliable=reliable, problems=problems)  # type: ignore[return-value]
 
@@ -183,7 +185,7 @@ def test_strict_numbers_from_an_unreliable_pair_are_refused(
 def test_the_pair_is_asked_only_about_strict_numbers(
     clean_store: Store, gate_specs: SpecSet
 ) -> None:
-    def never(_store: Store, _specs: SpecSet, _run: str | None) -> JudgeReliabilityView:
+    def never(_trials: Sequence[TrialFacts], _specs: SpecSet) -> JudgeReliabilityView:
         raise AssertionError("no strict-mode trial is counted: nothing to ask")
 
     assert _decide(clean_store, gate_specs, reliability=never).publishable

@@ -13,7 +13,15 @@ import pytest
 from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
 from core.specs import HandLabel, SpecSet
 from core.store import Store
-from gate.reliability import AgreementStatus, Opinions, assess, judge_reliability
+from gate.judges import judge_reliability_probe
+from gate.ledger_scan import scan_ledger
+from gate.reliability import (
+    AgreementStatus,
+    JudgeReliability,
+    Opinions,
+    assess,
+    judge_reliability,
+)
 
 Verdicts = Sequence[str | None]
 
@@ -239,4 +247,41 @@ def test_a_later_non_strict_run_keeps_the_strict_pair(specs: SpecSet, tmp_path: 
     assert result.primary_vs_humans.agreed == 0  # the later plain run said fail
     assert result.secondary_vs_humans.agreed == 0
     assert (result.between_judges.n, result.strict_disagreements) == (1, 1)
+    store.close()
+
+
+def test_the_gate_scan_finds_the_same_opinions_as_reading_the_ledger(
+    specs: SpecSet, tmp_path: Path
+) -> None:
+    spec = _specs(specs, ["pass", "fail", "pass", "fail"])
+    mark = FabricatedMark("judge", "k", "path", "no cassette")
+    runs = {
+        "r1": [
+            _envelope(spec, "c0", ["fail", "fail"]),
+            _envelope(spec, "c1", ["fail", "pass"], verdict=Verdict.FAIL),
+            _envelope(spec, "c2", ["pass", "pass"], oracle="0" * 64),
+            _envelope(spec, "c3", ["pass"]),
+        ],
+        "r2": [
+            _envelope(spec, "c0", ["pass", "pass"]),
+            _envelope(spec, "c1", ["fail", "fail"], cached=True),
+            _envelope(spec, "c2", ["fail", "fail"], fabricated=(mark,)),
+            _envelope(spec, "c3", [None, "fail"]),
+            _envelope(spec, "c4", [], verdict=Verdict.ERROR, details={}),
+            _envelope(spec, "c5", [], verdict=Verdict.SKIPPED, details={}),
+        ],
+    }
+    # One trial per envelope, as the cascade writes them.
+    unique = {
+        run: [replace(e, trial_id=f"{run}-{e.changeset_id}") for e in envelopes]
+        for run, envelopes in runs.items()
+    }
+    store = _store(tmp_path, unique)
+    scanned = scan_ledger(store).trials
+    for run_id in (None, "r1", "r2"):
+        trials = [t for t in scanned if run_id is None or t.run_id == run_id]
+        from_scan = judge_reliability_probe(trials, spec)
+        assert isinstance(from_scan, JudgeReliability)
+        assert from_scan.to_dict() == judge_reliability(store, spec, run_id=run_id).to_dict()
+    assert from_scan.left_out == {"cached": 1, "fabricated": 1, "no judge answer": 1}
     store.close()
