@@ -31,10 +31,11 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
+from core.chain import GENESIS_HASH, HASHED_COLUMNS, row_hash
 from core.errors import StoreError
 from core.lookups import CacheLookups, cache_lookup_sql
 from core.model import Envelope, Trial
-from core.stamps import canonical_json, sha256_hex
+from core.stamps import canonical_json
 
 __all__ = [
     "GENESIS_HASH",
@@ -43,10 +44,10 @@ __all__ = [
     "LedgerEntry",
     "Store",
     "metadata",
+    "row_hash",
 ]
 
 SCHEMA_VERSION = 1
-GENESIS_HASH = "0" * 64
 
 metadata = sa.MetaData()
 
@@ -110,22 +111,6 @@ trial_slots_table = sa.Table(
 # Any fixed number: the key of the advisory lock that serialises schema creation.
 _SCHEMA_LOCK_KEY = 0x6D65_7363_6865_6D61
 
-_HASHED_COLUMNS = (
-    "seq",
-    "recorded_at",
-    "run_id",
-    "trial_id",
-    "changeset_id",
-    "model",
-    "recipe",
-    "tier",
-    "verdict",
-    "fabricated",
-    "cache_key",
-    "payload",
-)
-
-
 # Built once: constructing SQLAlchemy statements per call costs more than running them.
 _HEAD_FOR_UPDATE = (
     sa.select(ledger_head_table.c.seq, ledger_head_table.c.row_hash)
@@ -142,17 +127,6 @@ _MOVE_HEAD = (
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def row_hash(prev_hash: str, row: Mapping[str, Any]) -> str:
-    """The hash chaining one ledger row to the one before it.
-
-    The payload (already canonical JSON) is hashed as it is stored, after the other
-    columns, rather than escaped into them a second time.
-    """
-    content = {name: row[name] for name in _HASHED_COLUMNS if name != "payload"}
-    content["fabricated"] = bool(content["fabricated"])
-    return sha256_hex(f"{prev_hash}\n{canonical_json(content)}\n{row['payload']}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -499,7 +473,7 @@ class Store:
         """Walk the hash chain; report every edited, missing or reordered row."""
         problems: list[str] = []
         prev, expected_seq, rows = GENESIS_HASH, 1, 0
-        columns = [ledger_table.c[name] for name in (*_HASHED_COLUMNS, "prev_hash", "row_hash")]
+        columns = [ledger_table.c[name] for name in (*HASHED_COLUMNS, "prev_hash", "row_hash")]
         with self.reading() as conn:
             result = conn.execution_options(yield_per=5000).execute(
                 sa.select(*columns).order_by(ledger_table.c.seq)

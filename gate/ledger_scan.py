@@ -31,9 +31,10 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.chain import GENESIS_HASH, row_hash
 from core.model import Stamps, Tier, Verdict
 from core.stamps import sha256_hex
-from core.store import GENESIS_HASH, Store, ledger_table, row_hash
+from core.store import Store, ledger_table
 from gate.fabrication import find_marks, may_hold_marks
 from gate.trials import (
     JudgeOpinion,

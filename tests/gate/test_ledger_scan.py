@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-import core.store
+import core.chain
 from core.model import FabricatedMark, Tier, Verdict
 from core.specs import SpecSet
 from core.store import GENESIS_HASH, Store, row_hash
@@ -34,7 +34,7 @@ ROW = {
 
 
 def test_the_hashed_columns_are_the_stores() -> None:
-    assert _COLUMNS[:12] == core.store._HASHED_COLUMNS
+    assert _COLUMNS[:12] == core.chain.HASHED_COLUMNS
     assert _COLUMNS[12:] == ("prev_hash", "row_hash")
 
 
