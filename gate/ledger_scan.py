@@ -31,7 +31,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.chain import GENESIS_HASH, row_hash
+from core.chain import GENESIS_HASH, HASHED_COLUMNS, row_hash
 from core.model import Stamps, Tier, Verdict
 from core.stamps import sha256_hex
 from core.store import Store, ledger_table
@@ -57,22 +57,8 @@ __all__ = [
 # Below this many rows, starting worker processes costs more than it saves.
 PARALLEL_MIN_ROWS = 40_000
 
-_COLUMNS = (
-    "seq",
-    "recorded_at",
-    "run_id",
-    "trial_id",
-    "changeset_id",
-    "model",
-    "recipe",
-    "tier",
-    "verdict",
-    "fabricated",
-    "cache_key",
-    "payload",
-    "prev_hash",
-    "row_hash",
-)
+# ``content_hash`` reads the columns by position, in this order.
+_COLUMNS = (*HASHED_COLUMNS, "prev_hash", "row_hash")
 _SELECT = sa.select(*(ledger_table.c[name] for name in _COLUMNS)).order_by(ledger_table.c.seq)
 _SANDBOX_TIERS = frozenset({Tier.COMPILE.value, Tier.TESTS.value})
 

@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import pytest
 
-import core.chain
 from core.model import FabricatedMark, Tier, Verdict
 from core.specs import SpecSet
 from core.store import GENESIS_HASH, Store, row_hash
@@ -33,9 +32,12 @@ ROW = {
 }
 
 
-def test_the_hashed_columns_are_the_stores() -> None:
-    assert _COLUMNS[:12] == core.chain.HASHED_COLUMNS
-    assert _COLUMNS[12:] == ("prev_hash", "row_hash")
+def test_the_columns_are_where_content_hash_reads_them() -> None:
+    # Spelled out: reordering the store's hashed columns must fail here, not corrupt hashes.
+    assert (
+        *("seq", "recorded_at", "run_id", "trial_id", "changeset_id", "model", "recipe"),
+        *("tier", "verdict", "fabricated", "cache_key", "payload", "prev_hash", "row_hash"),
+    ) == _COLUMNS
 
 
 @pytest.mark.parametrize(
