@@ -9,7 +9,6 @@ import logging
 import queue
 import secrets
 import threading
-import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -113,6 +112,9 @@ class _LedgerWriter:
         self.linger_s = linger_s
         self.error: BaseException | None = None
         self._queue: queue.Queue[TrialRecord | None] = queue.Queue()
+        # Set when lingering should stop early (the run ended, or a batch is full); a put
+        # otherwise wakes nobody, which keeps the grading threads' interpreter to themselves.
+        self._hurry = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="ledger-writer", daemon=True)
 
     def __enter__(self) -> _LedgerWriter:
@@ -121,20 +123,24 @@ class _LedgerWriter:
 
     def __exit__(self, *_: object) -> None:
         self._queue.put(None)
+        self._hurry.set()
         self._thread.join()
 
     def put(self, record: TrialRecord) -> None:
         self._queue.put(record)
+        if self._queue.qsize() >= self.max_batch:
+            self._hurry.set()
 
     def _next_batch(self) -> tuple[list[TrialRecord], bool]:
         first = self._queue.get()
         if first is None:
             return [], True
         batch = [first]
-        deadline = time.monotonic() + self.linger_s
+        self._hurry.wait(self.linger_s)
+        self._hurry.clear()
         while len(batch) < self.max_batch:
             try:
-                record = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                record = self._queue.get_nowait()
             except queue.Empty:
                 break
             if record is None:
@@ -192,6 +198,15 @@ class Runner:
         writer.put(record)
         return record.trial
 
+    def _grade_all(
+        self, changesets: Sequence[Changeset], grade: Callable[[Changeset], Trial | None]
+    ) -> list[Trial | None]:
+        """Grade in order; on this thread when there is one job (no hand-off per trial)."""
+        if self.jobs == 1:
+            return [grade(changeset) for changeset in changesets]
+        with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="trial") as pool:
+            return list(pool.map(grade, changesets))
+
     def _written(self, trial: Trial) -> None:
         if self.on_trial is not None:
             self.on_trial(trial)
@@ -207,12 +222,9 @@ class Runner:
         run_id = run_id or new_run_id()
         self.store.start_run(run_id, dict(options or {}))
         errors: list[str] = []
-        with (
-            _LedgerWriter(self.store, self._written) as writer,
-            ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="trial") as pool,
-        ):
-            results = list(
-                pool.map(lambda c: self._one(run_id, c, budget, errors, writer), changesets)
+        with _LedgerWriter(self.store, self._written) as writer:
+            results = self._grade_all(
+                changesets, lambda c: self._one(run_id, c, budget, errors, writer)
             )
         if writer.error is not None:
             raise StoreError(
