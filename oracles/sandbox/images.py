@@ -237,6 +237,7 @@ class ImageBuilder:
         self.mirror = mirror
         self.log = log
         self.is_root = is_root
+        self._replaced: list[str] = []
 
     def build(self, *, only: Sequence[str] = (), rebuild: bool = False) -> list[BuildOutcome]:
         """Build (or reuse) every image, bases first, layers in order."""
@@ -253,7 +254,31 @@ class ImageBuilder:
                 outcomes.append(
                     self._ensure(layer.tag, self._layer_definition(layer), rebuild, layer)
                 )
+        self._remove_replaced()
         return outcomes
+
+    def _tagged_id(self, tag: str) -> str | None:
+        try:
+            return str(self.client.images.get(tag).id)
+        except docker.errors.ImageNotFound:
+            return None
+        except docker.errors.DockerException as exc:
+            raise SandboxError(f"cannot reach the Docker engine: {exc}") from exc
+
+    def _remove_replaced(self) -> None:
+        """Remove the images a rebuild took the tags from, so they do not pile up: layers
+        before the bases they were built on; one still in use (a container, an image built
+        on it elsewhere) stays, and the engine says why."""
+        for image_id in reversed(self._replaced):
+            try:
+                self.client.images.remove(image_id, noprune=False)
+            except docker.errors.ImageNotFound:
+                continue
+            except docker.errors.APIError as exc:
+                self.log(f"kept the replaced image {image_id[:19]}: {exc.explanation or exc}")
+            else:
+                self.log(f"removed the replaced image {image_id[:19]}")
+        self._replaced.clear()
 
     def _current_id(self, tag: str, definition: str) -> str | None:
         try:
@@ -273,11 +298,14 @@ class ImageBuilder:
             self.log(f"{tag}: up to date ({current[:19]})")
             return BuildOutcome(tag, current, BuildAction.REUSED)
         self.log(f"{tag}: building")
+        previous = self._tagged_id(tag)
         if isinstance(image, BaseImage):
             image_id = self._build_base(image, definition)
         else:
             image_id = self._build_layer(image, definition)
         self.log(f"{tag}: built {image_id[:19]}")
+        if previous is not None and previous != image_id:
+            self._replaced.append(previous)
         return BuildOutcome(tag, image_id, BuildAction.BUILT)
 
     def _layer_definition(self, layer: LayerImage) -> str:
