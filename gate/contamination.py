@@ -17,7 +17,8 @@ from enum import StrEnum
 from typing import Any
 
 from core.specs import SpecSet
-from gate.stats import two_proportion_ztest, wilson_interval
+from gate.stats import two_proportion_ztest
+from gate.tallies import Proportion
 from gate.trials import TrialFacts, set_digest
 
 __all__ = ["Bucket", "ContaminationCheck", "ContaminationStatus", "contamination"]
@@ -30,30 +31,12 @@ class ContaminationStatus(StrEnum):
     NO_CUTOFF = "no training cutoff in the specs"
 
 
-@dataclass(frozen=True, slots=True)
-class Bucket:
-    passed: int
-    graded: int
-    low: float
-    high: float
-
-    @property
-    def rate(self) -> float | None:
-        return self.passed / self.graded if self.graded else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "passed": self.passed,
-            "graded": self.graded,
-            "rate": self.rate,
-            "wilson_95": [self.low, self.high],
-        }
+# A bucket's pass rate: passed over graded trials, with its Wilson interval.
+Bucket = Proportion
 
 
 def _bucket(trials: list[TrialFacts]) -> Bucket:
-    passed = sum(t.passed for t in trials)
-    low, high = wilson_interval(passed, len(trials))
-    return Bucket(passed, len(trials), low, high)
+    return Proportion.of(sum(t.passed for t in trials), len(trials))
 
 
 @dataclass(frozen=True, slots=True)

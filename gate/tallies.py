@@ -19,22 +19,29 @@ from core.specs import SpecSet
 from gate.stats import wilson_interval
 from gate.trials import Outcome, TrialFacts, set_digest
 
-__all__ = ["CostBreakdown", "PassRate", "cost_breakdown", "funnel", "outcome_counts", "pass_rates"]
+__all__ = [
+    "CostBreakdown",
+    "PassRate",
+    "Proportion",
+    "cost_breakdown",
+    "funnel",
+    "outcome_counts",
+    "pass_rates",
+]
 
 
 @dataclass(frozen=True, slots=True)
-class PassRate:
-    """Passed over graded trials of one group, with its 95% Wilson interval."""
+class Proportion:
+    """Passed over graded trials, with the 95% Wilson interval."""
 
-    group: str
     passed: int
     graded: int
-    inconclusive: int
-    errors: int
-    not_graded: int
     low: float
     high: float
-    trials_digest: str
+
+    @classmethod
+    def of(cls, passed: int, graded: int) -> Proportion:
+        return cls(passed, graded, *wilson_interval(passed, graded))
 
     @property
     def rate(self) -> float | None:
@@ -47,6 +54,22 @@ class PassRate:
             "graded": self.graded,
             "rate": self.rate,
             "wilson_95": [self.low, self.high],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PassRate(Proportion):
+    """The proportion of one group, with what was not graded and the trials' digest."""
+
+    group: str
+    inconclusive: int
+    errors: int
+    not_graded: int
+    trials_digest: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **Proportion.to_dict(self),
             "inconclusive": self.inconclusive,
             "infrastructure_errors": self.errors,
             "not_graded": self.not_graded,

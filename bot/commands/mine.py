@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -43,6 +44,8 @@ from miners.survival import RefreshReport, refresh
 
 HELP = summary("mine")
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Parser: TypeAlias = argparse.ArgumentParser
+Handler: TypeAlias = Callable[[argparse.Namespace], int]
 
 
 def add_parser(commands: SubParsers) -> None:
@@ -80,9 +83,19 @@ def _add_provider_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", type=Path, metavar="DIR", help="mirror clone cache")
 
 
+def _action(actions: SubParsers, name: str, about: str, handler: Handler) -> Parser:
+    parser = actions.add_parser(name, help=about, description=about.capitalize() + ".")
+    parser.set_defaults(handler=handler)
+    return parser
+
+
+def _add_json(parser: Parser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+
+
 def _gold_parser(actions: SubParsers) -> None:
     about = "label the pull requests a query selects and grow the gold anchor table"
-    parser = actions.add_parser("gold", help=about, description=about.capitalize() + ".")
+    parser = _action(actions, "gold", about, run_gold)
     parser.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME")
     parser.add_argument("--label", action="append", default=[], help="any of these labels")
     parser.add_argument("--author", action="append", default=[], help="any of these authors")
@@ -98,35 +111,31 @@ def _gold_parser(actions: SubParsers) -> None:
     )
     add_grading_options(parser)
     _add_as_of(parser)
-    parser.set_defaults(handler=run_gold)
 
 
 def _survival_parser(actions: SubParsers) -> None:
     about = "refresh merge state and 30-day survival labels of tracked agent PRs (nightly)"
-    parser = actions.add_parser("survival", help=about, description=about.capitalize() + ".")
+    parser = _action(actions, "survival", about, run_survival)
     add_store_options(parser)
     _add_provider_options(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    _add_json(parser)
     _add_as_of(parser)
-    parser.set_defaults(handler=run_survival)
 
 
 def _status_parser(actions: SubParsers) -> None:
     about = "progress toward the retroactive-scoring unlock"
-    parser = actions.add_parser("status", help=about, description=about.capitalize() + ".")
+    parser = _action(actions, "status", about, run_status)
     add_store_options(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    _add_json(parser)
     _add_as_of(parser)
-    parser.set_defaults(handler=run_status)
 
 
 def _retro_parser(actions: SubParsers) -> None:
     about = "grade historical changesets retroactively (only once the unlock is earned)"
-    parser = actions.add_parser("retro", help=about, description=about.capitalize() + ".")
+    parser = _action(actions, "retro", about, run_retro)
     parser.add_argument("changesets", type=Path, metavar="CHANGESETS.jsonl")
     add_grading_options(parser)
     _add_as_of(parser)
-    parser.set_defaults(handler=run_retro)
 
 
 # -- shared -------------------------------------------------------------------------------
