@@ -221,6 +221,7 @@ class Store:
         self.engine = engine
         self._append_lock = threading.Lock()
         self._lookups: CacheLookups | None = None
+        self._lookups_lock = threading.Lock()
 
     @classmethod
     def open(
@@ -441,12 +442,17 @@ class Store:
             sql = cache_lookup_sql(self.engine.dialect.paramstyle, len(keys))
             with self.reading() as conn:
                 return [(str(k), str(p)) for k, p in conn.exec_driver_sql(sql, tuple(keys))]
-        with self._append_lock:
-            if self._lookups is None:
-                url = self.engine.url.render_as_string(hide_password=False)
-                self._lookups = CacheLookups(_make_engine(url, pooled=False))
-            lookups = self._lookups
-        return lookups.rows(keys)
+        return self._cache_lookups().rows(keys)
+
+    def _cache_lookups(self) -> CacheLookups:
+        lookups = self._lookups
+        if lookups is None:
+            with self._lookups_lock:  # never the append lock: lookups must not wait on writes
+                if self._lookups is None:
+                    url = self.engine.url.render_as_string(hide_password=False)
+                    self._lookups = CacheLookups(_make_engine(url, pooled=False))
+                lookups = self._lookups
+        return lookups
 
     @property
     def _in_memory(self) -> bool:
