@@ -63,6 +63,7 @@ class Replayed:
 
     response: Mapping[str, Any] | None
     miss: FabricatedMark | None
+    recorded_by: str = ""  # the cassette's own note of who or what wrote it
 
 
 class CassetteLibrary:
@@ -97,7 +98,7 @@ class CassetteLibrary:
             raise CassetteError(
                 f"cassette {path} is corrupt ({exc}); delete it and re-record"
             ) from exc
-        return Replayed(response, None)
+        return Replayed(response, None, str(entry.get("recorded_by") or ""))
 
     def replay_as(
         self,
@@ -105,17 +106,24 @@ class CassetteLibrary:
         request: Mapping[str, Any],
         decode: Callable[[Mapping[str, Any]], T],
         default: Callable[[FabricatedMark], T],
+        *,
+        origin: Callable[[T, str], T] | None = None,
     ) -> T:
-        """Replay and decode, or return the port's fabricated default on a miss."""
+        """Replay and decode, or return the port's fabricated default on a miss.
+
+        ``origin``, when given, stamps a decoded answer with the cassette's ``recorded_by``,
+        so a hand-written answer can be told from a recorded one wherever it ends up.
+        """
         found = self.replay(port, request)
         if found.miss is not None:
             return default(found.miss)
         assert found.response is not None
         try:
-            return decode(found.response)
+            decoded = decode(found.response)
         except (KeyError, TypeError, ValueError) as exc:
             path = self.path(port, self.key(request))
             raise CassetteError(f"cassette {path} does not fit the {port} port: {exc}") from exc
+        return decoded if origin is None else origin(decoded, found.recorded_by)
 
     def record(
         self,

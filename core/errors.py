@@ -8,7 +8,8 @@
     ├── ChangesetError              a changeset input is malformed (file, line)
     ├── BudgetExceededError         a run would spend more than its budget
     ├── StoreError                  the database cannot be used
-    │   └── LedgerTamperedError     the append-only ledger's hash chain is broken
+    │   ├── LedgerTamperedError     the append-only ledger's hash chain is broken
+    │   └── SchemaBehindError       the database's schema is older than this release's
     ├── BrokerError                 the message broker of the Celery executor cannot be used
     ├── CassetteError               a cassette file is unreadable or recording is impossible
     └── InfrastructureError         something outside the candidate failed: never the patch's fault
@@ -42,6 +43,7 @@ __all__ = [
     "MigrationEvalsError",
     "RepositoryError",
     "SandboxError",
+    "SchemaBehindError",
     "SpecError",
     "StoreError",
 ]
@@ -67,13 +69,28 @@ class SpecError(MigrationEvalsError):
 
 
 class ChangesetError(MigrationEvalsError):
-    """A changeset input is malformed; carries the file and line when known."""
+    """A changeset input is malformed; carries the file and line when known.
 
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None) -> None:
+    ``problems`` lists every (line, message) found when a whole file was checked, so one
+    attempt reports them all; the error's text then has one line per problem.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        problems: tuple[tuple[int, str], ...] = (),
+    ) -> None:
         self.file = file
         self.line = line
+        self.problems = problems
         where = ":".join(str(p) for p in (file, line) if p is not None)
-        super().__init__(f"{where}: {message}" if where else message)
+        text = f"{where}: {message}" if where else message
+        for number, problem in problems:
+            text += f"\n{file}:{number}: {problem}"
+        super().__init__(text)
 
 
 class BudgetExceededError(MigrationEvalsError):
@@ -86,6 +103,10 @@ class StoreError(MigrationEvalsError):
 
 class LedgerTamperedError(StoreError):
     """The ledger's hash chain does not verify: a row was edited, removed or reordered."""
+
+
+class SchemaBehindError(StoreError):
+    """The database's schema is behind this release's and may not be upgraded here."""
 
 
 class BrokerError(MigrationEvalsError):

@@ -4,6 +4,10 @@ accepted = merged and survived the window (not reverted, added lines still prese
 rejected = closed without merge, reverted, or too little survived; pending = merged too
 recently to tell. The miners fill this table; the gate correlates funnel verdicts with it.
 It lives in ``core`` because both sides read it and neither may import the other.
+
+Rows are keyed by repository and pull request number. A change mined from git that was
+never a pull request is keyed by its landing commit instead (``commit_key``): a negative
+number, so it can never take a pull request's place.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.model import Verdict
-from core.store import Store, metadata
+from core.schema import gold_table
+from core.store import Store
 
-__all__ = ["GoldLabel", "GoldRow", "gold_rows", "gold_table", "upsert_gold"]
+__all__ = ["GoldLabel", "GoldRow", "commit_key", "gold_rows", "gold_table", "upsert_gold"]
 
 
 class GoldLabel(StrEnum):
@@ -29,20 +34,10 @@ class GoldLabel(StrEnum):
     PENDING = "pending"
 
 
-gold_table = sa.Table(
-    "gold",
-    metadata,
-    sa.Column("repo", sa.String(300), primary_key=True),
-    sa.Column("pr_number", sa.Integer, primary_key=True),
-    sa.Column("changeset_id", sa.String(200)),
-    sa.Column("model", sa.String(200)),
-    sa.Column("label", sa.String(20), nullable=False),
-    sa.Column("survival", sa.Float),
-    sa.Column("evidence", sa.Text, nullable=False),
-    sa.Column("computed_at", sa.String(40), nullable=False),
-    sa.Column("funnel_verdict", sa.String(20)),
-    sa.Column("trial_id", sa.String(64)),
-)
+def commit_key(sha: str) -> int:
+    """The ``pr_number`` of a change that was never a pull request: from its commit's first
+    31 bits, negated, so it fits a 32-bit column and never collides with a PR number."""
+    return -(1 + int(sha[:8], 16) % (2**31 - 1))
 
 
 @dataclass(frozen=True, slots=True)

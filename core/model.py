@@ -26,7 +26,40 @@ __all__ = [
     "Trial",
     "Verdict",
     "combine_verdicts",
+    "date_or_none",
+    "first_non_utf8_offset",
+    "iso_date",
+    "patch_bytes",
 ]
+
+
+def patch_bytes(patch: str) -> bytes:
+    """The patch as the bytes it came as: bytes that were not UTF-8 come back as they were
+    (surrogateescape); a lone surrogate from JSON text has no such bytes and is kept in
+    its UTF-8 form, so hashing any patch text works and tier 1 can name the offset."""
+    try:
+        return patch.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return patch.encode("utf-8", "surrogatepass")
+
+
+def first_non_utf8_offset(patch: str) -> int | None:
+    """The byte offset of the patch's first character that is not UTF-8 text, or None."""
+    try:
+        patch.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return len(patch_bytes(patch[: exc.start]))
+    return None
+
+
+def iso_date(value: date | None) -> str | None:
+    """A date as stored and sent: ISO text, or None when the date is unknown."""
+    return value.isoformat() if value is not None else None
+
+
+def date_or_none(value: object) -> date | None:
+    """The date ``iso_date`` wrote (None, or empty text from older rows, is unknown)."""
+    return date.fromisoformat(str(value)) if value not in (None, "") else None
 
 
 class Tier(StrEnum):
@@ -160,13 +193,14 @@ class Changeset:
     patch: str
     recipe: str
     model: str
-    repo_created_at: date
+    # None when nobody knows it: such trials stay out of the contamination buckets.
+    repo_created_at: date | None
     recipe_params: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None
 
     @property
     def patch_sha256(self) -> str:
-        return hashlib.sha256(self.patch.encode("utf-8", "surrogateescape")).hexdigest()
+        return hashlib.sha256(patch_bytes(self.patch)).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -176,7 +210,7 @@ class Changeset:
             "patch": self.patch,
             "recipe": self.recipe,
             "model": self.model,
-            "repo_created_at": self.repo_created_at.isoformat(),
+            "repo_created_at": iso_date(self.repo_created_at),
             "recipe_params": dict(self.recipe_params),
             "source": self.source,
         }
@@ -197,7 +231,7 @@ class Changeset:
             patch=str(data["patch"]),
             recipe=str(data["recipe"]),
             model=str(data["model"]),
-            repo_created_at=date.fromisoformat(str(data["repo_created_at"])),
+            repo_created_at=date_or_none(data.get("repo_created_at")),
             recipe_params=dict(data.get("recipe_params") or {}),
             source=data.get("source"),
         )

@@ -13,20 +13,23 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
-from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
-from core.model import Changeset, FabricatedMark
+from core.model import Changeset, FabricatedMark, iso_date
 
 __all__ = [
+    "DEPENDENCY_CACHE_DIR",
     "SANDBOX_WORKDIR",
+    "CacheMount",
     "ChangesetProvider",
+    "ImageConfig",
     "ImageRef",
     "Judge",
     "JudgeReply",
     "JudgeRequest",
     "PullRequestInfo",
     "PullRequestQuery",
+    "RegistryFetch",
     "Sandbox",
     "SandboxAction",
     "SandboxRequest",
@@ -37,10 +40,66 @@ __all__ = [
 SANDBOX_WORKDIR = "/workspace"
 """Where a sandbox mounts the tree copy; tools inside report paths under it."""
 
+DEPENDENCY_CACHE_DIR = "/deps"
+"""Where a run sees its dependency cache (a Maven local repository, a Go module cache)."""
+
 
 class SandboxAction(StrEnum):
     RUN = "run"  # run a command in an existing image over a copy of the tree
     BUILD = "build"  # build the tree's Dockerfile into an image
+    # Run a command over a copy of the tree whose only way out is the registry gate:
+    # dependency resolution, before the network-less build.
+    RESOLVE = "resolve"
+    # Start a built image as it would run (its own entrypoint, user and environment, no
+    # tree), the command its CMD; ``timeout_s`` is how long it runs before the harness
+    # stops it: a ``timed_out`` result is one that stayed up that long.
+    START = "start"
+
+
+@dataclass(frozen=True, slots=True)
+class CacheMount:
+    """A dependency cache a run sees at ``target``.
+
+    ``cache`` is a logical name ("maven/<key>", "go"); the adapter decides where it is
+    stored. Resolution runs write to it; builds and tests only read it. A ``fresh`` cache
+    is emptied before the run, so what the run fetched is everything it holds.
+    """
+
+    cache: str
+    target: str = DEPENDENCY_CACHE_DIR
+    writable: bool = False
+    fresh: bool = False
+
+    def key_data(self) -> list[Any]:
+        data: list[Any] = [self.cache, self.target, self.writable]
+        return [*data, "fresh"] if self.fresh else data
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryFetch:
+    """One request a resolution run made through the registry gate, as the gate saw it.
+
+    ``source``: ``store`` (served from the harness's cache), ``upstream`` (the registry
+    answered ``status``), ``upstream-error`` (the registry could not be reached or failed),
+    ``offline`` (offline mode and not cached), ``refused`` (not a path the gate serves).
+    """
+
+    route: str  # "maven" or "go"
+    path: str
+    status: int
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "route": self.route,
+            "path": self.path,
+            "status": self.status,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RegistryFetch:
+        return cls(str(data["route"]), str(data["path"]), int(data["status"]), str(data["source"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +109,15 @@ class ImageRef:
     ref: str
     id: str
     fabricated: tuple[FabricatedMark, ...] = ()
+    digest: str = ""  # repository@sha256:..., when the engine knows where it came from
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ref": self.ref, "id": self.id}
+        found = {"ref": self.ref, "id": self.id}
+        return {**found, "digest": self.digest} if self.digest else found
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ImageRef:
-        return cls(ref=str(data["ref"]), id=str(data["id"]))
+        return cls(ref=str(data["ref"]), id=str(data["id"]), digest=str(data.get("digest", "")))
 
     @classmethod
     def fabricated_default(cls, ref: str) -> Callable[[FabricatedMark], ImageRef]:
@@ -72,8 +133,9 @@ class SandboxRequest:
     ran on and a changed image never replays an old answer. ``collect`` globs name report
     files returned as text; ``inspect`` globs name binary files whose first bytes the
     harness reads itself (class-file versions), never trusting what the run printed.
-    ``tree`` materialises a disposable copy of that tree on demand; replaying adapters
-    never call it, so replay costs no file copies.
+    ``tree(uid, gid, subdir)`` streams that tree (or its folder ``subdir``) as a tar with
+    every entry owned by ``uid``:``gid``, for the engine to copy into the container;
+    replaying adapters never call it, so replay costs no file copies.
     """
 
     action: SandboxAction
@@ -85,10 +147,19 @@ class SandboxRequest:
     attempt: int = 0  # re-runs of the same command (flaky-test detection) are distinct requests
     pinned: tuple[tuple[str, str], ...] = ()
     inspect: tuple[str, ...] = ()
-    tree: Callable[[], Path] | None = field(default=None, compare=False, repr=False)
+    # Where in the tree the command runs ("" is the root); ``collect`` and ``inspect``
+    # globs are relative to it.
+    workdir: str = ""
+    mounts: tuple[CacheMount, ...] = ()
+    environment: tuple[tuple[str, str], ...] = ()
+    # The digest of the resolved dependency sets the mounted caches hold.
+    dependencies: str = ""
+    tree: Callable[[int, int, str], IO[bytes]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def key_data(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "action": self.action.value,
             "image": self.image,
             "images": dict(self.pinned),
@@ -98,6 +169,18 @@ class SandboxRequest:
             "inspect": list(self.inspect),
             "attempt": self.attempt,
         }
+        # Only when set, so requests without them keep their recorded keys.
+        if self.workdir:
+            data["workdir"] = self.workdir
+        if self.mounts:
+            data["mounts"] = [mount.key_data() for mount in self.mounts]
+        if self.environment:
+            data["environment"] = [list(pair) for pair in self.environment]
+        if self.dependencies:
+            data["dependencies"] = self.dependencies
+        if self.action is SandboxAction.START:
+            data["timeout_s"] = self.timeout_s  # how long it must stay up decides the result
+        return data
 
     def image_id(self) -> str:
         """The pinned content id of ``image`` (the reference itself if it is not pinned)."""
@@ -109,7 +192,8 @@ class SandboxResult:
     """What a sandboxed command did: exit code, capped output, collected report files.
 
     ``file_heads`` maps each inspected file to the hex of its first bytes. ``oom_killed``
-    and ``workspace_exceeded`` say which limit stopped the run, beside ``timed_out``.
+    and ``workspace_exceeded`` say which limit stopped the run, beside ``timed_out``;
+    ``workspace_limit`` names the workspace limit and its value, where the sandbox knows.
     """
 
     exit_code: int
@@ -122,10 +206,14 @@ class SandboxResult:
     file_heads: Mapping[str, str] = field(default_factory=dict)
     oom_killed: bool = False
     workspace_exceeded: bool = False
+    workspace_limit: str = ""
+    fetches: tuple[RegistryFetch, ...] = ()  # resolution runs: what went through the gate
+    # Resolution runs: the Java packages in the jars they fetched, read by the harness.
+    packages: tuple[str, ...] = ()
     fabricated: tuple[FabricatedMark, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "exit_code": self.exit_code,
             "output": self.output,
             "artifacts": dict(self.artifacts),
@@ -137,6 +225,13 @@ class SandboxResult:
             "oom_killed": self.oom_killed,
             "workspace_exceeded": self.workspace_exceeded,
         }
+        if self.workspace_limit:
+            data["workspace_limit"] = self.workspace_limit
+        if self.fetches:
+            data["fetches"] = [fetch.to_dict() for fetch in self.fetches]
+        if self.packages:
+            data["packages"] = list(self.packages)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SandboxResult:
@@ -151,12 +246,71 @@ class SandboxResult:
             file_heads={str(k): str(v) for k, v in (data.get("file_heads") or {}).items()},
             oom_killed=bool(data.get("oom_killed", False)),
             workspace_exceeded=bool(data.get("workspace_exceeded", False)),
+            workspace_limit=str(data.get("workspace_limit", "")),
+            fetches=tuple(RegistryFetch.from_dict(f) for f in data.get("fetches") or ()),
+            packages=tuple(str(name) for name in data.get("packages") or ()),
         )
 
     @classmethod
     def fabricated_default(cls, mark: FabricatedMark) -> SandboxResult:
         """The ergonomic default on a cassette miss: a clean, empty success, stamped."""
         return cls(exit_code=0, image_id="fabricated", fabricated=(mark,))
+
+
+@dataclass(frozen=True, slots=True)
+class ImageConfig:
+    """What an image does when it runs, as its configuration says (``docker inspect``).
+
+    Environment variables are kept by name only: their values may be secrets baked into
+    the image, and the image contract compares names.
+    """
+
+    user: str = ""
+    entrypoint: tuple[str, ...] = ()
+    cmd: tuple[str, ...] = ()
+    workdir: str = ""
+    exposed_ports: tuple[str, ...] = ()
+    volumes: tuple[str, ...] = ()
+    env_names: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    healthcheck: Mapping[str, Any] | None = None
+    fabricated: tuple[FabricatedMark, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "user": self.user,
+            "entrypoint": list(self.entrypoint),
+            "cmd": list(self.cmd),
+            "workdir": self.workdir,
+            "exposed_ports": list(self.exposed_ports),
+            "volumes": list(self.volumes),
+            "env_names": list(self.env_names),
+            "labels": dict(self.labels),
+            "healthcheck": dict(self.healthcheck) if self.healthcheck is not None else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ImageConfig:
+        healthcheck = data.get("healthcheck")
+        return cls(
+            user=str(data.get("user", "")),
+            entrypoint=tuple(str(x) for x in data.get("entrypoint") or ()),
+            cmd=tuple(str(x) for x in data.get("cmd") or ()),
+            workdir=str(data.get("workdir", "")),
+            exposed_ports=tuple(str(x) for x in data.get("exposed_ports") or ()),
+            volumes=tuple(str(x) for x in data.get("volumes") or ()),
+            env_names=tuple(str(x) for x in data.get("env_names") or ()),
+            labels={str(k): str(v) for k, v in (data.get("labels") or {}).items()},
+            healthcheck=dict(healthcheck) if isinstance(healthcheck, Mapping) else None,
+        )
+
+    @classmethod
+    def fabricated_default(cls, mark: FabricatedMark) -> ImageConfig:
+        """The ergonomic default on a cassette miss: an empty configuration, stamped.
+
+        Two empty configurations leave the image contract nothing to compare, which is
+        inconclusive, never a pass."""
+        return cls(fabricated=(mark,))
 
 
 class Sandbox(Protocol):
@@ -172,10 +326,20 @@ class Sandbox(Protocol):
         ...
 
     def resolve(self, image: str) -> ImageRef:
-        """The content id of a local image; ``SandboxError`` if the engine lacks it."""
+        """The content id of a local image; ``SandboxError`` if the engine lacks it (and,
+        where the adapter may pull, cannot bring it in)."""
         ...
 
     def run(self, request: SandboxRequest) -> SandboxResult: ...
+
+    def has_cache(self, cache: str) -> bool:
+        """Whether the dependency cache a kept resolution filled is still there."""
+        ...
+
+    def inspect(self, image: str) -> ImageConfig:
+        """The configuration of an image on the engine (a content id, usually one a build
+        returned); ``SandboxError`` if the engine lacks it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +377,10 @@ class JudgeReply:
     output_tokens: int = 0
     refusal: str | None = None
     fabricated: tuple[FabricatedMark, ...] = ()
+    # A replayed answer: the cassette's note of who wrote it (a recorder's identity, or a
+    # person's note for hand-written answers); empty for a live answer. Not part of a
+    # cassette's response, so recording and replaying leave the cassettes as they are.
+    recorded_by: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -289,7 +457,7 @@ class PullRequestInfo:
     author: str
     is_agent: bool
     created_at: datetime
-    repo_created_at: date
+    repo_created_at: date | None  # None: the API did not say
     merged_at: datetime | None = None
     closed_at: datetime | None = None
     merge_commit_sha: str | None = None
@@ -343,7 +511,7 @@ class PullRequestInfo:
             "author": self.author,
             "is_agent": self.is_agent,
             "created_at": self.created_at.isoformat(),
-            "repo_created_at": self.repo_created_at.isoformat(),
+            "repo_created_at": iso_date(self.repo_created_at),
             "merged_at": self.merged_at.isoformat() if self.merged_at else None,
             "closed_at": self.closed_at.isoformat() if self.closed_at else None,
             "merge_commit_sha": self.merge_commit_sha,

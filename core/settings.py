@@ -8,7 +8,14 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
-__all__ = ["CassetteMode", "Executor", "GitHubAppSettings", "ScaleSettings", "Settings"]
+__all__ = [
+    "CassetteMode",
+    "DependencySettings",
+    "Executor",
+    "GitHubAppSettings",
+    "ScaleSettings",
+    "Settings",
+]
 
 
 class CassetteMode(StrEnum):
@@ -41,6 +48,27 @@ class ScaleSettings:
     lease_s: float = 120.0
     redispatch_s: float = 60.0
     max_attempts: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class DependencySettings:
+    """Where dependency resolution fetches from, before the network-less build.
+
+    Every remote repository a Maven build names goes through ``maven_mirror``, every Go
+    module through ``goproxy``; both may carry credentials in the URL, which stay with
+    the harness (never in a container, a cassette or a log). ``offline`` fetches nothing:
+    only what the dependency cache already holds.
+    """
+
+    maven_mirror: str = field(default="https://repo.maven.apache.org/maven2", repr=False)
+    goproxy: str = field(default="https://proxy.golang.org", repr=False)
+    offline: bool = False
+    # For an engine that cannot see the harness's folders (a worker in a container, a
+    # remote engine): caches in named volumes, and resolution runs joining ``gate_network``
+    # to reach the gate at ``gate_host`` (default: that network's gateway address).
+    cache_volumes: bool = False
+    gate_network: str | None = None
+    gate_host: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +118,11 @@ class Settings:
     github_token: str | None = field(default=None, repr=False)
     agent_authors: Mapping[str, str] = field(default_factory=dict)
     scale: ScaleSettings = field(default_factory=ScaleSettings)
+    dependencies: DependencySettings = field(default_factory=DependencySettings)
     apt_mirror: str | None = None  # for building images; default: the host's apt sources
+    # Where the base images of Dockerfile builds are pulled from, by digest, when the engine
+    # lacks them (host[:port][/prefix]; Docker Hub images go through it). None: no pulls.
+    image_registry: str | None = None
     scratch_dir: Path | None = None  # tier 1's short-lived apply trees; None: system temp
 
     @property

@@ -61,6 +61,8 @@ ORACLE_SCHEMA: dict[str, Any] = _object(
                 "tmpfs_mb": _COUNT,
                 "output_limit_bytes": _COUNT,
                 "workspace_mb": _COUNT,
+                "workspace_inodes": _COUNT,
+                "workspace_depth": _COUNT,
                 "usd_per_second": {"type": "number", "minimum": 0},
             }
         ),
@@ -98,13 +100,71 @@ ORACLE_SCHEMA: dict[str, Any] = _object(
     }
 )
 
+_ENVIRONMENT = {
+    "type": "object",
+    "propertyNames": {"pattern": "^[A-Z_][A-Z0-9_]*$"},
+    "additionalProperties": {"type": "string"},
+}
 _COMMAND = _object(
     {
         "command": {**_STRINGS, "minItems": 1},
         "collect": _STRINGS,
         "report_format": {"enum": ["surefire", "go-test-json", "exit-code"]},
+        "env": _ENVIRONMENT,
+        # An exit status meaning "built; the checks have findings" (go vet), compared with
+        # the base commit's findings rather than failing outright.
+        "findings_exit": {"type": "integer", "minimum": 1, "maximum": 255},
     },
     required=["command"],
+)
+
+# The families of settings ``oracles.test_config`` compares between base and patched trees.
+_INTEGRITY_SETTINGS = [
+    "test-sources",
+    "test-resources",
+    "test-skip",
+    "failure-ignore",
+    "test-selection",
+    "test-jvm-args",
+    "compiler-excludes",
+    "compiler-strictness",
+    "reactor-modules",
+    "maven-config",
+    "main-sources",
+    "test-runtime",
+    "build-constraints",
+    "go-directives",
+    "go-workspace",
+]
+_INTEGRITY = _object(
+    {
+        "settings": {"type": "array", "items": {"enum": _INTEGRITY_SETTINGS}, "uniqueItems": True},
+        "forbidden_jvm_args": _STRINGS,
+        "shadowing": {"type": "boolean"},
+        "shadowed_packages": {
+            "type": "array",
+            "items": {
+                "type": "string",
+                "pattern": "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$",
+            },
+        },
+    },
+    required=["settings", "shadowing"],
+)
+
+# The recipe's own rewrites of test sources (oracles.rewrites): an import, what it may
+# become, and the calls it implies, written as source with $placeholders.
+_REWRITE_GROUP = _object(
+    {
+        "import": {"type": "string", "minLength": 1},
+        "to": _STRINGS,
+        "calls": {
+            "type": "object",
+            "propertyNames": {"minLength": 1},
+            "additionalProperties": {"type": "string", "minLength": 1},
+        },
+    },
+    required=["import"],
 )
 
 RECIPE_SCHEMA: dict[str, Any] = _object(
@@ -122,18 +182,62 @@ RECIPE_SCHEMA: dict[str, Any] = _object(
         "sandbox": _object(
             {
                 "image": {"type": "string", "minLength": 1},
+                "build_system": {"enum": ["maven", "go"]},
+                "resolve": _COMMAND,
                 "compile": _COMMAND,
                 "tests": _COMMAND,
                 "class_files": _object(
                     {"paths": _STRINGS, "major": {"type": "integer", "minimum": 45}}
                 ),
                 "build_dockerfile": {"type": "boolean"},
+                # Recipes that build Dockerfiles: how base and patched images must compare.
+                "image_contract": _object(
+                    {
+                        "labels": _STRINGS,
+                        "env_ignore": _STRINGS,
+                        "smoke_command": _STRINGS,
+                        "stay_up_s": _POSITIVE,
+                        "smoke_script": {"type": "string", "minLength": 1},
+                    },
+                    required=[],
+                ),
             },
             required=["image", "compile", "tests"],
+        )
+        | {"dependentRequired": {"build_system": ["resolve"]}},
+        "integrity": _INTEGRITY,
+        "test_policy": _object(
+            {
+                "test_paths": _STRINGS,
+                # base-suite: tier 3 grades the base commit's tests (the patch's edits of
+                # them only where classified usable); forbidden: any edit fails.
+                "edits": {"enum": ["base-suite", "forbidden"]},
+                "rewrites": {"type": "array", "items": _REWRITE_GROUP},
+            },
+            required=["test_paths", "edits"],
         ),
-        "test_policy": _object({"allow_test_changes": {"type": "boolean"}, "test_paths": _STRINGS}),
-        "judge": _object({"rubric": {"type": "string", "minLength": 1}}),
-    }
+        "judge": _object(
+            {
+                "rubric": {"type": "string", "minLength": 1},
+                # The rubric's point for test diffs, shown when tier 3 graded the
+                # patch's own test edits ("tests changed").
+                "test_changes": {"type": "string", "minLength": 1},
+            },
+            required=["rubric"],
+        ),
+    },
+    # Recipes that build no project (Dockerfiles) have no test configuration to guard.
+    required=[
+        "name",
+        "title",
+        "goal",
+        "languages",
+        "params",
+        "contract",
+        "sandbox",
+        "test_policy",
+        "judge",
+    ],
 )
 
 HYPOTHESIS_SCHEMA: dict[str, Any] = _object(

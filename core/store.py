@@ -6,8 +6,10 @@ content, and ``ledger_head`` holds the last sequence number and hash, so editing
 or reordering any row is detected by ``verify_ledger``.
 
 Appends are serialised: SQLite write transactions begin ``IMMEDIATE``; other backends lock
-the head row (``SELECT ... FOR UPDATE``). On PostgreSQL, schema creation holds an advisory
-lock, so several processes opening a new database at once do not race on ``CREATE TABLE``.
+the head row (``SELECT ... FOR UPDATE``). The tables are ``core.schema``'s, made and changed
+by the migrations in ``core.migrations``: ``Store.open`` upgrades a SQLite database itself
+(inside a write transaction, so processes opening a new file at once do not race) and
+refuses a server database that is behind until ``migration-evals db upgrade`` has run.
 
 ``trial_slots`` holds one row per trial written with ``append_trial_once``: a trial run
 again elsewhere (a worker presumed dead, a repeated broker delivery) finds its slot taken
@@ -17,99 +19,51 @@ and its second set of envelopes is discarded, so the ledger keeps exactly one.
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 import orjson
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
+from core import migrations
 from core.chain import GENESIS_HASH, HASHED_COLUMNS, row_hash
-from core.errors import StoreError
+from core.errors import SchemaBehindError, StoreError
 from core.lookups import CacheLookups, cache_lookup_sql
+from core.migrations import Standing
 from core.model import Envelope, Trial
+from core.schema import ledger_head_table, ledger_table, runs_table, trial_slots_table
 from core.stamps import canonical_json
 
 __all__ = [
     "GENESIS_HASH",
-    "SCHEMA_VERSION",
     "LedgerCheck",
     "LedgerEntry",
+    "SchemaPolicy",
     "Store",
-    "metadata",
+    "StoredEnvelope",
+    "TrialRef",
+    "ledger_table",
     "row_hash",
 ]
 
-SCHEMA_VERSION = 1
 
-metadata = sa.MetaData()
+class SchemaPolicy(StrEnum):
+    """What ``Store.open`` does with a database whose schema is behind this release's."""
 
-meta_table = sa.Table(
-    "meta",
-    metadata,
-    sa.Column("key", sa.String(64), primary_key=True),
-    sa.Column("value", sa.Text, nullable=False),
-)
+    UPGRADE = "upgrade"  # migrate it to this release's head (SQLite's default)
+    REQUIRE_CURRENT = "require-current"  # refuse it (a server database's default)
 
-runs_table = sa.Table(
-    "runs",
-    metadata,
-    sa.Column("run_id", sa.String(64), primary_key=True),
-    sa.Column("started_at", sa.String(40), nullable=False),
-    sa.Column("finished_at", sa.String(40)),
-    sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("options", sa.Text, nullable=False),
-    sa.Column("summary", sa.Text),
-)
-
-ledger_table = sa.Table(
-    "ledger",
-    metadata,
-    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
-    sa.Column("recorded_at", sa.String(40), nullable=False),
-    sa.Column("run_id", sa.String(64), nullable=False, index=True),
-    sa.Column("trial_id", sa.String(64), nullable=False, index=True),
-    sa.Column("changeset_id", sa.String(200), nullable=False),
-    sa.Column("model", sa.String(200), nullable=False),
-    sa.Column("recipe", sa.String(200), nullable=False),
-    sa.Column("tier", sa.String(20), nullable=False),
-    sa.Column("verdict", sa.String(20), nullable=False),
-    sa.Column("fabricated", sa.Boolean, nullable=False),
-    sa.Column("cache_key", sa.String(64), nullable=False, index=True),
-    sa.Column("payload", sa.Text, nullable=False),
-    sa.Column("prev_hash", sa.String(64), nullable=False),
-    sa.Column("row_hash", sa.String(64), nullable=False),
-)
-
-ledger_head_table = sa.Table(
-    "ledger_head",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("seq", sa.BigInteger, nullable=False),
-    sa.Column("row_hash", sa.String(64), nullable=False),
-)
-
-# Not part of the hash chain: an index of which trials are in the ledger, written in the
-# same transaction as their envelopes. A table added after schema version 1 was fixed;
-# ``create_all`` adds it to older databases, so the version did not need to move.
-trial_slots_table = sa.Table(
-    "trial_slots",
-    metadata,
-    sa.Column("trial_id", sa.String(64), primary_key=True),
-    sa.Column("run_id", sa.String(64), nullable=False, index=True),
-    sa.Column("changeset_id", sa.String(200), nullable=False),
-    sa.Column("seq", sa.BigInteger, nullable=False),
-)
-
-# Any fixed number: the key of the advisory lock that serialises schema creation.
-_SCHEMA_LOCK_KEY = 0x6D65_7363_6865_6D61
 
 # Built once: constructing SQLAlchemy statements per call costs more than running them.
 _HEAD_FOR_UPDATE = (
@@ -167,15 +121,63 @@ class LedgerCheck:
         return not self.problems
 
 
+@dataclass(frozen=True, slots=True)
+class StoredEnvelope:
+    """One ledger row as a reader of one trial wants it: the entry and its row's columns."""
+
+    entry: LedgerEntry
+    recorded_at: str
+    cache_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class TrialRef:
+    """Where a trial sits in the ledger: its run, changeset and rows."""
+
+    trial_id: str
+    run_id: str
+    changeset_id: str
+    model: str
+    recipe: str
+    first_seq: int
+    last_seq: int
+    recorded_at: str
+
+
+_BUSY_TIMEOUT_MS = 30_000
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """Put the file in WAL mode, retrying while another connection holds it.
+
+    SQLite skips the busy handler when the switch would deadlock with a connection that is
+    switching too (several processes opening a new file at once), so those refusals are
+    retried here for as long as the busy timeout would have waited.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    pause = 0.01
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
+
+
 def _sqlite_pragmas(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Let SQLAlchemy emit BEGIN itself (below) instead of pysqlite's deferred BEGIN.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        # The busy handler first: every later statement, the switch to WAL included, waits
+        # for another connection's lock instead of failing at once.
+        cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+        _switch_to_wal(cursor)
         cursor.execute("PRAGMA synchronous=FULL")
-        cursor.execute("PRAGMA busy_timeout=30000")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
@@ -225,14 +227,23 @@ class Store:
 
     @classmethod
     def open(
-        cls, url: str, *, extra_metadata: Sequence[sa.MetaData] = (), pool_size: int | None = None
+        cls, url: str, *, pool_size: int | None = None, schema: SchemaPolicy | None = None
     ) -> Store:
-        """Connect, create the schema on first use and check its version.
+        """Connect and make sure the schema is this release's (``core.migrations``).
 
-        ``pool_size``: connections kept for a server database (as many again on demand).
+        ``schema``: by default a SQLite database is upgraded in place and any other is
+        refused while it is behind, so that several servers never race on DDL (``db
+        upgrade`` upgrades it). ``pool_size``: connections kept for a server database (as
+        many again on demand).
         """
         store = cls(_make_engine(url, pool_size))
-        store._create_schema(extra_metadata)
+        if schema is None:
+            schema = SchemaPolicy.UPGRADE if store.is_sqlite else SchemaPolicy.REQUIRE_CURRENT
+        try:
+            store._prepare_schema(schema)
+        except BaseException:
+            store.close()
+            raise
         return store
 
     @classmethod
@@ -263,42 +274,47 @@ class Store:
         with self.engine.connect() as conn:
             yield conn.execution_options(read_only=True)
 
-    def _create_schema(self, extra_metadata: Sequence[sa.MetaData]) -> None:
+    def schema_state(self) -> migrations.SchemaState:
+        """Where this database stands against this release's migrations."""
+        try:
+            with self.reading() as conn:
+                return migrations.state(conn)
+        except SQLAlchemyError as exc:
+            raise self._unusable(exc) from exc
+
+    def upgrade_schema(self) -> migrations.SchemaState:
+        """Migrate to this release's head; returns the state the database was in before."""
         try:
             with self.engine.begin() as conn:
-                if self.engine.dialect.name == "postgresql":
-                    # Held to the end of this transaction; DDL is transactional there.
-                    conn.execute(sa.select(sa.func.pg_advisory_xact_lock(_SCHEMA_LOCK_KEY)))
-                for meta in (metadata, *extra_metadata):
-                    meta.create_all(conn)
-            self._initialise_rows()
+                before = migrations.upgrade(conn)
         except SQLAlchemyError as exc:
-            reason = " ".join(str(exc.__cause__ or exc).split())  # one line, for stderr
-            raise StoreError(f"cannot open database {self.display_url}: {reason}") from exc
+            raise self._unusable(exc) from exc
+        if before.standing is Standing.UNKNOWN:
+            raise StoreError(self._newer(before))
+        return before
 
-    def _initialise_rows(self) -> None:
-        with self.engine.begin() as conn:
-            version = conn.execute(
-                sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")
-            ).scalar_one_or_none()
-            if version is None:
-                try:
-                    with conn.begin_nested():
-                        conn.execute(
-                            meta_table.insert().values(
-                                key="schema_version", value=str(SCHEMA_VERSION)
-                            )
-                        )
-                        conn.execute(
-                            ledger_head_table.insert().values(id=1, seq=0, row_hash=GENESIS_HASH)
-                        )
-                except IntegrityError:
-                    pass  # another process initialised it first
-            elif int(version) != SCHEMA_VERSION:
-                raise StoreError(
-                    f"database {self.display_url} has schema version {version}; "
-                    f"this version of migration-evals uses {SCHEMA_VERSION}"
-                )
+    def _prepare_schema(self, policy: SchemaPolicy) -> None:
+        found = self.schema_state()
+        if found.standing is Standing.CURRENT:
+            return
+        if found.standing is Standing.UNKNOWN:
+            raise StoreError(self._newer(found))
+        if policy is SchemaPolicy.REQUIRE_CURRENT:
+            raise SchemaBehindError(
+                f"database {self.display_url} {found.describe()}: upgrade it first with "
+                "`migration-evals db upgrade --db URL` (once, before the servers start)"
+            )
+        self.upgrade_schema()
+
+    def _unusable(self, exc: SQLAlchemyError) -> StoreError:
+        reason = " ".join(str(exc.__cause__ or exc).split())  # one line, for stderr
+        return StoreError(f"cannot open database {self.display_url}: {reason}")
+
+    def _newer(self, found: migrations.SchemaState) -> str:
+        return (
+            f"database {self.display_url} is at schema revision {found.revision}, which this "
+            f"release (at {found.head}) does not know: a newer release of migration-evals made it"
+        )
 
     # -- runs ---------------------------------------------------------------------------
 
@@ -501,3 +517,71 @@ class Store:
                 f"{expected_seq - 1} (rows removed from the end?)"
             )
         return LedgerCheck(rows=rows, head_hash=prev, problems=tuple(problems))
+
+    # -- one trial's rows, for ``show`` and the report's trials page ----------------------
+
+    def trial_envelopes(self, trial_id: str) -> list[StoredEnvelope]:
+        """Every row of one trial, in sequence order (empty when there is no such trial)."""
+        columns = (ledger_table.c.seq, ledger_table.c.payload, ledger_table.c.recorded_at)
+        query = (
+            sa.select(*columns, ledger_table.c.cache_key)
+            .where(ledger_table.c.trial_id == trial_id)
+            .order_by(ledger_table.c.seq)
+        )
+        with self.reading() as conn:
+            rows = conn.execute(query).all()
+        return [StoredEnvelope(LedgerEntry.decode(r[0], r[1]), str(r[2]), str(r[3])) for r in rows]
+
+    def find_trials(
+        self, *, trial_id: str | None = None, changeset_id: str | None = None, prefix: bool = False
+    ) -> list[TrialRef]:
+        """The trials with this id (or id prefix), or of this changeset; oldest first."""
+        c = ledger_table.c
+        query = sa.select(
+            c.trial_id,
+            sa.func.min(c.run_id),
+            sa.func.min(c.changeset_id),
+            sa.func.min(c.model),
+            sa.func.min(c.recipe),
+            sa.func.min(c.seq),
+            sa.func.max(c.seq),
+            sa.func.min(c.recorded_at),
+        ).group_by(c.trial_id)
+        if trial_id is not None:
+            escaped = trial_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            query = query.where(
+                c.trial_id.like(escaped + "%", escape="\\") if prefix else c.trial_id == trial_id
+            )
+        if changeset_id is not None:
+            query = query.where(c.changeset_id == changeset_id)
+        with self.reading() as conn:
+            rows = conn.execute(query.order_by(sa.func.min(c.seq))).all()
+        return [
+            TrialRef(
+                str(r[0]),
+                str(r[1]),
+                str(r[2]),
+                str(r[3]),
+                str(r[4]),
+                int(r[5]),
+                int(r[6]),
+                str(r[7]),
+            )
+            for r in rows
+        ]
+
+    def first_with_key(self, cache_key: str, before_seq: int) -> StoredEnvelope | None:
+        """The newest envelope before ``before_seq`` with ``cache_key`` that was not itself
+        reused: where a cached envelope's answer was first produced."""
+        c = ledger_table.c
+        query = (
+            sa.select(c.seq, c.payload, c.recorded_at, c.cache_key)
+            .where(c.cache_key == cache_key, c.seq < before_seq)
+            .order_by(c.seq.desc())
+        )
+        with self.reading() as conn:
+            for row in conn.execute(query):
+                entry = LedgerEntry.decode(row[0], row[1])
+                if not entry.envelope.cached:
+                    return StoredEnvelope(entry, str(row[2]), str(row[3]))
+        return None

@@ -1,8 +1,15 @@
-"""Strict YAML reading: duplicate keys are errors and values come out JSON-shaped."""
+"""Strict YAML reading: duplicate keys are errors and values come out JSON-shaped.
+
+``load_untrusted_yaml`` reads YAML that someone else wrote (a repository's configuration):
+it checks the size, then walks the parser's event stream, which holds no objects and does
+not recurse, refusing anchors and aliases (the "billion laughs" expansion) and counting
+depth and nodes against their caps before a single object is built.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +18,7 @@ import yaml
 from core.errors import SpecError
 from core.stamps import canonical_json
 
-__all__ = ["load_yaml_file", "load_yaml_text"]
+__all__ = ["UntrustedYamlLimits", "load_untrusted_yaml", "load_yaml_file", "load_yaml_text"]
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -53,3 +60,54 @@ def load_yaml_file(path: Path, *, name: str | None = None) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(label, "", f"cannot be read: {exc}") from exc
     return load_yaml_text(text, name=label)
+
+
+@dataclass(frozen=True, slots=True)
+class UntrustedYamlLimits:
+    """Caps on YAML from outside: far above any real configuration file."""
+
+    max_bytes: int = 64 * 1024
+    max_depth: int = 32
+    max_nodes: int = 10_000
+
+
+_OPENING = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_CLOSING = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def _screen_events(text: str, limits: UntrustedYamlLimits) -> str | None:
+    """The first reason to refuse ``text``, read from its events, or None."""
+    depth = nodes = 0
+    for event in yaml.parse(text, Loader=_StrictLoader):
+        line = event.start_mark.line + 1 if event.start_mark else 0
+        if isinstance(event, yaml.AliasEvent):
+            return f"uses an alias (*{event.anchor}) at line {line}; aliases are not allowed"
+        if isinstance(event, yaml.NodeEvent) and event.anchor is not None:
+            return f"defines an anchor (&{event.anchor}) at line {line}; anchors are not allowed"
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > limits.max_nodes:
+                return f"has more than {limits.max_nodes} nodes"
+        if isinstance(event, _OPENING):
+            depth += 1
+            if depth > limits.max_depth:
+                return f"nests deeper than {limits.max_depth} levels (line {line})"
+        elif isinstance(event, _CLOSING):
+            depth -= 1
+    return None
+
+
+def load_untrusted_yaml(text: str, *, name: str, limits: UntrustedYamlLimits | None = None) -> Any:
+    """``load_yaml_text`` for YAML from outside, within ``limits``; a ``SpecError`` says
+    which limit the text broke."""
+    limits = limits or UntrustedYamlLimits()
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limits.max_bytes:
+        raise SpecError(name, "", f"is {size} bytes; at most {limits.max_bytes} are read")
+    try:
+        refused = _screen_events(text, limits)
+    except yaml.YAMLError as exc:
+        raise SpecError(name, "", f"is not valid YAML: {exc}") from exc
+    if refused is not None:
+        raise SpecError(name, "", refused)
+    return load_yaml_text(text, name=name)

@@ -11,7 +11,7 @@ import pytest
 
 from core.errors import StoreError
 from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
-from core.store import LedgerEntry, Store
+from core.store import LedgerEntry, Store, _switch_to_wal
 
 STAMPS = Stamps("o" * 64, "r" * 64, "h" * 64)
 CHANGESET = Changeset(
@@ -107,9 +107,11 @@ def test_envelopes_round_trip_through_the_ledger(store: Store) -> None:
     assert entry.changeset["patch_sha256"] == CHANGESET.patch_sha256
 
 
-def test_schema_version_mismatch_is_refused(store: Store, tmp_path: Path) -> None:
-    _sql(store, "UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    with pytest.raises(StoreError, match="schema version 99"):
+def test_a_schema_revision_from_a_newer_release_is_refused(store: Store, tmp_path: Path) -> None:
+    _sql(store, "UPDATE alembic_version SET version_num = '9999'")
+    with pytest.raises(
+        StoreError, match="revision 9999, which this release .* does not know: a newer release"
+    ):
         Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
 
 
@@ -180,3 +182,31 @@ def test_lookups_work_on_an_in_memory_database() -> None:
     assert set(store.cached_envelopes(["k", "j"])) == {"k"}
     assert store.cached_envelopes([]) == {}
     store.close()
+
+
+class _ContendedCursor:
+    """Refuses the switch to WAL ``refusals`` times with ``message``, then accepts it."""
+
+    def __init__(self, refusals: int, message: str = "database is locked") -> None:
+        self.refusals = refusals
+        self.message = message
+        self.tries = 0
+
+    def execute(self, statement: str) -> None:
+        self.tries += 1
+        if self.tries <= self.refusals:
+            raise sqlite3.OperationalError(self.message)
+
+
+def test_the_switch_to_wal_is_retried_while_another_connection_holds_the_file() -> None:
+    # SQLite refuses it at once, busy handler or not, when two connections switch together.
+    cursor = _ContendedCursor(refusals=3)
+    _switch_to_wal(cursor)
+    assert cursor.tries == 4
+
+
+def test_the_switch_to_wal_does_not_retry_other_errors() -> None:
+    cursor = _ContendedCursor(refusals=1, message="disk I/O error")
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        _switch_to_wal(cursor)
+    assert cursor.tries == 1

@@ -54,9 +54,12 @@ def _append_same(url: str, count: int) -> int:
     return written
 
 
-def _open_at(url: str, start_at: float) -> int:
-    """One process: wait for the common start, then open (and so create) the store."""
+def _upgrade_at(url: str, start_at: float) -> int:
+    """One process: wait for the common start, then upgrade (and so create) the schema."""
     time.sleep(max(0.0, start_at - time.time()))
+    store = Store.attach(url)
+    store.upgrade_schema()
+    store.close()
     store = Store.open(url)
     rows = store.head()[0]
     store.close()
@@ -69,12 +72,12 @@ def _in_processes(target: object, arguments: list[tuple[object, ...]]) -> list[o
         return list(pool.starmap(target, arguments))  # type: ignore[arg-type]
 
 
-def test_processes_opening_a_new_database_at_the_same_moment_all_succeed(
-    postgres_url: str,
+def test_processes_upgrading_a_new_database_at_the_same_moment_all_succeed(
+    bare_postgres_url: str,
 ) -> None:
     start_at = time.time() + 4  # after every process has started and imported
-    assert _in_processes(_open_at, [(postgres_url, start_at)] * 6) == [0] * 6
-    engine = sa.create_engine(postgres_url)
+    assert _in_processes(_upgrade_at, [(bare_postgres_url, start_at)] * 6) == [0] * 6
+    engine = sa.create_engine(bare_postgres_url)
     with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM meta")).scalar_one() == 1
         assert conn.execute(sa.text("SELECT count(*) FROM ledger_head")).scalar_one() == 1
@@ -101,16 +104,16 @@ def test_processes_racing_on_the_same_trials_write_each_once(postgres_url: str) 
     store.close()
 
 
-def test_schema_version_and_tampering_on_postgres(postgres_url: str) -> None:
+def test_schema_revision_and_tampering_on_postgres(postgres_url: str) -> None:
     store = Store.open(postgres_url)
     store.append_trial(_trial("x", 1), {})
     with store.engine.begin() as conn:
         conn.execute(sa.text("UPDATE ledger SET verdict = 'fail' WHERE seq = 1"))
     assert store.verify_ledger().problems == ("row 1: content does not match its hash (edited)",)
     with store.engine.begin() as conn:
-        conn.execute(sa.text("UPDATE meta SET value = '7' WHERE key = 'schema_version'"))
+        conn.execute(sa.text("UPDATE alembic_version SET version_num = '7777'"))
     store.close()
-    with pytest.raises(StoreError, match="schema version 7"):
+    with pytest.raises(StoreError, match="schema revision 7777, which this release"):
         Store.open(postgres_url)
 
 

@@ -1,0 +1,241 @@
+"""Every table of the database, on one ``MetaData``, at one schema revision.
+
+The tables are created and changed only by the migrations in ``core.migrations``
+(``migration-evals db upgrade``), never by ``create_all``: whichever command opens a
+database first, it gets all of them. ``tests/core/test_migrations.py`` checks that the
+migrations build exactly what is declared here.
+
+The ledger's   ``meta``, ``runs``, ``ledger``, ``ledger_head``, ``trial_slots`` (``core.store``)
+the anchor's   ``gold`` (``core.gold``)
+the miners'    ``tracked_prs``, ``retro_unlock``, ``retro_trials``
+the App's      ``bot_deliveries``, ``bot_jobs``, ``bot_queue_guard``, ``bot_leases``,
+               ``bot_check_runs``
+the executor's ``run_budgets``
+
+Times are ISO 8601 strings in UTC in the ledger's and the miners' tables (every backend
+sorts them alike) and seconds since the epoch in the job tables (compared with a clock).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+__all__ = [
+    "budgets_table",
+    "check_runs_table",
+    "deliveries_table",
+    "gold_table",
+    "guard_table",
+    "jobs_table",
+    "leases_table",
+    "ledger_head_table",
+    "ledger_table",
+    "meta_table",
+    "metadata",
+    "retro_trials_table",
+    "retro_unlock_table",
+    "runs_table",
+    "tracked_prs_table",
+    "trial_slots_table",
+]
+
+metadata = sa.MetaData()
+
+# -- the ledger ---------------------------------------------------------------------------
+
+# ``schema_version`` here is what releases before the migrations check on open (they
+# refuse anything but 1); a migration that such a release could not work with raises it.
+meta_table = sa.Table(
+    "meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+runs_table = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("started_at", sa.String(40), nullable=False),
+    sa.Column("finished_at", sa.String(40)),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("options", sa.Text, nullable=False),
+    sa.Column("summary", sa.Text),
+)
+
+ledger_table = sa.Table(
+    "ledger",
+    metadata,
+    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("recorded_at", sa.String(40), nullable=False),
+    sa.Column("run_id", sa.String(64), nullable=False, index=True),
+    sa.Column("trial_id", sa.String(64), nullable=False, index=True),
+    sa.Column("changeset_id", sa.String(200), nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("recipe", sa.String(200), nullable=False),
+    sa.Column("tier", sa.String(20), nullable=False),
+    sa.Column("verdict", sa.String(20), nullable=False),
+    sa.Column("fabricated", sa.Boolean, nullable=False),
+    sa.Column("cache_key", sa.String(64), nullable=False, index=True),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("row_hash", sa.String(64), nullable=False),
+)
+
+ledger_head_table = sa.Table(
+    "ledger_head",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("seq", sa.BigInteger, nullable=False),
+    sa.Column("row_hash", sa.String(64), nullable=False),
+)
+
+# Not part of the hash chain: an index of which trials are in the ledger, written in the
+# same transaction as their envelopes.
+trial_slots_table = sa.Table(
+    "trial_slots",
+    metadata,
+    sa.Column("trial_id", sa.String(64), primary_key=True),
+    sa.Column("run_id", sa.String(64), nullable=False, index=True),
+    sa.Column("changeset_id", sa.String(200), nullable=False),
+    sa.Column("seq", sa.BigInteger, nullable=False),
+)
+
+# -- the gold anchor ------------------------------------------------------------------------
+
+gold_table = sa.Table(
+    "gold",
+    metadata,
+    sa.Column("repo", sa.String(300), primary_key=True),
+    sa.Column("pr_number", sa.Integer, primary_key=True),
+    sa.Column("changeset_id", sa.String(200)),
+    sa.Column("model", sa.String(200)),
+    sa.Column("label", sa.String(20), nullable=False),
+    sa.Column("survival", sa.Float),
+    sa.Column("evidence", sa.Text, nullable=False),
+    sa.Column("computed_at", sa.String(40), nullable=False),
+    sa.Column("funnel_verdict", sa.String(20)),
+    sa.Column("trial_id", sa.String(64)),
+)
+
+# -- the miners -----------------------------------------------------------------------------
+
+# Every agent PR the bot graded, with its latest merge state.
+tracked_prs_table = sa.Table(
+    "tracked_prs",
+    metadata,
+    sa.Column("repo", sa.String(300), primary_key=True),
+    sa.Column("number", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("head_sha", sa.String(64), nullable=False),
+    sa.Column("base_sha", sa.String(64), nullable=False),
+    sa.Column("author", sa.String(200), nullable=False),
+    sa.Column("is_agent", sa.Boolean, nullable=False),
+    sa.Column("opened_at", sa.String(40), nullable=False),
+    sa.Column("merged_at", sa.String(40)),
+    sa.Column("closed_at", sa.String(40)),
+    sa.Column("changeset_id", sa.String(200)),
+    sa.Column("merge_commit_sha", sa.String(64)),
+    sa.Column("last_checked_at", sa.String(40)),
+    sa.Column("last_error", sa.Text),
+)
+
+# One row, written once: when retroactive scoring unlocked and which PRs earned it.
+retro_unlock_table = sa.Table(
+    "retro_unlock",
+    metadata,
+    # Always 1: the primary key is what makes the unlock impossible to record twice.
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("unlocked_at", sa.String(40), nullable=False),
+    sa.Column("threshold", sa.Integer, nullable=False),
+    sa.Column("window_days", sa.Integer, nullable=False),
+    sa.Column("prs", sa.Text, nullable=False),
+)
+
+# Trials graded retroactively (historical changesets graded after the unlock).
+retro_trials_table = sa.Table(
+    "retro_trials",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("trial_id", sa.String(64), primary_key=True),
+    sa.Column("changeset_id", sa.String(200), nullable=False),
+    sa.Column("marked_at", sa.String(40), nullable=False),
+)
+
+# -- the durable job queue and the App's records --------------------------------------------
+
+# One row per ``X-GitHub-Delivery``; a repeated delivery is a no-op.
+deliveries_table = sa.Table(
+    "bot_deliveries",
+    metadata,
+    sa.Column("delivery_id", sa.String(100), primary_key=True),
+    sa.Column("event", sa.String(60), nullable=False),
+    sa.Column("received_at", sa.Float, nullable=False),
+    sa.Column("jobs", sa.Integer, nullable=False),
+)
+
+jobs_table = sa.Table(
+    "bot_jobs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("key", sa.String(500), nullable=False, unique=True),
+    sa.Column("subject", sa.String(300), nullable=False, index=True),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False, index=True),
+    sa.Column("attempts", sa.Integer, nullable=False, default=0),
+    sa.Column("max_attempts", sa.Integer, nullable=False),
+    sa.Column("run_after", sa.Float, nullable=False),
+    sa.Column("lease_until", sa.Float),
+    sa.Column("leased_by", sa.String(120)),
+    sa.Column("last_error", sa.Text),
+    sa.Column("result", sa.Text),
+    sa.Column("delivery_id", sa.String(100)),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("updated_at", sa.Float, nullable=False),
+)
+
+# One row locked by every lease decision (see the job queue).
+guard_table = sa.Table(
+    "bot_queue_guard",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+)
+
+# Named, expiring locks (the one-scheduler lock).
+leases_table = sa.Table(
+    "bot_leases",
+    metadata,
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("holder", sa.String(120), nullable=False),
+    sa.Column("expires_at", sa.Float, nullable=False),
+)
+
+# One row per check run the App published (repo, PR, head sha, mode).
+check_runs_table = sa.Table(
+    "bot_check_runs",
+    metadata,
+    sa.Column("external_id", sa.String(400), primary_key=True),
+    sa.Column("repo", sa.String(200), nullable=False),
+    sa.Column("number", sa.Integer, nullable=False),
+    sa.Column("head_sha", sa.String(64), nullable=False),
+    sa.Column("mode", sa.String(16), nullable=False),
+    sa.Column("check_run_id", sa.BigInteger, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("conclusion", sa.String(20)),
+    sa.Column("run_id", sa.String(64)),
+    sa.Column("trial_id", sa.String(64)),
+    sa.Column("updated_at", sa.Float, nullable=False),
+    sa.Index("ix_bot_check_runs_pr", "repo", "number"),
+)
+
+# -- the executor ---------------------------------------------------------------------------
+
+# A run's budget, shared by every worker grading the run.
+budgets_table = sa.Table(
+    "run_budgets",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("limit_usd", sa.Float, nullable=False),
+    sa.Column("spent_usd", sa.Float, nullable=False),
+    sa.Column("exhausted", sa.Boolean, nullable=False),
+)

@@ -1,0 +1,138 @@
+"""One schema, migrated: the migrations build ``core.schema``, adopt a database of the
+release before them without losing a row, and servers never upgrade on their own."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from bot.cli import main
+from bot.exits import ExitStatus
+from core import migrations
+from core.errors import StoreError
+from core.migrations import Standing
+from core.schema import metadata
+from core.store import SchemaPolicy, Store
+from tests.core.previous_release import build_previous_release, previous_rows, read_rows
+
+LEDGER_TABLES = {"meta", "runs", "ledger", "ledger_head", "trial_slots"}
+
+
+def schema_differences(url: str) -> list[object]:
+    """What autogenerate would change to make the database match ``core.schema``."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return list(compare_metadata(MigrationContext.configure(conn), metadata))
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'ledger.db'}"
+
+
+def test_the_migrations_build_exactly_the_declared_schema(url: str) -> None:
+    Store.open(url).close()
+    assert schema_differences(url) == []
+
+
+def test_every_table_is_there_whichever_command_opens_the_database_first(url: str) -> None:
+    store = Store.open(url)  # what ``ledger verify`` opens: once only the ledger's tables
+    with store.reading() as conn:
+        assert set(metadata.tables) <= set(sa.inspect(conn).get_table_names())
+    assert store.schema_state().standing is Standing.CURRENT
+    assert store.head() == (0, "0" * 64)
+    store.close()
+
+
+def test_a_database_of_the_previous_release_keeps_every_row_and_its_chain(url: str) -> None:
+    build_previous_release(url)
+    before = Store.attach(url)
+    assert before.schema_state().standing is Standing.UNVERSIONED
+    before.close()
+    store = Store.open(url)  # SQLite: upgraded on open
+    check = store.verify_ledger()
+    assert check.ok and check.rows == 15
+    assert store.schema_state().revision == migrations.head()
+    store.close()
+    expected = previous_rows()
+    assert read_rows(url, sorted(expected)) == expected
+    assert schema_differences(url) == []
+    assert main(["ledger", "verify", "--db", url]) == 0
+
+
+def test_a_previous_release_database_with_only_the_ledger_gets_the_other_tables(
+    url: str,
+) -> None:
+    build_previous_release(url, tables=LEDGER_TABLES)  # what ``run`` alone created
+    assert main(["db", "upgrade", "--db", url]) == 0
+    assert schema_differences(url) == []
+    store = Store.open(url)
+    assert store.verify_ledger().ok and store.head()[0] == 15
+    store.close()
+
+
+def test_db_status_tells_an_old_database_and_exits_non_zero(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build_previous_release(url, tables=LEDGER_TABLES)
+    assert main(["db", "status", "--db", url]) == ExitStatus.SCHEMA_BEHIND
+    assert "made by a release before schema migrations" in capsys.readouterr().out
+    assert main(["db", "upgrade", "--db", url]) == 0
+    assert main(["db", "status", "--db", url]) == 0
+
+
+def test_a_table_without_the_columns_of_the_schema_is_not_adopted(url: str) -> None:
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE ledger (seq BIGINT PRIMARY KEY, note TEXT)")
+    engine.dispose()
+    with pytest.raises(StoreError, match="table ledger lacks column"):
+        Store.open(url)
+    store = Store.attach(url)
+    assert store.schema_state().standing is Standing.UNVERSIONED  # nothing half-done
+    store.close()
+
+
+def test_require_current_refuses_a_database_that_is_behind_naming_the_command(
+    url: str,
+) -> None:
+    build_previous_release(url, tables=LEDGER_TABLES)
+    with pytest.raises(StoreError, match=r"`migration-evals db upgrade --db URL`") as refused:
+        Store.open(url, schema=SchemaPolicy.REQUIRE_CURRENT)
+    assert "\n" not in str(refused.value)
+    with pytest.raises(StoreError, match="has no tables yet"):
+        Store.open(url.replace("ledger.db", "new.db"), schema=SchemaPolicy.REQUIRE_CURRENT)
+
+
+def test_the_previous_releases_schema_version_row_is_kept(url: str) -> None:
+    # A release before migrations opening an upgraded database checks this row.
+    Store.open(url).close()
+    assert read_rows(url, ["meta"]) == {"meta": [{"key": "schema_version", "value": "1"}]}
+
+
+def _open_at(url: str, start_at: float) -> int:
+    """One process: wait for the common start, then open (and so upgrade) the store."""
+    time.sleep(max(0.0, start_at - time.time()))
+    store = Store.open(url)
+    rows = store.head()[0]
+    store.close()
+    return rows
+
+
+def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(url: str) -> None:
+    start_at = time.time() + 3  # after every process has started and imported
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        assert pool.starmap(_open_at, [(url, start_at)] * 3) == [0, 0, 0]
+    assert schema_differences(url) == []
+    assert read_rows(url, ["ledger_head"])["ledger_head"] == [
+        {"id": 1, "seq": 0, "row_hash": "0" * 64}
+    ]

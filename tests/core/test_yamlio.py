@@ -1,0 +1,50 @@
+"""YAML from outside: refused by size, anchors, aliases, depth and node count before any
+object is built; ordinary YAML reads as before."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from core.errors import SpecError
+from core.yamlio import UntrustedYamlLimits, load_untrusted_yaml
+
+BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+def test_plain_configuration_reads_as_json_data() -> None:
+    assert load_untrusted_yaml("agents:\n  - author: a\n    model: m\n", name="c") == {
+        "agents": [{"author": "a", "model": "m"}]
+    }
+
+
+def test_billion_laughs_is_refused_at_once() -> None:
+    started = time.monotonic()
+    with pytest.raises(SpecError, match=r"anchor \(&a\) at line 1; anchors are not allowed"):
+        load_untrusted_yaml(BILLION_LAUGHS, name="c")
+    assert time.monotonic() - started < 1.0  # nothing was expanded
+
+
+def test_an_alias_without_an_anchor_in_sight_is_refused() -> None:
+    with pytest.raises(SpecError):
+        load_untrusted_yaml("a: *nowhere\n", name="c")
+
+
+@pytest.mark.parametrize(
+    "deep", ["[" * 5000 + "]" * 5000, "x: " + "{a: " * 5000 + "1" + "}" * 5000]
+)
+def test_5000_levels_are_refused_without_recursion(deep: str) -> None:
+    with pytest.raises(SpecError, match="nests deeper than 32 levels"):
+        load_untrusted_yaml(deep, name="c")
+
+
+def test_too_many_nodes_and_too_many_bytes() -> None:
+    with pytest.raises(SpecError, match="more than 100 nodes"):
+        load_untrusted_yaml(
+            "[" + ", ".join(["1"] * 200) + "]", name="c", limits=UntrustedYamlLimits(max_nodes=100)
+        )
+    with pytest.raises(SpecError, match="at most 65536 are read"):
+        load_untrusted_yaml("# " + "x" * 70_000, name="c")
