@@ -44,14 +44,29 @@ class BaselineCache:
             }
         )
 
-    def get_or_run(self, key: str, run: Callable[[], SandboxResult]) -> SandboxResult:
+    def get_or_run(
+        self,
+        key: str,
+        run: Callable[[], SandboxResult],
+        *,
+        keep: Callable[[SandboxResult], bool] = lambda _result: True,
+        valid: Callable[[SandboxResult], bool] = lambda _result: True,
+    ) -> SandboxResult:
+        """The result kept under ``key``, else ``run()``'s, kept when ``keep`` says so.
+
+        ``valid`` re-checks a kept result against the world (a cache folder it relies on
+        still exists); one that no longer holds is run again.
+        """
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
             found = self._memory.get(key) or self._load(key)
+            if found is not None and not valid(found):
+                self._memory.pop(key, None)
+                found = None
             if found is None:
                 found = run()
-                if _cacheable(found):
+                if _cacheable(found) and keep(found):
                     self._memory[key] = found
                     self._save(key, found)
             return found

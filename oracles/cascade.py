@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from core.errors import InfrastructureError
 from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
@@ -37,6 +38,13 @@ class Budget:
         self.spent_usd = 0.0
         self.exhausted = False
         self._lock = threading.Lock()
+
+    def allows(self, amount: float) -> bool:
+        """Whether ``amount`` would fit now (a later ``reserve`` may still be refused)."""
+        with self._lock:
+            fits = self.limit_usd is None or self.spent_usd + amount <= self.limit_usd + 1e-12
+            self.exhausted = self.exhausted or not fits
+            return fits
 
     def reserve(self, amount: float) -> bool:
         with self._lock:
@@ -118,7 +126,7 @@ class Cascade:
         envelopes: list[Envelope] = []
         keys: dict[str, str] = {}
         tier_keys = self.cache_keys(changeset, stamps)
-        cached = self.store.cached_envelopes(list(tier_keys.values())) if self.store else {}
+        material: dict[str, Any] = {}
         with Workspace(self.repos, changeset, self.limits, scratch=self.scratch) as workspace:
             context = TrialContext(changeset, recipe, self.specs, workspace, envelopes, self.strict)
             stopped = False
@@ -127,14 +135,38 @@ class Cascade:
                 if stopped:
                     envelopes.append(slot.envelope(TierOutcome(Verdict.SKIPPED, "not reached")))
                     continue
-                key = tier_keys[tier]
-                hit = cached.get(key)
-                envelope = slot.reuse(hit) if hit else self._run_tier(slot, context, budget)
-                if envelope.reason != _BUDGET_REASON:
+                envelope, key = self._tier(slot, context, budget, tier_keys[tier], material)
+                if key is not None:
                     keys[tier.value] = key
                 envelopes.append(envelope)
                 stopped = envelope.verdict is not Verdict.PASS
         return TrialRecord(Trial(tid, run_id, changeset, tuple(envelopes)), keys)
+
+    def _tier(
+        self,
+        slot: _Slot,
+        context: TrialContext,
+        budget: Budget,
+        key: str,
+        material: dict[str, Any],
+    ) -> tuple[Envelope, str | None]:
+        """One tier's envelope, reused from the cache when its key is known there, and the
+        key it is stored under (None: not reusable)."""
+        spec = self.specs.oracle.tier(slot.tier)
+        if not budget.allows(spec.list_cost_usd):
+            # Nothing more is spent on a trial the budget cannot pay for, not even on
+            # working out its cache key (dependency resolution).
+            return slot.envelope(TierOutcome(Verdict.INCONCLUSIVE, _BUDGET_REASON)), None
+        try:
+            material.update(self.oracles[slot.tier].key_material(context))
+        except InfrastructureError as exc:
+            outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
+            return slot.envelope(outcome, adapter=self.oracles[slot.tier].identity), key
+        if material:
+            key = stamp({"key": key, "material": material})
+        hit = self.store.cached_envelope(key) if self.store else None
+        envelope = slot.reuse(hit) if hit else self._run_tier(slot, context, budget)
+        return envelope, (key if envelope.reason != _BUDGET_REASON else None)
 
     def _run_tier(self, slot: _Slot, context: TrialContext, budget: Budget) -> Envelope:
         spec = self.specs.oracle.tier(slot.tier)

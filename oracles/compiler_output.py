@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from core.model import Evidence
 from core.ports import SANDBOX_WORKDIR
 
-__all__ = ["parse_build_output", "parse_compiler_output"]
+__all__ = ["build_error_lines", "parse_build_output", "parse_compiler_output"]
 
 _MAVEN = re.compile(r"^\[ERROR\] (?P<path>\S+\.java):\[(?P<line>\d+),(?P<col>\d+)\] (?P<msg>.+)$")
 _JAVAC = re.compile(r"^(?P<path>\S+\.java):(?P<line>\d+): error: (?P<msg>.+)$")
@@ -21,32 +21,36 @@ _GO = re.compile(r"^(?:vet: )?(?P<path>\S+\.go):(?P<line>\d+)(?::(?P<col>\d+))?:
 _STEP = re.compile(r"^Step (?P<step>\d+)/(?P<of>\d+) : (?P<instruction>.+)$")
 
 
-def _relative(path: str) -> str:
+def _relative(path: str, root: str = "") -> str:
+    """A repository-relative path: absolute sandbox paths lose the workspace prefix,
+    paths relative to the project's folder gain it."""
     prefix = SANDBOX_WORKDIR.rstrip("/") + "/"
     if path.startswith(prefix):
-        path = path[len(prefix) :]
-    return path.removeprefix("./")
+        return path[len(prefix) :]
+    path = path.removeprefix("./")
+    return f"{root}/{path}" if root and not path.startswith("/") else path
 
 
-def _match(line: str) -> Evidence | None:
+def _match(line: str, root: str) -> Evidence | None:
     for pattern in (_MAVEN, _JAVAC, _GO):
         found = pattern.match(line)
         if found:
             column = found.groupdict().get("col")
             return Evidence(
                 message=found["msg"].strip(),
-                path=_relative(found["path"]),
+                path=_relative(found["path"], root),
                 line=int(found["line"]),
                 column=int(column) if column else None,
             )
     return None
 
 
-def parse_compiler_output(output: str, *, limit: int = 50) -> list[Evidence]:
-    """Every distinct compiler diagnostic in ``output``, at most ``limit`` of them."""
+def parse_compiler_output(output: str, *, limit: int = 50, root: str = "") -> list[Evidence]:
+    """Every distinct compiler diagnostic in ``output``, at most ``limit`` of them; paths
+    the tool printed relative to its folder ``root`` are made repository-relative."""
     found: dict[tuple[str | None, int | None, str], Evidence] = {}
     for raw in output.splitlines():
-        evidence = _match(raw.strip())
+        evidence = _match(raw.strip(), root)
         if evidence is not None:
             found.setdefault((evidence.path, evidence.line, evidence.message), evidence)
         if len(found) >= limit:
@@ -76,3 +80,19 @@ def parse_build_output(
         message += f": {error}"
     line = instruction_lines[number - 1] if 0 < number <= len(instruction_lines) else None
     return [Evidence(message[:500], dockerfile, line)]
+
+
+_MAVEN_NOISE = re.compile(
+    r"^\[ERROR\] *(-> \[Help|To see the full stack|Re-run Maven|For more information|"
+    r"\[Help \d|After correcting|  mvn <args>|$)"
+)
+_GO_ERROR = re.compile(r"^(go: |# |\S+\.go:\d+|FAIL|vet: |build failed|cannot |package )")
+
+
+def build_error_lines(output: str, *, limit: int = 10) -> list[str]:
+    """The build tool's own error lines: Maven's ``[ERROR]`` lines, or the go command's
+    messages; failing both, the last lines it printed. Never empty for non-empty output."""
+    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
+    maven = [line for line in lines if line.startswith("[ERROR]") and not _MAVEN_NOISE.match(line)]
+    chosen = maven or [line for line in lines if _GO_ERROR.match(line)] or lines[-limit:]
+    return [line[:500] for line in chosen[:limit]]

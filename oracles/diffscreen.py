@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from core.model import Evidence
 from oracles.tree import ChangeKind, FileChange
 
-__all__ = ["ParsedDiff", "ScreenLimits", "parse_diff", "screen_diff"]
+__all__ = [
+    "DiffSection",
+    "ParsedDiff",
+    "ScreenLimits",
+    "diff_sections",
+    "parse_diff",
+    "screen_diff",
+]
 
 SYMLINK_MODE = "120000"
 GITLINK_MODE = "160000"
@@ -287,6 +294,37 @@ def parse_diff(patch: bytes) -> ParsedDiff:
     except _Corrupt as exc:
         parsed.problems.append(Evidence(str(exc)))
     return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class DiffSection:
+    """One file's part of a diff: its entry and its lines, exactly as they came."""
+
+    change: FileChange
+    text: bytes
+
+
+def diff_sections(patch: bytes) -> tuple[bytes, list[DiffSection]] | None:
+    """The text before the first file section, and each file's section, read by the
+    parser tier 1 uses (quoted paths, renames, headers without ``diff --git``); joined
+    again they give ``patch`` back. None when the diff is corrupt: a caller that would
+    cut it up must leave it whole, for tier 1 to refuse."""
+    parts = patch.split(b"\n")  # as parse_diff splits: a lone CR ends no line
+    lines = [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    bare = [line.removesuffix(b"\n") for line in lines]
+    try:
+        entries = list(_sections(bare))
+    except _Corrupt:
+        return None
+    if not entries:
+        return patch, []
+    starts = [entry.line - 1 for entry in entries]
+    ends = [*starts[1:], len(lines)]
+    sections = [
+        DiffSection(entry.finish(), b"".join(lines[start:end]))
+        for entry, start, end in zip(entries, starts, ends, strict=True)
+    ]
+    return b"".join(lines[: starts[0]]), sections
 
 
 def _path_problem(path: str) -> str | None:

@@ -2,8 +2,9 @@
 
 Results come from machine reports the harness collects (Surefire XML, ``go test -json``
 events), never from text lines a patch could print. A patched tree passes only if every
-test that passed at the baseline still passes, the number of tests did not drop, and no
-test file was modified or deleted (unless the recipe allows it).
+test that passed at the baseline still passes and the number of tests did not drop; what
+the patch did to the test files is decided before (``oracles.test_edits``), except for
+recipes whose tests are scripts, where any edit of one fails (``grade_test_edits``).
 
 Reports are cross-checked with what the engine observed: the suite's exit status is a
 "suite" result beside the tests (``(exit status)``), and so is each Go package's own
@@ -11,6 +12,12 @@ pass/fail event. Go 1.19's ``test2json`` reads the test binary's text, so code t
 ``--- PASS: TestX`` can fake a pass event; a test therefore keeps its worst status over
 all its events, and a faked pass cannot hide the real failure event, the package's failure
 or the non-zero exit status.
+
+The reports are also cross-checked with what the build tool printed
+(``oracles.build_summaries``): a disagreement is ``fail``, or ``error`` at the baseline,
+never a pass. The graded set is the base's passing tests; tests failing at the base are
+left out and listed. A base where no test ran has nothing to compare (``inconclusive``),
+and one whose suite cannot run at all is the infrastructure's problem (``error``).
 """
 
 from __future__ import annotations
@@ -23,10 +30,13 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
 
-from core.model import Evidence, Verdict
+from core.model import Evidence, Severity, Verdict
+from oracles.build_summaries import Disagreement, DisagreementKind
 from oracles.tree import ChangeKind, FileChange
 
 __all__ = [
+    "DISAGREE",
+    "EXIT_STATUS",
     "TestGrade",
     "TestReport",
     "TestStatus",
@@ -38,6 +48,8 @@ __all__ = [
     "parse_go_test_json",
     "parse_surefire",
     "path_matches",
+    "stable_test_name",
+    "suite_did_not_build",
 ]
 
 
@@ -69,6 +81,8 @@ class TestReport:
     results: Mapping[str, TestStatus] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
     suites: Mapping[str, TestStatus] = field(default_factory=dict)
+    # Where the reports and the build tool's own summary or exit status disagree.
+    disagreements: tuple[Disagreement, ...] = ()
 
     def with_status(self, status: TestStatus) -> set[str]:
         return {name for name, value in self.results.items() if value is status}
@@ -86,6 +100,7 @@ class TestReport:
             **counts,
             "suites": suites,
             "problems": list(self.problems),
+            "disagreements": [d.message for d in self.disagreements],
         }
 
 
@@ -95,8 +110,23 @@ def exit_status_suite(report: TestReport, exit_code: int) -> TestReport:
     return replace(report, suites={**report.suites, EXIT_STATUS: status})
 
 
+# A parameterized test's signature, as reporters write it: "{String, int}" (Surefire 2 with
+# JUnit 5) or "(String, int)" (Surefire 3), before the invocation index "[1]".
+_SIGNATURE = re.compile(r"^(?P<method>[^({\[]+)(?:\{[^}]*\}|\([^)]*\))(?P<rest>\[\d+\].*)?$")
+
+
+def stable_test_name(method: str) -> str:
+    """A test method's name without its parameter signature: a plugin upgrade that writes
+    signatures another way (a common part of a Java 17 upgrade) keeps each test's name, and
+    the invocation index still tells parameterized runs apart."""
+    found = _SIGNATURE.match(method)
+    if found is None:
+        return method
+    return f"{found['method']}{found['rest'] or ''}"
+
+
 def _surefire_case(case: ET.Element) -> tuple[str, TestStatus]:
-    name = f"{case.get('classname', '')}#{case.get('name', '')}"
+    name = f"{case.get('classname', '')}#{stable_test_name(case.get('name', ''))}"
     children = {child.tag.rsplit("}", 1)[-1] for child in case}
     if children & {"failure", "error", "rerunFailure", "rerunError"}:
         return name, TestStatus.FAILED
@@ -162,6 +192,51 @@ def parse_exit_code(exit_code: int, name: str = "smoke test") -> TestReport:
     return TestReport({name: TestStatus.PASSED if exit_code == 0 else TestStatus.FAILED})
 
 
+# Maven stops in test-compile: the test sources do not compile against the main code.
+_MAVEN_TEST_COMPILE = re.compile(
+    r"^\[ERROR\] Failed to execute goal \S+:maven-compiler-plugin:\S+:testCompile .*"
+    r"(Compilation failure|COMPILATION ERROR)",
+    re.MULTILINE,
+)
+# go test's line for a package whose test binary did not build (as text, or in -json
+# output as a package's own output event, which a running test cannot write).
+_GO_BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(?:build|setup) failed\]$")
+
+
+def _go_build_failures(output: str) -> set[str]:
+    failed: set[str] = set()
+    tested: set[str] = set()
+    for line in output.splitlines():
+        text, package = line, ""
+        if line.startswith("{"):
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            if event.get("Test"):
+                tested.add(str(event.get("Package", "")))
+                continue
+            text, package = str(event.get("Output", "")), str(event.get("Package", ""))
+        found = _GO_BUILD_FAILED.match(text.strip())
+        if found and (not package or package == found[1]):
+            failed.add(found[1])
+    return failed - tested
+
+
+def suite_did_not_build(report_format: str, exit_code: int, output: str) -> bool:
+    """Whether a failed test run stopped because the test sources did not compile (so no
+    test of theirs ran), as the build tool itself reports it."""
+    if exit_code == 0:
+        return False
+    if report_format == "surefire":
+        return _MAVEN_TEST_COMPILE.search(output) is not None
+    if report_format == "go-test-json":
+        return bool(_go_build_failures(output))
+    return False
+
+
 @lru_cache(maxsize=256)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
     out, i = [], 0
@@ -210,16 +285,42 @@ class TestGrade:
     regressions: tuple[str, ...] = ()
 
 
-def _listed(names: Iterable[str], limit: int = 20) -> list[Evidence]:
-    return [Evidence(f"no longer passes: {name}") for name in sorted(names)[:limit]]
+def _lost(name: str, patched: TestReport) -> str:
+    """How a test that passed at the base commit fails now (missing, skipped or failed)."""
+    status = patched.results.get(name)
+    if name in patched.suites or status is TestStatus.FAILED:
+        return ""
+    return " (missing)" if status is None else f" (now {status.value})"
 
 
-def _regression_reason(regressions: set[str]) -> str:
-    suites = {name for name in regressions if name == EXIT_STATUS or name.startswith("package ")}
+def _listed(names: Iterable[str], patched: TestReport, limit: int = 20) -> list[Evidence]:
+    return [
+        Evidence(f"no longer passes: {name}{_lost(name, patched)}")
+        for name in sorted(names)[:limit]
+    ]
+
+
+def _left_out(baseline: TestReport, limit: int = 20) -> tuple[Evidence, ...]:
+    """Tests failing at the base commit (flaky or broken there): not compared, listed."""
+    failing = sorted(baseline.with_status(TestStatus.FAILED))
+    listed = [
+        Evidence(f"fails at the base commit, left out: {name}", severity=Severity.NOTICE)
+        for name in failing[:limit]
+    ]
+    if len(failing) > limit:
+        more = f"and {len(failing) - limit} more failing at the base commit"
+        listed.append(Evidence(more, severity=Severity.NOTICE))
+    return tuple(listed)
+
+
+def _regression_reason(regressions: set[str], suite_names: Iterable[str]) -> str:
+    # Suites are told apart by where the report keeps them, not by their names: with
+    # several projects every name is scoped ("core: (exit status)").
+    suites = regressions & set(suite_names)
     tests = len(regressions - suites)
     if tests:
         return f"{tests} test(s) that passed at the base commit no longer pass"
-    if EXIT_STATUS in suites:
+    if any(name.endswith(EXIT_STATUS) for name in suites):
         return "the test command now exits non-zero, although no test reports a failure"
     return f"{len(suites)} package(s) that passed at the base commit now fail"
 
@@ -234,6 +335,48 @@ def grade_test_edits(
     return TestGrade(Verdict.FAIL, f"the patch edits {len(edited_tests)} test file(s)", evidence)
 
 
+DISAGREE = "reports disagree with the build's own summary"
+
+
+def _disagreement(baseline: TestReport, patched: TestReport) -> TestGrade | None:
+    """At the base, any disagreement but a failure the base's own settings ignore (exit
+    status 0) is the harness's; in the patched run it is the candidate's, unless the base
+    ignored failures the same way."""
+    tolerated = {DisagreementKind.EXIT}
+    at_base = [d for d in baseline.disagreements if d.kind not in tolerated]
+    if at_base:
+        evidence = tuple(Evidence(d.message) for d in at_base)
+        return TestGrade(Verdict.ERROR, f"baseline {DISAGREE}: {at_base[0].message}", evidence)
+    if not any(d.kind is DisagreementKind.EXIT for d in baseline.disagreements):
+        tolerated = set()
+    found = [d for d in patched.disagreements if d.kind not in tolerated]
+    if not found:
+        return None
+    # What regressed as far as the reports can tell is shown too; it is not re-run, since
+    # no re-run makes the disagreement go away.
+    lost = _listed(baseline.passing() - patched.passing(), patched)
+    evidence = (*(Evidence(d.message) for d in found), *lost)
+    return TestGrade(Verdict.FAIL, f"{DISAGREE}: {found[0].message}", evidence)
+
+
+def _vacuous(baseline: TestReport) -> TestGrade | None:
+    """No test ran at the base commit: nothing to compare; a suite that cannot run there
+    at all is the infrastructure's problem."""
+    if baseline.results:
+        return None
+    exits = [name for name in baseline.suites if name.endswith(EXIT_STATUS)]
+    if any(baseline.suites[name] is TestStatus.FAILED for name in exits):
+        return TestGrade(Verdict.ERROR, "the base commit's test suite does not run here")
+    return TestGrade(Verdict.INCONCLUSIVE, "no tests to compare: no test ran at the base commit")
+
+
+def _none_passing(baseline: TestReport) -> TestGrade | None:
+    if baseline.with_status(TestStatus.PASSED):
+        return None
+    reason = f"no tests to compare: none of the {len(baseline.results)} test(s) passes at the base"
+    return TestGrade(Verdict.INCONCLUSIVE, reason + " commit", _left_out(baseline))
+
+
 def grade_tests(
     baseline: TestReport,
     patched: TestReport,
@@ -245,23 +388,30 @@ def grade_tests(
 
     An unusable baseline report is the harness's problem (``error``); an unusable report
     from the patched tree, which the same harness read fine at baseline, is the
-    candidate's (its code writes the reports and the output).
+    candidate's (its code writes the reports and the output). The graded set is the
+    base's passing tests: each must pass again, none missing, none newly skipped.
     """
     if baseline.problems:
         return TestGrade(Verdict.ERROR, f"baseline test report unusable: {baseline.problems[0]}")
     if patched.problems:
         return TestGrade(Verdict.FAIL, f"test report unusable: {patched.problems[0]}")
-    edits = grade_test_edits(edited_tests, allow_test_changes=allow_test_changes)
-    if edits is not None:
-        return edits
+    early = (
+        _disagreement(baseline, patched)
+        or grade_test_edits(edited_tests, allow_test_changes=allow_test_changes)
+        or _vacuous(baseline)
+        or _none_passing(baseline)
+    )
+    if early is not None:
+        return early
+    left_out = _left_out(baseline)
     before, after = len(baseline.results), len(patched.results)
     if after < before:
-        return TestGrade(Verdict.FAIL, f"number of tests dropped from {before} to {after}")
+        reason = f"number of tests dropped from {before} to {after}"
+        return TestGrade(Verdict.FAIL, reason, left_out)
     regressions = baseline.passing() - patched.passing()
     if regressions:
-        reason = _regression_reason(regressions)
-        return TestGrade(
-            Verdict.FAIL, reason, tuple(_listed(regressions)), tuple(sorted(regressions))
-        )
+        reason = _regression_reason(regressions, baseline.suites)
+        evidence = (*_listed(regressions, patched), *left_out)
+        return TestGrade(Verdict.FAIL, reason, evidence, tuple(sorted(regressions)))
     passed = len(patched.with_status(TestStatus.PASSED))
-    return TestGrade(Verdict.PASS, f"{passed} of {after} tests pass; none regressed")
+    return TestGrade(Verdict.PASS, f"{passed} of {after} tests pass; none regressed", left_out)

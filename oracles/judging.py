@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 import jsonschema
 
-from core.model import Envelope
+from core.model import Envelope, Tier
 from core.ports import JudgeReply
 from core.specs import Recipe
 from core.stamps import sha256_hex
@@ -75,6 +75,18 @@ def _compiled(template: str) -> jinja2.Template:
     return environment.from_string(template)
 
 
+def _rubric(recipe: Recipe, earlier: Sequence[Envelope]) -> str:
+    """The recipe's rubric, with its point on test diffs when tier 3 graded the patch's
+    own test edits ("tests changed"); otherwise exactly the rubric, so prompts of trials
+    that left the tests alone do not change."""
+    rubric = str(recipe.raw["judge"]["rubric"])
+    point = recipe.raw["judge"].get("test_changes")
+    changed = any(e.tier is Tier.TESTS and e.details.get("tests_changed") for e in earlier)
+    if changed and point:
+        return rubric.rstrip("\n") + "\n" + str(point)
+    return rubric
+
+
 def render_prompt(
     template: str, recipe: Recipe, earlier: Sequence[Envelope], diff: str
 ) -> tuple[str, str]:
@@ -84,7 +96,7 @@ def render_prompt(
         recipe={
             "title": recipe.raw["title"],
             "goal": recipe.raw["goal"],
-            "rubric": recipe.raw["judge"]["rubric"],
+            "rubric": _rubric(recipe, earlier),
         },
         earlier_tiers=[
             {"tier": e.tier.value, "verdict": e.verdict.value, "reason": e.reason} for e in earlier

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from core.errors import RepositoryError
 from core.git import git
+from oracles.folders import Walk, remove_tree
 
 __all__ = ["RepoCache"]
 
@@ -134,19 +135,20 @@ class RepoCache:
                 self._checkout(git_dir, commit, work)
                 os.replace(work / "tree", target)
             finally:
-                shutil.rmtree(work, ignore_errors=True)
+                remove_tree(work)
         return target
 
     def files(self, snapshot: Path) -> tuple[str, ...]:
         """Regular files of a snapshot (relative POSIX paths); listed once, then remembered."""
         listing = self._listings.get(snapshot)
         if listing is None:
-            found = []
-            for folder, _dirs, names in os.walk(snapshot):
-                for name in names:
-                    full = os.path.join(folder, name)
-                    if not os.path.islink(full):
-                        found.append(os.path.relpath(full, snapshot).replace(os.sep, "/"))
+            walk = Walk(snapshot)
+            found = [entry.relative for entry in walk if entry.kind == "file"]
+            if walk.cut or walk.unreadable:
+                where = walk.cut or f"cannot list {walk.unreadable[0]}"
+                raise RepositoryError(
+                    f"the snapshot {snapshot.name} is too large to read ({where})"
+                )
             listing = self._listings[snapshot] = tuple(sorted(found))
         return listing
 

@@ -94,6 +94,10 @@ def parse(language: str, source: bytes) -> Tree:
 
     Raises ``KeyError`` for a language other than those ``language_of`` returns.
     """
+    if language == "dockerfile" and source and not source.endswith(b"\n"):
+        # The Dockerfile grammar wants every instruction to end its line; the engine does
+        # not, and a file whose last line has no newline builds. Byte offsets are unchanged.
+        source += b"\n"
     return _parser(language).parse(source)
 
 

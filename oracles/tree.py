@@ -8,12 +8,13 @@ real one over a base snapshot and the applied patch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import posixpath
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
-__all__ = ["ChangeKind", "FileChange", "MemoryTree", "TreeView"]
+__all__ = ["ChangeKind", "FileChange", "MemoryTree", "TreeView", "deleted_files"]
 
 
 class ChangeKind(StrEnum):
@@ -89,3 +90,22 @@ class MemoryTree:
 
     def files(self) -> Iterable[str]:
         return sorted(self.patched)
+
+
+def deleted_files(tree: TreeView, suffix: str, is_test: Callable[[str], bool]) -> list[str]:
+    """Non-test files ending in ``suffix`` that the patch deletes; a file the patch adds
+    again under the same name elsewhere moved, and is not listed."""
+    added = {
+        posixpath.basename(c.new_path)
+        for c in tree.changes
+        if c.new_path and c.kind is not ChangeKind.MODIFY
+    }
+    return [
+        c.old_path
+        for c in tree.changes
+        if c.kind is ChangeKind.DELETE
+        and c.old_path is not None
+        and c.old_path.endswith(suffix)
+        and not is_test(c.old_path)
+        and posixpath.basename(c.old_path) not in added
+    ]

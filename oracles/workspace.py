@@ -4,27 +4,36 @@
 snapshot into a temporary directory, runs ``git apply`` there (no fuzz, no ``--reject``, no
 ``--unsafe-paths``, no fallback to ``patch``), then checks that git touched nothing it did
 not declare and created no symbolic link. The patched files are kept in memory as an
-overlay; ``materialise`` builds a full disposable copy only when a live sandbox needs one.
+overlay; ``archive`` streams the tree as a tar only when a live sandbox needs it.
 """
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import re
 import shutil
+import tarfile
 import tempfile
+import time
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import IO
 
 from core.git import git
-from core.model import Changeset, Evidence
+from core.model import Changeset, Evidence, first_non_utf8_offset
 from core.stamps import sha256_hex
 from oracles.diffscreen import ScreenLimits, screen_diff
+from oracles.folders import Walk, remove_tree
+from oracles.grading import path_matches
 from oracles.repos import RepoCache
 from oracles.tree import FileChange
 
-__all__ = ["ApplyResult", "SnapshotTree", "Workspace", "tree_hash"]
+__all__ = ["ApplyResult", "GradedTree", "SnapshotTree", "TreeArchive", "Workspace", "tree_hash"]
+
+log = logging.getLogger(__name__)
 
 _PATCH_FAILED = re.compile(r"^error: patch failed: (.+):(\d+)$")
 _PATH_ERROR = re.compile(r"^error: (.+?): (.+)$")
@@ -69,6 +78,17 @@ def _unlisted_base_file(base: Path, path: str) -> Evidence | None:
     return None
 
 
+def _make_folders(path: str) -> None:
+    """``os.makedirs`` without its recursion (one call per level): a base file may lie
+    deeper than Python recurses."""
+    missing = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    for folder in reversed(missing):
+        os.mkdir(folder)
+
+
 def _stage_base_files(
     base: Path, tree: Path, paths: Iterable[str], listed: Container[str]
 ) -> list[Evidence]:
@@ -92,7 +112,7 @@ def _stage_base_files(
         target = os.path.join(tree_dir, path)
         parent = os.path.dirname(target)
         if parent not in made:
-            os.makedirs(parent, exist_ok=True)
+            _make_folders(parent)
             made.add(parent)
         shutil.copyfile(source, target)
         if os.access(source, os.X_OK):
@@ -111,38 +131,48 @@ def _apply_errors(stderr: str) -> list[Evidence]:
 
 
 def _drain(tree: Path, declared: set[str]) -> tuple[ApplyResult, list[Evidence]]:
-    """Read the patched files back, refuse anything undeclared, and empty ``tree``.
+    """Read the patched files back and refuse anything undeclared.
 
-    One bottom-up walk both checks what git did and removes it, which is cheaper than a
-    check followed by ``rmtree``.
+    The walk is iterative (a patch's paths may nest deeper than Python recurses) and
+    bounded; the caller removes the tree.
     """
     problems: list[Evidence] = []
     overlay: dict[str, bytes | None] = dict.fromkeys(declared)
     executable: set[str] = set()
-    for folder, dirs, files in os.walk(tree, topdown=False):
-        for name in files:
-            full = os.path.join(folder, name)
-            rel = os.path.relpath(full, tree).replace(os.sep, "/")
-            if os.path.islink(full):
-                problems.append(Evidence("the patch created a symbolic link", rel))
-            elif rel not in declared:
-                problems.append(Evidence("git changed a path the diff headers do not declare", rel))
-            else:
-                with open(full, "rb") as handle:
-                    overlay[rel] = handle.read()
-                if os.access(full, os.X_OK):
-                    executable.add(rel)
-            os.unlink(full)
-        for name in dirs:
-            full = os.path.join(folder, name)
-            if os.path.islink(full):
-                problems.append(
-                    Evidence("the patch created a symbolic link", os.path.relpath(full, tree))
-                )
-                os.unlink(full)
-            else:
-                os.rmdir(full)
+    walk = Walk(tree)
+    for entry in walk:
+        if entry.kind == "link":
+            problems.append(Evidence("the patch created a symbolic link", entry.relative))
+        elif entry.kind == "other":
+            problems.append(Evidence("the patch created a special file", entry.relative))
+        elif entry.kind == "file" and entry.relative not in declared:
+            problems.append(
+                Evidence("git changed a path the diff headers do not declare", entry.relative)
+            )
+        elif entry.kind == "file":
+            with open(entry.path, "rb") as handle:
+                overlay[entry.relative] = handle.read()
+            if os.access(entry.path, os.X_OK):
+                executable.add(entry.relative)
+    if walk.cut or walk.unreadable:
+        where = walk.cut or f"cannot list {walk.unreadable[0] or '.'}"
+        problems.append(Evidence(f"the patched tree could not be read to the end ({where})"))
     return ApplyResult((), (), overlay, frozenset(executable)), problems
+
+
+@dataclass(frozen=True, slots=True)
+class GradedTree:
+    """The tree the tests tier grades: the patched tree with every test file as the base
+    commit has it (test files the patch added left out), except the ``from_patch`` files.
+
+    When that is the patched tree itself (the patch touched no test file), it keeps the
+    patched tree's hash, so its runs are the patched tree's runs.
+    """
+
+    overlay: Mapping[str, bytes | None]
+    executable: frozenset[str]
+    tree_hash: str
+    from_patch: frozenset[str] = frozenset()
 
 
 class Workspace:
@@ -172,12 +202,18 @@ class Workspace:
         self.close()
 
     def close(self) -> None:
+        """Delete every temporary folder, however deep. One that still cannot be deleted
+        is logged, never raised: closing runs on every way out of a trial, and must not
+        hide why the trial ended."""
         for path in self._temporary:
-            shutil.rmtree(path, ignore_errors=True)
+            try:
+                remove_tree(path)
+            except OSError as exc:
+                log.warning("could not remove a trial's temporary folder: %s", exc)
         self._temporary.clear()
 
     def _forget(self, path: Path) -> None:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)
         self._temporary.remove(path)
 
     def _mkdtemp(self, prefix: str, folder: Path | None = None) -> Path:
@@ -201,6 +237,12 @@ class Workspace:
         return self._applied
 
     def _screen_and_apply(self) -> ApplyResult:
+        offset = first_non_utf8_offset(self.changeset.patch)
+        if offset is not None:
+            problem = Evidence(
+                f"the patch is not UTF-8 text: an undecodable byte at offset {offset}"
+            )
+            return ApplyResult((problem,), ())
         patch = self.changeset.patch.encode("utf-8")
         parsed = screen_diff(patch, self.limits)
         if parsed.problems:
@@ -228,28 +270,156 @@ class Workspace:
         self._forget(tree)
         return replace(drained, problems=tuple(problems), changes=tuple(parsed.changes))
 
+    def graded(self, test_paths: Sequence[str], from_patch: Iterable[str] = ()) -> GradedTree:
+        """The tree the tests tier grades (see ``GradedTree``); the patch must apply."""
+        applied = self.apply()
+        if not applied.ok:
+            raise ValueError("cannot grade a patch that did not apply")
+        used = frozenset(from_patch)
+        overlay = {
+            path: content
+            for path, content in applied.overlay.items()
+            if path in used or not path_matches(path, test_paths)
+        }
+        if overlay.keys() == applied.overlay.keys():
+            return GradedTree(applied.overlay, applied.executable, self.tree_hash(), used)
+        kept = sorted(path for path in applied.overlay if path in overlay)
+        digest = sha256_hex("graded\n" + self.tree_hash() + "\n" + "\n".join(kept))
+        return GradedTree(overlay, applied.executable & overlay.keys(), digest, used)
+
     def view(self) -> SnapshotTree:
         applied = self.apply()
         base = self.base
         return SnapshotTree(base, applied.changes, applied.overlay, self.repos.files(base))
 
-    def materialise(self, *, patched: bool = True) -> Path:
-        """A disposable full copy of the base tree, with the patch on top if ``patched``."""
-        target = self._mkdtemp("me-tree-") / "tree"
-        shutil.copytree(self.base, target, symlinks=True)
-        if patched:
+    def archive(
+        self,
+        uid: int,
+        gid: int,
+        *,
+        patched: bool = True,
+        subdir: str = "",
+        graded: GradedTree | None = None,
+    ) -> IO[bytes]:
+        """The tree (with the patch on top if ``patched``; ``graded`` instead, if given)
+        as an uncompressed tar stream, every entry owned by ``uid``:``gid``; only
+        ``subdir`` when given, as the root.
+
+        The tree is never copied on disk: entries come from the read-only snapshot and
+        the patch's in-memory overlay (a large stream spills to a temporary file).
+        """
+        overlay: Mapping[str, bytes | None] = {}
+        executable: frozenset[str] = frozenset()
+        if graded is not None:
+            overlay, executable = graded.overlay, graded.executable
+        elif patched:
             applied = self.apply()
             if not applied.ok:
-                raise ValueError("cannot materialise a patch that did not apply")
-            for path, content in applied.overlay.items():
-                destination = target / path
-                if content is None:
-                    destination.unlink(missing_ok=True)
-                else:
-                    destination.parent.mkdir(parents=True, exist_ok=True)
-                    destination.write_bytes(content)
-                    destination.chmod(0o755 if path in applied.executable else 0o644)
-        return target
+                raise ValueError("cannot archive a patch that did not apply")
+            overlay, executable = applied.overlay, applied.executable
+        return TreeArchive(uid, gid, subdir).build(self.base, overlay, executable)
+
+
+_SPOOL_BYTES = 64 * 1024 * 1024
+
+
+class TreeArchive:
+    """Writes a snapshot plus an overlay as a tar stream with one owner for every entry."""
+
+    def __init__(self, uid: int, gid: int, subdir: str = "") -> None:
+        self.uid = uid
+        self.gid = gid
+        folder = subdir.strip("/")
+        self.prefix = "" if folder in ("", ".") else f"{folder}/"
+        self.mtime = int(time.time())
+        self._folders: set[str] = set()
+
+    def build(
+        self, base: Path, overlay: Mapping[str, bytes | None], executable: Container[str]
+    ) -> IO[bytes]:
+        spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 - returned
+        with tarfile.open(fileobj=spool, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for relative, full, kind in _snapshot_entries(base):
+                if relative in overlay or not self._inside(relative):
+                    continue
+                self._add(tar, relative, kind, full=full)
+            for relative, content in sorted(overlay.items()):
+                if content is not None and self._inside(relative):
+                    mode = 0o755 if relative in executable else 0o644
+                    self._add(tar, relative, "file", data=content, mode=mode)
+        spool.seek(0)
+        return spool
+
+    def _inside(self, relative: str) -> bool:
+        return not self.prefix or relative.startswith(self.prefix)
+
+    def _info(self, name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
+        info = tarfile.TarInfo(name)
+        info.type = kind
+        info.mode = mode
+        info.uid, info.gid = self.uid, self.gid
+        info.mtime = self.mtime
+        return info
+
+    def _parents(self, tar: tarfile.TarFile, name: str) -> None:
+        """Every folder above ``name``, once and first, so each is owned like the files."""
+        parts = name.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            if folder not in self._folders:
+                self._folders.add(folder)
+                tar.addfile(self._info(folder, tarfile.DIRTYPE, 0o755))
+
+    def _add(
+        self,
+        tar: tarfile.TarFile,
+        relative: str,
+        kind: str,
+        *,
+        full: str = "",
+        data: bytes | None = None,
+        mode: int = 0o644,
+    ) -> None:
+        name = relative[len(self.prefix) :]
+        if not name:
+            return
+        self._parents(tar, name)
+        if kind == "dir":
+            if name not in self._folders:
+                self._folders.add(name)
+                tar.addfile(self._info(name, tarfile.DIRTYPE, 0o755))
+        elif kind == "link":
+            info = self._info(name, tarfile.SYMTYPE, 0o777)
+            info.linkname = os.readlink(full)
+            tar.addfile(info)
+        elif data is not None:
+            info = self._info(name, tarfile.REGTYPE, mode)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        else:
+            info = self._info(name, tarfile.REGTYPE, 0o755 if os.access(full, os.X_OK) else 0o644)
+            info.size = os.lstat(full).st_size
+            with open(full, "rb") as handle:
+                tar.addfile(info, handle)
+
+
+def _snapshot_entries(root: Path) -> Iterator[tuple[str, str, str]]:
+    """(relative path, full path, "dir" | "file" | "link") of a snapshot, parents first,
+    iteratively and without following links."""
+    stack = [(str(root), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+        for entry in entries:
+            relative = prefix + entry.name
+            if entry.is_symlink():
+                yield relative, entry.path, "link"
+            elif entry.is_dir():
+                yield relative, entry.path, "dir"
+                stack.append((entry.path, relative + "/"))
+            elif entry.is_file():
+                yield relative, entry.path, "file"
 
 
 class SnapshotTree:
@@ -269,7 +439,8 @@ class SnapshotTree:
 
     def read_base(self, path: str) -> bytes | None:
         full = self.base / path
-        if full.is_symlink() or not full.is_file():
+        # A link anywhere on the way could lead out of the snapshot.
+        if _inside_symlink(self.base, path) or full.is_symlink() or not full.is_file():
             return None
         return full.read_bytes()
 

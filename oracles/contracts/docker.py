@@ -1,126 +1,121 @@
-"""The ``base-image`` contract: FROM lines move to the new images and nothing else changes.
+"""The ``base-image`` contract: FROM lines move to newer images and nothing else changes.
 
-``params["rewrites"]`` maps an old image reference to its replacement, compared exactly as
-written (``name[:tag][@digest]``; ``--platform=`` flags and ``AS alias`` are separate).
-For every Dockerfile the patch modifies (present at base and after), both versions are
-parsed with tree-sitter and compared:
+The rewrites are read from the diff: for every Dockerfile the patch modifies, both
+versions are parsed with tree-sitter and their FROM lines paired by position; a pair whose
+image differs (with the defaults of global ``ARG`` lines put in) is one rewrite, old image
+-> new image, its ``--platform`` and other flags and its stage alias compared apart.
 
-* no FROM of the patched file may still name an old reference;
-* each base FROM naming an old reference must name its replacement, every other FROM must
-  be unchanged, and every FROM keeps its flags and stage alias;
-* the sequence of instructions and comments is otherwise identical (source text compared
-  with trailing whitespace ignored), and FROM lines stay where they were, so no
-  instruction moves between stages. ``ARG`` before the first FROM is an ordinary
-  instruction here.
+* Without ``params["rewrites"]`` each rewrite must be a real bump (``oracles.image_refs``):
+  the same image family, a newer tag or digest, or a family move the recipe lists in
+  ``contract.family_moves``.
+* With ``params["rewrites"]`` (old reference -> new reference, compared exactly as
+  written) every rewrite must be the listed one, every other FROM unchanged, and no FROM
+  may still name an old reference.
 
-A patch whose touched Dockerfiles had no FROM naming an old reference at base moved
+Either way every FROM keeps its flags and alias, and the sequence of instructions and
+comments is otherwise identical (source text, trailing whitespace ignored), FROM lines
+staying where they were, so nothing moves between stages. With
+``contract.arg_defaults: true`` the default of an ``ARG`` before the first FROM may
+change when a FROM uses that argument; the image it yields is checked as a rewrite.
+Dockerfiles added, deleted or renamed are refused, and a patch that moves no image moved
 nothing, which is evidence too.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tree_sitter import Node
-
-from core.errors import ChangesetError
 from core.model import Evidence, Severity
 from core.specs import Recipe
-from oracles.syntax import language_of, parse
-from oracles.tree import TreeView
+from oracles.dockerfile_model import Dockerfile, FromLine, Item, read_dockerfile
+from oracles.dockerfiles import is_dockerfile
+from oracles.image_refs import FamilyMoves, bump_problem, parse_image
+from oracles.tree import FileChange, TreeView
 
-__all__ = ["base_images", "check_base_image", "instruction_lines"]
-
-_ONLY_FROM = "the recipe allows only FROM lines to change"
-_KINDS = {"comment": "comment", "ERROR": "unparsable text"}
+__all__ = ["Rewrite", "check_base_image", "read_rewrites"]
 
 
 @dataclass(frozen=True, slots=True)
-class _From:
-    image: str
-    flags: tuple[str, ...]
-    alias: str | None
+class Rewrite:
+    """One FROM of one Dockerfile moved from ``old`` to ``new`` (patched ``line``)."""
+
+    path: str
     line: int
+    old: str
+    new: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "old": self.old, "new": self.new}
 
 
 @dataclass(frozen=True, slots=True)
-class _Item:
-    """One instruction or comment; ``key`` is what must not change."""
+class _Rules:
+    rewrites: Mapping[str, str] | None
+    moves: FamilyMoves
+    arg_defaults: bool
 
-    kind: str
-    key: str
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Dockerfile:
-    froms: tuple[_From, ...]
-    items: tuple[_Item, ...]
+    @property
+    def allowed(self) -> str:
+        if self.arg_defaults:
+            return "the recipe allows only FROM lines and the ARG defaults they use to change"
+        return "the recipe allows only FROM lines to change"
 
 
-def _text(node: Node | None) -> str:
-    return node.text.decode("utf-8", "replace") if node is not None and node.text else ""
-
-
-def _from_of(node: Node) -> _From:
-    children = node.named_children
-    flags = tuple(_text(c) for c in children if c.type == "param")
-    image = next((_text(c) for c in children if c.type == "image_spec"), "")
-    alias = next((_text(c) for c in children if c.type == "image_alias"), None)
-    return _From(image, flags, alias, node.start_point.row + 1)
-
-
-def _item_of(node: Node) -> _Item:
-    line = node.start_point.row + 1
-    if node.type == "from_instruction":
-        # Only the position of a FROM is compared here; its content is checked on its own.
-        return _Item("FROM", "FROM", line)
-    key = "\n".join(part.rstrip() for part in _text(node).splitlines())
-    return _Item(_KINDS.get(node.type) or node.type.removesuffix("_instruction").upper(), key, line)
-
-
-def _read(source: bytes) -> _Dockerfile:
-    # Named top-level nodes are instructions, comments, and ERROR nodes for text that does
-    # not parse, which is still compared verbatim. Newlines are anonymous and skipped.
-    nodes = parse("dockerfile", source).root_node.named_children
-    froms = tuple(_from_of(n) for n in nodes if n.type == "from_instruction")
-    return _Dockerfile(froms, tuple(_item_of(n) for n in nodes))
-
-
-def base_images(source: bytes) -> list[str]:
-    """The images a Dockerfile builds FROM, in order, without duplicates: earlier stages
-    referred to by alias, ``scratch`` and references left to build arguments excluded."""
-    images: list[str] = []
-    aliases: set[str] = set()
-    for node in _read(source).froms:
-        name = node.image
-        if name not in aliases and name != "scratch" and "$" not in name and name not in images:
-            images.append(name)
-        if node.alias:
-            aliases.add(node.alias)
-    return images
-
-
-def instruction_lines(source: bytes) -> list[int]:
-    """The line of each instruction, in order: step N of a build is element N - 1."""
-    return [item.line for item in _read(source).items if item.kind not in _KINDS.values()]
-
-
-def _failure(message: str, path: str, line: int | None = None) -> Evidence:
+def _failure(message: str, path: str | None = None, line: int | None = None) -> Evidence:
     return Evidence(message, path, line, severity=Severity.FAILURE)
 
 
-def _check_pair(path: str, old: _From, new: _From, rewrites: Mapping[str, str]) -> list[Evidence]:
-    """One FROM against its base version: the mapped image, the same alias and flags."""
+def _pairs(base: Dockerfile, after: Dockerfile) -> Iterator[tuple[FromLine, FromLine]]:
+    # With stages added or removed, pairing FROMs by position would mislead; the
+    # instruction comparison reports the added or removed FROM lines instead.
+    if len(base.froms) == len(after.froms):
+        yield from zip(base.froms, after.froms, strict=True)
+
+
+def _moves_any(base: Dockerfile, after: Dockerfile) -> bool:
+    """Whether any image changed, also where stages were added or removed."""
+    was, now = [line.image for line in base.froms], [line.image for line in after.froms]
+    if len(was) == len(now):
+        return was != now
+    return sorted(set(was)) != sorted(set(now))
+
+
+def _rewrites_of(path: str, base: Dockerfile, after: Dockerfile) -> list[Rewrite]:
+    return [
+        Rewrite(path, new.line, old.image, new.image)
+        for old, new in _pairs(base, after)
+        if old.image != new.image
+    ]
+
+
+def _check_listed(rewrite: Rewrite, rewrites: Mapping[str, str]) -> str | None:
+    wanted = rewrites.get(rewrite.old, rewrite.old)
+    if rewrite.new == wanted or rewrite.new in rewrites:  # an old image is reported apart
+        return None
+    why = f"the recipe moves it to {wanted}" if rewrite.old in rewrites else "it is not listed"
+    return f"FROM changed {rewrite.old} to {rewrite.new}; {why}"
+
+
+def _check_bump(rewrite: Rewrite, moves: FamilyMoves) -> str | None:
+    for image in (rewrite.old, rewrite.new):
+        if "$" in image:
+            return (
+                f"FROM {image} depends on a build argument without a default, "
+                "so which image it names cannot be known"
+            )
+    problem = bump_problem(parse_image(rewrite.old), parse_image(rewrite.new), moves)
+    return (
+        f"FROM {rewrite.old} -> {rewrite.new} is not a base-image bump: {problem}"
+        if problem
+        else None
+    )
+
+
+def _check_flags(path: str, old: FromLine, new: FromLine) -> list[Evidence]:
     evidence: list[Evidence] = []
-    wanted = rewrites.get(old.image, old.image)
-    if new.image != wanted and new.image not in rewrites:  # an old image is reported apart
-        why = f"the recipe moves it to {wanted}" if old.image in rewrites else "it is not listed"
-        message = f"FROM changed {old.image} to {new.image}; {why}"
-        evidence.append(_failure(message, path, new.line))
     if new.alias != old.alias:
         was, now = old.alias or "(none)", new.alias or "(none)"
         evidence.append(_failure(f"stage alias changed from {was} to {now}", path, new.line))
@@ -130,33 +125,53 @@ def _check_pair(path: str, old: _From, new: _From, rewrites: Mapping[str, str]) 
     return evidence
 
 
-def _check_images(
-    path: str, base: Sequence[_From], after: Sequence[_From], rewrites: Mapping[str, str]
-) -> list[Evidence]:
+def _check_images(path: str, base: Dockerfile, after: Dockerfile, rules: _Rules) -> list[Evidence]:
     evidence: list[Evidence] = []
-    for new in after:
-        if new.image in rewrites:
-            message = f"FROM still names {new.image}; the recipe moves it to {rewrites[new.image]}"
-            evidence.append(_failure(message, path, new.line))
-    # With stages added or removed, pairing FROMs by position would mislead; the
-    # instruction comparison reports the added or removed FROM lines instead.
-    if len(base) == len(after):
-        for old, new in zip(base, after, strict=True):
-            evidence += _check_pair(path, old, new, rewrites)
+    if rules.rewrites is not None:
+        for new in after.froms:
+            if new.image in rules.rewrites:
+                wanted = rules.rewrites[new.image]
+                message = f"FROM still names {new.image}; the recipe moves it to {wanted}"
+                evidence.append(_failure(message, path, new.line))
+    rewrites = {r.line: r for r in _rewrites_of(path, base, after)}
+    for old, new in _pairs(base, after):
+        rewrite = rewrites.get(new.line)
+        if rewrite is not None:
+            problem = (
+                _check_listed(rewrite, rules.rewrites)
+                if rules.rewrites is not None
+                else _check_bump(rewrite, rules.moves)
+            )
+            if problem:
+                evidence.append(_failure(problem, path, new.line))
+        evidence += _check_flags(path, old, new)
     return evidence
 
 
-def _difference(item: _Item, verb: str) -> str:
+def _keys(dockerfile: Dockerfile, rules: _Rules) -> list[tuple[str, str]]:
+    """What must not change of each item: an ARG feeding a FROM keeps only its name when
+    the recipe lets such defaults move (the image it yields is checked as a rewrite)."""
+    feeding = set().union(*(line.arguments for line in dockerfile.froms))
+    first = dockerfile.froms[0].line if dockerfile.froms else None
+    keys = []
+    for item in dockerfile.items:
+        is_global = first is None or item.line < first
+        if rules.arg_defaults and is_global and item.argument in feeding:
+            keys.append((item.kind, f"ARG {item.argument}"))
+        else:
+            keys.append((item.kind, item.key))
+    return keys
+
+
+def _difference(item: Item, verb: str, rules: _Rules) -> str:
     if item.kind == "FROM":
         return f"FROM line {verb}; the recipe moves images, it does not add or remove stages"
-    return f"{item.kind} {verb}; {_ONLY_FROM}"
+    return f"{item.kind} {verb}; {rules.allowed}"
 
 
-def _check_rest(path: str, base: Sequence[_Item], after: Sequence[_Item]) -> list[Evidence]:
+def _check_rest(path: str, base: Dockerfile, after: Dockerfile, rules: _Rules) -> list[Evidence]:
     """Evidence for every instruction or comment added, removed or changed."""
-    matcher = difflib.SequenceMatcher(
-        None, [(i.kind, i.key) for i in base], [(i.kind, i.key) for i in after], autojunk=False
-    )
+    matcher = difflib.SequenceMatcher(None, _keys(base, rules), _keys(after, rules), autojunk=False)
     evidence: list[Evidence] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -164,40 +179,74 @@ def _check_rest(path: str, base: Sequence[_Item], after: Sequence[_Item]) -> lis
         # Pair base and patched items up as "changed"; whatever is left on one side was
         # added or removed.
         paired = min(i2 - i1, j2 - j1)
-        for n, item in enumerate(after[j1:j2]):
+        for n, item in enumerate(after.items[j1:j2]):
             verb = "changed" if n < paired else "added"
-            evidence.append(_failure(_difference(item, verb), path, item.line))
-        for item in base[i1 + paired : i2]:
-            evidence.append(_failure(_difference(item, f"at base line {item.line} removed"), path))
+            evidence.append(_failure(_difference(item, verb, rules), path, item.line))
+        for item in base.items[i1 + paired : i2]:
+            message = _difference(item, f"at base line {item.line} removed", rules)
+            evidence.append(_failure(message, path))
     return evidence
 
 
-def _touched_dockerfiles(tree: TreeView) -> Iterable[tuple[str, bytes, bytes]]:
+def _whole_file_change(change: FileChange) -> Evidence | None:
+    """Adding, deleting or renaming a Dockerfile is no image move."""
+    if change.old_path is None:
+        return _failure(
+            "Dockerfile added; the recipe moves the images of existing ones", change.path
+        )
+    if change.new_path is None:
+        return _failure(
+            "Dockerfile deleted; the recipe moves images, it keeps every Dockerfile", change.path
+        )
+    if change.old_path != change.new_path:
+        message = f"Dockerfile renamed from {change.old_path}; the recipe moves images, not files"
+        return _failure(message, change.new_path)
+    return None
+
+
+def _touched(tree: TreeView) -> Iterator[tuple[FileChange, Dockerfile | None, Dockerfile | None]]:
     for change in tree.changes:
-        if change.old_path is None or change.new_path is None:
-            continue  # added or deleted: there is no pair of versions to compare
-        if language_of(change.new_path) != "dockerfile":
+        if not any(is_dockerfile(path) for path in change.paths()):
             continue
-        base, after = tree.read_base(change.old_path), tree.read(change.new_path)
+        base = tree.read_base(change.old_path) if change.old_path else None
+        after = tree.read(change.new_path) if change.new_path else None
+        yield (
+            change,
+            read_dockerfile(base) if base is not None else None,
+            read_dockerfile(after) if after is not None else None,
+        )
+
+
+def read_rewrites(tree: TreeView) -> list[Rewrite]:
+    """Every FROM image the patch moves, in diff and file order."""
+    rewrites: list[Rewrite] = []
+    for change, base, after in _touched(tree):
         if base is not None and after is not None:
-            yield change.new_path, base, after
+            rewrites += _rewrites_of(change.path, base, after)
+    return rewrites
+
+
+def _rules(recipe: Recipe, params: Mapping[str, Any]) -> _Rules:
+    rewrites: Mapping[str, str] | None = params.get("rewrites") or None
+    contract = recipe.contract
+    return _Rules(rewrites, FamilyMoves.from_contract(contract), bool(contract.get("arg_defaults")))
 
 
 def check_base_image(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
     """Evidence against the touched Dockerfiles having moved only their FROM images."""
-    # The image pairs come with each changeset; the recipe itself adds no rule.
-    rewrites: Mapping[str, str] | None = params.get("rewrites")
-    if not rewrites:
-        raise ChangesetError(f"{recipe.name} needs params.rewrites (old image -> new image)")
+    rules = _rules(recipe, params)
     evidence: list[Evidence] = []
-    moved_any = False
-    for path, base_source, after_source in _touched_dockerfiles(tree):
-        base, after = _read(base_source), _read(after_source)
-        moved_any = moved_any or any(f.image in rewrites for f in base.froms)
-        evidence += _check_images(path, base.froms, after.froms, rewrites)
-        evidence += _check_rest(path, base.items, after.items)
-    if not moved_any:
-        evidence.append(
-            Evidence("the patch moves no FROM line to a new image", severity=Severity.FAILURE)
-        )
+    moved = False
+    for change, base, after in _touched(tree):
+        whole = _whole_file_change(change)
+        if whole is not None:
+            evidence.append(whole)
+            continue
+        if base is None or after is None:
+            continue  # unreadable here: the syntax check reports it
+        moved = moved or _moves_any(base, after)
+        evidence += _check_images(change.path, base, after, rules)
+        evidence += _check_rest(change.path, base, after, rules)
+    if not moved:
+        evidence.append(_failure("the patch moves no FROM line to a new image"))
     return evidence

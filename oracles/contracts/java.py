@@ -1,6 +1,9 @@
-"""The ``java-release`` contract: every build file of the patched tree targets one release.
+"""The ``java-release`` contract: every build file of the touched projects targets one release.
 
-Declarations read, in every ``pom.xml``, ``build.gradle`` and ``build.gradle.kts``:
+The projects are the Maven reactors that own the files the patch touches, as the compile
+tier builds them (``oracles.projects``); an independent project elsewhere in the repository
+is not judged. Declarations read, in each ``pom.xml``, ``build.gradle`` and
+``build.gradle.kts``:
 
 * Maven: ``maven.compiler.release|source|target`` in ``<properties>``, and ``release``,
   ``source``, ``target`` in the maven-compiler-plugin's ``<configuration>`` (under
@@ -26,6 +29,9 @@ from xml.parsers.expat import ErrorString
 
 from core.model import Evidence, Severity
 from core.specs import Recipe
+from oracles.contracts.maven_levels import module_settings
+from oracles.pom import children, local, read_pom
+from oracles.projects import BuildSystem, find_projects, reactor_poms
 from oracles.tree import TreeView
 
 __all__ = ["check_java_release"]
@@ -59,39 +65,6 @@ def _level(text: str) -> int | None:
 # --- Maven ------------------------------------------------------------------------------
 
 
-def _local(tag: str) -> str:
-    return tag.rpartition("}")[2]  # poms may or may not declare the POM namespace
-
-
-def _children(element: ET.Element, *names: str) -> Iterator[ET.Element]:
-    """Descendants along ``names`` (local names, namespace ignored; ``*`` is any name)."""
-    if not names:
-        yield element
-        return
-    for child in element:
-        if names[0] in ("*", _local(child.tag)):
-            yield from _children(child, *names[1:])
-
-
-def _read_pom(content: bytes) -> tuple[ET.Element, dict[ET.Element, int]]:
-    """The root element and each element's line; raises ``ET.ParseError``."""
-    # ElementTree keeps no source positions. Feeding one line at a time and draining the
-    # start events after each attributes every element to the line its start tag ends on.
-    # expat (>= 2.4) caps entity expansion and ElementTree never fetches external
-    # entities, so an untrusted pom cannot blow up or reach out.
-    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start",))
-    lines: dict[ET.Element, int] = {}
-    for number, chunk in enumerate(content.splitlines(keepends=True), start=1):
-        parser.feed(chunk)
-        for event in parser.read_events():
-            # Only "start" events were asked for; the match narrows the stub's union.
-            match event:
-                case ("start", ET.Element() as element):
-                    lines[element] = number
-    parser.close()
-    return next(iter(lines)), lines
-
-
 def _substitute(value: str, properties: Mapping[str, str]) -> str:
     for _ in range(_SUBSTITUTION_DEPTH):
         expanded = _PROPERTY_REF.sub(lambda m: properties.get(m.group(1), m.group(0)), value)
@@ -104,25 +77,25 @@ def _substitute(value: str, properties: Mapping[str, str]) -> str:
 def _compiler_settings(scope: ET.Element) -> Iterator[tuple[str, ET.Element]]:
     """(name, element) for each level setting of a project or profile."""
     for name in _MAVEN_PROPERTIES:
-        for element in _children(scope, "properties", name):
+        for element in children(scope, "properties", name):
             yield name, element
     for plugins in (("build", "plugins"), ("build", "pluginManagement", "plugins")):
-        for plugin in _children(scope, *plugins, "plugin"):
-            artifacts = {(a.text or "").strip() for a in _children(plugin, "artifactId")}
+        for plugin in children(scope, *plugins, "plugin"):
+            artifacts = {(a.text or "").strip() for a in children(plugin, "artifactId")}
             if artifacts != {"maven-compiler-plugin"}:
                 continue
             configurations = [
-                *_children(plugin, "configuration"),
-                *_children(plugin, "executions", "execution", "configuration"),
+                *children(plugin, "configuration"),
+                *children(plugin, "executions", "execution", "configuration"),
             ]
             for configuration in configurations:
                 for key in _PLUGIN_KEYS:
-                    for element in _children(configuration, key):
+                    for element in children(configuration, key):
                         yield f"maven-compiler-plugin <{key}>", element
 
 
 def _properties(scope: ET.Element) -> dict[str, str]:
-    return {_local(p.tag): (p.text or "").strip() for p in _children(scope, "properties", "*")}
+    return {local(p.tag): (p.text or "").strip() for p in children(scope, "properties", "*")}
 
 
 def _maven_declarations(
@@ -130,7 +103,7 @@ def _maven_declarations(
 ) -> list[_Declaration]:
     project_properties = _properties(root)
     declarations: list[_Declaration] = []
-    for scope in [root, *_children(root, "profiles", "profile")]:
+    for scope in [root, *children(root, "profiles", "profile")]:
         # A profile sees the project's properties, overridden by its own.
         scoped = project_properties | _properties(scope)
         for name, element in _compiler_settings(scope):
@@ -143,7 +116,7 @@ def _maven_declarations(
 
 def _pom(path: str, content: bytes) -> tuple[list[_Declaration], list[Evidence]]:
     try:
-        root, lines = _read_pom(content)
+        root, lines = read_pom(content)
     except ET.ParseError as exc:
         line, column = exc.position
         message = f"pom.xml is not well-formed XML: {ErrorString(exc.code)}"
@@ -228,15 +201,61 @@ def _declarations(tree: TreeView, paths: list[str]) -> tuple[list[_Declaration],
     return declarations, evidence
 
 
+def _only_poms(paths: list[str]) -> bool:
+    return all(path.rsplit("/", 1)[-1] == "pom.xml" for path in paths)
+
+
+def _build_files(tree: TreeView) -> list[str]:
+    """The POMs of the reactors the compile tier will build (those owning the touched
+    files, with every module they aggregate), so both tiers judge the same builds; every
+    build file of the tree when the layout is not one the compile tier builds (it then
+    says why). A POM outside those reactors (a test fixture, an example, another project)
+    and Gradle files beside a Maven build are not judged."""
+    found = find_projects(BuildSystem.MAVEN, tree)
+    if found.unsupported:
+        return [p for p in tree.files() if p.rsplit("/", 1)[-1] in _BUILD_FILES]
+    poms: list[str] = []
+    for project in found.projects:
+        poms += [p for p in reactor_poms(tree, project.root) if p not in poms]
+    return poms
+
+
+def _reactor_declarations(
+    tree: TreeView, poms: list[str]
+) -> tuple[list[_Declaration], list[Evidence]] | None:
+    """What each module of the touched reactors is compiled for, inheritance and active
+    profiles taken into account (``maven_levels``); None when no module compiles code."""
+    problems: list[Evidence] = []
+    for path in poms:
+        content = tree.read(path)
+        if content is not None:
+            problems += _pom(path, content)[1]
+    settings = module_settings(tree, poms)
+    if settings is None:
+        return None
+    declarations = {
+        (s.path, s.line, s.name): _Declaration(
+            s.path,
+            s.line,
+            s.name,
+            s.raw if s.raw == s.value else f"{s.raw} (= {s.value})",
+            _level(s.value),
+        )
+        for s in settings
+    }
+    return list(declarations.values()), problems
+
+
 def check_java_release(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
     """Evidence against the patched tree's build files targeting ``target_release``."""
     del params  # the recipe takes no parameters; the signature is the contracts' common one
     target = int(recipe.contract["target_release"])
-    paths = [p for p in tree.files() if p.rsplit("/", 1)[-1] in _BUILD_FILES]
+    paths = _build_files(tree)
     if not paths:
         message = "no pom.xml, build.gradle or build.gradle.kts: nothing declares the Java release"
         return [Evidence(message, severity=Severity.FAILURE)]
-    declarations, evidence = _declarations(tree, paths)
+    reactor = _reactor_declarations(tree, paths) if _only_poms(paths) else None
+    declarations, evidence = reactor if reactor is not None else _declarations(tree, paths)
     for d in declarations:
         if d.level is not None and d.level != target:
             message = f"{d.name} is {d.shown}; the recipe requires {target}"

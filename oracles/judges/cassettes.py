@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from core.cassette import CassetteLibrary
 from core.ports import Judge, JudgeReply, JudgeRequest
 
@@ -20,7 +22,11 @@ class ReplayingJudge:
 
     def ask(self, request: JudgeRequest) -> JudgeReply:
         return self.cassettes.replay_as(
-            PORT, request.key_data(), JudgeReply.from_dict, JudgeReply.fabricated_default
+            PORT,
+            request.key_data(),
+            JudgeReply.from_dict,
+            JudgeReply.fabricated_default,
+            origin=lambda reply, by: replace(reply, recorded_by=by),
         )
 
 

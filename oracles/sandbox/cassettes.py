@@ -1,8 +1,8 @@
 """The sandbox port over cassettes: replay recorded runs, or record live ones.
 
-Two kinds of interaction are recorded: resolving an image reference to its content id
-(``{"resolve": ref}``), and a run or build keyed by ``SandboxRequest.key_data()``, which
-includes those ids.
+Three kinds of interaction are recorded: resolving an image reference to its content id
+(``{"resolve": ref}``), reading an image's configuration (``{"inspect": id}``), and a run,
+build or start keyed by ``SandboxRequest.key_data()``, which includes those ids.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from core.cassette import CassetteLibrary
-from core.ports import ImageRef, Sandbox, SandboxRequest, SandboxResult
+from core.ports import ImageConfig, ImageRef, Sandbox, SandboxRequest, SandboxResult
 
 __all__ = ["PORT", "RecordingSandbox", "ReplayingSandbox"]
 
@@ -21,6 +21,10 @@ PORT = "sandbox"
 
 def _resolve_key(image: str) -> Mapping[str, Any]:
     return {"resolve": image}
+
+
+def _inspect_key(image: str) -> Mapping[str, Any]:
+    return {"inspect": image}
 
 
 class ReplayingSandbox:
@@ -44,9 +48,17 @@ class ReplayingSandbox:
                 self._resolved[image] = known
         return known
 
+    def has_cache(self, cache: str) -> bool:
+        return True  # replayed runs need no cache on this machine
+
     def run(self, request: SandboxRequest) -> SandboxResult:
         return self.cassettes.replay_as(
             PORT, request.key_data(), SandboxResult.from_dict, SandboxResult.fabricated_default
+        )
+
+    def inspect(self, image: str) -> ImageConfig:
+        return self.cassettes.replay_as(
+            PORT, _inspect_key(image), ImageConfig.from_dict, ImageConfig.fabricated_default
         )
 
 
@@ -70,6 +82,14 @@ class RecordingSandbox:
         result = self.live.run(request)
         self.cassettes.record(PORT, request.key_data(), result.to_dict(), recorded_by=self.identity)
         return result
+
+    def has_cache(self, cache: str) -> bool:
+        return self.live.has_cache(cache)
+
+    def inspect(self, image: str) -> ImageConfig:
+        found = self.live.inspect(image)
+        self.cassettes.record(PORT, _inspect_key(image), found.to_dict(), recorded_by=self.identity)
+        return found
 
     def reap(self) -> int:
         """Clean up after crashed harnesses on the live engine, when the live adapter can."""

@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 from core.errors import SandboxError
 
-__all__ = ["build_arguments", "dockerfile_in_context"]
+__all__ = ["build_arguments", "build_target", "dockerfile_in_context"]
 
 
 def build_arguments(command: Iterable[str]) -> tuple[str, str]:
@@ -35,3 +35,11 @@ def build_arguments(command: Iterable[str]) -> tuple[str, str]:
 def dockerfile_in_context(dockerfile: str, context: str) -> str:
     """The Dockerfile's path as the engine wants it: relative to the build context."""
     return posixpath.relpath(dockerfile, context)
+
+
+def build_target(command: Iterable[str]) -> str | None:
+    """The stage a ``docker build --target STAGE`` command line builds, if it names one."""
+    args = list(command)
+    if "--target" in args[:-1]:
+        return args[args.index("--target") + 1]
+    return None

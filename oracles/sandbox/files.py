@@ -1,113 +1,83 @@
-"""The harness's side of a sandbox's tree copy: preparing it, and reading it afterwards.
+"""The harness's reading of the dependency caches resolution runs wrote.
 
-Everything in the copy was written by untrusted code, so reading it back follows no
-symbolic link (a report that links to a host file must not leak that file), stays inside
-the copy, reads regular files only and caps how much it reads.
+A resolution run's cache is a host folder written by untrusted code (its build files chose
+the plugins that ran), so reading it follows no symbolic link, walks iteratively (no
+recursion limit), stops at a number of entries, reads regular files only and, for jars,
+only the zip directory, never the contents.
 """
 
 from __future__ import annotations
 
 import os
-import stat
+import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from oracles.folders import Walk, WalkLimits, remove_tree
 from oracles.grading import path_matches
 
-__all__ = ["collect_text", "file_heads", "prepare_tree", "tree_bytes"]
-
-HEAD_BYTES = 8  # a class file's magic (4 bytes), minor and major version (2 + 2)
+__all__ = ["WalkLimits", "jar_packages", "link_to_store", "regular_files", "remove_tree"]
 
 
-def prepare_tree(root: Path, uid: int, gid: int, *, as_root: bool) -> None:
-    """Let the container's user write to the copy: chown it when the harness is root,
-    otherwise the container runs as the harness's own user and nothing is needed."""
-    if not as_root:
-        return
-    for folder, dirs, files in os.walk(root):
-        os.lchown(folder, uid, gid)
-        for name in (*dirs, *files):
-            os.lchown(os.path.join(folder, name), uid, gid)
+def regular_files(root: Path, limits: WalkLimits | None = None) -> Iterator[tuple[str, str]]:
+    """(relative path, full path) of the regular files under ``root``, depth first, in
+    name order: iterative (no recursion limit), never following a symbolic link, and
+    stopping at ``limits``. Entries that vanish or cannot be read are skipped."""
+    for entry in Walk(root, limits or WalkLimits()):
+        if entry.kind == "file":
+            yield entry.relative, entry.path
 
 
 def _matching(root: Path, patterns: Sequence[str]) -> Iterator[tuple[str, str]]:
-    """(relative path, full path) of regular files matching ``patterns``, in order.
-
-    ``os.walk`` does not descend into symbolic links to directories; linked files are
-    skipped by the ``lstat`` check."""
+    """(relative path, full path) of regular files matching ``patterns``."""
     if not patterns:
         return
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        for name in sorted(files):
-            full = os.path.join(folder, name)
-            relative = os.path.relpath(full, root).replace(os.sep, "/")
-            if not path_matches(relative, patterns):
-                continue
-            try:
-                mode = os.lstat(full).st_mode
-            except OSError:
-                continue
-            if stat.S_ISREG(mode):
-                yield relative, full
+    for relative, full in regular_files(root):
+        if path_matches(relative, patterns):
+            yield relative, full
 
 
-def _read(full: str, limit: int) -> bytes:
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    descriptor = os.open(full, flags)
-    with os.fdopen(descriptor, "rb") as handle:
-        return handle.read(limit)
-
-
-def collect_text(
-    root: Path, patterns: Sequence[str], *, per_file: int, total: int
-) -> dict[str, str]:
-    """Report files as text. A file cut by a cap ends with a marker, so a parser fails on
-    it rather than reading half a report as a whole one."""
-    found: dict[str, str] = {}
-    budget = total
-    for relative, full in _matching(root, patterns):
-        if budget <= 0:
-            found[relative] = "[not read: report size budget exhausted]"
-            continue
-        limit = min(per_file, budget)
-        try:
-            data = _read(full, limit + 1)
-        except OSError:
-            continue
-        cut = len(data) > limit
-        data = data[:limit]
-        budget -= len(data)
-        found[relative] = data.decode("utf-8", "replace") + ("\n[truncated]" if cut else "")
-    return found
-
-
-def file_heads(root: Path, patterns: Sequence[str], *, limit: int = 100_000) -> dict[str, str]:
-    """The first bytes (hex) of each matching file, at most ``limit`` files."""
-    heads: dict[str, str] = {}
-    for relative, full in _matching(root, patterns):
-        if len(heads) >= limit:
+def jar_packages(root: Path, *, max_jars: int = 20_000, max_entries: int = 200_000) -> list[str]:
+    """The Java packages of the classes in the jars under ``root`` (a local Maven
+    repository a resolution run filled). Only the zip directories are read, never the
+    contents, and links and oversized archives are skipped."""
+    packages: set[str] = set()
+    jars = 0
+    for relative, full in _matching(root, ["**/*.jar"]):
+        jars += 1
+        if jars > max_jars:
             break
         try:
-            heads[relative] = _read(full, HEAD_BYTES).hex()
+            with zipfile.ZipFile(full) as archive:
+                names = archive.namelist()
+        except (OSError, zipfile.BadZipFile, ValueError):
+            continue  # not a jar the build could use either
+        for name in names[:max_entries]:
+            folder, _, leaf = name.rpartition("/")
+            if leaf.endswith(".class") and folder and not folder.startswith("META-INF"):
+                packages.add(folder.replace("/", "."))
+        del relative
+    return sorted(packages)
+
+
+def link_to_store(folder: Path, store: Path) -> int:
+    """Replace each file under ``folder`` that the store also has (same relative path)
+    with a hard link to the store's copy; returns how many were linked.
+
+    A resolution run's local repository holds what the registry gate served it from its
+    store: linking keeps one copy on disk, and what builds read is what the registry sent,
+    whatever the run wrote. Files of another file system, or that vanish, stay as they are.
+    """
+    linked = 0
+    for relative, full in regular_files(folder):
+        original = store / relative
+        try:
+            if not original.is_file() or original.is_symlink():
+                continue
+            temporary = f"{full}.me-link"
+            os.link(original, temporary)
+            os.replace(temporary, full)
         except OSError:
             continue
-    return heads
-
-
-def tree_bytes(root: Path, stop_above: int) -> int:
-    """Bytes of the regular files under ``root`` (not following links); stops counting
-    once above ``stop_above``, which is all a limit check needs."""
-    size = 0
-    for folder, _dirs, files in os.walk(root):
-        for name in files:
-            try:
-                info = os.lstat(os.path.join(folder, name))
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode):
-                # Allocated blocks, so sparse files count for what they take on disk.
-                size += max(info.st_blocks * 512, 0)
-                if size > stop_above:
-                    return size
-    return size
+        linked += 1
+    return linked

@@ -1,19 +1,25 @@
 """Every isolation setting of a sandbox container, in one place.
 
 A sandboxed command is untrusted code (an agent's patch and whatever its tests do), so a
-container gets: no network (``none``: only ``lo``), a read-only root filesystem, a size-capped
-``/tmp`` tmpfs mounted ``exec`` (Go runs its test binaries from there), no capabilities,
-``no-new-privileges``, a pids limit (fork bombs), a memory limit with no swap beyond it, a
-CFS CPU quota, an unprivileged user, a per-file size limit, no host mount other than the
-disposable copy of the tree, and an environment the harness writes from scratch (never the
-host's, so no keys or tokens). Labels let a later start-up find what a crash left behind.
+container gets: no network (``none``: only ``lo``), a read-only root filesystem, a ``/tmp``
+tmpfs capped in size and inodes and mounted ``exec`` (Go runs its test binaries from
+there), no capabilities, ``no-new-privileges``, a pids limit (fork bombs), a memory limit
+with no swap beyond it, a CFS CPU quota, an unprivileged user, a per-file size limit, and
+an environment the harness writes from scratch (never the host's, so no keys or tokens).
+The tree is copied in through the engine onto a volume of its own, a tmpfs with a size and
+an inode limit the kernel enforces, so no host folder is mounted but the harness's own
+dependency caches. Labels let a later start-up find what a crash left behind.
+
+Starting a built image as it would run (the image contract of Dockerfile recipes) keeps
+the image's own user, entrypoint, environment and a writable (disposable) root
+filesystem, since that is what is being checked, with the same network, resource and
+privilege limits; see ``start_options``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from docker.types import LogConfig, Mount, Ulimit
@@ -28,6 +34,7 @@ __all__ = [
     "SandboxLimits",
     "build_limits",
     "container_options",
+    "start_options",
 ]
 
 SANDBOX_LABEL = "org.migration-evals.sandbox"
@@ -37,6 +44,10 @@ UNPRIVILEGED_USER = "65534:65534"  # nobody:nogroup on Debian; needs no passwd e
 _CPU_PERIOD_US = 100_000
 _TMP = "/tmp"  # noqa: S108 - the container's own private tmpfs, not the host's /tmp
 _MB = 1024 * 1024
+
+
+_DEFAULT_INODES = 500_000
+_DEFAULT_DEPTH = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +60,9 @@ class SandboxLimits:
     tmpfs_mb: int = 1024
     output_limit_bytes: int = 1_000_000
     workspace_mb: int = 1024
+    workspace_inodes: int = _DEFAULT_INODES
+    # Folders below the workspace the harness reads back; a deeper tree is over its limits.
+    workspace_depth: int = _DEFAULT_DEPTH
 
     @classmethod
     def from_spec(cls, section: Mapping[str, Any]) -> SandboxLimits:
@@ -59,23 +73,53 @@ class SandboxLimits:
             tmpfs_mb=int(section["tmpfs_mb"]),
             output_limit_bytes=int(section["output_limit_bytes"]),
             workspace_mb=int(section["workspace_mb"]),
+            workspace_inodes=int(section.get("workspace_inodes", _DEFAULT_INODES)),
+            workspace_depth=int(section.get("workspace_depth", _DEFAULT_DEPTH)),
         )
 
 
+def workspace_volume_options(limits: SandboxLimits, user: str) -> dict[str, str]:
+    """``driver_opts`` of a run's workspace volume: a tmpfs whose size and inode count the
+    kernel caps (folders, links and empty files count, not only bytes), owned by the run's
+    user."""
+    uid, gid = user.split(":")
+    size = f"size={limits.workspace_mb}m,nr_inodes={limits.workspace_inodes}"
+    return {"type": "tmpfs", "device": "tmpfs", "o": f"{size},mode=0755,uid={uid},gid={gid}"}
+
+
 def container_options(
-    limits: SandboxLimits, *, workspace: Path, user: str, labels: Mapping[str, str]
+    limits: SandboxLimits,
+    *,
+    workspace: str,
+    user: str,
+    labels: Mapping[str, str],
+    workdir: str = "",
+    extra_mounts: Sequence[Mount] = (),
+    environment: Mapping[str, str] | None = None,
+    network: str | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments for ``containers.create`` that apply every hardening setting."""
-    memory = f"{limits.memory_mb}m"
+    """Keyword arguments for ``containers.create`` that apply every hardening setting.
+
+    ``workspace`` names the run's workspace volume. ``extra_mounts`` are the harness's own:
+    dependency caches (read-only to builds) and, for resolution runs, the registry gate's
+    socket. ``environment`` adds to the scratch
+    environment; it cannot replace the harness's own variables.
+    """
+    # The workspace's pages are charged to the container's memory: it gets room for both.
+    memory = f"{limits.memory_mb + limits.workspace_mb}m"
     file_size = limits.workspace_mb * _MB
     return {
-        "network_mode": "none",
+        "network_mode": network or "none",
         # With networking disabled as well the engine skips building a network sandbox
         # for mode "none": the container still gets its own namespace with only loopback,
         # and starts about 150 ms sooner.
-        "network_disabled": True,
+        "network_disabled": network is None,
         "read_only": True,
-        "tmpfs": {_TMP: f"rw,exec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777"},
+        # /tmp's inodes are capped like the workspace's: empty files cost no bytes.
+        "tmpfs": {
+            _TMP: f"rw,exec,nosuid,nodev,size={limits.tmpfs_mb}m,"
+            f"nr_inodes={limits.workspace_inodes},mode=1777"
+        },
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "pids_limit": limits.pids_limit,
@@ -90,9 +134,12 @@ def container_options(
             Ulimit(name="fsize", soft=file_size, hard=file_size),
             Ulimit(name="core", soft=0, hard=0),
         ],
-        "mounts": [Mount(target=SANDBOX_WORKDIR, source=str(workspace), type="bind")],
-        "working_dir": SANDBOX_WORKDIR,
-        "environment": {"HOME": _TMP, "TMPDIR": _TMP, "LANG": "C.UTF-8"},
+        "mounts": [
+            Mount(target=SANDBOX_WORKDIR, source=workspace, type="volume"),
+            *extra_mounts,
+        ],
+        "working_dir": f"{SANDBOX_WORKDIR}/{workdir}" if workdir else SANDBOX_WORKDIR,
+        "environment": {**(environment or {}), "HOME": _TMP, "TMPDIR": _TMP, "LANG": "C.UTF-8"},
         "labels": dict(labels),
         # Output is read live through attach and capped there; nothing is logged to the
         # engine's disk, where a chatty run could fill it.
@@ -110,3 +157,42 @@ def build_limits(limits: SandboxLimits) -> dict[str, Any]:
     """
     memory = limits.memory_mb * _MB
     return {"memory": memory, "memswap": memory}
+
+
+# Docker's default capabilities, less the ones no service start needs (raw sockets, device
+# nodes, chroot, audit, file capabilities): enough for an entrypoint running as root to
+# hand its files and processes over to a service user (nginx, gosu, su-exec).
+START_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "SETGID", "SETUID")
+
+
+def start_options(limits: SandboxLimits, *, labels: Mapping[str, str]) -> dict[str, Any]:
+    """Keyword arguments for ``containers.create`` that start an image as it would run.
+
+    Unlike ``container_options``, nothing of the image is overridden: not its user, working
+    directory or environment, and its root filesystem is writable (the container is
+    removed afterwards), because how the image starts is what is checked. No tree is
+    mounted. Network, memory, CPU, pids, file size and privileges are limited as always.
+    """
+    memory = f"{limits.memory_mb}m"
+    file_size = limits.workspace_mb * _MB
+    return {
+        "network_mode": "none",
+        "network_disabled": True,
+        "cap_drop": ["ALL"],
+        "cap_add": list(START_CAPABILITIES),
+        "security_opt": ["no-new-privileges"],
+        "pids_limit": limits.pids_limit,
+        "mem_limit": memory,
+        "memswap_limit": memory,
+        "cpu_period": _CPU_PERIOD_US,
+        "cpu_quota": int(limits.cpus * _CPU_PERIOD_US),
+        "ipc_mode": "private",
+        "ulimits": [
+            Ulimit(name="fsize", soft=file_size, hard=file_size),
+            Ulimit(name="core", soft=0, hard=0),
+        ],
+        "labels": dict(labels),
+        "log_config": LogConfig(type="none"),
+        "stdin_open": False,
+        "tty": False,
+    }

@@ -33,7 +33,13 @@ from core.errors import SandboxError
 from core.specs import validate
 from core.stamps import stamp
 from core.yamlio import load_yaml_file
-from oracles.contracts.docker import base_images
+from oracles.dockerfile_model import base_images
+from oracles.sandbox.toolchains import (
+    GoToolchain,
+    MavenDistribution,
+    MavenFetcher,
+    ToolchainFetcher,
+)
 
 __all__ = [
     "DEFINITION_LABEL",
@@ -85,6 +91,24 @@ _SCHEMA: dict[str, Any] = {
                     "dockerfile": {"type": "string", "pattern": r"^[\w.-]+$"},
                     "needs_mirror": {"type": "boolean"},
                     "build_args": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "maven": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["version", "sha512"],
+                        "properties": {
+                            "version": {"type": "string", "pattern": r"^\d+\.\d+\.\d+$"},
+                            "sha512": {"type": "string", "pattern": "^[0-9a-f]{128}$"},
+                        },
+                    },
+                    "go_toolchain": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["version", "h1"],
+                        "properties": {
+                            "version": {"type": "string", "pattern": r"^go1\.\d+(\.\d+)?$"},
+                            "h1": {"type": "string", "pattern": "^h1:[A-Za-z0-9+/]{43}=$"},
+                        },
+                    },
                 },
             },
         },
@@ -108,6 +132,10 @@ class LayerImage:
     dockerfile: Path
     build_args: Mapping[str, str] = field(default_factory=dict)
     needs_mirror: bool = False
+    # Unpacked into the build context as ``go/`` (a GOROOT) when set.
+    go_toolchain: GoToolchain | None = None
+    # Unpacked into the build context as ``maven/`` (a Maven home) when set.
+    maven: MavenDistribution | None = None
 
     def parents(self) -> list[str]:
         """The images this layer builds FROM, with its build arguments substituted."""
@@ -140,10 +168,20 @@ def load_image_set(path: Path) -> ImageSet:
             path.parent / layer["dockerfile"],
             dict(layer.get("build_args", {})),
             bool(layer.get("needs_mirror", False)),
+            _toolchain(layer.get("go_toolchain")),
+            _maven(layer.get("maven")),
         )
         for layer in data["layers"]
     )
     return ImageSet(bases, layers)
+
+
+def _toolchain(data: Mapping[str, str] | None) -> GoToolchain | None:
+    return GoToolchain(data["version"], data["h1"]) if data else None
+
+
+def _maven(data: Mapping[str, str] | None) -> MavenDistribution | None:
+    return MavenDistribution(data["version"], data["sha512"]) if data else None
 
 
 _ONE_LINE = re.compile(r"^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)(?:\s+(.*))?$")
@@ -230,9 +268,13 @@ class ImageBuilder:
         mirror: str | None,
         log: Callable[[str], None] = lambda _line: None,
         is_root: bool = False,
+        toolchains: ToolchainFetcher | None = None,
+        mavens: MavenFetcher | None = None,
     ) -> None:
         self.client = client
         self.images = images
+        self.toolchains = toolchains
+        self.mavens = mavens
         self.workdir = workdir
         self.mirror = mirror
         self.log = log
@@ -323,6 +365,12 @@ class ImageBuilder:
                 "dockerfile": layer.dockerfile.read_text(encoding="utf-8"),
                 "build_args": dict(layer.build_args),
                 "parents": parents,
+                "go_toolchain": (
+                    [layer.go_toolchain.version, layer.go_toolchain.h1]
+                    if layer.go_toolchain
+                    else None
+                ),
+                "maven": [layer.maven.version, layer.maven.sha512] if layer.maven else None,
             }
         )
 
@@ -463,6 +511,10 @@ class ImageBuilder:
         context = Path(tempfile.mkdtemp(prefix="layer-", dir=self.workdir))
         try:
             shutil.copyfile(layer.dockerfile, context / "Dockerfile")
+            if layer.go_toolchain is not None:
+                self._unpack_toolchain(layer, context / "go")
+            if layer.maven is not None:
+                self._unpack_maven(layer, context / "maven")
             stream = self.client.api.build(
                 path=str(context),
                 tag=layer.tag,
@@ -480,6 +532,24 @@ class ImageBuilder:
             raise SandboxError(f"cannot build {layer.tag}: {exc}") from exc
         finally:
             shutil.rmtree(context, ignore_errors=True)
+
+    def _unpack_toolchain(self, layer: LayerImage, target: Path) -> None:
+        toolchain = layer.go_toolchain
+        if toolchain is None:
+            return
+        if self.toolchains is None:
+            raise SandboxError(f"{layer.tag} needs Go from a module proxy; none is configured")
+        self.log(f"{layer.tag}: fetching Go {toolchain.version} from the module proxy")
+        self.toolchains.unpack(toolchain, target)
+
+    def _unpack_maven(self, layer: LayerImage, target: Path) -> None:
+        maven = layer.maven
+        if maven is None:
+            return
+        if self.mavens is None:
+            raise SandboxError(f"{layer.tag} needs Maven from a Maven repository; none is set")
+        self.log(f"{layer.tag}: fetching Maven {maven.version} from the Maven repository")
+        self.mavens.unpack(maven, target)
 
     def _follow(self, tag: str, stream: Iterable[Mapping[str, Any]]) -> str:
         tail: list[str] = []

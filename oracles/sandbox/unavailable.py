@@ -7,7 +7,7 @@ that reaches tier 2 ends as ``error`` (kept out of pass rates), never as ``fail`
 from __future__ import annotations
 
 from core.errors import SandboxError
-from core.ports import ImageRef, SandboxRequest, SandboxResult
+from core.ports import ImageConfig, ImageRef, SandboxRequest, SandboxResult
 
 __all__ = ["UnavailableSandbox"]
 
@@ -21,5 +21,11 @@ class UnavailableSandbox:
     def resolve(self, image: str) -> ImageRef:
         raise SandboxError(self.reason)
 
+    def has_cache(self, cache: str) -> bool:
+        return False
+
     def run(self, request: SandboxRequest) -> SandboxResult:
+        raise SandboxError(self.reason)
+
+    def inspect(self, image: str) -> ImageConfig:
         raise SandboxError(self.reason)

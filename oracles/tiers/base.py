@@ -44,6 +44,8 @@ class TrialContext:
     workspace: Workspace
     earlier: list[Envelope] = field(default_factory=list)
     strict: bool = False
+    # Work tiers share within one trial (the build plan of tiers 2-3), made on first use.
+    memo: dict[str, Any] = field(default_factory=dict)
 
     def tier_spec(self, tier: Tier) -> TierSpec:
         return self.specs.oracle.tier(tier)
@@ -67,6 +69,12 @@ class TierOracle(Protocol):
     def identity_for(self, changeset: Changeset, recipe: Recipe) -> str:
         """``identity`` plus what a trial's result also depends on (the content ids of
         sandbox images); part of every cache key."""
+        ...
+
+    def key_material(self, context: TrialContext) -> Mapping[str, Any]:
+        """What this tier's result also depends on beyond the changeset, known only once
+        the earlier tiers passed (the resolved dependency sets); part of its cache key and
+        of every later tier's."""
         ...
 
     def evaluate(self, context: TrialContext) -> TierOutcome: ...

@@ -1,23 +1,39 @@
-"""Tier 2, compile: the recipe's build command over the patched tree, in the sandbox.
+"""Tier 2, compile: the recipe's build over each project the patch touches, in the sandbox.
 
-The build passes only if it exits 0 within its limits (time, memory, workspace) and, for
-recipes with a ``class_files`` rule, every class file the harness finds afterwards has the
-required major version. Compiler and build errors become file:line evidence.
+Anchored on the base commit: each project is built at the base commit first, with the same
+image, command, dependencies and limits (cached per repository, commit, image, command and
+resolved dependencies). A base that does not build here is the infrastructure's problem
+(``error``, with the build's own error lines); the candidate fails only where the base
+builds and the patched tree does not. A failure's evidence always carries the build tool's
+error lines (file:line where it gave them).
+
+Before any build, no file the patch adds or changes may shadow a package or module of
+the dependencies resolution fetched (``oracles.shadowing``).
+
+Recipes with a ``class_files`` rule also need every class file the harness finds after the
+patched build to have the required major version. Recipes that build the repository's
+Dockerfiles go their own way: ``oracles.tiers.dockerfile_compile``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from core.model import Changeset, Evidence, Tier, Verdict
+from core.model import Changeset, Evidence, FabricatedMark, Tier, Verdict
 from core.ports import Sandbox, SandboxResult
 from core.specs import Recipe
+from oracles.baselines import BaselineCache
+from oracles.builds import BuildPlan, Builds, ProjectBuild
 from oracles.classfiles import check_class_files, java_release
-from oracles.compiler_output import parse_build_output, parse_compiler_output
-from oracles.contracts.docker import instruction_lines
-from oracles.sandbox.commands import build_arguments
+from oracles.compiler_output import build_error_lines, parse_compiler_output
+from oracles.deps import ResolutionStatus
+from oracles.dockerfiles import builds_dockerfiles
+from oracles.projects import BuildSystem
+from oracles.shadowing import check_shadowing
 from oracles.tiers.base import TierOutcome, TrialContext
+from oracles.tiers.dockerfile_compile import compile_dockerfiles
 from oracles.tiers.sandboxed import (
     TrialSandbox,
     image_identity,
@@ -25,7 +41,7 @@ from oracles.tiers.sandboxed import (
     sandbox_details,
 )
 
-__all__ = ["CompileOracle", "limit_failure"]
+__all__ = ["CompileOracle", "build_evidence", "limit_failure"]
 
 
 def limit_failure(result: SandboxResult, what: str) -> str | None:
@@ -34,67 +50,229 @@ def limit_failure(result: SandboxResult, what: str) -> str | None:
         return f"{what} timed out"
     if result.oom_killed:
         return f"{what} ran out of memory"
+    if result.workspace_limit:
+        return f"{what} went past a limit of its sandbox: {result.workspace_limit}"
     if result.workspace_exceeded:
         return f"{what} wrote more than the workspace limit"
     return None
 
 
+def build_evidence(result: SandboxResult, root: str = "") -> list[Evidence]:
+    """A failed build's evidence: compiler diagnostics at file:line, else the tool's own
+    error lines, else the exit status. Never empty."""
+    found = parse_compiler_output(result.output, root=root)
+    if found:
+        return found
+    lines = build_error_lines(result.output)
+    if lines:
+        return [Evidence(line, root or None) for line in lines]
+    return [Evidence(f"the build exited {result.exit_code} and printed nothing", root or None)]
+
+
+@dataclass
+class _Outcome:
+    """What the project builds of one trial add up to."""
+
+    runs: list[SandboxResult] = field(default_factory=list)
+    projects: list[dict[str, Any]] = field(default_factory=list)
+    class_files: int = 0
+
+    def record(self, build: ProjectBuild, tree: str, result: SandboxResult) -> None:
+        self.runs.append(result)
+        entry = {"project": build.project.label, "tree": tree, **sandbox_details(result)}
+        self.projects.append(entry)
+
+
 class CompileOracle:
     tier = Tier.COMPILE
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        builds: Builds | None = None,
+        baselines: BaselineCache | None = None,
+    ) -> None:
         self.sandbox = sandbox
+        self.baselines = baselines or BaselineCache()
+        self.builds = builds or Builds(sandbox, BaselineCache(), registry="")
 
     @property
     def identity(self) -> str:
-        return f"compile/2 {self.sandbox.identity}"
+        return f"compile/4 {self.sandbox.identity}"
 
     def identity_for(self, changeset: Changeset, recipe: Recipe) -> str:
         return f"{self.identity} {image_identity(self.sandbox, recipe, changeset)}"
 
+    def key_material(self, context: TrialContext) -> Mapping[str, Any]:
+        plan = self.builds.plan(context)
+        return plan.key_material() if plan is not None else {}
+
     def evaluate(self, context: TrialContext) -> TierOutcome:
+        if builds_dockerfiles(context.recipe):
+            return compile_dockerfiles(self.sandbox, context)
         sandboxed = TrialSandbox(self.sandbox, context)
-        rule: Mapping[str, Any] | None = context.recipe.sandbox.get("class_files")
-        if context.recipe.sandbox.get("build_dockerfile"):
-            request = sandboxed.build_request()
-        else:
-            request = sandboxed.request("compile", inspect=rule["paths"] if rule else ())
-        result = sandboxed.run(request)
-        verdict, reason, evidence = Verdict.PASS, "builds", []
-        failure = limit_failure(result, "build")
+        plan = self.builds.plan(context)
+        if plan is None:
+            return TierOutcome(Verdict.ERROR, "the recipe names no build system")
+        if plan.blocked is not None:
+            return self._with_plan(plan.blocked, plan, [])
+        shadows = check_shadowing(context.recipe, context.workspace.view(), _dependencies(plan))
+        if shadows:
+            failed = TierOutcome.failed(f"the patch shadows a dependency: {shadows[0]}", shadows)
+            return self._with_plan(failed, plan, [])
+        return self._projects(sandboxed, plan)
+
+    # -- projects (Maven, Go) ----------------------------------------------------------
+
+    def _projects(self, sandboxed: TrialSandbox, plan: BuildPlan) -> TierOutcome:
+        outcome = _Outcome()
+        for build in plan.builds:
+            decided = self._project(sandboxed, build, outcome)
+            if decided is not None:
+                return self._finish(sandboxed, plan, outcome, decided)
+        count = outcome.class_files
+        reason = "builds"
+        if count:
+            major = int(sandboxed.context.recipe.sandbox["class_files"]["major"])
+            reason = f"builds; {count} class file(s), all Java {java_release(major)}"
+        if len(plan.builds) > 1:
+            reason += f" ({len(plan.builds)} projects)"
+        return self._finish(sandboxed, plan, outcome, TierOutcome(Verdict.PASS, reason))
+
+    def _project(
+        self, sandboxed: TrialSandbox, build: ProjectBuild, outcome: _Outcome
+    ) -> TierOutcome | None:
+        """Build one project at base then patched; an outcome if this project decides."""
+        label = build.project.label
+        if build.patched.status is ResolutionStatus.ABSENT:
+            return None  # the patch removed the whole project: nothing to build
+        findings_exit = _findings_exit(sandboxed.context)
+        base: SandboxResult | None = None
+        if build.base.status is not ResolutionStatus.ABSENT:
+            base = self._base_build(sandboxed, build)
+            outcome.record(build, "base", base)
+            if limit_failure(base, "") or base.exit_code not in (0, findings_exit):
+                return _base_does_not_build(base, build)
+        rule: Mapping[str, Any] | None = sandboxed.context.recipe.sandbox.get("class_files")
+        request = sandboxed.request("compile", inspect=rule["paths"] if rule else (), build=build)
+        patched = sandboxed.run(request)
+        outcome.record(build, "patched", patched)
+        where = f" in {label}" if label != "." else ""
+        failure = limit_failure(patched, f"build{where}")
         if failure:
-            verdict, reason = Verdict.FAIL, failure
-        elif result.exit_code != 0:
-            evidence = self._errors(context, result)
-            first = f": {evidence[0]}" if evidence else ""
-            verdict, reason = Verdict.FAIL, f"build failed (exit {result.exit_code}){first}"
-        elif rule and not result.fabricated:
-            # A replay miss's default has no class files; it is marked and unpublishable,
-            # so it stays the ergonomic pass that lets the later tiers run.
-            verdict, reason, evidence = self._class_files(result, int(rule["major"]))
-        details = {**sandbox_details(result), "images": dict(request.pinned)}
-        return TierOutcome(
-            verdict,
-            reason,
-            tuple(evidence),
-            actual_cost_usd=sandbox_cost(context, result),
+            return TierOutcome.failed(failure, build_evidence(patched, build.project.root))
+        if patched.exit_code == findings_exit and findings_exit is not None:
+            return _new_findings(base, patched, build, where)
+        if patched.exit_code != 0:
+            evidence = build_evidence(patched, build.project.root)
+            reason = f"build failed{where} (exit {patched.exit_code}): {evidence[0]}"
+            return TierOutcome.failed(reason, evidence)
+        if rule and not patched.fabricated:
+            problem, evidence = check_class_files(patched.file_heads, int(rule["major"]))
+            if problem:
+                return TierOutcome.failed(problem, evidence)
+            outcome.class_files += len(patched.file_heads)
+        return None
+
+    def _base_build(self, sandboxed: TrialSandbox, build: ProjectBuild) -> SandboxResult:
+        context = sandboxed.context
+        rule: Mapping[str, Any] | None = context.recipe.sandbox.get("class_files")
+        request = sandboxed.request(
+            "compile", patched=False, inspect=rule["paths"] if rule else (), build=build
+        )
+        key = BaselineCache.key(
+            context.changeset, request, self.sandbox.identity, context.specs.oracle_stamp
+        )
+        return self.baselines.get_or_run(key, lambda: sandboxed.run(request))
+
+    def _finish(
+        self, sandboxed: TrialSandbox, plan: BuildPlan, outcome: _Outcome, decided: TierOutcome
+    ) -> TierOutcome:
+        details: dict[str, Any] = {"builds": outcome.projects}
+        if outcome.runs:
+            details.update(sandbox_details(outcome.runs[-1]))
+            image = str(sandboxed.context.recipe.sandbox["image"])
+            details["images"] = {image: outcome.runs[-1].image_id}
+        finished = TierOutcome(
+            decided.verdict,
+            decided.reason,
+            decided.evidence,
+            actual_cost_usd=sandbox_cost(sandboxed.context, *outcome.runs),
             details=details,
             fabricated=tuple(sandboxed.fabricated),
         )
+        return self._with_plan(finished, plan, outcome.runs)
 
     @staticmethod
-    def _errors(context: TrialContext, result: SandboxResult) -> list[Evidence]:
-        if not context.recipe.sandbox.get("build_dockerfile"):
-            return parse_compiler_output(result.output)
-        dockerfile, _ = build_arguments(context.recipe.sandbox["compile"]["command"])
-        source = context.workspace.view().read(dockerfile)
-        lines = instruction_lines(source) if source is not None else []
-        return parse_build_output(result.output, dockerfile=dockerfile, instruction_lines=lines)
+    def _with_plan(outcome: TierOutcome, plan: BuildPlan, runs: list[SandboxResult]) -> TierOutcome:
+        """The plan's projects, dependencies and toolchain go into every envelope."""
+        details = {**outcome.details, **plan.details(), "toolchain": plan.toolchain}
+        marks: tuple[FabricatedMark, ...] = (*outcome.fabricated, *plan.fabricated)
+        cost = outcome.actual_cost_usd
+        if cost is None and not runs:
+            cost = 0.0
+        return TierOutcome(
+            outcome.verdict,
+            outcome.reason,
+            outcome.evidence,
+            actual_cost_usd=cost,
+            details=details,
+            fabricated=marks,
+        )
 
-    @staticmethod
-    def _class_files(result: SandboxResult, major: int) -> tuple[Verdict, str, list[Evidence]]:
-        problem, evidence = check_class_files(result.file_heads, major)
-        if problem:
-            return Verdict.FAIL, problem, evidence
-        count = len(result.file_heads)
-        return Verdict.PASS, f"builds; {count} class file(s), all Java {java_release(major)}", []
+
+def _dependencies(plan: BuildPlan) -> set[str]:
+    """What the resolved builds of either tree use: the Java packages of their jars, or
+    the paths of the Go modules in their build lists (``path version [=> ...]``)."""
+    found: set[str] = set()
+    for build in plan.builds:
+        for resolution in (build.base, build.patched):
+            found.update(resolution.packages)
+            if build.project.system is BuildSystem.GO:
+                found.update(m.split()[0] for m in resolution.resolved if len(m.split()) > 1)
+    return found
+
+
+def _findings_exit(context: TrialContext) -> int | None:
+    """The exit status by which the recipe's build says "built, but its checks (go vet)
+    have findings": those are compared with the base's instead of failing outright."""
+    value = context.recipe.sandbox["compile"].get("findings_exit")
+    return int(value) if value is not None else None
+
+
+def _finding_key(evidence: Evidence) -> tuple[str | None, str]:
+    # Lines move when a patch edits a file; a finding is the same by file and message.
+    return evidence.path, evidence.message
+
+
+def _new_findings(
+    base: SandboxResult | None, patched: SandboxResult, build: ProjectBuild, where: str
+) -> TierOutcome | None:
+    """Checks' findings the base commit did not have are the patch's; the rest were there
+    before it (``None``: this project passes)."""
+    root = build.project.root
+    before = (
+        {_finding_key(e) for e in parse_compiler_output(base.output, root=root)} if base else set()
+    )
+    found = parse_compiler_output(patched.output, root=root)
+    new = [e for e in found if _finding_key(e) not in before]
+    if new:
+        reason = f"new findings of the build's checks{where}: {new[0]}"
+        return TierOutcome.failed(reason, new)
+    if not found:  # the checks failed without saying where: nothing to compare
+        evidence = build_evidence(patched, root)
+        return TierOutcome.failed(f"build checks failed{where}: {evidence[0]}", evidence)
+    return None
+
+
+def _base_does_not_build(result: SandboxResult, build: ProjectBuild) -> TierOutcome:
+    """The base commit's own build failed here: infrastructure, with its error lines."""
+    label = build.project.label
+    limit = limit_failure(result, "the base commit's build")
+    evidence = build_evidence(result, build.project.root)
+    if limit:
+        reason = f"{limit} ({label})"
+    else:
+        reason = f"the base commit does not build here ({label}, exit {result.exit_code}): "
+        reason += evidence[0].message
+    return TierOutcome(Verdict.ERROR, reason, tuple(evidence))

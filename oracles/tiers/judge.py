@@ -13,6 +13,7 @@ from typing import Any
 from core.model import Changeset, Tier, Verdict
 from core.ports import Judge, JudgeReply, JudgeRequest
 from core.specs import Recipe
+from core.stamps import sha256_hex, stamp
 from oracles.judging import JudgeAnswer, parse_answer, render_prompt
 from oracles.tiers.base import TierOutcome, TrialContext
 
@@ -34,9 +35,10 @@ class _Opinion:
     answer: JudgeAnswer
     reply: JudgeReply
     cost_usd: float
+    request: JudgeRequest
 
     def transcript(self) -> dict[str, Any]:
-        return {
+        found = {
             "role": self.role,
             "model": self.model,
             "answer": self.answer.to_dict(),
@@ -45,7 +47,30 @@ class _Opinion:
             "output_tokens": self.reply.output_tokens,
             "cost_usd": self.cost_usd,
             "fabricated": [mark.to_dict() for mark in self.reply.fabricated],
+            "request": _request_record(self.request),
+            "reply_text": self.reply.text[:_REPLY_CHARS],
         }
+        if self.reply.recorded_by:
+            found["recorded_by"] = self.reply.recorded_by
+        return found
+
+
+# A reply is bounded by max_tokens; the cap only guards the ledger against a runaway one.
+_REPLY_CHARS = 20_000
+
+
+def _request_record(request: JudgeRequest) -> dict[str, Any]:
+    """The request without its prompt text, which holds the whole diff: the prompt's
+    digest and size, and the cassette key under which a recording keeps all of it."""
+    return {
+        "provider": request.provider,
+        "model": request.model,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "prompt_sha256": sha256_hex(request.prompt),
+        "prompt_chars": len(request.prompt),
+        "cassette_key": stamp(request.key_data()),
+    }
 
 
 class JudgeOracle:
@@ -82,7 +107,10 @@ class JudgeOracle:
         )
         reply = judge.ask(request)
         answer = parse_answer(reply, shown)
-        return _Opinion(role, request.model, answer, reply, judge_cost(model, reply))
+        return _Opinion(role, request.model, answer, reply, judge_cost(model, reply), request)
+
+    def key_material(self, context: TrialContext) -> Mapping[str, Any]:
+        return {}
 
     def evaluate(self, context: TrialContext) -> TierOutcome:
         opinions = [self._ask(context, "primary", self.primary)]

@@ -8,16 +8,17 @@ into cassette keys, envelopes and (through ``image_identity``) the cascade's cac
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.errors import SandboxError
 from core.model import Changeset, FabricatedMark, Tier
 from core.ports import Sandbox, SandboxAction, SandboxRequest, SandboxResult
 from core.specs import Recipe
-from oracles.contracts.docker import base_images
-from oracles.sandbox.commands import build_arguments
+from oracles.builds import ProjectBuild, build_request
+from oracles.dockerfiles import diff_images
 from oracles.tiers.base import TrialContext
+from oracles.workspace import GradedTree
 
 __all__ = [
     "DOCKERFILE_IMAGE",
@@ -33,12 +34,13 @@ DOCKERFILE_IMAGE = "@dockerfile"  # a recipe whose image is built from the tree'
 
 def recipe_images(recipe: Recipe, changeset: Changeset) -> list[str]:
     """Images a trial of ``recipe`` depends on, known before its tree is read: the recipe's
-    image, or for Dockerfile recipes the images its parameters move between."""
+    image, or for Dockerfile recipes the images its parameters move between and the FROM
+    lines of the diff name."""
     image = str(recipe.sandbox["image"])
     if image != DOCKERFILE_IMAGE:
         return [image]
     rewrites: Mapping[str, str] = changeset.recipe_params.get("rewrites") or {}
-    return sorted({*rewrites.keys(), *rewrites.values()})
+    return sorted({*rewrites.keys(), *rewrites.values(), *diff_images(changeset.patch)})
 
 
 def image_identity(sandbox: Sandbox, recipe: Recipe, changeset: Changeset) -> str:
@@ -56,11 +58,13 @@ def image_identity(sandbox: Sandbox, recipe: Recipe, changeset: Changeset) -> st
 @dataclass
 class TrialSandbox:
     """One tier's use of the sandbox for one trial: builds its requests, runs them, and
-    keeps every fabricated mark (replay misses, image or run) for the tier's outcome."""
+    keeps every fabricated mark (replay misses, image or run) for the tier's outcome, and
+    the registry digest of every image pinned whose origin the engine knows."""
 
     sandbox: Sandbox
     context: TrialContext
     fabricated: list[FabricatedMark] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)
 
     def pin(self, images: Sequence[str]) -> tuple[tuple[str, str], ...]:
         pinned = []
@@ -71,6 +75,8 @@ class TrialSandbox:
             found = self.sandbox.resolve(image)
             self.fabricated.extend(found.fabricated)
             pinned.append((image, found.id))
+            if found.digest:
+                self.digests[image] = found.digest
         return tuple(pinned)
 
     def request(
@@ -80,11 +86,15 @@ class TrialSandbox:
         patched: bool = True,
         image: str | None = None,
         inspect: Sequence[str] = (),
+        build: ProjectBuild | None = None,
+        graded: GradedTree | None = None,
     ) -> SandboxRequest:
-        """The run of the recipe's ``step`` ("compile" or "tests") over the trial's tree."""
+        """The run of the recipe's ``step`` ("compile" or "tests") over the trial's tree
+        (``graded`` instead of the patched tree, if given); with ``build``, in that
+        project's folder with its resolved dependencies."""
         command: Mapping[str, Any] = self.context.recipe.sandbox[step]
         image = image or str(self.context.recipe.sandbox["image"])
-        return self._request(
+        request = self._request(
             SandboxAction.RUN,
             step,
             image=image,
@@ -93,35 +103,60 @@ class TrialSandbox:
             pinned=self.pin([image]),
             patched=patched,
             inspect=tuple(inspect),
+            graded=graded,
         )
+        if build is None:
+            return request
+        environment = {str(k): str(v) for k, v in (command.get("env") or {}).items()}
+        return build_request(request, build, patched=patched, environment=environment)
 
-    def build_request(self, *, patched: bool = True) -> SandboxRequest:
-        """The build of the tree's Dockerfile, pinned to the images it starts FROM."""
-        command = tuple(self.context.recipe.sandbox["compile"]["command"])
-        dockerfile, _context = build_arguments(command)
-        view = self.context.workspace.view()
-        source = view.read(dockerfile) if patched else view.read_base(dockerfile)
-        parents = base_images(source) if source is not None else []
+    def build_request(
+        self, command: Sequence[str], parents: Sequence[str], *, patched: bool = True
+    ) -> SandboxRequest:
+        """A ``docker build`` of the tree, pinned to the images it starts FROM."""
         return self._request(
             SandboxAction.BUILD,
             "compile",
             image=DOCKERFILE_IMAGE,
-            command=command,
+            command=tuple(command),
             collect=(),
             pinned=self.pin(parents),
             patched=patched,
         )
 
+    def start_request(
+        self, image: str, command: Sequence[str], *, patched: bool, stay_up_s: float | None
+    ) -> SandboxRequest:
+        """A start of a built image as it runs; ``stay_up_s`` None runs ``command`` within
+        the tests tier's time limit instead of checking that the image stays up."""
+        request = self._request(
+            SandboxAction.START,
+            "tests",
+            image=image,
+            command=tuple(command),
+            pinned=self.pin([image]),
+            patched=patched,
+        )
+        return replace(request, timeout_s=stay_up_s) if stay_up_s is not None else request
+
     def _request(
-        self, action: SandboxAction, step: str, *, patched: bool, **fields: Any
+        self,
+        action: SandboxAction,
+        step: str,
+        *,
+        patched: bool,
+        graded: GradedTree | None = None,
+        **fields: Any,
     ) -> SandboxRequest:
         tier = Tier.COMPILE if step == "compile" else Tier.TESTS
         workspace = self.context.workspace
         return SandboxRequest(
             action=action,
-            tree_hash=workspace.tree_hash(patched=patched),
+            tree_hash=graded.tree_hash if graded else workspace.tree_hash(patched=patched),
             timeout_s=self.context.tier_spec(tier).timeout_s,
-            tree=lambda: workspace.materialise(patched=patched),
+            tree=lambda uid, gid, subdir: workspace.archive(
+                uid, gid, patched=patched, subdir=subdir, graded=graded
+            ),
             **fields,
         )
 

@@ -1,22 +1,40 @@
-"""Tier 3, tests: the suite on the base commit and on the patched tree, graded by the harness.
+"""Tier 3, tests: the base commit's suite on the base commit and on the patched code,
+graded by the harness.
 
-The baseline (the suite on the base commit) is cached per repository, commit, image and
-command. A failing test is re-run up to the spec's ``reruns``; a test that flips is
-inconclusive, never a pass. A baseline that cannot run is the infrastructure's problem
-(``error``); a patched tree that cannot run its suite is the candidate's (``fail``).
+The tree graded after the patch is the *graded tree* (``Workspace.graded``): the patched
+tree with every test file as the base has it and the test files the patch added left out,
+so nothing the patch writes under the test paths decides what runs. Each test file the
+patch touched is classified first (``oracles.test_edits``); an edit that weakens a test
+fails before any run, and the patch's other edits are graded only where the base's tests
+do not build against the patched code. The baseline (the suite on the base commit) is
+cached per repository, commit, image and command. A failing test is re-run up to the
+spec's ``reruns``; a test that flips is inconclusive, never a pass. A baseline that
+cannot run is the infrastructure's problem (``error``); a patched tree that cannot run
+its suite is the candidate's (``fail``). Each run's reports are cross-checked with the
+build tool's own summary and exit status (``oracles.build_summaries``) before they are
+graded. Recipes that build the repository's Dockerfiles grade the images those build
+instead: ``oracles.tiers.image_tests``.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
-from core.model import Changeset, Tier, Verdict
+from core.model import Changeset, Evidence, Tier, Verdict
 from core.ports import Sandbox, SandboxRequest, SandboxResult
 from core.specs import Recipe
 from oracles.baselines import BaselineCache
+from oracles.build_summaries import Disagreement, cross_check_go, cross_check_surefire
+from oracles.builds import BuildPlan, Builds, ProjectBuild
+from oracles.deps import ResolutionStatus
+from oracles.dockerfiles import builds_dockerfiles
 from oracles.grading import (
+    EXIT_STATUS,
     TestGrade,
     TestReport,
+    TestStatus,
     changed_test_files,
     exit_status_suite,
     grade_test_edits,
@@ -24,15 +42,19 @@ from oracles.grading import (
     parse_exit_code,
     parse_go_test_json,
     parse_surefire,
+    suite_did_not_build,
 )
+from oracles.test_edits import EditKind, TestEdits, TestPolicy, classify_test_edits
 from oracles.tiers.base import TierOutcome, TrialContext
 from oracles.tiers.compile import limit_failure
+from oracles.tiers.image_tests import check_images
 from oracles.tiers.sandboxed import (
     TrialSandbox,
     image_identity,
     sandbox_cost,
     sandbox_details,
 )
+from oracles.workspace import GradedTree
 
 __all__ = ["TestsOracle", "read_report"]
 
@@ -42,120 +64,290 @@ def read_report(report_format: str, result: SandboxResult) -> TestReport:
     run's exit status beside it."""
     if report_format == "exit-code":
         return parse_exit_code(result.exit_code)
+    truncated = result.output_truncated
     if report_format == "surefire":
         report = parse_surefire(result.artifacts)
+        found = cross_check_surefire(
+            result.artifacts, result.output, result.exit_code, truncated=truncated
+        )
     else:
         report = parse_go_test_json(result.output)
-        if result.output_truncated:
+        if truncated:
             report = replace(report, problems=("go test output exceeded the output limit",))
-    return exit_status_suite(report, result.exit_code)
+        found = cross_check_go(result.output, result.exit_code, truncated=truncated)
+    return exit_status_suite(replace(report, disagreements=found), result.exit_code)
 
 
-def _built(result: SandboxResult) -> bool:
-    return result.exit_code == 0 and bool(result.image_id) and not result.timed_out
+def _prefixed(report: TestReport, label: str | None) -> TestReport:
+    """One project's report with its names scoped to the project (several projects)."""
+    if label is None:
+        return report
+
+    def scope(names: Mapping[str, TestStatus]) -> dict[str, TestStatus]:
+        return {f"{label}: {name}": status for name, status in names.items()}
+
+    problems = tuple(f"{label}: {problem}" for problem in report.problems)
+    disagreements = tuple(
+        Disagreement(d.kind, f"{label}: {d.message}") for d in report.disagreements
+    )
+    return TestReport(scope(report.results), problems, scope(report.suites), disagreements)
+
+
+def merge_reports(reports: Sequence[TestReport]) -> TestReport:
+    results: dict[str, TestStatus] = {}
+    suites: dict[str, TestStatus] = {}
+    problems: list[str] = []
+    disagreements: list[Disagreement] = []
+    for report in reports:
+        results.update(report.results)
+        suites.update(report.suites)
+        problems += report.problems
+        disagreements += report.disagreements
+    return TestReport(results, tuple(problems), suites, tuple(disagreements))
+
+
+@dataclass
+class _Suite:
+    """One project's suite: its baseline run and the patched tree's request and runs."""
+
+    build: ProjectBuild | None
+    label: str | None
+    baseline: SandboxResult | None
+    request: SandboxRequest | None  # None: the patch removed the project, and its tests
+    patched: SandboxResult | None
+
+
+def _removed(baseline: TestReport, suite: _Suite) -> TestReport:
+    """A project the patch removed: its tests still count (they are gone), its command's
+    exit status does not (there is no command to run any more)."""
+    if suite.patched is not None:
+        return baseline
+    kept = {
+        name: status for name, status in baseline.suites.items() if not name.endswith(EXIT_STATUS)
+    }
+    return replace(baseline, suites=kept)
+
+
+def _stopped(suites: Sequence[_Suite]) -> TestGrade | None:
+    """A limit hit: at baseline the infrastructure's problem, patched the candidate's."""
+    for suite in suites:
+        if suite.baseline is not None:
+            stopped = limit_failure(suite.baseline, "baseline test run")
+            if stopped:
+                return TestGrade(Verdict.ERROR, stopped)
+        stopped = limit_failure(suite.patched, "test suite") if suite.patched else None
+        if stopped:
+            return TestGrade(Verdict.FAIL, stopped)
+    return None
+
+
+def _test_paths(context: TrialContext) -> tuple[str, ...]:
+    """The recipe's test paths: what the graded tree takes from the base commit."""
+    return tuple(context.recipe.raw["test_policy"]["test_paths"])
+
+
+def _weakened(policy: TestPolicy, edits: TestEdits, context: TrialContext) -> TestGrade | None:
+    """A fail for test edits the recipe does not allow, decided before any run."""
+    if policy.forbids_edits:
+        changes = context.workspace.apply().changes
+        return grade_test_edits(changed_test_files(changes, policy.test_paths))
+    offending = edits.offending
+    if offending is None:
+        return None
+    reason = f"the patch weakens the tests: {offending.reason}"
+    return TestGrade(Verdict.FAIL, reason, (offending.evidence(),))
+
+
+def _unbuilt(suites: Sequence[_Suite], report_format: str) -> bool:
+    """Whether the base's tests did not build against the patched code in some project."""
+    return any(
+        suite.patched is not None
+        and suite_did_not_build(report_format, suite.patched.exit_code, suite.patched.output)
+        for suite in suites
+    )
+
+
+def _with_edits(
+    grade: TestGrade, edits: TestEdits, graded: GradedTree | None, details: dict[str, object]
+) -> TestGrade:
+    """The grade with what the patch did to the tests: in the details always; in the
+    reason when its preserving edits were graded ("tests changed", for the judge); in the
+    evidence of a failure, the test files left out of grading that could have mattered."""
+    used = sorted(graded.from_patch) if graded is not None else []
+    changed = edits.changes_tests(used)
+    details["test_edits"] = edits.to_dict()
+    details["tests_from_patch"] = used
+    details["tests_changed"] = changed
+    if changed and grade.verdict is Verdict.PASS:
+        reason = f"{grade.reason}; tests changed: the patch's edits of {len(used)} test file(s)"
+        reason += " were graded, as the base's tests do not build against the patched code"
+        grade = replace(grade, reason=reason)
+    left_out = [e for e in edits.of_kind(EditKind.ADDED) if "defines" in e.reason]
+    if left_out and grade.verdict is not Verdict.PASS:
+        evidence = tuple(Evidence(e.reason, e.path) for e in left_out)
+        grade = replace(grade, evidence=(*grade.evidence, *evidence))
+    return grade
 
 
 class TestsOracle:
     __test__ = False  # not a pytest test class, despite the name
     tier = Tier.TESTS
 
-    def __init__(self, sandbox: Sandbox, baselines: BaselineCache | None = None) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        baselines: BaselineCache | None = None,
+        builds: Builds | None = None,
+    ) -> None:
         self.sandbox = sandbox
         self.baselines = baselines or BaselineCache()
+        self.builds = builds or Builds(sandbox, BaselineCache(), registry="")
 
     @property
     def identity(self) -> str:
-        return f"tests/2 {self.sandbox.identity}"
+        return f"tests/4 {self.sandbox.identity}"
 
     def identity_for(self, changeset: Changeset, recipe: Recipe) -> str:
         return f"{self.identity} {image_identity(self.sandbox, recipe, changeset)}"
 
+    def key_material(self, context: TrialContext) -> Mapping[str, Any]:
+        plan = self.builds.plan(context)
+        return plan.key_material() if plan is not None else {}
+
     def evaluate(self, context: TrialContext) -> TierOutcome:
         sandboxed = TrialSandbox(self.sandbox, context)
-        # Edited tests fail whatever the suite says: decided before paying for any run.
-        edits = grade_test_edits(self._edited(context), allow_test_changes=self._allowed(context))
-        if edits is not None:
-            return self._outcome(sandboxed, [], edits)
-        images = self._images(sandboxed)
-        if isinstance(images, TierOutcome):
-            return images
-        return self._suite(sandboxed, *images)
+        policy = TestPolicy.of(context.recipe.raw["test_policy"])
+        # Edits that weaken the tests fail whatever the suite says: decided before paying
+        # for any run.
+        edits = self._edits(context, policy)
+        weakened = _weakened(policy, edits, context)
+        if weakened is not None:
+            return self._outcome(sandboxed, [], weakened, edits=edits)
+        if builds_dockerfiles(context.recipe):
+            return check_images(self.sandbox, self.baselines, context)
+        plan = self.builds.plan(context)
+        if plan is not None and plan.blocked is not None:
+            blocked = plan.blocked
+            return replace(blocked, actual_cost_usd=0.0, fabricated=plan.fabricated)
+        graded = context.workspace.graded(policy.test_paths)
+        return self._suite(sandboxed, None, None, plan=plan, graded=graded, edits=edits)
 
-    def _images(self, sandboxed: TrialSandbox) -> tuple[str | None, str | None] | TierOutcome:
-        """The images the baseline and patched suites run in: the recipe's (None), or for
-        Dockerfile recipes those built from the base and patched trees."""
-        if not sandboxed.context.recipe.sandbox.get("build_dockerfile"):
-            return None, None
-        base_build = sandboxed.run(sandboxed.build_request(patched=False))
-        if not _built(base_build):
-            reason = "the base commit's image does not build in this sandbox"
-            return self._outcome(sandboxed, [base_build], TestGrade(Verdict.ERROR, reason))
-        patched_build = sandboxed.run(sandboxed.build_request(patched=True))
-        if not _built(patched_build):
-            grade = TestGrade(Verdict.FAIL, "the patched image does not build")
-            return self._outcome(sandboxed, [patched_build], grade)
-        return base_build.image_id, patched_build.image_id
+    @staticmethod
+    def _edits(context: TrialContext, policy: TestPolicy) -> TestEdits:
+        if policy.forbids_edits:
+            return TestEdits()
+        return classify_test_edits(context.workspace.view(), policy.test_paths, policy.groups)
 
     def _suite(
-        self, sandboxed: TrialSandbox, base_image: str | None, patched_image: str | None
+        self,
+        sandboxed: TrialSandbox,
+        base_image: str | None,
+        patched_image: str | None,
+        *,
+        plan: BuildPlan | None = None,
+        graded: GradedTree | None = None,
+        edits: TestEdits | None = None,
     ) -> TierOutcome:
-        """Baseline and patched runs, graded; failing tests re-run."""
-        baseline = self._baseline(sandboxed, base_image)
-        request = sandboxed.request("tests", image=patched_image)
-        runs = [baseline, sandboxed.run(request)]
-        stopped = limit_failure(baseline, "baseline test run")
-        if stopped:
-            return self._outcome(sandboxed, runs, TestGrade(Verdict.ERROR, stopped))
-        stopped = limit_failure(runs[1], "test suite")
-        if stopped:
-            return self._outcome(sandboxed, runs, TestGrade(Verdict.FAIL, stopped))
+        """Baseline and graded runs of each project's suite, graded; failing tests re-run.
+
+        The graded tree is the patched code with the base commit's tests; only if those do
+        not build against it are the patch's usable test edits (``TestEdits.usable``)
+        taken instead, and the suites run again.
+        """
+        edits = edits or TestEdits()
+        suites = self._run_suites(sandboxed, base_image, patched_image, plan, graded)
+        runs = [run for suite in suites for run in (suite.baseline, suite.patched) if run]
         context = sandboxed.context
         report_format = str(context.recipe.sandbox["tests"].get("report_format", "exit-code"))
-        grade = self._grade(
-            context, read_report(report_format, baseline), read_report(report_format, runs[1])
-        )
-        if grade.regressions:
-            grade = self._rerun(sandboxed, request, report_format, grade, runs)
-        return self._outcome(sandboxed, runs, grade)
+        if graded is not None and edits.usable and _unbuilt(suites, report_format):
+            graded = context.workspace.graded(_test_paths(context), edits.usable)
+            runs += self._rerun_graded(sandboxed, suites, patched_image, graded)
+        stopped = _stopped(suites)
+        if stopped is not None:
+            return self._outcome(sandboxed, runs, stopped, plan, edits=edits, graded=graded)
 
-    def _baseline(self, sandboxed: TrialSandbox, image: str | None) -> SandboxResult:
-        request = sandboxed.request("tests", patched=False, image=image)
+        def report(result: SandboxResult | None, label: str | None) -> TestReport:
+            return _prefixed(read_report(report_format, result), label) if result else TestReport()
+
+        at_base = merge_reports([_removed(report(s.baseline, s.label), s) for s in suites])
+        patched = merge_reports([report(s.patched, s.label) for s in suites])
+        grade = self._grade(context, at_base, patched)
+        if grade.regressions:
+            grade = self._rerun(sandboxed, suites, report_format, grade, runs)
+        return self._outcome(sandboxed, runs, grade, plan, edits=edits, graded=graded)
+
+    def _rerun_graded(
+        self,
+        sandboxed: TrialSandbox,
+        suites: Sequence[_Suite],
+        image: str | None,
+        graded: GradedTree,
+    ) -> list[SandboxResult]:
+        """Each suite's graded run again, over ``graded``; the new runs replace the old."""
+        runs = []
+        for suite in suites:
+            if suite.request is None:
+                continue
+            suite.request = sandboxed.request(
+                "tests", image=image, build=suite.build, graded=graded
+            )
+            suite.patched = sandboxed.run(suite.request)
+            runs.append(suite.patched)
+        return runs
+
+    def _run_suites(
+        self,
+        sandboxed: TrialSandbox,
+        base_image: str | None,
+        patched_image: str | None,
+        plan: BuildPlan | None,
+        graded: GradedTree | None = None,
+    ) -> list[_Suite]:
+        builds: Sequence[ProjectBuild | None] = plan.builds if plan else (None,)
+        suites = []
+        for build in builds:
+            label = build.project.label if build and len(builds) > 1 else None
+            baseline = None
+            if build is None or build.base.status is not ResolutionStatus.ABSENT:
+                baseline = self._baseline(sandboxed, base_image, build)
+            if build is not None and build.patched.status is ResolutionStatus.ABSENT:
+                suites.append(_Suite(build, label, baseline, None, None))
+                continue
+            request = sandboxed.request("tests", image=patched_image, build=build, graded=graded)
+            suites.append(_Suite(build, label, baseline, request, sandboxed.run(request)))
+        return suites
+
+    def _baseline(
+        self, sandboxed: TrialSandbox, image: str | None, build: ProjectBuild | None
+    ) -> SandboxResult:
+        request = sandboxed.request("tests", patched=False, image=image, build=build)
         context = sandboxed.context
         key = BaselineCache.key(
             context.changeset, request, self.sandbox.identity, context.specs.oracle_stamp
         )
         return self.baselines.get_or_run(key, lambda: sandboxed.run(request))
 
-    @staticmethod
-    def _edited(context: TrialContext) -> list[str]:
-        paths = context.recipe.raw["test_policy"]["test_paths"]
-        return changed_test_files(context.workspace.apply().changes, paths)
-
-    @staticmethod
-    def _allowed(context: TrialContext) -> bool:
-        return bool(context.recipe.raw["test_policy"]["allow_test_changes"])
-
     def _grade(self, context: TrialContext, baseline: TestReport, patched: TestReport) -> TestGrade:
-        return grade_tests(
-            baseline,
-            patched,
-            edited_tests=self._edited(context),
-            allow_test_changes=self._allowed(context),
-        )
+        # Edits of test files were decided before the runs (``_weakened``).
+        return grade_tests(baseline, patched)
 
     def _rerun(
         self,
         sandboxed: TrialSandbox,
-        request: SandboxRequest,
+        suites: Sequence[_Suite],
         report_format: str,
         grade: TestGrade,
         runs: list[SandboxResult],
     ) -> TestGrade:
-        """Re-run a failing suite; any regression that passes on a re-run is flaky."""
+        """Re-run the failing suites; any regression that passes on a re-run is flaky."""
         for attempt in range(1, sandboxed.context.tier_spec(Tier.TESTS).reruns + 1):
-            result = sandboxed.run(replace(request, attempt=attempt))
-            runs.append(result)
-            passing = read_report(report_format, result).passing()
+            passing: set[str] = set()
+            for suite in suites:
+                if suite.request is None:
+                    continue
+                result = sandboxed.run(replace(suite.request, attempt=attempt))
+                runs.append(result)
+                passing |= _prefixed(read_report(report_format, result), suite.label).passing()
             flipped = [name for name in grade.regressions if name in passing]
             if flipped:
                 reason = f"flaky: {len(flipped)} test(s) failed, then passed on re-run {attempt}"
@@ -163,7 +355,14 @@ class TestsOracle:
         return grade
 
     def _outcome(
-        self, sandboxed: TrialSandbox, runs: list[SandboxResult], grade: TestGrade
+        self,
+        sandboxed: TrialSandbox,
+        runs: list[SandboxResult],
+        grade: TestGrade,
+        plan: BuildPlan | None = None,
+        *,
+        edits: TestEdits | None = None,
+        graded: GradedTree | None = None,
     ) -> TierOutcome:
         names = ["baseline", "patched"] if len(runs) > 1 else ["build"][: len(runs)]
         details: dict[str, object] = {
@@ -171,11 +370,17 @@ class TestsOracle:
             for name, run in zip(names, runs, strict=False)
         }
         details["reruns"] = max(len(runs) - 2, 0)
+        marks = tuple(sandboxed.fabricated)
+        if plan is not None:
+            details.update(plan.details())
+            marks = (*marks, *plan.fabricated)
+        if edits is not None and edits.edits:
+            grade = _with_edits(grade, edits, graded, details)
         return TierOutcome(
             verdict=grade.verdict,
             reason=grade.reason,
             evidence=grade.evidence,
             actual_cost_usd=sandbox_cost(sandboxed.context, *runs),
             details=details,
-            fabricated=tuple(sandboxed.fabricated),
+            fabricated=marks,
         )

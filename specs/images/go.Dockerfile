@@ -1,13 +1,33 @@
-# Go 1.19 (Debian 12) working without a module proxy.
+# Go for the sandbox: a release from the Go module proxy (the toolchain module, pinned by
+# hash in images.yaml) that switches to whatever release a go.mod's `go`/`toolchain` line
+# asks for, from the dependency cache the resolution step filled. socat forwards a
+# resolution run's loopback port to the registry gate, its only way out.
 FROM debian:12-slim
 ARG APT_SOURCES
 RUN printf '%s\n' "$APT_SOURCES" > /etc/apt/sources.list.d/build.list \
  && apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends golang-go \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      golang-go socat ca-certificates \
  && rm -f /etc/apt/sources.list.d/build.list \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
-# No network in the sandbox: modules must be vendored or replaced by local paths. Without
-# a C compiler in the image, cgo stays off.
-ENV GOPROXY=off \
-    GOFLAGS=-mod=mod \
-    CGO_ENABLED=0
+COPY go /usr/local/go
+# A new dependency-cache volume takes this folder's owner: the sandbox's user.
+RUN mkdir -p /deps && chown 65534:65534 /deps
+# Debian's Go 1.19 stays in /usr/lib/go-1.19 for the golang:1.19-* stand-ins built from it.
+# Builds and tests run with no network: modules come from the cache mounted at /deps.
+# Without a C compiler in the image, cgo stays off.
+ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    GOTOOLCHAIN=auto \
+    GOPROXY=off \
+    GOMODCACHE=/deps/mod \
+    CGO_ENABLED=0 \
+    GOFLAGS=-buildvcs=false
+# Builds and tests start from a private copy of the standard library's build cache that
+# resolution made for the Go release in use (a writable cache shared between runs could
+# be poisoned by one candidate's code for the next).
+RUN printf '%s\n' '#!/bin/sh' \
+      'release=$(go env GOVERSION) || exit $?' \
+      'if [ -d "/deps/build/$release" ]; then cp -R "/deps/build/$release" /tmp/go-build; fi' \
+      'export GOCACHE=/tmp/go-build' \
+      'exec "$@"' > /usr/local/bin/with-go-cache \
+ && chmod 755 /usr/local/bin/with-go-cache

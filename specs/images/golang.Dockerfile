@@ -2,8 +2,8 @@
 # migration-evals/go. Debian's `go` command links against glibc 2.34, newer than
 # bullseye's, so it is rebuilt without cgo; the rest of the toolchain is static already.
 ARG BASE
-FROM migration-evals/go:latest AS toolchain
-RUN GOFLAGS= go build -o /tmp/go cmd/go
+FROM migration-evals/go:3 AS toolchain
+RUN GOFLAGS= GOTOOLCHAIN=local /usr/lib/go-1.19/bin/go build -o /tmp/go cmd/go
 
 FROM ${BASE}
 COPY --from=toolchain /usr/lib/go-1.19 /usr/lib/go-1.19

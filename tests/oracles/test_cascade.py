@@ -24,7 +24,7 @@ from oracles.tiers.judge import JudgeOracle
 from oracles.tiers.tests import TestsOracle
 from oracles.workspace import tree_hash
 from tests.conftest import RepoFactory, diff_of
-from tests.fakes import FakeJudge, FakeSandbox, fake_result, judge_json
+from tests.fakes import FakeJudge, FakeSandbox, fake_result, judge_json, surefire_run
 
 POM = """<project>
   <modelVersion>4.0.0</modelVersion>
@@ -116,6 +116,25 @@ def test_a_tier_one_failure_costs_a_tenth_of_a_cent_and_calls_nothing_else(
     assert trial.envelopes[0].evidence[0].path == "src/main/java/x/A.java"
 
 
+@pytest.mark.parametrize(
+    ("bad", "offset_of"),
+    [("\ud800", "lone surrogate"), ("\udcff", "byte 0xff from a patch file")],
+)
+def test_undecodable_patch_text_fails_tier_one_naming_the_byte_offset(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str], bad: str, offset_of: str
+) -> None:
+    good = _good_patch(java_repo)
+    at = good.index("<artifactId>")
+    patch = good[:at] + bad + good[at:]
+    record = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge()).run_trial(
+        "run", _changeset(java_repo, patch), Budget(None)
+    )
+    apply = record.trial.envelopes[0]
+    assert apply.verdict is Verdict.FAIL, offset_of
+    offset = len(good[:at].encode())
+    assert apply.evidence[0].message.endswith(f"an undecodable byte at offset {offset}")
+
+
 def test_a_cache_hit_costs_nothing_and_skips_the_adapters(
     specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
 ) -> None:
@@ -202,12 +221,15 @@ def test_cassette_misses_fabricate_every_later_tier(
     trial = cascade.run_trial(
         "r", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
     ).trial
-    apply, *later = trial.envelopes
+    apply, *later, judge = trial.envelopes
     assert not apply.fabricated
     assert all(e.fabricated for e in later)
-    assert {m.port for e in later for m in e.fabricated} == {"sandbox", "judge"}
-    # The judge's fabricated default quotes no evidence, so it can never read as a real pass.
+    assert {m.port for e in later for m in e.fabricated} == {"sandbox"}
+    # The fabricated default of a test run is an empty success: no test ran at the base,
+    # so there is nothing to compare and the cascade stops before the judge.
     assert later[-1].verdict is Verdict.INCONCLUSIVE
+    assert later[-1].reason.startswith("no tests to compare")
+    assert judge.verdict is Verdict.SKIPPED
 
 
 def test_strict_mode_asks_both_judges_and_disagreement_fails(
@@ -227,23 +249,19 @@ def test_strict_mode_asks_both_judges_and_disagreement_fails(
     assert trial.envelopes[3].reason == "judges disagree"
 
 
-def _suite(*failing: str) -> dict[str, str]:
-    cases = "".join(
-        f'<testcase classname="x.T" name="{n}">{"<failure/>" if n in failing else ""}</testcase>'
-        for n in ("a", "b")
-    )
-    return {"target/surefire-reports/TEST-x.T.xml": f"<testsuite>{cases}</testsuite>"}
+def _suite(*failing: str) -> SandboxResult:
+    return surefire_run({name: name not in failing for name in ("a", "b")}, classname="x.T")
 
 
-def _scripted(baseline_hash: str, patched_runs: list[dict[str, str]]) -> FakeSandbox:
+def _scripted(baseline_hash: str, patched_runs: list[SandboxResult]) -> FakeSandbox:
     """Baseline always green; the patched suite's n-th attempt returns patched_runs[n]."""
 
     def respond(request: SandboxRequest) -> SandboxResult:
         if "test" not in request.command:
             return fake_result(request)
         if request.tree_hash == baseline_hash:
-            return SandboxResult(0, artifacts=_suite())
-        return SandboxResult(1, artifacts=patched_runs[min(request.attempt, len(patched_runs) - 1)])
+            return _suite()
+        return patched_runs[min(request.attempt, len(patched_runs) - 1)]
 
     return FakeSandbox(respond)
 
@@ -267,7 +285,8 @@ def test_a_regression_that_persists_on_reruns_fails(
     assert envelope.verdict is Verdict.FAIL
     assert envelope.details["reruns"] == specs.oracle.tier(Tier.TESTS).reruns
     base = tree_hash(java_repo[1], None)
-    attempts = [r.attempt for r in sandbox.requests if "test" in r.command and r.tree_hash != base]
+    runs = [r for r in sandbox.requests if r.action is SandboxAction.RUN]
+    attempts = [r.attempt for r in runs if "test" in r.command and r.tree_hash != base]
     assert attempts == [0, 1, 2]
 
 
@@ -334,8 +353,12 @@ def test_one_baseline_run_serves_every_patch_on_the_same_commit(
     for cid, patch in (("a", _good_patch(java_repo)), ("b", other)):
         cascade.run_trial("r", _changeset(java_repo, patch, cid), Budget(None))
     base = tree_hash(java_repo[1], None)
-    baseline_runs = [r for r in sandbox.requests if r.tree_hash == base]
-    assert len(baseline_runs) == 1
+    at_base = [r for r in sandbox.requests if r.tree_hash == base]
+    # One resolution, one base build for tier 2 and one base suite for tier 3, whatever
+    # the number of patches.
+    assert [r.action for r in at_base].count(SandboxAction.RESOLVE) == 1
+    runs = [r.command[-1] for r in at_base if r.action is SandboxAction.RUN]
+    assert runs == ["compile", "test"]
 
 
 def test_edited_tests_fail_before_the_suite_runs(
@@ -359,7 +382,8 @@ def test_edited_tests_fail_before_the_suite_runs(
     tests_envelope = trial.envelopes[2]
     assert tests_envelope.verdict is Verdict.FAIL
     assert tests_envelope.evidence[0].path == test_file
-    assert [r.command[-1] for r in sandbox.requests] == ["compile"]
+    runs = [r for r in sandbox.requests if r.action is SandboxAction.RUN]
+    assert [r.command[-1] for r in runs] == ["compile", "compile"]  # base and patched
 
 
 DOCKERFILE = "FROM debian:11-slim\nCOPY smoke-test.sh /\n"
@@ -408,11 +432,14 @@ def test_a_dockerfile_recipe_builds_pinned_to_its_base_images_and_tests_in_them(
 def test_a_base_image_that_does_not_build_is_an_infrastructure_error(
     specs: SpecSet, tmp_path: Path, make_repo: RepoFactory
 ) -> None:
+    sandbox = _builds(fail_base=True)
     trial = (
-        _cascade(specs, tmp_path, _builds(fail_base=True), _passing_judge())
+        _cascade(specs, tmp_path, sandbox, _passing_judge())
         .run_trial("r", _docker_changeset(make_repo), Budget(None))
         .trial
     )
-    assert trial.envelopes[1].verdict is Verdict.PASS  # the patched image builds
-    assert trial.envelopes[2].verdict is Verdict.ERROR
-    assert "base commit's image does not build" in trial.envelopes[2].reason
+    # Since issue 14 the compile tier is anchored on the base commit itself: the base
+    # build comes first, and when it fails the patched one is not even tried.
+    assert trial.envelopes[1].verdict is Verdict.ERROR
+    assert "the base commit's Dockerfile does not build (exit 1) here" in trial.envelopes[1].reason
+    assert len(sandbox.requests) == 1

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from core.model import Verdict
+import pytest
+
+from core.model import Severity, Verdict
+from oracles.build_summaries import Disagreement, DisagreementKind
 from oracles.grading import (
     TestReport,
     TestStatus,
@@ -14,6 +17,8 @@ from oracles.grading import (
     parse_go_test_json,
     parse_surefire,
     path_matches,
+    stable_test_name,
+    suite_did_not_build,
 )
 from oracles.tree import ChangeKind, FileChange
 
@@ -160,8 +165,162 @@ def test_a_non_zero_exit_with_every_report_green_fails() -> None:
     )
 
 
+def test_suite_regressions_scoped_to_a_project_are_not_counted_as_tests() -> None:
+    """With several projects every name carries its project ("b: ..."), suites too."""
+    test = {"b: x#a": TestStatus.PASSED}
+    exited = TestReport(test, suites={"b: (exit status)": TestStatus.PASSED})
+    grade = grade_tests(exited, TestReport(test, suites={"b: (exit status)": TestStatus.FAILED}))
+    assert grade.reason == "the test command now exits non-zero, although no test reports a failure"
+    package = TestReport(test, suites={"b: package m": TestStatus.PASSED})
+    grade = grade_tests(package, TestReport(test, suites={"b: package m": TestStatus.FAILED}))
+    assert grade.reason == "1 package(s) that passed at the base commit now fail"
+
+
 def test_edits_to_protected_tests_fail_before_any_run() -> None:
     assert grade_test_edits([]) is None
     assert grade_test_edits(["a_test.go"], allow_test_changes=True) is None
     grade = grade_test_edits(["a_test.go"])
     assert grade is not None and grade.verdict is Verdict.FAIL
+
+
+@pytest.mark.parametrize(
+    ("written", "identity"),
+    [
+        ("formats{String, PageRequest}[1]", "formats[1]"),  # Surefire 2, JUnit 5
+        ("formats(String, PageRequest)[1]", "formats[1]"),  # Surefire 3
+        ("formats()", "formats"),
+        ("formats", "formats"),
+        ("formats[2]", "formats[2]"),
+        ("[1] a, b", "[1] a, b"),  # a display name: left as written
+    ],
+)
+def test_a_parameterized_tests_name_does_not_depend_on_how_the_reporter_writes_it(
+    written: str, identity: str
+) -> None:
+    assert stable_test_name(written) == identity
+
+
+MAVEN_TEST_COMPILE_FAILED = (
+    "[ERROR] COMPILATION ERROR : \n"
+    "[ERROR] /w/src/test/java/x/ATest.java:[5,24] cannot find symbol\n"
+    "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.11.0"
+    ":testCompile (default-testCompile) on project calc: Compilation failure\n"
+)
+
+
+def test_a_run_whose_tests_did_not_compile_is_told_apart() -> None:
+    assert suite_did_not_build("surefire", 1, MAVEN_TEST_COMPILE_FAILED)
+    main_failed = MAVEN_TEST_COMPILE_FAILED.replace(
+        ":testCompile (default-testCompile)", ":compile"
+    )
+    assert not suite_did_not_build("surefire", 1, main_failed)
+    assert not suite_did_not_build("surefire", 0, MAVEN_TEST_COMPILE_FAILED)
+    go_failed = (
+        '{"Action":"output","Package":"m/kv","Output":"FAIL\\tm/kv [build failed]\\n"}\n'
+        '{"Action":"fail","Package":"m/kv"}'
+    )
+    assert suite_did_not_build("go-test-json", 1, go_failed)
+    assert suite_did_not_build("go-test-json", 2, "FAIL\tm/kv [setup failed]\n")
+
+
+def test_a_build_failure_line_printed_by_a_running_test_is_not_one() -> None:
+    """A package whose tests ran did build, whatever its output says."""
+    printed = (
+        '{"Action":"run","Package":"m/kv","Test":"TestA"}\n'
+        '{"Action":"output","Package":"m/kv","Output":"FAIL\\tm/kv [build failed]\\n"}\n'
+        '{"Action":"fail","Package":"m/kv","Test":"TestA"}'
+    )
+    assert not suite_did_not_build("go-test-json", 1, printed)
+    other = '{"Action":"output","Package":"m/a","Output":"FAIL\\tm/b [build failed]\\n"}'
+    assert not suite_did_not_build("go-test-json", 1, other)
+
+
+# -- the graded set: the base's passing tests; nothing to compare is never a pass ---------
+
+EXIT = "(exit status)"
+
+
+def test_a_base_where_no_test_ran_is_inconclusive() -> None:
+    nothing = TestReport(suites={EXIT: P})
+    grade = grade_tests(nothing, TestReport({"a": P}, suites={EXIT: P}))
+    assert grade.verdict is Verdict.INCONCLUSIVE
+    assert grade.reason == "no tests to compare: no test ran at the base commit"
+
+
+def test_a_base_whose_suite_cannot_run_is_an_error() -> None:
+    broken = TestReport(suites={EXIT: F})
+    grade = grade_tests(broken, TestReport({"a": P}, suites={EXIT: P}))
+    assert grade.verdict is Verdict.ERROR
+    assert grade.reason == "the base commit's test suite does not run here"
+
+
+def test_a_base_where_every_test_fails_is_inconclusive_and_lists_them() -> None:
+    grade = grade_tests(TestReport({"a": F}), TestReport({"a": P}))
+    assert grade.verdict is Verdict.INCONCLUSIVE
+    assert grade.reason == "no tests to compare: none of the 1 test(s) passes at the base commit"
+    assert [e.message for e in grade.evidence] == ["fails at the base commit, left out: a"]
+
+
+def test_tests_failing_at_the_base_are_left_out_and_listed() -> None:
+    grade = grade_tests(TestReport({"a": P, "c": F}), TestReport({"a": P, "c": P}))
+    assert grade.verdict is Verdict.PASS
+    [listed] = grade.evidence
+    assert listed.message == "fails at the base commit, left out: c"
+    assert listed.severity is Severity.NOTICE
+    regressed = grade_tests(TestReport({"a": P, "c": F}), TestReport({"a": F, "c": F}))
+    assert [e.message for e in regressed.evidence] == [
+        "no longer passes: a",
+        "fails at the base commit, left out: c",
+    ]
+
+
+def test_missing_and_newly_skipped_tests_are_named_as_such() -> None:
+    grade = grade_tests(TestReport({"a": P, "b": P, "c": P}), TestReport({"a": S, "c": F, "d": P}))
+    assert grade.verdict is Verdict.FAIL
+    assert [e.message for e in grade.evidence] == [
+        "no longer passes: a (now skipped)",
+        "no longer passes: b (missing)",
+        "no longer passes: c",
+    ]
+
+
+def _disagreeing(kind: DisagreementKind, results: dict[str, TestStatus]) -> TestReport:
+    return TestReport(results, disagreements=(Disagreement(kind, f"{kind.value} differ"),))
+
+
+def test_reports_disagreeing_with_the_build_fail_the_patch_and_error_the_base() -> None:
+    green = TestReport({"a": P})
+    for kind in (DisagreementKind.COUNTS, DisagreementKind.MISSING, DisagreementKind.EXIT):
+        grade = grade_tests(green, _disagreeing(kind, {"a": P}))
+        assert grade.verdict is Verdict.FAIL
+        assert grade.reason == f"reports disagree with the build's own summary: {kind} differ"
+        assert [e.message for e in grade.evidence] == [f"{kind} differ"]
+    grade = grade_tests(_disagreeing(DisagreementKind.COUNTS, {"a": P}), green)
+    assert grade.verdict is Verdict.ERROR
+    assert grade.reason == "baseline reports disagree with the build's own summary: counts differ"
+
+
+def test_a_base_that_ignores_its_own_failures_is_compared_not_refused() -> None:
+    """The base's own POM sets testFailureIgnore and a test fails there: Maven exits 0
+    at the base too, so the same in the patched run is not the patch's doing."""
+    base = _disagreeing(DisagreementKind.EXIT, {"a": P, "c": F})
+    grade = grade_tests(base, _disagreeing(DisagreementKind.EXIT, {"a": P, "c": F}))
+    assert grade.verdict is Verdict.PASS
+    assert grade.evidence[0].message == "fails at the base commit, left out: c"
+    counts = _disagreeing(DisagreementKind.COUNTS, {"a": P, "c": F})
+    assert grade_tests(base, counts).verdict is Verdict.FAIL
+
+
+def test_a_disagreement_lists_what_regressed_but_asks_for_no_rerun() -> None:
+    grade = grade_tests(TestReport({"a": P}), _disagreeing(DisagreementKind.COUNTS, {"a": F}))
+    assert grade.verdict is Verdict.FAIL
+    assert [e.message for e in grade.evidence] == ["counts differ", "no longer passes: a"]
+    assert grade.regressions == ()
+
+
+def test_a_disagreement_fails_even_where_nothing_else_would() -> None:
+    """Every test green, every count equal: the disagreement alone decides."""
+    same = {"a": P}
+    grade = grade_tests(TestReport(same), _disagreeing(DisagreementKind.MISSING, same))
+    assert grade.verdict is Verdict.FAIL
+    assert grade_tests(TestReport(same), TestReport(same)).verdict is Verdict.PASS

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.model import Envelope, Stamps, Tier, Verdict
 from core.ports import JudgeReply
 from core.specs import SpecSet
 from oracles.judging import make_visible, parse_answer, render_prompt
@@ -163,3 +164,27 @@ def test_the_verdict_planted_in_the_diff_cannot_pass_as_an_answer() -> None:
 def test_invisible_characters_are_made_visible() -> None:
     assert make_visible("a\u200bb\tc\n") == "a\\u{200B}b\tc\n"
     assert make_visible("\U000e0041") == "\\u{E0041}"
+
+
+def _tests_envelope(details: dict[str, object]) -> Envelope:
+    return Envelope(
+        "t", "c", Tier.TESTS, Verdict.PASS, 0.0, 0.0, 0.0, Stamps("o", "r", "h"), "ok",
+        details=details,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("recipe", ["java8-to-17", "go-import-rewrite"])
+def test_the_test_diff_rubric_point_is_shown_only_when_tests_changed(
+    specs: SpecSet, recipe: str
+) -> None:
+    """Trials that left the tests alone keep exactly the rubric (and their recorded
+    prompts); those graded on the patch's own test edits get the point on test diffs."""
+    template = specs.oracle.prompts["prompt_template"]
+    spec = specs.recipe(recipe)
+    point = spec.raw["judge"]["test_changes"]
+    plain, _ = render_prompt(template, spec, [], DIFF)
+    unchanged, _ = render_prompt(template, spec, [_tests_envelope({"tests_changed": False})], DIFF)
+    changed, _ = render_prompt(template, spec, [_tests_envelope({"tests_changed": True})], DIFF)
+    assert point not in plain and point not in unchanged
+    assert spec.raw["judge"]["rubric"] in changed
+    assert point in changed

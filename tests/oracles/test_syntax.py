@@ -189,3 +189,9 @@ def test_parsers_are_safe_across_threads() -> None:
 
     assert expected == [Evidence("missing `;`", "A.java", 7, 25, Severity.FAILURE)]
     assert all(result == expected for result in results)
+
+
+def test_a_dockerfile_without_a_final_newline_parses() -> None:
+    # Seen in a real repository: the engine builds it, so tier 1 must not call it broken.
+    source = b'FROM node:22-alpine3.22 AS base\nCMD ["/start.sh"]'
+    assert check_syntax(_modified({"apps/web/Dockerfile": source})) == []

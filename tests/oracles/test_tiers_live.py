@@ -7,88 +7,29 @@ failure is the sandbox tiers' own).
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import time
 from dataclasses import replace
-from datetime import date
 from pathlib import Path
 
 import docker
 import pytest
 
-from core.model import Changeset, Tier, Trial, Verdict
-from core.ports import JudgeReply
+from core.model import Tier, Trial, Verdict
 from core.specs import SpecSet
-from oracles.baselines import BaselineCache
-from oracles.cascade import Budget, Cascade
-from oracles.repos import RepoCache
-from oracles.sandbox import DockerSandbox, SandboxLimits
-from oracles.sandbox.docker import default_user
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.compile import CompileOracle
-from oracles.tiers.judge import JudgeOracle
-from oracles.tiers.tests import TestsOracle
-from tests.conftest import ROOT, diff_of, run_git
-from tests.fakes import FakeJudge, judge_json
+from tests.conftest import (
+    ROOT,
+    LiveGrader,
+    clone_example,
+    diff_of,
+    good_patch_files,
+    live_docker_sandbox,
+)
 
 pytestmark = pytest.mark.docker
 
 BUNDLES = ROOT / "examples" / "bundles"
 PATCHES = ROOT / "examples" / "patches"
-
-
-def _clone(tmp_path: Path, project: str) -> tuple[Path, str]:
-    repo = tmp_path / project
-    subprocess.run(
-        ["git", "clone", "-q", str(BUNDLES / f"{project}.bundle"), str(repo)], check=True
-    )
-    return repo, run_git(repo, "rev-parse", "HEAD")
-
-
-def _after_good_patch(repo: Path, project: str) -> dict[str, str]:
-    """The files the example's good patch touches, as they are once it is applied."""
-    good = (PATCHES / project / "good.diff").read_text()
-    subprocess.run(["git", "apply"], cwd=repo, input=good, text=True, check=True)
-    touched = run_git(repo, "diff", "--name-only").splitlines()
-    contents = {name: (repo / name).read_text() for name in touched}
-    run_git(repo, "checkout", "-q", "--", ".")
-    return contents
-
-
-class _Live:
-    """A cascade over the live sandbox, sharing one baseline cache between trials."""
-
-    def __init__(self, client: docker.DockerClient, specs: SpecSet, tmp_path: Path) -> None:
-        limits = SandboxLimits.from_spec(specs.oracle.section("sandbox"))
-        user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
-        self.sandbox = DockerSandbox(client, limits, user=user, as_root=os.geteuid() == 0)
-        self.baselines = BaselineCache()
-        self.specs = specs
-        self.repos = RepoCache(tmp_path / "cache")
-
-    def grade(
-        self, repo: tuple[Path, str], patch: str, recipe: str, specs: SpecSet | None = None
-    ) -> Trial:
-        specs = specs or self.specs
-        judge = FakeJudge(lambda _r: JudgeReply(judge_json("pass", []), "end_turn"))
-        oracles = [
-            ApplyOracle(),
-            CompileOracle(self.sandbox),
-            TestsOracle(self.sandbox, self.baselines),
-            JudgeOracle(judge, judge),
-        ]
-        changeset = Changeset(
-            "live", str(repo[0]), repo[1], patch, recipe, "gpt-5", date(2022, 1, 1)
-        )
-        cascade = Cascade(specs, oracles, self.repos)  # type: ignore[arg-type]
-        return cascade.run_trial("live", changeset, Budget(None)).trial
-
-
-@pytest.fixture
-def live(docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path) -> _Live:
-    return _Live(docker_client, specs, tmp_path)
 
 
 def _with_reruns(specs: SpecSet, reruns: int) -> SpecSet:
@@ -131,10 +72,10 @@ SPOOF_JAVA = """
 
 
 def test_a_patch_printing_fake_success_while_a_test_fails_is_graded_fail(
-    live: _Live, tmp_path: Path
+    live: LiveGrader, tmp_path: Path
 ) -> None:
-    repo = _clone(tmp_path, "java-calc")
-    files = _after_good_patch(repo[0], "java-calc")
+    repo = clone_example(tmp_path, "java-calc")
+    files = good_patch_files(repo[0], "java-calc")
     calculator = "src/main/java/com/example/calc/Calculator.java"
     source = files[calculator].replace("Math::subtractExact", "(l, r) -> Math.subtractExact(r, l)")
     source = source.replace(
@@ -165,10 +106,10 @@ func init() {
 
 
 def test_a_go_patch_forging_test2json_pass_lines_is_graded_fail(
-    live: _Live, tmp_path: Path
+    live: LiveGrader, tmp_path: Path
 ) -> None:
-    repo = _clone(tmp_path, "go-ioutil")
-    files = _after_good_patch(repo[0], "go-ioutil")
+    repo = clone_example(tmp_path, "go-ioutil")
+    files = good_patch_files(repo[0], "go-ioutil")
     store = files["kv/store.go"]
     broken = store.replace(
         "return os.ReadFile(p)", "data, err := os.ReadFile(p)\n\treturn append(data, '!'), err"
@@ -184,23 +125,26 @@ def test_a_go_patch_forging_test2json_pass_lines_is_graded_fail(
     )
 
 
-def test_a_patch_that_weakens_or_deletes_a_test_is_graded_fail(live: _Live, tmp_path: Path) -> None:
-    repo = _clone(tmp_path, "java-calc")
-    files = _after_good_patch(repo[0], "java-calc")
+def test_a_patch_that_weakens_or_deletes_a_test_is_graded_fail(
+    live: LiveGrader, tmp_path: Path
+) -> None:
+    repo = clone_example(tmp_path, "java-calc")
+    files = good_patch_files(repo[0], "java-calc")
     test_file = "src/test/java/com/example/calc/CalculatorTest.java"
     weakened = re.sub(r"assert\w*\(.*?\);", "", (repo[0] / test_file).read_text())
     trial = live.grade(repo, diff_of(repo[0], {**files, test_file: weakened}), "java8-to-17")
     verdict, reason = _tier(trial, Tier.TESTS)
-    assert verdict is Verdict.FAIL and "edits 1 test file" in reason
+    assert verdict is Verdict.FAIL and reason.startswith("the patch weakens the tests: ")
     deleted = {**files, "src/test/java/com/example/calc/RpnEvaluatorTest.java": None}
     trial = live.grade(repo, diff_of(repo[0], deleted), "java8-to-17")
     verdict, reason = _tier(trial, Tier.TESTS)
-    assert verdict is Verdict.FAIL and "edits 1 test file" in reason
+    assert verdict is Verdict.FAIL
+    assert reason == "the patch weakens the tests: the test file was deleted"
 
 
-def test_a_flaky_test_is_inconclusive(live: _Live, tmp_path: Path, specs: SpecSet) -> None:
-    repo = _clone(tmp_path, "go-ioutil")
-    files = _after_good_patch(repo[0], "go-ioutil")
+def test_a_flaky_test_is_inconclusive(live: LiveGrader, tmp_path: Path, specs: SpecSet) -> None:
+    repo = clone_example(tmp_path, "go-ioutil")
+    files = good_patch_files(repo[0], "go-ioutil")
     # A good trial first: it caches the baseline and measures how long a trial takes.
     started = time.time()
     good = live.grade(repo, diff_of(repo[0], files), "go-import-rewrite")
@@ -224,7 +168,7 @@ def test_a_flaky_test_is_inconclusive(live: _Live, tmp_path: Path, specs: SpecSe
 
 
 def test_a_memory_hog_in_the_build_is_never_a_pass(
-    docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path
+    docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path, dependency_cache: Path
 ) -> None:
     recipe = specs.recipe("go-import-rewrite")
     raw = dict(recipe.raw)
@@ -233,11 +177,16 @@ def test_a_memory_hog_in_the_build_is_never_a_pass(
         "compile": {"command": ["sh", "-c", "head -c 1000m /dev/zero | tail"], "collect": []},
     }
     hog_specs = replace(specs, recipes={**specs.recipes, recipe.name: replace(recipe, raw=raw)})
-    live = _Live(docker_client, hog_specs, tmp_path)
-    live.sandbox.limits = replace(live.sandbox.limits, memory_mb=128)
-    repo = _clone(tmp_path, "go-ioutil")
-    trial = live.grade(repo, diff_of(repo[0], _after_good_patch(repo[0], "go-ioutil")), recipe.name)
+    sandbox = live_docker_sandbox(docker_client, hog_specs, dependency_cache)
+    live = LiveGrader(sandbox, hog_specs, tmp_path)
+    # The workspace's tmpfs pages are charged to the container too (memory_mb +
+    # workspace_mb): both small, so 1000 MB of buffered input cannot fit.
+    live.sandbox.limits = replace(live.sandbox.limits, memory_mb=128, workspace_mb=64)
+    repo = clone_example(tmp_path, "go-ioutil")
+    trial = live.grade(repo, diff_of(repo[0], good_patch_files(repo[0], "go-ioutil")), recipe.name)
     verdict, reason = _tier(trial, Tier.COMPILE)
-    assert verdict in (Verdict.FAIL, Verdict.ERROR)
-    assert reason == "build ran out of memory"
+    # The hog is the recipe's own command, so the base commit runs out of memory first:
+    # the infrastructure's error, named as such, never a pass and never the candidate's.
+    assert verdict is Verdict.ERROR
+    assert reason == "the base commit's build ran out of memory (.)"
     assert trial.verdict is not Verdict.PASS

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import os
+import tarfile
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 from core.errors import RepositoryError
 from core.model import Changeset
 from oracles.diffscreen import ScreenLimits
+from oracles.folders import remove_tree
 from oracles.repos import RepoCache
 from oracles.workspace import Workspace
-from tests.conftest import RepoFactory, diff_of, run_git
+from tests.conftest import RepoFactory, deep_chain, diff_of, run_git
 
 LIMITS = ScreenLimits(max_files=20, max_patch_bytes=200_000)
 BASE = {"src/app.py": "print('hello')\n", "README": "base\n", "run.sh": "#!/bin/sh\necho hi\n"}
@@ -59,12 +63,55 @@ def test_good_patch_applies_and_overlays(make_repo: RepoFactory, cache: RepoCach
         assert view.read("src/app.py") == b"print('bye')\n"
         assert view.read_base("src/app.py") == b"print('hello')\n"
         assert sorted(view.files()) == ["new/file.txt", "run.sh", "src/app.py"]
-        tree = workspace.materialise()
-        assert (tree / "new/file.txt").read_text() == "n\n"
-        assert not (tree / "README").exists()
+        members = _members(workspace.archive(1, 2))
+        assert members["new/file.txt"][1] == b"n\n"
+        assert "README" not in members
+        base = _members(workspace.archive(1, 2, patched=False))
+        assert base["README"][1] == BASE["README"].encode()
 
 
-def test_executable_bit_from_the_patch_survives_materialise(
+def _members(archive: IO[bytes]) -> dict[str, tuple[tarfile.TarInfo, bytes | None]]:
+    """Every entry of a tree archive, with the content of its regular files."""
+    found = {}
+    with archive, tarfile.open(fileobj=archive, mode="r|") as tar:
+        for member in tar:
+            handle = tar.extractfile(member) if member.isreg() else None
+            found[member.name] = (member, handle.read() if handle else None)
+    return found
+
+
+def test_the_archive_gives_every_entry_one_owner_and_its_folders_first(
+    make_repo: RepoFactory, cache: RepoCache
+) -> None:
+    repo, commit = make_repo(BASE)
+    patch = diff_of(repo, {"deep/er/file.txt": "x\n"})
+    with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
+        archive = workspace.archive(65534, 65533)
+        names = []
+        with archive, tarfile.open(fileobj=archive, mode="r|") as tar:
+            for member in tar:
+                names.append(member.name)
+                assert (member.uid, member.gid) == (65534, 65533)
+    # Each folder comes before what is in it, so the engine never makes one root-owned.
+    assert names.index("deep") < names.index("deep/er") < names.index("deep/er/file.txt")
+    assert names.index("src") < names.index("src/app.py")
+
+
+def test_the_archive_of_a_folder_has_it_as_root(make_repo: RepoFactory, cache: RepoCache) -> None:
+    repo, commit = make_repo(BASE)
+    patch = diff_of(repo, {"src/app.py": "print('bye')\n"})
+    with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
+        members = _members(workspace.archive(0, 0, subdir="src"))
+    assert set(members) == {"app.py"}
+    assert members["app.py"][1] == b"print('bye')\n"
+    with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
+        # "." is the root, as a build command names it.
+        assert set(_members(workspace.archive(0, 0, subdir="."))) == set(
+            _members(workspace.archive(0, 0))
+        )
+
+
+def test_executable_bit_from_the_patch_survives_the_archive(
     make_repo: RepoFactory, cache: RepoCache
 ) -> None:
     repo, commit = make_repo(BASE)
@@ -73,7 +120,8 @@ def test_executable_bit_from_the_patch_survives_materialise(
     assert "new mode 100755" in patch
     with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
         assert workspace.apply().executable == frozenset({"run.sh"})
-        assert os.access(workspace.materialise() / "run.sh", os.X_OK)
+        member, _ = _members(workspace.archive(0, 0))["run.sh"]
+        assert member.mode & 0o111
 
 
 def test_context_mismatch_fails_with_location(make_repo: RepoFactory, cache: RepoCache) -> None:
@@ -236,3 +284,93 @@ def test_git_apply_never_reaches_a_repository_around_the_temporary_directory(
         assert workspace.apply().ok
     assert run_git(outer, "status", "--porcelain") == ""
     assert list(inside.iterdir()) == []
+
+
+@pytest.fixture
+def deep_trees(tmp_path: Path) -> Iterator[None]:
+    """For tests that leave trees deeper than pytest's own clean-up can remove (it
+    recurses): everything under the test's folder is removed with ``remove_tree``."""
+    yield
+    for child in tmp_path.iterdir():
+        remove_tree(child)
+
+
+@pytest.mark.usefixtures("deep_trees")
+def test_a_patch_nesting_deeper_than_python_recurses_applies_and_leaves_nothing(
+    make_repo: RepoFactory, cache: RepoCache, private_tmp: Path
+) -> None:
+    repo, commit = make_repo(BASE)
+    deep_chain(repo, 1200, leaf="f.txt")  # pathlib's own mkdir recurses
+    patch = diff_of(repo, {})
+    deep = "d/" * 1200 + "f.txt"
+    with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
+        applied = workspace.apply()
+        assert applied.ok, applied.problems
+        assert applied.overlay == {deep: b"x"}
+    assert os.listdir(private_tmp) == []
+
+
+@pytest.mark.usefixtures("deep_trees")
+def test_closing_a_workspace_removes_a_deep_leftover_tree(
+    make_repo: RepoFactory, cache: RepoCache, private_tmp: Path
+) -> None:
+    repo, commit = make_repo(BASE)
+    workspace = Workspace(cache, _changeset(repo, commit, diff_of(repo, {"README": "x\n"})), LIMITS)
+    with workspace:
+        leftover = workspace._mkdtemp("me-apply-")
+        deep_chain(leftover, 3000)
+    assert os.listdir(private_tmp) == []
+
+
+def test_a_snapshot_read_never_goes_through_a_link(
+    make_repo: RepoFactory, cache: RepoCache, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("s")
+    repo, commit = make_repo(BASE)
+    (repo / "out").symlink_to(outside)
+    run_git(repo, "add", "out")
+    run_git(repo, "commit", "-q", "-m", "a link out")
+    commit = run_git(repo, "rev-parse", "HEAD")
+    with Workspace(cache, _changeset(repo, commit, diff_of(repo, {"README": "x\n"})), LIMITS) as ws:
+        view = ws.view()
+        assert view.read_base("out/secret") is None
+        assert view.read("out/secret") is None
+        assert view.read_base("README") == b"base\n"
+
+
+@pytest.mark.usefixtures("deep_trees")
+def test_a_base_file_deeper_than_python_recurses_is_staged_and_patched(
+    make_repo: RepoFactory, cache: RepoCache, private_tmp: Path
+) -> None:
+    repo, commit = make_repo(BASE)
+    deep_chain(repo, 1200, leaf="f.txt")
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-q", "-m", "a deep file")
+    commit = run_git(repo, "rev-parse", "HEAD")
+    deep = "d/" * 1200 + "f.txt"
+    (repo / deep).write_text("patched\n")
+    patch = diff_of(repo, {})
+    with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
+        applied = workspace.apply()
+        assert applied.ok, applied.problems
+        assert applied.overlay == {deep: b"patched\n"}
+    assert os.listdir(private_tmp) == []
+
+
+@pytest.mark.usefixtures("deep_trees")
+def test_a_workspace_left_by_an_exception_is_removed_too(
+    make_repo: RepoFactory, cache: RepoCache, private_tmp: Path
+) -> None:
+    repo, commit = make_repo(BASE)
+    changeset = _changeset(repo, commit, diff_of(repo, {"README": "x\n"}))
+
+    def crash() -> None:
+        with Workspace(cache, changeset, LIMITS) as workspace:
+            deep_chain(workspace._mkdtemp("me-apply-"), 3000)
+            raise RuntimeError("a tier crashed")
+
+    with pytest.raises(RuntimeError):
+        crash()
+    assert os.listdir(private_tmp) == []

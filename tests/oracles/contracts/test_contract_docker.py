@@ -6,10 +6,10 @@ from collections.abc import Mapping
 
 import pytest
 
-from core.errors import ChangesetError
 from core.model import Evidence, Severity
 from core.specs import Recipe, SpecSet
 from oracles.contracts import check_contract
+from oracles.contracts.docker import read_rewrites
 from oracles.tree import ChangeKind, FileChange, MemoryTree
 
 PARAMS = {"rewrites": {"golang:1.21-alpine": "golang:1.22-alpine", "alpine:3.18": "alpine:3.19"}}
@@ -27,6 +27,8 @@ FROM alpine:3.18
 COPY --from=build /out/app /usr/local/bin/app
 ENTRYPOINT ["app"]
 """
+
+ONLY_FROM = "the recipe allows only FROM lines and the ARG defaults they use to change"
 
 BUMPED = BASE.replace("golang:1.21-alpine", "golang:1.22-alpine").replace(
     "alpine:3.18", "alpine:3.19"
@@ -77,15 +79,13 @@ def test_changed_run_line_fails_at_the_patched_line(recipe: Recipe) -> None:
     after = BUMPED.replace("&& strip /out/app", "&& strip /out/app && upx /out/app")
     evidence = check_contract(recipe, PARAMS, _patched(after))
 
-    assert _where(evidence) == [
-        ("Dockerfile", 6, "RUN changed; the recipe allows only FROM lines to change")
-    ]
+    assert _where(evidence) == [("Dockerfile", 6, f"RUN changed; {ONLY_FROM}")]
 
 
 def test_changed_arg_before_the_first_from_fails(recipe: Recipe) -> None:
     after = BUMPED.replace("ARG GOFLAGS=-trimpath", "ARG GOFLAGS=-mod=vendor")
     assert _where(check_contract(recipe, PARAMS, _patched(after))) == [
-        ("Dockerfile", 2, "ARG changed; the recipe allows only FROM lines to change")
+        ("Dockerfile", 2, f"ARG changed; {ONLY_FROM}")
     ]
 
 
@@ -99,10 +99,10 @@ def test_added_and_removed_instructions_and_comments_fail(recipe: Recipe) -> Non
         (
             "Dockerfile",
             None,
-            "WORKDIR at base line 4 removed; the recipe allows only FROM lines to change",
+            f"WORKDIR at base line 4 removed; {ONLY_FROM}",
         ),
-        ("Dockerfile", 8, "comment changed; the recipe allows only FROM lines to change"),
-        ("Dockerfile", 9, "USER added; the recipe allows only FROM lines to change"),
+        ("Dockerfile", 8, f"comment changed; {ONLY_FROM}"),
+        ("Dockerfile", 9, f"USER added; {ONLY_FROM}"),
     ]
 
 
@@ -195,6 +195,157 @@ def test_every_touched_dockerfile_is_checked(recipe: Recipe) -> None:
     ]
 
 
-def test_missing_rewrites_param_is_a_changeset_error(recipe: Recipe) -> None:
-    with pytest.raises(ChangesetError, match=r"params\.rewrites"):
-        check_contract(recipe, {}, _patched(BUMPED))
+def test_without_rewrites_the_bump_read_from_the_diff_holds(recipe: Recipe) -> None:
+    # Before issue 14 the rewrites had to be given; now they come from the diff.
+    assert check_contract(recipe, {}, _patched(BUMPED)) == []
+
+
+# -- rewrites read from the diff (no params.rewrites) ----------------------------------
+
+
+def test_rewrites_are_read_from_the_diff_with_digests_and_platform_apart(
+    recipe: Recipe,
+) -> None:
+    base = (
+        "FROM --platform=linux/amd64 node:22.6.0-alpine3.20@sha256:"
+        + "a" * 64
+        + " AS base\nFROM python:3.11.11-slim-bullseye\n"
+    )
+    after = (
+        "FROM --platform=linux/amd64 node:22.6.0-alpine3.20@sha256:"
+        + "b" * 64
+        + " AS base\nFROM python:3.11.14-slim-bookworm\n"
+    )
+    tree = _patched(after, base=base, path="docker/app.Dockerfile")
+    assert check_contract(recipe, {}, tree) == []
+    assert [(r.path, r.line, r.old, r.new) for r in read_rewrites(tree)] == [
+        (
+            "docker/app.Dockerfile",
+            1,
+            "node:22.6.0-alpine3.20@sha256:" + "a" * 64,
+            "node:22.6.0-alpine3.20@sha256:" + "b" * 64,
+        ),
+        (
+            "docker/app.Dockerfile",
+            2,
+            "python:3.11.11-slim-bullseye",
+            "python:3.11.14-slim-bookworm",
+        ),
+    ]
+
+
+def test_a_bump_that_also_changes_a_run_line_fails(recipe: Recipe) -> None:
+    after = BUMPED.replace("&& strip /out/app", "&& strip --strip-all /out/app")
+    assert _where(check_contract(recipe, {}, _patched(after))) == [
+        ("Dockerfile", 6, f"RUN changed; {ONLY_FROM}")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        ("alpine:3.19", "alpine:3.18", "alpine:3.18 is older than alpine:3.19"),
+        ("alpine:3.18", "debian:12-slim", "debian:12-slim is another image than alpine:3.18"),
+        ("alpine:3", "alpine:3.19", "cannot tell whether 3.19 is newer than 3"),
+        ("golang:1.22-alpine", "golang:1.22-bookworm", "tag 1.22-alpine -> 1.22-bookworm leaves"),
+        ("node:20-bookworm", "node:20-bullseye", "tag 20-bookworm -> 20-bullseye leaves"),
+        ("alpine", "alpine:3.19", "tag latest -> 3.19 leaves the image family"),
+        (
+            "node:22-alpine3.20@sha256:" + "c" * 64,
+            "node:22-alpine3.22@sha256:" + "c" * 64,
+            "keeps the digest of",
+        ),
+        ("node:22-alpine3.20@sha256:" + "c" * 64, "node:22-alpine3.22", "drops the digest pin"),
+    ],
+)
+def test_a_rewrite_that_is_no_real_bump_fails(recipe: Recipe, old: str, new: str, why: str) -> None:
+    evidence = check_contract(
+        recipe, {}, _patched(f"FROM {new}\nRUN true\n", base=f"FROM {old}\nRUN true\n")
+    )
+    assert len(evidence) == 1
+    assert evidence[0].line == 1
+    assert evidence[0].message.startswith(f"FROM {old} -> {new} is not a base-image bump: ")
+    assert why in evidence[0].message
+
+
+def test_an_arg_default_feeding_a_from_may_move_the_image(recipe: Recipe) -> None:
+    base = (
+        "ARG IMAGE_HOST=python\nARG IMAGE_LABEL=3.11.0-slim-buster\n\n"
+        "FROM ${IMAGE_HOST}:${IMAGE_LABEL}\nRUN true\n"
+    )
+    after = base.replace("3.11.0-slim-buster", "3.11.1-slim-buster")
+    tree = _patched(after, base=base, path="docker/Dockerfile")
+    assert check_contract(recipe, {}, tree) == []
+    assert [(r.old, r.new) for r in read_rewrites(tree)] == [
+        ("python:3.11.0-slim-buster", "python:3.11.1-slim-buster")
+    ]
+    older = base.replace("3.11.0-slim-buster", "3.10.9-slim-buster")
+    evidence = check_contract(recipe, {}, _patched(older, base=base))
+    assert [e.line for e in evidence] == [4]
+    assert "python:3.10.9-slim-buster is older than" in evidence[0].message
+
+
+def test_an_arg_default_that_feeds_no_from_may_not_change(recipe: Recipe) -> None:
+    base = "ARG DEBIAN=11\nARG APP=1.0\nFROM debian:${DEBIAN}-slim\nRUN echo $APP\n"
+    after = base.replace("DEBIAN=11", "DEBIAN=12").replace("APP=1.0", "APP=2.0")
+    assert _where(check_contract(recipe, {}, _patched(after, base=base))) == [
+        ("Dockerfile", 2, f"ARG changed; {ONLY_FROM}")
+    ]
+
+
+def test_a_from_on_a_build_argument_without_default_cannot_be_read(recipe: Recipe) -> None:
+    base = "ARG BASE\nFROM ${BASE}:1\n"
+    after = "ARG BASE\nFROM ${BASE}:2\n"
+    [evidence] = check_contract(recipe, {}, _patched(after, base=base))
+    assert "depends on a build argument without a default" in evidence.message
+
+
+def test_dockerfiles_added_deleted_or_renamed_are_refused(recipe: Recipe) -> None:
+    tree = MemoryTree(
+        base={
+            "a/Dockerfile": BASE.encode(),
+            "b/Dockerfile": BASE.encode(),
+            "c.Dockerfile": BASE.encode(),
+        },
+        patched={
+            "a/Dockerfile": BUMPED.encode(),
+            "new/Containerfile": BASE.encode(),
+            "d.Dockerfile": BASE.encode(),
+        },
+        changes=[
+            FileChange(ChangeKind.MODIFY, "a/Dockerfile", "a/Dockerfile"),
+            FileChange(ChangeKind.ADD, None, "new/Containerfile"),
+            FileChange(ChangeKind.DELETE, "b/Dockerfile", None),
+            FileChange(ChangeKind.RENAME, "c.Dockerfile", "d.Dockerfile"),
+        ],
+    )
+    assert _where(check_contract(recipe, {}, tree)) == [
+        (
+            "new/Containerfile",
+            None,
+            "Dockerfile added; the recipe moves the images of existing ones",
+        ),
+        (
+            "b/Dockerfile",
+            None,
+            "Dockerfile deleted; the recipe moves images, it keeps every Dockerfile",
+        ),
+        (
+            "d.Dockerfile",
+            None,
+            "Dockerfile renamed from c.Dockerfile; the recipe moves images, not files",
+        ),
+    ]
+
+
+def test_with_rewrites_given_the_diff_must_match_them(recipe: Recipe) -> None:
+    # A real bump, but not the one the changeset lists: as before issue 14.
+    after = BUMPED.replace("alpine:3.19", "alpine:3.20")
+    assert _where(check_contract(recipe, PARAMS, _patched(after))) == [
+        (
+            "Dockerfile",
+            10,
+            "FROM changed alpine:3.18 to alpine:3.20; the recipe moves it to alpine:3.19",
+        )
+    ]
+    assert check_contract(recipe, {}, _patched(after)) == []

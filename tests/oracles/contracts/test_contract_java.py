@@ -10,7 +10,7 @@ from core.errors import SpecError
 from core.model import Evidence, Severity
 from core.specs import Recipe, SpecSet
 from oracles.contracts import check_contract
-from oracles.tree import MemoryTree
+from oracles.tree import ChangeKind, FileChange, MemoryTree
 
 POM_HEAD = """<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -138,20 +138,78 @@ def test_unresolvable_property_counts_neither_way(recipe: Recipe) -> None:
     assert check_contract(recipe, {}, _tree({"pom.xml": pom})) == []
 
 
-def test_profile_left_at_java_8_fails(recipe: Recipe) -> None:
+@pytest.mark.parametrize(
+    ("activation", "fails"),
+    [
+        ("<activation><activeByDefault>true</activeByDefault></activation>", True),
+        ("<activation><jdk>[11,)</jdk></activation>", True),  # active on the JDK 17 build
+        ("<activation><jdk>1.8</jdk></activation>", False),  # never on JDK 17
+        ("", False),  # only with -Plegacy: not the build that is graded
+    ],
+    ids=["active-by-default", "jdk-17", "jdk-8-only", "on-demand"],
+)
+def test_a_profile_left_at_java_8_fails_when_the_build_uses_it(
+    recipe: Recipe, activation: str, fails: bool
+) -> None:
     pom = _pom(
         "  <properties><maven.compiler.release>17</maven.compiler.release></properties>\n"
         "  <profiles>\n"
         "    <profile>\n"
-        "      <id>legacy</id>\n"
+        f"      <id>legacy</id>{activation}\n"
         "      <properties><maven.compiler.release>8</maven.compiler.release></properties>\n"
         "    </profile>\n"
         "  </profiles>\n"
     )
     evidence = check_contract(recipe, {}, _tree({"pom.xml": pom}))
+    if not fails:
+        assert evidence == []
+        return
+    # The active profile overrides the project's release: 8 is what the build uses.
     assert _where(evidence) == [
-        ("pom.xml", 11, "maven.compiler.release is 8; the recipe requires 17")
+        ("pom.xml", 11, "maven.compiler.release is 8; the recipe requires 17"),
+        (None, None, "no build file declares Java 17 (checked pom.xml)"),
     ]
+
+
+def test_a_child_overriding_its_parents_old_level_holds(recipe: Recipe) -> None:
+    # The parent (an aggregator, compiling nothing) still says 1.8 through a property
+    # its compiler settings use; the module overrides both settings: it builds for 17.
+    parent = _pom(
+        "  <packaging>pom</packaging>\n"
+        "  <modules><module>core</module></modules>\n"
+        "  <properties><java.version>1.8</java.version></properties>\n"
+        "  <build><plugins><plugin><artifactId>maven-compiler-plugin</artifactId>\n"
+        "    <configuration><source>${java.version}</source><target>${java.version}</target>"
+        "</configuration>\n"
+        "  </plugin></plugins></build>\n"
+    )
+    module = (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>\n'
+        "  <parent><groupId>demo</groupId><artifactId>demo</artifactId>"
+        "<version>1.0</version></parent>\n"
+        "  <artifactId>core</artifactId>\n"
+        "  <build><plugins><plugin><artifactId>maven-compiler-plugin</artifactId>\n"
+        "    <configuration><source>17</source><target>17</target></configuration>\n"
+        "  </plugin></plugins></build>\n</project>\n"
+    )
+    assert check_contract(recipe, {}, _tree({"pom.xml": parent, "core/pom.xml": module})) == []
+    # Without the override the module inherits 1.8, at the parent's lines.
+    inherited = module.replace("<source>17</source><target>17</target>", "")
+    evidence = check_contract(recipe, {}, _tree({"pom.xml": parent, "core/pom.xml": inherited}))
+    assert {(path, line) for path, line, _ in _where(evidence)} >= {("pom.xml", 11)}
+
+
+def test_java_version_counts_as_the_release_under_an_outside_parent(recipe: Recipe) -> None:
+    spring = (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>\n'
+        "  <parent><groupId>org.springframework.boot</groupId>"
+        "<artifactId>spring-boot-starter-parent</artifactId><version>3.2.0</version></parent>\n"
+        "  <artifactId>app</artifactId>\n"
+        "  <properties><java.version>{level}</java.version></properties>\n</project>\n"
+    )
+    assert check_contract(recipe, {}, _tree({"pom.xml": spring.format(level="17")})) == []
+    evidence = check_contract(recipe, {}, _tree({"pom.xml": spring.format(level="11")}))
+    assert next(m for _, _, m in _where(evidence)) == "java.version is 11; the recipe requires 17"
 
 
 def test_every_module_pom_is_checked(recipe: Recipe) -> None:
@@ -296,3 +354,27 @@ def test_unknown_contract_kind_is_a_spec_error() -> None:
     with pytest.raises(SpecError, match="cobol-dialect") as caught:
         check_contract(recipe, {}, _tree({}))
     assert caught.value.key == "contract.kind"
+
+
+def test_only_the_reactors_the_patch_touches_are_judged(recipe: Recipe) -> None:
+    release_17 = "  <properties><maven.compiler.release>17</maven.compiler.release></properties>\n"
+    old = "  <properties><maven.compiler.source>1.8</maven.compiler.source></properties>\n"
+    files = {
+        "pom.xml": _pom("  <modules><module>core</module></modules>\n" + release_17),
+        "core/pom.xml": _pom(""),
+        # Not in the touched reactor: an integration-test fixture, a separate Gradle build,
+        # and an independent project elsewhere. The compile tier builds none of them.
+        "src/it/fixture/pom.xml": _pom(old),
+        "samples/gradle/build.gradle.kts": "java { sourceCompatibility = JavaVersion.VERSION_1_8 }",
+        "tools/other/pom.xml": _pom(old),
+    }
+    patched = {p: c.encode() for p, c in files.items()}
+    tree = MemoryTree(
+        base=patched, patched=patched, changes=[FileChange(ChangeKind.MODIFY, "pom.xml", "pom.xml")]
+    )
+    assert check_contract(recipe, {}, tree) == []
+    # The same module left at 1.8 is judged: it is in the reactor.
+    patched["core/pom.xml"] = _pom(old).encode()
+    assert _where(check_contract(recipe, {}, tree)) == [
+        ("core/pom.xml", 7, "maven.compiler.source is 1.8; the recipe requires 17")
+    ]

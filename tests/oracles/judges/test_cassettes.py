@@ -77,6 +77,19 @@ def test_a_recorded_answer_is_scrubbed_and_replays(
     )
     assert parse_answer(replayed, shown).verdict == "pass"
     assert len(fake_api.requests) == 1  # the replay asked nobody
+    assert (recorded.recorded_by, replayed.recorded_by) == ("", live.identity)
+    assert "recorded_by" not in entry["response"]  # the cassette stays as it was
+
+
+def test_a_replayed_answer_says_who_wrote_it(specs: SpecSet, tmp_path: Path) -> None:
+    """A hand-written cassette's note follows its answer, so no report calls it measured."""
+    library = CassetteLibrary(tmp_path / "cassettes")
+    request, _ = judge_request(specs, ANTHROPIC)
+    answer = {"text": '{"verdict": "pass"}', "stop_reason": "end_turn", "input_tokens": 9}
+    library.record("judge", request.key_data(), answer, recorded_by="hand (no model was asked)")
+    reply = ReplayingJudge(library).ask(request)
+    assert (reply.recorded_by, reply.input_tokens) == ("hand (no model was asked)", 9)
+    assert "recorded_by" not in reply.to_dict()
 
 
 def test_a_request_never_recorded_replays_as_fabricated(specs: SpecSet, tmp_path: Path) -> None:

@@ -83,6 +83,14 @@ def test_strict_mode_needs_both_judges_to_pass(
         ("secondary", "gpt-5", "pass" if gpt == PASS else "fail"),
     ]
     assert outcome.details["strict"] is True
+    # What each judge was asked, without the prompt's text (the diff): digest, size, key.
+    requests = [j["request"] for j in judges]
+    assert [(r["provider"], r["model"]) for r in requests] == [
+        ("anthropic", "claude-sonnet-5-5"),
+        ("openai", "gpt-5"),
+    ]
+    assert all(r["prompt_chars"] > 100 and len(r["cassette_key"]) == 64 for r in requests)
+    assert all("prompt" not in r and j["reply_text"] for r, j in zip(requests, judges, strict=True))
 
 
 def test_strict_mode_with_one_judge_refusing_is_inconclusive(

@@ -1,11 +1,12 @@
-"""Sandbox cassettes: image resolutions and runs are recorded and replayed; misses say so."""
+"""Sandbox cassettes: image resolutions, configurations and runs are recorded and replayed;
+misses say so."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from core.cassette import CassetteLibrary
-from core.ports import SandboxAction, SandboxRequest, SandboxResult
+from core.ports import ImageConfig, SandboxAction, SandboxRequest, SandboxResult
 from oracles.sandbox import RecordingSandbox, ReplayingSandbox
 from tests.fakes import FakeSandbox
 
@@ -64,3 +65,26 @@ def test_recording_passes_reaping_through_to_the_live_adapter(tmp_path: Path) ->
     library = CassetteLibrary(tmp_path)
     assert RecordingSandbox(Reaping(), library).reap() == 3
     assert RecordingSandbox(FakeSandbox(), library).reap() == 0
+
+
+def test_image_configurations_are_recorded_and_replayed(tmp_path: Path) -> None:
+    library = CassetteLibrary(tmp_path)
+    config = ImageConfig(user="app", cmd=("serve",), exposed_ports=("8080/tcp",))
+    live = FakeSandbox(configs={"sha256:built": config})
+    assert RecordingSandbox(live, library).inspect("sha256:built") == config
+    assert ReplayingSandbox(library).inspect("sha256:built") == config
+
+
+def test_an_unrecorded_configuration_is_empty_and_fabricated(tmp_path: Path) -> None:
+    found = ReplayingSandbox(CassetteLibrary(tmp_path)).inspect("sha256:never")
+    assert found.to_dict() == ImageConfig().to_dict()
+    assert found.fabricated and found.fabricated[0].port == "sandbox"
+
+
+def test_how_long_a_start_must_stay_up_is_part_of_its_key(tmp_path: Path) -> None:
+    library = CassetteLibrary(tmp_path)
+    start = SandboxRequest(SandboxAction.START, "sha256:x", (), "tree", timeout_s=5)
+    RecordingSandbox(FakeSandbox(), library).run(start)
+    assert not ReplayingSandbox(library).run(start).fabricated
+    longer = SandboxRequest(SandboxAction.START, "sha256:x", (), "tree", timeout_s=30)
+    assert ReplayingSandbox(library).run(longer).fabricated

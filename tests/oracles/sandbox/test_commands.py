@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import SandboxError
-from oracles.sandbox.commands import build_arguments, dockerfile_in_context
+from oracles.sandbox.commands import build_arguments, build_target, dockerfile_in_context
 
 
 def test_dockerfile_and_context() -> None:
@@ -30,3 +30,10 @@ def test_dockerfile_and_context() -> None:
 def test_paths_outside_the_tree_are_refused(command: list[str]) -> None:
     with pytest.raises(SandboxError):
         build_arguments(command)
+
+
+def test_a_target_stage_is_read_from_the_command_line() -> None:
+    command = ["docker", "build", "-f", "app/Dockerfile", "--target", "runtime", "."]
+    assert build_arguments(command) == ("app/Dockerfile", ".")
+    assert build_target(command) == "runtime"
+    assert build_target(["docker", "build", "."]) is None

@@ -1,17 +1,23 @@
 """The live Docker sandbox against a real engine: every hardening setting is checked twice,
-on the container as the engine reports it and by probes running inside it."""
+on the container as the engine reports it and by probes running inside it; hostile
+workspaces (directory chains, floods of files, FIFOs, links) cannot hurt the harness, and
+nothing of a run is left behind."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import io
 import os
 import subprocess
+import tarfile
 import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import docker
 import pytest
@@ -32,15 +38,26 @@ SMALL = SandboxLimits(
     tmpfs_mb=64,
     output_limit_bytes=20_000,
     workspace_mb=64,
+    workspace_inodes=5_000,
 )
 
 
 def _sandbox(client: docker.DockerClient, limits: SandboxLimits = SMALL) -> DockerSandbox:
     user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
     owner = f"test-{uuid.uuid4().hex[:12]}:{os.getpid()}"
-    return DockerSandbox(
-        client, limits, user=user, as_root=os.geteuid() == 0, owner=owner, workspace_check_s=0.2
-    )
+    return DockerSandbox(client, limits, user=user, as_root=os.geteuid() == 0, owner=owner)
+
+
+def _tar(files: dict[str, str], uid: int, gid: int) -> IO[bytes]:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size, info.uid, info.gid, info.mode = len(data), uid, gid, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    buffer.seek(0)
+    return buffer
 
 
 def _request(
@@ -52,14 +69,10 @@ def _request(
     image: str = IMAGE,
     **fields: Any,
 ) -> SandboxRequest:
-    def tree() -> Path:
-        folder = tmp_path / f"tree-{uuid.uuid4().hex[:8]}"
-        folder.mkdir()
-        for name, text in (files or {}).items():
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_text(text)
-        return folder
+    def tree(uid: int, gid: int, _subdir: str) -> IO[bytes]:
+        return _tar(files or {}, uid, gid)
 
+    del tmp_path  # the tree never touches the harness's disk
     return SandboxRequest(
         SandboxAction.RUN,
         image,
@@ -72,9 +85,10 @@ def _request(
 
 
 def _ours(client: docker.DockerClient, sandbox: DockerSandbox) -> list[Any]:
-    return client.containers.list(
-        all=True, filters={"label": f"{OWNER_LABEL}={sandbox.owner}"}, ignore_removed=True
-    )
+    """The sandbox's containers and workspace volumes still on the engine."""
+    mine = {"label": f"{OWNER_LABEL}={sandbox.owner}"}
+    containers = client.containers.list(all=True, filters=mine, ignore_removed=True)
+    return [*containers, *client.volumes.list(filters=mine)]
 
 
 def _in_background(run: Callable[[], SandboxResult]) -> tuple[threading.Thread, list[Any]]:
@@ -93,7 +107,7 @@ def _in_background(run: Callable[[], SandboxResult]) -> tuple[threading.Thread, 
 
 def _wait_for_container(client: docker.DockerClient, sandbox: DockerSandbox) -> Any:
     for _ in range(200):
-        running = [c for c in _ours(client, sandbox) if c.status == "running"]
+        running = [c for c in _ours(client, sandbox) if getattr(c, "status", "") == "running"]
         if running:
             return running[0]
         time.sleep(0.05)
@@ -135,6 +149,7 @@ def test_every_hardening_setting_on_the_container_and_inside_it(
     thread, box = _in_background(lambda: sandbox.run(_request(tmp_path, PROBES)))
     container = _wait_for_container(docker_client, sandbox)
     host = container.attrs["HostConfig"]
+    volume = docker_client.volumes.get(container.attrs["Mounts"][0]["Name"]).attrs
     thread.join(60)
     result = box[0]
     assert isinstance(result, SandboxResult), result
@@ -146,7 +161,9 @@ def test_every_hardening_setting_on_the_container_and_inside_it(
     assert host["CapDrop"] == ["ALL"] and not host["CapAdd"]
     assert host["SecurityOpt"] == ["no-new-privileges"]
     assert host["PidsLimit"] == SMALL.pids_limit
-    assert host["Memory"] == host["MemorySwap"] == SMALL.memory_mb * 1024 * 1024
+    # The workspace's pages count towards the container's memory: room for both.
+    memory = (SMALL.memory_mb + SMALL.workspace_mb) * 1024 * 1024
+    assert host["Memory"] == host["MemorySwap"] == memory
     assert host["CpuQuota"] == 100_000 and host["CpuPeriod"] == 100_000
     assert host["Privileged"] is False
     assert host["LogConfig"]["Type"] == "none"
@@ -154,8 +171,12 @@ def test_every_hardening_setting_on_the_container_and_inside_it(
     assert (
         "exec" in tmpfs.split(",") and "noexec" not in tmpfs and f"size={SMALL.tmpfs_mb}m" in tmpfs
     )
+    # No folder of the harness is mounted: the tree is copied onto a volume of the run's.
     mounts = container.attrs["Mounts"]
-    assert [(m["Type"], m["Destination"]) for m in mounts] == [("bind", SANDBOX_WORKDIR)]
+    assert [(m["Type"], m["Destination"]) for m in mounts] == [("volume", SANDBOX_WORKDIR)]
+    options = volume["Options"]
+    assert options["type"] == "tmpfs" and f"size={SMALL.workspace_mb}m" in options["o"]
+    assert f"nr_inodes={SMALL.workspace_inodes}" in options["o"]
     assert container.attrs["Config"]["User"] not in ("", "0", "root", "0:0")
     env = container.attrs["Config"]["Env"]
     assert not any("ANTHROPIC" in item or "sk-ant" in item for item in env)
@@ -229,14 +250,46 @@ def test_output_is_capped(docker_client: docker.DockerClient, tmp_path: Path) ->
     assert "[output truncated" in result.output
 
 
-def test_writing_past_the_workspace_limit_stops_the_run(
+def test_writing_past_the_workspace_limit_fails_the_run_naming_it(
     docker_client: docker.DockerClient, tmp_path: Path
 ) -> None:
     sandbox = _sandbox(docker_client)
-    fill = "i=0; while true; do head -c 8m /dev/zero > f$i; i=$((i+1)); done"
+    fill = "i=0; while head -c 8m /dev/zero > f$i; do i=$((i+1)); done; exit 1"
     result = sandbox.run(_request(tmp_path, fill, timeout_s=60))
     assert result.workspace_exceeded
     assert not result.timed_out
+    assert _ours(docker_client, sandbox) == []
+
+
+@pytest.mark.parametrize(
+    "bomb",
+    [
+        # a directory chain 10,000 levels deep, a report at its bottom: within the inode
+        # limit, but deeper than the harness reads
+        "perl -e 'for (1..10000) { mkdir q(d) or die; chdir q(d) or die } "
+        "open(my $f, q(>), q(TEST-deep.xml)) or die; print $f qq(<testsuite/>\\n)'; exit 1",
+        # a flood of empty files and folders: each takes an inode, none a byte
+        "i=0; while : > e$i && mkdir f$i; do i=$((i+1)); done; exit 1",
+    ],
+    ids=["deep-chain", "empty-files"],
+)
+def test_a_hostile_workspace_is_bounded_read_safely_and_removed(
+    docker_client: docker.DockerClient, tmp_path: Path, bomb: str
+) -> None:
+    sandbox = _sandbox(docker_client, dataclasses.replace(SMALL, workspace_inodes=20_000))
+    script = (
+        "mkfifo pipe; mkdir -p r && echo x > r/unreadable && chmod 000 r/unreadable; "
+        "ln -s /etc/shadow TEST-link.xml; " + bomb
+    )
+    request = _request(tmp_path, script, timeout_s=120, collect=("**/*.xml",))
+    result = sandbox.run(request)
+    assert result.exit_code != 0 and not result.timed_out
+    # Counted against the candidate: the flood ran into the inode limit, the chain past
+    # the depth the harness reads.
+    assert result.workspace_exceeded
+    assert "TEST-link.xml" not in result.artifacts
+    assert all(value == "<testsuite/>\n" for value in result.artifacts.values())
+    assert _ours(docker_client, sandbox) == []
 
 
 def test_collected_reports_never_follow_links_out_of_the_tree(
@@ -319,11 +372,10 @@ def test_start_up_reaps_what_a_crash_left_but_not_live_work(
 
 
 def _dockerfile_request(tmp_path: Path, dockerfile: str, timeout_s: float) -> SandboxRequest:
-    def tree() -> Path:
-        folder = tmp_path / f"ctx-{uuid.uuid4().hex[:8]}"
-        folder.mkdir()
-        (folder / "Dockerfile").write_text(dockerfile)
-        return folder
+    def tree(uid: int, gid: int, _subdir: str) -> IO[bytes]:
+        return _tar({"Dockerfile": dockerfile}, uid, gid)
+
+    del tmp_path
 
     command = ("docker", "build", "-f", "Dockerfile", ".")
     return SandboxRequest(
@@ -367,3 +419,45 @@ def _build_containers(client: docker.DockerClient, marker: str) -> list[str]:
         for c in client.containers.list(all=True, ignore_removed=True)
         if marker in " ".join(c.attrs.get("Config", {}).get("Cmd") or [])
     ]
+
+
+def test_a_build_of_a_target_leaves_out_the_stages_it_does_not_need(
+    docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
+    # The classic builder would run the unused stage too, and fail on its missing image.
+    dockerfile = (
+        f"FROM {IMAGE} AS base\nRUN echo base > /base\n"
+        "FROM migration-evals-test/not-on-any-engine:1 AS unused\nRUN true\n"
+        f"FROM {IMAGE} AS runtime\nCOPY --from=base /base /base\nRUN test -f /base\n"
+    )
+    request = _dockerfile_request(tmp_path, dockerfile, 120)
+    whole = _sandbox(docker_client).run(request)
+    assert whole.exit_code == 0, whole.output
+    target = replace(
+        request, command=("docker", "build", "-f", "Dockerfile", "--target", "base", ".")
+    )
+    assert _sandbox(docker_client).run(target).exit_code == 0
+
+
+def _start_request(command: tuple[str, ...], timeout_s: float) -> SandboxRequest:
+    return SandboxRequest(SandboxAction.START, IMAGE, command, "t", timeout_s=timeout_s)
+
+
+def test_an_image_starts_as_it_runs_with_no_network_and_its_own_user(
+    docker_client: docker.DockerClient,
+) -> None:
+    probe = "id -u; ls /sys/class/net; touch /written-to-its-own-layer; exit 3"
+    result = _sandbox(docker_client).run(_start_request(("sh", "-c", probe), 60))
+    assert (result.exit_code, result.timed_out) == (3, False)
+    assert result.output.split() == ["0", "lo"]  # the image's user (root here), loopback only
+
+
+def test_an_image_that_stays_up_is_stopped_at_its_timeout_and_removed(
+    docker_client: docker.DockerClient,
+) -> None:
+    sandbox = _sandbox(docker_client)
+    started = time.monotonic()
+    result = sandbox.run(_start_request(("sleep", "600"), 1))
+    assert result.timed_out and not result.oom_killed
+    assert time.monotonic() - started < 30
+    assert _ours(docker_client, sandbox) == []

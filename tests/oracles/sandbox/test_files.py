@@ -1,69 +1,91 @@
-"""Reading a sandbox's tree copy back: no links followed, nothing outside, capped."""
+"""Reading the dependency caches resolution runs wrote: hostile folders cannot hurt it."""
 
 from __future__ import annotations
 
 import os
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
-from oracles.sandbox.files import collect_text, file_heads, prepare_tree, tree_bytes
+import pytest
+
+from oracles.sandbox.files import (
+    WalkLimits,
+    jar_packages,
+    link_to_store,
+    regular_files,
+    remove_tree,
+)
+from tests.conftest import deep_chain
 
 
-def _tree(tmp_path: Path) -> Path:
-    root = tmp_path / "tree"
-    reports = root / "target" / "surefire-reports"
-    reports.mkdir(parents=True)
-    (reports / "TEST-a.xml").write_text("<testsuite/>")
-    (reports / "notes.txt").write_text("not a report")
-    secret = tmp_path / "host-secret"
-    secret.write_text("root:x:0:0")
-    (reports / "TEST-link.xml").symlink_to(secret)
-    (root / "target" / "linked").symlink_to(tmp_path)
-    return root
+def _jar(path: Path, names: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        for name in names:
+            archive.writestr(name, b"x")
 
 
-def test_collect_reads_matching_regular_files_only(tmp_path: Path) -> None:
-    root = _tree(tmp_path)
-    found = collect_text(root, ["target/surefire-reports/TEST-*.xml"], per_file=100, total=1000)
-    assert found == {"target/surefire-reports/TEST-a.xml": "<testsuite/>"}
+def test_regular_files_are_listed_without_following_links(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "one.txt").write_text("1")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret").write_text("s")
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "file").write_text("f")
+    (tmp_path / "tree" / "to-outside").symlink_to(tmp_path / "outside")
+    (tmp_path / "tree" / "to-file").symlink_to(tmp_path / "outside" / "secret")
+    os.mkfifo(tmp_path / "tree" / "fifo")
+    found = [relative for relative, _ in regular_files(tmp_path / "tree")]
+    assert found == ["file"]
 
 
-def test_collect_never_descends_into_linked_directories(tmp_path: Path) -> None:
-    root = _tree(tmp_path)
-    found = collect_text(root, ["**/*"], per_file=100, total=1000)
-    assert "root:x" not in "".join(found.values())
-    assert not any(path.startswith("target/linked") for path in found)
+@pytest.fixture
+def chain_folder(tmp_path: Path) -> Iterator[Path]:
+    """Where a test builds a deep chain; removed with ``remove_tree`` (pytest's own clean-up
+    recurses and would fail on it)."""
+    yield tmp_path / "chain"
+    remove_tree(tmp_path / "chain")
+    assert not (tmp_path / "chain").exists()
 
 
-def test_collect_caps_each_file_and_the_total(tmp_path: Path) -> None:
-    root = tmp_path / "tree"
-    root.mkdir()
-    (root / "a.xml").write_text("x" * 50)
-    (root / "b.xml").write_text("y" * 50)
-    found = collect_text(root, ["*.xml"], per_file=20, total=30)
-    assert found["a.xml"] == "x" * 20 + "\n[truncated]"
-    assert found["b.xml"] == "y" * 10 + "\n[truncated]"
+def test_a_chain_deeper_than_the_recursion_limit_is_walked_and_capped(chain_folder: Path) -> None:
+    deep_chain(chain_folder, 1500)
+    assert [r.count("/") for r, _ in regular_files(chain_folder)] == [1500]
+    assert list(regular_files(chain_folder, WalkLimits(max_depth=10))) == []
 
 
-def test_file_heads_are_hex_of_the_first_bytes(tmp_path: Path) -> None:
-    root = tmp_path / "tree"
-    (root / "target" / "classes").mkdir(parents=True)
-    (root / "target" / "classes" / "A.class").write_bytes(bytes.fromhex("cafebabe0000003d") + b"x")
-    (root / "target" / "classes" / "B.class").symlink_to(tmp_path / "elsewhere")
-    heads = file_heads(root, ["**/target/classes/**/*.class"])
-    assert heads == {"target/classes/A.class": "cafebabe0000003d"}
+def test_a_chain_past_the_longest_path_is_left_unread_and_still_removed(
+    chain_folder: Path,
+) -> None:
+    deep_chain(chain_folder, 3000)
+    (chain_folder / "top").write_text("t")
+    assert [r for r, _ in regular_files(chain_folder)] == ["top"]
 
 
-def test_tree_bytes_counts_until_the_limit(tmp_path: Path) -> None:
-    root = tmp_path / "tree"
-    root.mkdir()
-    for n in range(4):
-        (root / f"f{n}").write_bytes(os.urandom(64 * 1024))
-    assert tree_bytes(root, 10**9) >= 4 * 64 * 1024
-    assert tree_bytes(root, 1024) <= 2 * 64 * 1024 + 8192
+def test_the_entry_limit_stops_the_walk(tmp_path: Path) -> None:
+    for index in range(50):
+        (tmp_path / f"f{index:02d}").write_text("x")
+    assert len(list(regular_files(tmp_path, WalkLimits(max_entries=10)))) == 10
 
 
-def test_prepare_does_nothing_unless_root(tmp_path: Path) -> None:
-    root = _tree(tmp_path)
-    before = os.stat(root).st_uid
-    prepare_tree(root, 65534, 65534, as_root=False)
-    assert os.stat(root).st_uid == before
+def test_jar_packages_read_only_the_zip_directory(tmp_path: Path) -> None:
+    _jar(tmp_path / "repository/junit/junit.jar", ["org/junit/Assert.class", "META-INF/x.class"])
+    _jar(tmp_path / "repository/lib/lib.jar", ["com/acme/util/Strings.class", "README.txt"])
+    (tmp_path / "repository/broken.jar").write_bytes(b"not a zip")
+    (tmp_path / "repository/linked.jar").symlink_to(tmp_path / "repository/lib/lib.jar")
+    assert jar_packages(tmp_path) == ["com.acme.util", "org.junit"]
+
+
+def test_files_the_store_has_become_links_to_it(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    cache = tmp_path / "cache"
+    for root, content in ((store, b"from the registry"), (cache, b"rewritten by the run")):
+        (root / "g/a/1").mkdir(parents=True)
+        (root / "g/a/1/a-1.jar").write_bytes(content)
+    (cache / "g/a/1/_remote.repositories").write_text("only here")
+    assert link_to_store(cache, store) == 1
+    assert (cache / "g/a/1/a-1.jar").read_bytes() == b"from the registry"
+    assert os.stat(cache / "g/a/1/a-1.jar").st_ino == os.stat(store / "g/a/1/a-1.jar").st_ino
+    assert (cache / "g/a/1/_remote.repositories").read_text() == "only here"
+    assert not any(name.endswith(".me-link") for name in os.listdir(cache / "g/a/1"))

@@ -3,8 +3,6 @@ test_docker.py, which needs an engine)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from core.ports import SANDBOX_WORKDIR
 from core.specs import SpecSet
 from oracles.sandbox.hardening import (
@@ -12,6 +10,8 @@ from oracles.sandbox.hardening import (
     SandboxLimits,
     build_limits,
     container_options,
+    start_options,
+    workspace_volume_options,
 )
 
 LIMITS = SandboxLimits(
@@ -19,9 +19,9 @@ LIMITS = SandboxLimits(
 )
 
 
-def test_container_options_apply_every_setting(tmp_path: Path) -> None:
+def test_container_options_apply_every_setting() -> None:
     options = container_options(
-        LIMITS, workspace=tmp_path, user=UNPRIVILEGED_USER, labels={"a": "b"}
+        LIMITS, workspace="me-ws-x", user=UNPRIVILEGED_USER, labels={"a": "b"}
     )
     assert options["network_mode"] == "none"
     assert options["network_disabled"] is True
@@ -29,14 +29,16 @@ def test_container_options_apply_every_setting(tmp_path: Path) -> None:
     assert options["cap_drop"] == ["ALL"]
     assert options["security_opt"] == ["no-new-privileges"]
     assert options["pids_limit"] == 100
-    assert options["mem_limit"] == options["memswap_limit"] == "512m"
+    # The workspace's pages count towards the container's memory, so it gets room for both.
+    assert options["mem_limit"] == options["memswap_limit"] == "544m"
     assert options["cpu_quota"] == 150_000 and options["cpu_period"] == 100_000
     assert options["user"] == "65534:65534"
     tmpfs = options["tmpfs"]["/tmp"].split(",")
     assert "exec" in tmpfs and "size=64m" in tmpfs and "noexec" not in tmpfs
+    # No folder of the harness: the tree is copied onto the run's own volume.
     (mount,) = options["mounts"]
-    assert mount["Target"] == SANDBOX_WORKDIR and mount["Source"] == str(tmp_path)
-    assert mount["Type"] == "bind"
+    assert mount["Target"] == SANDBOX_WORKDIR and mount["Source"] == "me-ws-x"
+    assert mount["Type"] == "volume"
     assert set(options["environment"]) == {"HOME", "TMPDIR", "LANG"}
     assert options["labels"] == {"a": "b"}
     assert options["log_config"]["Type"] == "none"
@@ -53,3 +55,45 @@ def test_limits_come_from_the_oracle_spec(specs: SpecSet) -> None:
     limits = SandboxLimits.from_spec(section)
     assert limits.memory_mb == section["memory_mb"]
     assert limits.workspace_mb == section["workspace_mb"]
+
+
+def test_the_workspace_volume_is_a_tmpfs_capped_in_bytes_and_inodes() -> None:
+    limits = SandboxLimits(workspace_mb=32, workspace_inodes=1000)
+    options = workspace_volume_options(limits, UNPRIVILEGED_USER)
+    assert options["type"] == options["device"] == "tmpfs"
+    mount = options["o"].split(",")
+    assert {"size=32m", "nr_inodes=1000", "uid=65534", "gid=65534"} <= set(mount)
+    assert "noexec" not in mount  # Go runs test binaries it builds there
+
+
+def test_inodes_default_when_the_spec_predates_them() -> None:
+    section = {
+        "memory_mb": 1,
+        "cpus": 1,
+        "pids_limit": 1,
+        "tmpfs_mb": 1,
+        "output_limit_bytes": 1,
+        "workspace_mb": 1,
+    }
+    assert SandboxLimits.from_spec(section).workspace_inodes == SandboxLimits().workspace_inodes
+
+
+def test_an_image_starts_as_it_would_run_within_the_same_limits() -> None:
+    options = start_options(LIMITS, labels={"a": "b"})
+    # Nothing of the image is overridden: its user, workdir, environment; no tree mount.
+    assert not {"user", "working_dir", "environment", "mounts", "read_only"} & set(options)
+    assert options["network_mode"] == "none" and options["network_disabled"] is True
+    assert options["cap_drop"] == ["ALL"]
+    assert set(options["cap_add"]) == {
+        "CHOWN",
+        "DAC_OVERRIDE",
+        "FOWNER",
+        "KILL",
+        "SETGID",
+        "SETUID",
+    }
+    assert options["security_opt"] == ["no-new-privileges"]
+    assert options["pids_limit"] == 100
+    assert options["mem_limit"] == options["memswap_limit"] == "512m"
+    assert options["cpu_quota"] == 150_000
+    assert options["labels"] == {"a": "b"}

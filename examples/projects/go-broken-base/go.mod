@@ -1,0 +1,3 @@
+module example.com/go-broken-base
+
+go 1.19

@@ -1,0 +1,4 @@
+#!/bin/sh
+# Tags a release of the service.
+set -eu
+git tag "ledger-$1"

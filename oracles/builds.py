@@ -1,0 +1,190 @@
+"""A trial's build plan: the projects tiers 2-3 build, and their resolved dependencies.
+
+Made once per trial, the first time a sandboxed tier needs it (and for its cache key):
+the build roots that own the touched files (``oracles.projects``), then dependency
+resolution (``oracles.deps``) for each project in the base and the patched tree. Some
+trials are decided here, before any build:
+
+* a layout the recipe cannot build, or a base whose own dependencies cannot be fetched
+  (registry down, offline and not cached, artifacts the registry does not have): ``error``;
+* the patched tree needs artifacts or modules the registry does not have, and the base
+  did not: ``fail``, naming them (a hallucinated version, a misspelt module).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from core.model import Evidence, FabricatedMark, Tier, Verdict
+from core.ports import CacheMount, Sandbox, SandboxRequest
+from oracles.baselines import BaselineCache
+from oracles.deps import (
+    Resolution,
+    ResolutionStatus,
+    Resolver,
+    resolution_cache,
+    resolution_request,
+)
+from oracles.projects import BuildSystem, Project, ProjectSet, find_projects
+from oracles.tiers.base import TierOutcome, TrialContext
+
+__all__ = ["BuildPlan", "Builds", "ProjectBuild", "build_system"]
+
+_MEMO = "build-plan"
+
+
+def build_system(context: TrialContext) -> BuildSystem | None:
+    """The recipe's build system, or None for recipes that build no project (Dockerfiles)."""
+    name = context.recipe.sandbox.get("build_system")
+    return BuildSystem(name) if name else None
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectBuild:
+    """One project and its dependencies in both trees."""
+
+    project: Project
+    base: Resolution
+    patched: Resolution
+
+
+@dataclass(frozen=True, slots=True)
+class BuildPlan:
+    builds: tuple[ProjectBuild, ...] = ()
+    blocked: TierOutcome | None = None
+
+    @property
+    def fabricated(self) -> tuple[FabricatedMark, ...]:
+        marks: list[FabricatedMark] = []
+        for build in self.builds:
+            marks += [*build.base.fabricated, *build.patched.fabricated]
+        return tuple(marks)
+
+    def key_material(self) -> dict[str, Any]:
+        """What tiers 2-4 also depend on: the projects and their resolved sets."""
+        return {
+            "projects": [build.project.label for build in self.builds],
+            "dependencies": {
+                build.project.label: [build.base.digest, build.patched.digest]
+                for build in self.builds
+            },
+            "blocked": self.blocked.reason if self.blocked else None,
+        }
+
+    def details(self) -> dict[str, Any]:
+        """What an envelope keeps of the plan."""
+        return {
+            "projects": [build.project.label for build in self.builds],
+            "dependencies": [
+                {"tree": tree, **resolution.summary()}
+                for build in self.builds
+                for tree, resolution in (("base", build.base), ("patched", build.patched))
+            ],
+        }
+
+    @property
+    def toolchain(self) -> dict[str, str]:
+        for build in self.builds:
+            if build.patched.toolchain:
+                return dict(build.patched.toolchain)
+        return {}
+
+
+def _blocked(builds: list[ProjectBuild]) -> TierOutcome | None:
+    """An outcome decided by resolution alone, if any."""
+    for build in builds:
+        base, label = build.base, build.project.label
+        if base.blocked:
+            return _error(f"cannot fetch the base commit's dependencies for {label}: {base.detail}")
+        if base.status is ResolutionStatus.MISSING:
+            listed = ", ".join(base.missing[:5])
+            return _error(f"the base commit's own dependencies are not in the registry: {listed}")
+    for build in builds:
+        patched, label = build.patched, build.project.label
+        if patched.blocked:
+            return _error(
+                f"cannot fetch the patched tree's dependencies for {label}: {patched.detail}"
+            )
+        introduced = [c for c in patched.missing if c not in build.base.missing]
+        if introduced:
+            evidence = [Evidence(f"not in the registry: {c}", None) for c in introduced]
+            reason = "the patch needs dependencies the registry does not have: "
+            return TierOutcome.failed(reason + ", ".join(introduced[:5]), evidence)
+    return None
+
+
+def _error(reason: str) -> TierOutcome:
+    return TierOutcome(Verdict.ERROR, reason)
+
+
+class Builds:
+    """Makes (once per trial) and hands out build plans; shared by tiers 2 and 3."""
+
+    def __init__(self, sandbox: Sandbox, cache: BaselineCache, *, registry: str) -> None:
+        self.sandbox = sandbox
+        self.resolver = Resolver(sandbox.run, cache, registry=registry, has_cache=sandbox.has_cache)
+
+    def plan(self, context: TrialContext) -> BuildPlan | None:
+        system = build_system(context)
+        if system is None:
+            return None
+        found = context.memo.get(_MEMO)
+        if not isinstance(found, BuildPlan):
+            found = self._make(context, system)
+            context.memo[_MEMO] = found
+        return found
+
+    def _make(self, context: TrialContext, system: BuildSystem) -> BuildPlan:
+        projects: ProjectSet = find_projects(system, context.workspace.view())
+        if projects.unsupported:
+            return BuildPlan(blocked=_error(projects.unsupported))
+        builds = []
+        for project in projects.projects:
+            base = self._resolve(context, project, patched=False)
+            patched = self._resolve(context, project, patched=True)
+            builds.append(ProjectBuild(project, base, patched))
+        return BuildPlan(tuple(builds), _blocked(builds))
+
+    def _resolve(self, context: TrialContext, project: Project, *, patched: bool) -> Resolution:
+        view = context.workspace.view()
+        marker = "pom.xml" if project.system is BuildSystem.MAVEN else "go.mod"
+        path = f"{project.root}/{marker}" if project.root else marker
+        if (view.read(path) if patched else view.read_base(path)) is None:
+            return Resolution(project, ResolutionStatus.ABSENT)
+        tree_hash = context.workspace.tree_hash(patched=patched)
+        cache = resolution_cache(project, tree_hash)
+        image = str(context.recipe.sandbox["image"])
+        found = self.sandbox.resolve(image)
+        request = resolution_request(
+            project,
+            context.recipe.sandbox["resolve"],
+            image=image,
+            pinned=((image, found.id),),
+            cache=cache,
+            tree_hash=tree_hash,
+            timeout_s=context.tier_spec(Tier.COMPILE).timeout_s,
+            tree=lambda uid, gid, subdir: context.workspace.archive(
+                uid, gid, patched=patched, subdir=subdir
+            ),
+        )
+        resolution = self.resolver.resolve(project, request, context.specs.oracle_stamp)
+        if found.fabricated:
+            marks = (*resolution.fabricated, *found.fabricated)
+            return replace(resolution, fabricated=marks)
+        return resolution
+
+
+def build_request(
+    base: SandboxRequest, build: ProjectBuild, *, patched: bool, environment: Mapping[str, str]
+) -> SandboxRequest:
+    """``base`` (a recipe step's request) run in ``build``'s project with its dependencies."""
+    resolution = build.patched if patched else build.base
+    return replace(
+        base,
+        workdir=build.project.root,
+        mounts=(CacheMount(resolution.cache),) if resolution.cache else (),
+        environment=tuple(sorted(environment.items())),
+        dependencies=resolution.digest,
+    )

@@ -1,0 +1,98 @@
+"""A repository shaped like the real ones a base-image bump meets: Dockerfiles in two
+subdirectories (each its own build context) and a ``Dockerfile.alpine`` variant; and the
+live grader the docker tests of the tiers share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+import docker
+import pytest
+
+from core.model import Changeset
+from core.specs import SpecSet
+from tests.conftest import LiveGrader, RepoFactory, diff_of, live_docker_sandbox
+
+API = """FROM debian:11-slim
+COPY serve.sh /usr/local/bin/serve
+EXPOSE 8080
+CMD ["sh", "/usr/local/bin/serve"]
+"""
+WORKER = """FROM golang:1.19-bullseye AS build
+WORKDIR /src
+COPY go.mod main.go ./
+RUN CGO_ENABLED=0 go build -trimpath -o /out/worker .
+
+FROM debian:11-slim
+COPY --from=build /out/worker /usr/local/bin/worker
+USER nobody
+ENTRYPOINT ["/usr/local/bin/worker"]
+"""
+WORKER_ALPINE = "FROM alpine:3.18\nCOPY worker /usr/local/bin/worker\n"
+SERVE = "#!/bin/sh\nexec sleep 600\n"
+GO_MOD = "module example.com/worker\n\ngo 1.19\n"
+MAIN_GO = 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("done") }\n'
+
+SERVICES: dict[str, str] = {
+    "services/api/Dockerfile": API,
+    "services/api/serve.sh": SERVE,
+    "services/api/smoke-test.sh": "#!/bin/sh\ntest -f /usr/local/bin/serve\n",
+    "services/worker/Dockerfile": WORKER,
+    "services/worker/Dockerfile.alpine": WORKER_ALPINE,
+    "services/worker/go.mod": GO_MOD,
+    "services/worker/main.go": MAIN_GO,
+    "README.md": "two services\n",
+}
+
+
+def bumped(text: str) -> str:
+    """The good bump: bullseye images to their bookworm releases."""
+    return text.replace("debian:11-slim", "debian:12-slim").replace(
+        "golang:1.19-bullseye", "golang:1.19-bookworm"
+    )
+
+
+ServicesChangeset = Callable[..., Changeset]
+
+
+@pytest.fixture
+def services_changeset(make_repo: RepoFactory) -> ServicesChangeset:
+    """A changeset over the services repository: by default the good bump of both
+    Dockerfiles in ``services/`` (``Dockerfile.alpine`` untouched); ``edit`` adjusts the
+    patched files, ``params`` are the recipe parameters."""
+    repo, commit = make_repo(SERVICES)
+
+    def changeset(
+        edit: Callable[[dict[str, str]], None] | None = None,
+        params: dict[str, object] | None = None,
+        cid: str = "services/bump",
+    ) -> Changeset:
+        after = {
+            path: bumped(SERVICES[path])
+            for path in ("services/api/Dockerfile", "services/worker/Dockerfile")
+        }
+        if edit is not None:
+            edit(after)
+        patch = diff_of(Path(repo), after)
+        return Changeset(
+            cid,
+            str(repo),
+            commit,
+            patch,
+            "base-image-bump",
+            "gpt-5",
+            date(2021, 5, 1),
+            params or {},
+        )
+
+    return changeset
+
+
+@pytest.fixture
+def live(
+    docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path, dependency_cache: Path
+) -> LiveGrader:
+    """A cascade over the live sandbox, with the public registries behind its gate."""
+    return LiveGrader(live_docker_sandbox(docker_client, specs, dependency_cache), specs, tmp_path)

@@ -1,0 +1,261 @@
+"""The build tool's own account of a test run, and every way the reports can disagree."""
+
+from __future__ import annotations
+
+import json
+
+from oracles.build_summaries import (
+    Counts,
+    DisagreementKind,
+    cross_check_go,
+    cross_check_surefire,
+    parse_go_log,
+    parse_maven_log,
+    surefire_counts,
+)
+
+# As Maven 3.9 and Surefire 3.5 print a reactor of two modules with test executions,
+# the second one failing under maven.test.failure.ignore (so the build succeeds).
+MAVEN_IGNORED = """\
+[INFO] --- surefire:3.5.2:test (default-test) @ ledger-core ---
+[INFO] Running com.example.ledger.core.MoneyTest
+[INFO] Tests run: 3, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.05 s -- in x.MoneyTest
+[INFO]
+[INFO] Results:
+[INFO]
+[INFO] Tests run: 3, Failures: 0, Errors: 0, Skipped: 0
+[INFO]
+[INFO] --- jar:3.4.2:jar (default-jar) @ ledger-core ---
+[INFO] --- surefire:3.5.2:test (default-test) @ ledger-app ---
+[INFO] Running com.example.ledger.app.LedgerTest
+Tests run: 2, Failures: 0, Errors: 0, Skipped: 0
+[ERROR] Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.1 s <<< FAILURE! -- in x
+[INFO]
+[INFO] Results:
+[INFO]
+[ERROR] Failures:
+[ERROR]   LedgerTest.balanceSumsEntries:16 expected:<7.50> but was:<-7.50>
+[INFO]
+[ERROR] Tests run: 2, Failures: 1, Errors: 0, Skipped: 0
+[INFO]
+[ERROR] There are test failures.
+[INFO] ------------------------------------------------------------------------
+[INFO] Reactor Summary for ledger-parent 1.0.0:
+[INFO]
+[INFO] ledger-parent ...................................... SUCCESS [  0.020 s]
+[INFO] ledger-core ........................................ SUCCESS [  4.315 s]
+[INFO] ledger-app ......................................... SUCCESS [  1.431 s]
+[INFO] ------------------------------------------------------------------------
+[INFO] BUILD SUCCESS
+"""
+
+
+def _xml(classname: str, *cases: str) -> str:
+    """A Surefire report; each case is "pass", "fail", "error" or "skip"."""
+    inner = {"pass": "", "fail": "<failure/>", "error": "<error/>", "skip": "<skipped/>"}
+    body = "".join(
+        f'<testcase classname="{classname}" name="t{i}">{inner[case]}</testcase>'
+        for i, case in enumerate(cases)
+    )
+    return f"<testsuite>{body}</testsuite>"
+
+
+BOTH_MODULES = {
+    "core/target/surefire-reports/TEST-x.MoneyTest.xml": _xml("x.MoneyTest", *["pass"] * 3),
+    "app/target/surefire-reports/TEST-x.LedgerTest.xml": _xml("x.LedgerTest", "pass", "fail"),
+}
+
+
+def test_maven_totals_are_read_per_test_execution_after_results() -> None:
+    """The line a test printed ("Tests run: 2, ... 0") comes before Maven's own block."""
+    log = parse_maven_log(MAVEN_IGNORED)
+    assert log.modules == {
+        "ledger-core (surefire)": Counts(3, 0, 0),
+        "ledger-app (surefire)": Counts(2, 1, 0),
+    }
+    assert log.total() == Counts(5, 1, 0)
+    assert log.failures_ignored
+    assert not log.build_failed
+
+
+def test_maven_2_style_lines_and_failsafe_executions_are_read() -> None:
+    output = (
+        "[INFO] --- maven-failsafe-plugin:2.22.2:integration-test (default) @ web ---\n"
+        "Results :\n\nTests run: 4, Failures: 0, Errors: 1, Skipped: 2, Flakes: 1\n"
+        "[INFO] --- maven-failsafe-plugin:2.22.2:verify (default) @ web ---\n"
+        "Tests run: 9, Failures: 9, Errors: 0, Skipped: 0\n"
+        "[ERROR] BUILD FAILURE\n"
+    )
+    log = parse_maven_log(output)
+    assert log.modules == {"web (failsafe)": Counts(4, 1, 2)}
+    assert log.build_failed
+
+
+def test_report_counts_follow_surefire() -> None:
+    counts = surefire_counts(
+        {"a/TEST-x.xml": _xml("x", "pass", "fail", "error", "skip"), "a/x.txt": "Tests run: 9"}
+    )
+    assert counts == Counts(4, 2, 1)
+
+
+def test_reports_agreeing_with_the_build_raise_nothing() -> None:
+    ignored = MAVEN_IGNORED.replace("[ERROR] There are test failures.\n", "")
+    assert cross_check_surefire(BOTH_MODULES, ignored, exit_code=1) == ()
+
+
+def test_exit_zero_with_failures_logged_disagrees() -> None:
+    """maven.test.failure.ignore: the reports and the printed summary agree on a failure,
+    and Maven exits 0."""
+    [found] = cross_check_surefire(BOTH_MODULES, MAVEN_IGNORED, exit_code=0)
+    assert found.kind is DisagreementKind.EXIT
+    assert found.message == "the build exited 0 although it logged 1 test failure(s)"
+
+
+def test_a_module_whose_reports_were_not_collected_disagrees() -> None:
+    """The issue's multi-module case: only the exit status was seen, "0 of 0 tests"."""
+    found = cross_check_surefire({}, MAVEN_IGNORED, exit_code=0)
+    assert [d.kind for d in found] == [DisagreementKind.MISSING, DisagreementKind.EXIT]
+    assert found[0].message == (
+        "reports: 0 run, 0 failed, 0 skipped; the build printed: 5 run, 1 failed, 0 skipped"
+        " (ledger-app (surefire): 2 run, 1 failed, 0 skipped;"
+        " ledger-core (surefire): 3 run, 0 failed, 0 skipped)"
+    )
+    only_core = {k: v for k, v in BOTH_MODULES.items() if k.startswith("core/")}
+    [counts, _exit] = cross_check_surefire(only_core, MAVEN_IGNORED, exit_code=0)
+    assert counts.kind is DisagreementKind.COUNTS
+    assert counts.message.startswith("reports: 3 run, 0 failed")
+
+
+def test_a_report_saying_all_passed_while_the_build_printed_a_failure_disagrees() -> None:
+    ledger = "app/target/surefire-reports/TEST-x.LedgerTest.xml"
+    forged = {**BOTH_MODULES, ledger: _xml("x.LedgerTest", "pass", "pass")}
+    output = MAVEN_IGNORED.replace("[INFO] BUILD SUCCESS", "[ERROR] BUILD FAILURE")
+    [found] = cross_check_surefire(forged, output, exit_code=1)
+    assert found.kind is DisagreementKind.COUNTS
+    assert "reports: 5 run, 0 failed" in found.message
+    assert "printed: 5 run, 1 failed" in found.message
+
+
+def test_reports_without_any_printed_summary_disagree() -> None:
+    [found] = cross_check_surefire(BOTH_MODULES, "[INFO] BUILD SUCCESS\n", exit_code=1)
+    assert found.kind is DisagreementKind.MISSING
+    assert "the build printed: 0 run" in found.message
+
+
+def test_a_build_failure_with_exit_zero_disagrees() -> None:
+    [found] = cross_check_surefire({}, "[ERROR] BUILD FAILURE\n", exit_code=0)
+    assert found.kind is DisagreementKind.EXIT
+    assert found.message == "the build exited 0 although it logged a failure"
+
+
+def test_a_cut_log_cannot_be_checked() -> None:
+    [found] = cross_check_surefire(BOTH_MODULES, MAVEN_IGNORED, exit_code=1, truncated=True)
+    assert found.kind is DisagreementKind.UNREADABLE
+    [found] = cross_check_go("", 0, truncated=True)
+    assert found.kind is DisagreementKind.UNREADABLE
+
+
+# -- Go -----------------------------------------------------------------------------------
+
+
+def _go(*events: tuple[str, ...]) -> str:
+    """``go test -json`` lines from (action, package[, test[, output]]) tuples."""
+    lines = []
+    for action, package, *rest in events:
+        event: dict[str, str] = {"Action": action, "Package": package}
+        if rest and rest[0]:
+            event["Test"] = rest[0]
+        if len(rest) > 1:
+            event["Output"] = rest[1]
+        lines.append(json.dumps(event))
+    return "\n".join(lines)
+
+
+def _passing(package: str, test: str = "TestA") -> list[tuple[str, ...]]:
+    return [
+        ("run", package, test),
+        ("output", package, test, f"--- PASS: {test} (0.00s)\n"),
+        ("pass", package, test),
+        ("output", package, "", f"ok  \t{package}\t0.01s\n"),
+        ("pass", package),
+    ]
+
+
+def _failing(package: str, test: str = "TestA") -> list[tuple[str, ...]]:
+    return [
+        ("run", package, test),
+        ("output", package, test, f"--- FAIL: {test} (0.00s)\n"),
+        ("fail", package, test),
+        ("output", package, "", "FAIL\n"),
+        ("output", package, "", f"FAIL\t{package}\t0.01s\n"),
+        ("fail", package),
+    ]
+
+
+NO_TESTS = [("output", "m/cmd", "", "?   \tm/cmd\t[no test files]\n"), ("skip", "m/cmd")]
+BUILD_FAILED = [("output", "m/b", "", "FAIL\tm/b [build failed]\n"), ("fail", "m/b")]
+
+
+def test_an_honest_go_run_raises_nothing() -> None:
+    output = _go(*_passing("m/a"), *NO_TESTS, *_failing("m/c"), *BUILD_FAILED)
+    assert cross_check_go(output, exit_code=1) == ()
+    assert cross_check_go(_go(*_passing("m/a"), *NO_TESTS), exit_code=0) == ()
+
+
+def test_go_log_reads_packages_summaries_and_failed_lines() -> None:
+    log = parse_go_log(_go(*_failing("m/c"), *BUILD_FAILED))
+    assert log.actions == {"m/c": {"fail"}, "m/b": {"fail"}}
+    assert log.printed == {"m/c": {"FAIL"}, "m/b": {"FAIL"}}
+    assert log.failed_lines == {"m/c": {"TestA"}}
+    assert log.build_failed == {"m/b"}
+
+
+def test_go_exit_zero_with_a_failed_package_disagrees() -> None:
+    """A TestMain that ignores m.Run's result and exits 0."""
+    output = _go(
+        *_failing("m/c")[:-3], ("output", "m/c", "", "ok  \tm/c\t0.01s\n"), ("pass", "m/c")
+    )
+    found = cross_check_go(output, exit_code=0)
+    assert [d.message for d in found] == ["package m/c passed although ['TestA'] failed"]
+    found = cross_check_go(_go(*_failing("m/c")), exit_code=0)
+    assert [d.kind for d in found] == [DisagreementKind.EXIT]
+    assert found[0].message == "go test exited 0 although package(s) m/c failed"
+
+
+def test_forged_ok_lines_and_rewritten_test_results_disagree() -> None:
+    """Code that prints "ok  \\tm/c" while the package fails, and a failure whose lines were
+    rewritten to PASS: the package fails although each of its tests passed."""
+    forged_ok = [("output", "m/c", "", "ok  \tm/c\t0.01s\n"), *_failing("m/c")]
+    [found] = cross_check_go(_go(*forged_ok), exit_code=1)
+    assert found.message == "go test printed ok for package m/c, which failed"
+    rewritten = [*_passing("m/c")[:3], ("output", "m/c", "", "FAIL\tm/c\t0.01s\n"), ("fail", "m/c")]
+    [found] = cross_check_go(_go(*rewritten), exit_code=1)
+    assert found.message == "package m/c failed although each of its 1 test(s) passed"
+
+
+def test_a_printed_go_failure_the_json_calls_a_pass_disagrees() -> None:
+    """Go 1.20+ frames its own lines, so a "--- FAIL:" line can be output beside a pass."""
+    events = _passing("m/a")
+    events.insert(1, ("output", "m/a", "TestA", "    --- FAIL: TestA (0.00s)\n"))
+    [found] = cross_check_go(_go(*events), exit_code=0)
+    assert found.message == "go test printed --- FAIL: TestA in m/a, reported as passed"
+
+
+def test_a_go_package_without_a_result_disagrees() -> None:
+    events = [e for e in _passing("m/a") if e[0] != "pass" or len(e) > 2]
+    [found] = cross_check_go(_go(*events), exit_code=0)
+    assert found.message == "package m/a has no result in the JSON report"
+    printed_fail = [
+        *_passing("m/a")[:-1],
+        ("output", "m/a", "", "FAIL\tm/a\t0.01s\n"),
+        ("pass", "m/a"),
+    ]
+    messages = [d.message for d in cross_check_go(_go(*printed_fail), exit_code=0)]
+    assert "go test printed FAIL for package m/a, reported as passed" in messages
+
+
+def test_a_go_test_that_never_finished_is_not_called_a_forgery() -> None:
+    """A test that calls os.Exit(1) has a run event and no result: its package failing
+    is the tool's honest account, not a disagreement."""
+    events = [*_passing("m/a")[:3], ("run", "m/a", "TestExits"), *_failing("m/a")[3:]]
+    assert cross_check_go(_go(*events), exit_code=1) == ()

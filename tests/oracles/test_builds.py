@@ -1,0 +1,189 @@
+"""Build plans: projects and their resolved dependencies, and what resolution alone decides."""
+
+from __future__ import annotations
+
+from core.model import Verdict
+from core.ports import RegistryFetch, SandboxAction, SandboxResult
+from oracles.baselines import BaselineCache
+from oracles.builds import BuildPlan, Builds
+from oracles.deps import ResolutionStatus
+from oracles.tiers.base import TrialContext
+from oracles.workspace import tree_hash
+from tests.conftest import TrialFactory
+from tests.fakes import BuildScript, FakeSandbox
+
+POM = """<project>
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId><artifactId>app</artifactId><version>1</version>
+  <properties><maven.compiler.release>{release}</maven.compiler.release></properties>
+  <dependencies>{dependencies}</dependencies>
+</project>
+"""
+LANG3 = (
+    "<dependency><groupId>org.apache.commons</groupId><artifactId>commons-lang3</artifactId>"
+    "<version>{version}</version></dependency>"
+)
+JAVA = "package x;\n\npublic class A {\n}\n"
+BANNER = "Apache Maven 3.8.7\nJava version: 17.0.19, vendor: Debian\n"
+JUNIT_JAR = "org/junit/jupiter/junit-jupiter-api/5.14.1/junit-jupiter-api-5.14.1.jar"
+
+
+def _pom(release: str = "8", lang3: str | None = None) -> str:
+    dependencies = LANG3.format(version=lang3) if lang3 else ""
+    return POM.format(release=release, dependencies=dependencies)
+
+
+def _resolved(*paths: str) -> SandboxResult:
+    fetches = tuple(RegistryFetch("maven", path, 200, "upstream") for path in paths)
+    return SandboxResult(0, BANNER + "[INFO] BUILD SUCCESS\n", image_id="sha256:r", fetches=fetches)
+
+
+def _missing(version: str) -> SandboxResult:
+    path = f"org/apache/commons/commons-lang3/{version}/commons-lang3-{version}"
+    output = BANNER + (
+        "[ERROR] Failed to execute goal on project app: Could not resolve dependencies for "
+        "project com.example:app:jar:1: Could not find artifact "
+        f"org.apache.commons:commons-lang3:jar:{version} in migration-evals "
+        "(http://127.0.0.1:3128/maven) -> [Help 1]\n"
+    )
+    fetches = (
+        RegistryFetch("maven", f"{path}.pom", 404, "upstream"),
+        RegistryFetch("maven", f"{path}.jar", 404, "upstream"),
+    )
+    return SandboxResult(1, output, image_id="sha256:r", fetches=fetches)
+
+
+def _unreachable(source: str = "upstream-error", status: int = 502) -> SandboxResult:
+    fetch = RegistryFetch("maven", JUNIT_JAR.replace(".jar", ".pom"), status, source)
+    output = BANNER + "[ERROR] Could not transfer artifact\n"
+    return SandboxResult(1, output, image_id="sha256:r", fetches=(fetch,))
+
+
+def _trial(make_trial: TrialFactory, patched_pom: str, base_pom: str | None = None) -> TrialContext:
+    files = {"pom.xml": base_pom or _pom(), "src/main/java/x/A.java": JAVA}
+    return make_trial(files, {"pom.xml": patched_pom})
+
+
+def _plan(context: TrialContext, **script: object) -> tuple[BuildPlan, FakeSandbox]:
+    base = tree_hash(context.changeset.base_commit, None)
+    sandbox = FakeSandbox(BuildScript(base, **script))  # type: ignore[arg-type]
+    plan = Builds(sandbox, BaselineCache(), registry="gate").plan(context)
+    assert plan is not None
+    return plan, sandbox
+
+
+def test_both_trees_resolved_decide_nothing_and_name_their_dependencies(
+    make_trial: TrialFactory,
+) -> None:
+    context = _trial(make_trial, _pom("17"))
+    plan, sandbox = _plan(context, resolved=_resolved(JUNIT_JAR))
+    assert plan.blocked is None
+    (build,) = plan.builds
+    assert (build.base.status, build.patched.status) == (ResolutionStatus.RESOLVED,) * 2
+    assert build.patched.resolved == ("org.junit.jupiter:junit-jupiter-api:5.14.1",)
+    # The pom changed: each tree has its own local repository, so two resolution runs.
+    resolutions = [r for r in sandbox.requests if r.action is SandboxAction.RESOLVE]
+    assert len({r.mounts[0].cache for r in resolutions}) == 2
+    assert plan.key_material()["projects"] == ["."]
+    assert plan.toolchain == {"maven": "3.8.7", "java": "17.0.19"}
+
+
+def test_the_plan_is_made_once_per_trial(make_trial: TrialFactory) -> None:
+    context = _trial(make_trial, _pom("17"))
+    base = tree_hash(context.changeset.base_commit, None)
+    sandbox = FakeSandbox(BuildScript(base))
+    builds = Builds(sandbox, BaselineCache(), registry="gate")
+    first = builds.plan(context)
+    runs = len(sandbox.requests)
+    assert builds.plan(context) is first
+    assert len(sandbox.requests) == runs
+
+
+def test_a_base_the_registry_cannot_serve_is_an_error(make_trial: TrialFactory) -> None:
+    plan, _ = _plan(_trial(make_trial, _pom("17")), resolved=_unreachable())
+    assert plan.blocked is not None
+    assert plan.blocked.verdict is Verdict.ERROR
+    assert plan.blocked.reason.startswith("cannot fetch the base commit's dependencies for .:")
+    assert "the registry did not answer" in plan.blocked.reason
+
+
+def test_offline_and_not_cached_is_an_error(make_trial: TrialFactory) -> None:
+    plan, _ = _plan(_trial(make_trial, _pom("17")), resolved=_unreachable("offline", 503))
+    assert plan.blocked is not None and plan.blocked.verdict is Verdict.ERROR
+    assert "offline" in plan.blocked.reason
+
+
+def test_a_patched_tree_the_registry_cannot_serve_is_an_error(make_trial: TrialFactory) -> None:
+    context = _trial(make_trial, _pom("17", lang3="3.17.0"))
+    plan, _ = _plan(context, resolutions={"3.17.0": _unreachable()})
+    assert plan.blocked is not None and plan.blocked.verdict is Verdict.ERROR
+    assert plan.blocked.reason.startswith("cannot fetch the patched tree's dependencies")
+
+
+def test_an_artifact_the_patch_introduces_and_the_registry_lacks_fails_naming_it(
+    make_trial: TrialFactory,
+) -> None:
+    context = _trial(make_trial, _pom("17", lang3="3.99.0"))
+    plan, _ = _plan(context, resolutions={"3.99.0": _missing("3.99.0")})
+    assert plan.blocked is not None
+    assert plan.blocked.verdict is Verdict.FAIL
+    assert "org.apache.commons:commons-lang3:3.99.0" in plan.blocked.reason
+    assert [e.message for e in plan.blocked.evidence] == [
+        "not in the registry: org.apache.commons:commons-lang3:3.99.0"
+    ]
+
+
+def test_an_artifact_the_base_already_lacked_is_an_error_not_the_patchs_fault(
+    make_trial: TrialFactory,
+) -> None:
+    context = _trial(make_trial, _pom("17", lang3="3.99.0"), base_pom=_pom("8", lang3="3.99.0"))
+    plan, _ = _plan(context, resolutions={"3.99.0": _missing("3.99.0")})
+    assert plan.blocked is not None
+    assert plan.blocked.verdict is Verdict.ERROR
+    assert plan.blocked.reason == (
+        "the base commit's own dependencies are not in the registry: "
+        "org.apache.commons:commons-lang3:3.99.0"
+    )
+
+
+def test_a_project_the_patch_adds_is_absent_at_base_and_not_resolved_there(
+    make_trial: TrialFactory,
+) -> None:
+    files = {"pom.xml": _pom(), "src/main/java/x/A.java": JAVA}
+    context = make_trial(files, {"tool/pom.xml": _pom("17"), "tool/T.java": JAVA})
+    plan, sandbox = _plan(context)
+    (build,) = plan.builds
+    assert build.project.root == "tool"
+    assert build.base.status is ResolutionStatus.ABSENT
+    assert [r.workdir for r in sandbox.requests] == ["tool"]
+
+
+def test_an_unsupported_layout_is_an_error_before_any_run(make_trial: TrialFactory) -> None:
+    files = {"build.gradle": "plugins { id 'java' }\n", "src/main/java/x/A.java": JAVA}
+    context = make_trial(files, {"src/main/java/x/A.java": JAVA + "// moved\n"})
+    plan, sandbox = _plan(context)
+    assert plan.blocked is not None
+    assert plan.blocked.verdict is Verdict.ERROR
+    assert "Gradle" in plan.blocked.reason
+    assert sandbox.requests == []
+
+
+def test_a_recipe_without_a_build_system_has_no_plan(make_trial: TrialFactory) -> None:
+    context = make_trial(
+        {"Dockerfile": "FROM debian:11-slim\n"},
+        {"Dockerfile": "FROM debian:12-slim\n"},
+        recipe="base-image-bump",
+    )
+    sandbox = FakeSandbox()
+    assert Builds(sandbox, BaselineCache(), registry="gate").plan(context) is None
+    assert sandbox.requests == []
+
+
+def test_key_material_follows_the_resolved_set(make_trial: TrialFactory) -> None:
+    newer = JUNIT_JAR.replace("5.14.1", "5.14.2")
+    materials = []
+    for jar in (JUNIT_JAR, JUNIT_JAR, newer):
+        plan, _ = _plan(_trial(make_trial, _pom("17")), resolved=_resolved(jar))
+        materials.append(plan.key_material())
+    assert materials[0] == materials[1]
+    assert materials[0] != materials[2]

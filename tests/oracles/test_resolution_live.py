@@ -1,0 +1,294 @@
+"""Real repositories' builds on a real engine: dependencies from the registries, the build
+root and toolchain they ask for, and infrastructure faults never blamed on a candidate.
+
+These reach Maven Central and the Go module proxy through the registry gate (or, in the
+offline test, only the dependency cache a previous grade filled).
+"""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from core.model import Tier, Trial, Verdict
+from core.settings import DependencySettings
+from core.specs import SpecSet
+from tests.conftest import ROOT, LiveGrader, RepoFactory, diff_of, live_docker_sandbox, run_git
+
+pytestmark = pytest.mark.docker
+
+BUNDLES = ROOT / "examples" / "bundles"
+PATCHES = ROOT / "examples" / "patches"
+CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, the connection is refused
+
+
+def _example(tmp_path: Path, project: str) -> tuple[Path, str]:
+    repo = tmp_path / project
+    if not repo.exists():
+        bundle = BUNDLES / f"{project}.bundle"
+        subprocess.run(["git", "clone", "-q", str(bundle), str(repo)], check=True)
+    return repo, run_git(repo, "rev-parse", "HEAD")
+
+
+def _patch(project: str, variant: str) -> str:
+    return (PATCHES / project / f"{variant}.diff").read_text()
+
+
+def _tier(trial: Trial, tier: Tier) -> tuple[Verdict, str]:
+    envelope = next(e for e in trial.envelopes if e.tier is tier)
+    return envelope.verdict, envelope.reason
+
+
+def _verdicts(trial: Trial) -> list[str]:
+    """Tiers 1-3 (the live grader's judge is a stand-in that quotes no evidence)."""
+    return [e.verdict.value for e in trial.envelopes if e.tier is not Tier.JUDGE]
+
+
+@pytest.fixture
+def grader(
+    docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path, dependency_cache: Path
+) -> LiveGrader:
+    return LiveGrader(live_docker_sandbox(docker_client, specs, dependency_cache), specs, tmp_path)
+
+
+def _grader(
+    client: docker.DockerClient, specs: SpecSet, tmp_path: Path, cache: Path, **settings: object
+) -> LiveGrader:
+    dependencies = DependencySettings(**settings)  # type: ignore[arg-type]
+    return LiveGrader(live_docker_sandbox(client, specs, cache, dependencies), specs, tmp_path)
+
+
+# -- build roots and toolchains ------------------------------------------------------------
+
+
+def test_the_reactor_in_a_subdirectory_that_owns_the_touched_poms_is_built(
+    grader: LiveGrader, tmp_path: Path
+) -> None:
+    trial = grader.grade(
+        _example(tmp_path, "java-nested"), _patch("java-nested", "good"), "java8-to-17"
+    )
+    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    compiled = trial.envelopes[1]
+    assert compiled.details["projects"] == ["service"]
+    tested = trial.envelopes[2]
+    # Both modules' reports are read: core's three tests and app's two.
+    assert "5 of 5 tests pass" in tested.reason
+
+
+def test_a_go_module_asking_for_a_newer_go_builds_with_that_release(
+    grader: LiveGrader, tmp_path: Path
+) -> None:
+    trial = grader.grade(
+        _example(tmp_path, "go-modern"), _patch("go-modern", "good"), "go-import-rewrite"
+    )
+    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    assert trial.envelopes[1].details["toolchain"] == {"go": "go1.23.4"}
+    resolved = trial.envelopes[1].details["dependencies"]
+    assert {entry["status"] for entry in resolved} == {"resolved"}
+
+
+# -- infrastructure is never the candidate's fault -----------------------------------------
+
+
+def test_a_go_base_that_does_not_build_is_an_error_with_the_compilers_lines(
+    grader: LiveGrader, tmp_path: Path
+) -> None:
+    repo = _example(tmp_path, "go-broken-base")
+    trial = grader.grade(repo, _patch("go-broken-base", "good"), "go-import-rewrite")
+    verdict, reason = _tier(trial, Tier.COMPILE)
+    assert verdict is Verdict.ERROR
+    assert reason.startswith("the base commit does not build here")
+    evidence = trial.envelopes[1].evidence
+    assert [(e.path, e.line) for e in evidence] == [("legacy/legacy.go", 7)]
+    assert "undefined: convertV1" in evidence[0].message
+
+
+_POM = """<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId>
+  <artifactId>resolution-check</artifactId>
+  <version>1.0</version>
+  <properties>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+    <maven.compiler.release>{release}</maven.compiler.release>
+  </properties>
+  {extra}
+  <dependencies>
+    <dependency>
+      <groupId>junit</groupId><artifactId>junit</artifactId><version>4.13.2</version>
+      <scope>test</scope>
+    </dependency>
+    {dependency}
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <artifactId>maven-compiler-plugin</artifactId><version>3.13.0</version>
+      </plugin>
+      <plugin>
+        <artifactId>maven-surefire-plugin</artifactId><version>3.5.2</version>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+"""
+_MAIN = "src/main/java/com/example/Main.java"
+_TEST = "src/test/java/com/example/MainTest.java"
+_TEST_SOURCE = """package com.example;
+
+public class MainTest {
+    @org.junit.Test
+    public void answers() {
+        org.junit.Assert.assertEquals(42, Main.answer());
+    }
+}
+"""
+
+
+def _main_returning(expression: str) -> str:
+    return (
+        "package com.example;\n\npublic class Main {\n    public static int answer() {\n"
+        f"        return {expression};\n    }}\n}}\n"
+    )
+
+
+def _pom(release: int = 11, extra: str = "", dependency: str = "") -> str:
+    return _POM.format(release=release, extra=extra, dependency=dependency)
+
+
+def test_a_maven_base_that_does_not_build_is_an_error_with_the_compilers_lines(
+    grader: LiveGrader, make_repo: RepoFactory
+) -> None:
+    broken = _main_returning("undefinedHelper()")
+    repo = make_repo({"pom.xml": _pom(), _MAIN: broken, _TEST: _TEST_SOURCE})
+    patch = diff_of(repo[0], {"pom.xml": _pom(release=17)})
+    trial = grader.grade(repo, patch, "java8-to-17")
+    verdict, reason = _tier(trial, Tier.COMPILE)
+    assert verdict is Verdict.ERROR, reason
+    assert reason.startswith("the base commit does not build here")
+    evidence = trial.envelopes[1].evidence
+    assert evidence and evidence[0].path == _MAIN and evidence[0].line == 5
+
+
+def test_a_registry_that_does_not_answer_is_an_error_not_a_fail(
+    docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path
+) -> None:
+    # A cache of its own: nothing fetched earlier can stand in for the registry.
+    down = _grader(docker_client, specs, tmp_path, tmp_path / "cold", maven_mirror=CLOSED)
+    trial = down.grade(_example(tmp_path, "java-calc"), _patch("java-calc", "good"), "java8-to-17")
+    verdict, reason = _tier(trial, Tier.COMPILE)
+    assert verdict is Verdict.ERROR
+    assert "cannot fetch the base commit's dependencies" in reason
+    assert "the registry did not answer" in reason
+
+
+def test_a_patch_needing_an_artifact_the_registry_lacks_fails_naming_it(
+    grader: LiveGrader, tmp_path: Path
+) -> None:
+    repo = _example(tmp_path, "java-central")
+    trial = grader.grade(repo, _patch("java-central", "missing-artifact"), "java8-to-17")
+    verdict, reason = _tier(trial, Tier.COMPILE)
+    assert verdict is Verdict.FAIL
+    assert "org.apache.commons:commons-lang3:3.99.0" in reason
+    evidence = [e.message for e in trial.envelopes[1].evidence]
+    assert evidence == ["not in the registry: org.apache.commons:commons-lang3:3.99.0"]
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    seen: list[str]
+
+    def do_GET(self) -> None:
+        self.seen.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+def _host_address() -> str:
+    """An address of this host other than loopback (what a container would try)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent for a UDP connect
+        return str(probe.getsockname()[0])
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[tuple[str, list[str]]]:
+    """A repository server on every interface of this host, recording what reaches it."""
+    seen: list[str] = []
+    handler = type("Recorder", (_Recorder,), {"seen": seen})
+    server = http.server.ThreadingHTTPServer(("0.0.0.0", 0), handler)  # noqa: S104 - the point
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://{_host_address()}:{server.server_address[1]}", seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_resolution_never_reaches_a_repository_a_build_file_names(
+    grader: LiveGrader, make_repo: RepoFactory, elsewhere: tuple[str, list[str]]
+) -> None:
+    url, seen = elsewhere
+    working = _main_returning("42")
+    # The patch names another repository, and a test whose class loading tries to reach
+    # it directly: neither the build tool nor the code it runs gets out.
+    repository = (
+        "<repositories><repository><id>elsewhere</id>"
+        f"<url>{url}/repo</url></repository></repositories>"
+    )
+    dependency = (
+        "<dependency><groupId>com.example.elsewhere</groupId>"
+        "<artifactId>only-there</artifactId><version>1.0</version></dependency>"
+    )
+    probe = _TEST_SOURCE.replace(
+        "public class MainTest {",
+        "public class MainTest {\n    static {\n        try {\n"
+        f'            new java.net.URL("{url}/from-a-test").openStream().close();\n'
+        "        } catch (java.io.IOException expected) {\n        }\n    }\n",
+    )
+    repo = make_repo({"pom.xml": _pom(), _MAIN: working, _TEST: _TEST_SOURCE})
+    patch = diff_of(
+        repo[0],
+        {"pom.xml": _pom(release=17, extra=repository, dependency=dependency), _TEST: probe},
+    )
+    trial = grader.grade(repo, patch, "java8-to-17")
+    verdict, reason = _tier(trial, Tier.COMPILE)
+    assert verdict is Verdict.FAIL
+    assert "com.example.elsewhere:only-there:1.0" in reason
+    assert seen == []
+
+
+# -- offline ------------------------------------------------------------------------------
+
+
+def test_offline_mode_grades_from_the_dependency_cache_alone(
+    docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path, dependency_cache: Path
+) -> None:
+    cases = [("java-central", "java8-to-17"), ("go-modern", "go-import-rewrite")]
+    online = _grader(docker_client, specs, tmp_path, dependency_cache)
+    for project, recipe in cases:
+        warmed = online.grade(_example(tmp_path, project), _patch(project, "good"), recipe)
+        assert _verdicts(warmed) == ["pass"] * 3, warmed.envelopes
+    # Offline, with registries that could not answer anyway: resolution runs again (a new
+    # grader keeps no resolutions) and finds everything in the cache.
+    offline = _grader(
+        docker_client,
+        specs,
+        tmp_path,
+        dependency_cache,
+        offline=True,
+        maven_mirror=CLOSED,
+        goproxy=CLOSED,
+    )
+    for project, recipe in cases:
+        trial = offline.grade(_example(tmp_path, project), _patch(project, "good"), recipe)
+        assert _verdicts(trial) == ["pass"] * 3, trial.envelopes
