@@ -5,10 +5,14 @@
     github             the GitHub changeset provider on PyGithub (rate limits on the clock)
     github_cassettes   the loopback server that replays or records GitHub's answers
     tracking           agent PRs the bot graded, followed until their label is final
-    history            what git says became of a merge: its commits, reverts, blame
-    labels             accepted / rejected / pending, with the evidence
+    history            what git says became of a merge: its commits, reverts, the day-30 state
+    lines              which lines a change added, and how many are still its own later
+    labels             accepted / rejected / pending, with the evidence: one core, two sources
     survival           the nightly refresh of tracked PRs (``mine survival``)
     gold               growing the gold table from a query (``mine gold``)
+    agents             agent authorship from git: authors, trailers, generator lines
+    git_changes        merged changes from git alone: a commit list, or discovered
+    git_gold           growing the gold table from git alone (``mine gold --git``)
     funnel             the cascade's verdict on a mined changeset: ledger, or graded now
     retro              the retroactive-scoring unlock and retroactive trials
     clones, policy, tables   mirror clones, the spec's gold policy, the miners' tables

@@ -4,6 +4,10 @@ Survival needs the default branch's full history after a merge and, for rebase m
 the PR's own commits (``refs/pull/<n>/head``), so each repository is cloned with
 ``--mirror`` (and ``--no-local`` for local paths, so nothing but objects and refs come
 along) and fetched at most once per ``MirrorCache``: one nightly refresh, one fetch.
+
+A repository already on disk (a clone, a bare mirror, or a folder holding one) is read in
+place (``find_git_dir``): copying it would gain nothing, and a partial mirror should fail
+on the commits it lacks, not all at once.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from pathlib import Path
 from core.errors import RepositoryError
 from core.git import git
 
-__all__ = ["MirrorCache"]
+__all__ = ["MirrorCache", "branch_ref", "find_git_dir", "repository_name"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_OWNER_NAME = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/*$")
+_MIRROR_FOLDER = re.compile(r"^([A-Za-z0-9_.-]+)\+([A-Za-z0-9_.-]+)$")
 
 
 def _name(url: str) -> str:
@@ -87,3 +93,70 @@ class MirrorCache:
             )
         except RepositoryError as exc:
             raise RepositoryError(f"cannot fetch {url}: {exc}") from exc
+
+
+def _is_git_dir(path: Path) -> bool:
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def _git_dir_in(path: Path) -> Path | None:
+    if _is_git_dir(path):
+        return path
+    dot_git = path / ".git"
+    if dot_git.exists():  # a work tree; .git may be a file pointing elsewhere (worktrees)
+        done = git(["-C", str(path), "rev-parse", "--absolute-git-dir"])
+        return Path(done.stdout.decode().strip())
+    return None
+
+
+def find_git_dir(path: Path) -> Path:
+    """The git dir of ``path``: a bare repository, a work tree, or a folder holding one."""
+    if not path.is_dir():
+        raise RepositoryError(f"{path} is not a folder")
+    found = _git_dir_in(path)
+    if found is not None:
+        return found
+    inside = [
+        f for f in (_git_dir_in(child) for child in sorted(path.iterdir()) if child.is_dir()) if f
+    ]
+    if len(inside) == 1:
+        return inside[0]
+    what = "no git repository" if not inside else f"{len(inside)} git repositories"
+    raise RepositoryError(f"{path} holds {what}; name the repository's own folder")
+
+
+def _ref(git_dir: Path, *args: str) -> str | None:
+    done = git(["--git-dir", str(git_dir), *args], check=False)
+    out = done.stdout.decode().strip()
+    return out if done.returncode == 0 and out else None
+
+
+def branch_ref(git_dir: Path, branch: str | None = None) -> str:
+    """The ref of ``branch``, or of the default branch: the remote's HEAD, else this HEAD."""
+    if branch:
+        for ref in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"):
+            if _ref(git_dir, "rev-parse", "--verify", "--quiet", ref):
+                return ref
+        raise RepositoryError(f"no branch {branch!r} in {git_dir}")
+    found = _ref(git_dir, "symbolic-ref", "-q", "refs/remotes/origin/HEAD") or _ref(
+        git_dir, "symbolic-ref", "-q", "HEAD"
+    )
+    if found is None or not _ref(git_dir, "rev-parse", "--verify", "--quiet", found):
+        raise RepositoryError(f"{git_dir} has no default branch; name one")
+    return found
+
+
+def repository_name(location: str, git_dir: Path) -> str:
+    """``owner/name`` from a URL, the origin remote, or a mirror folder ``owner+name``;
+    else the folder's name."""
+    origin = _ref(git_dir, "config", "--get", "remote.origin.url") or ""
+    for url in (location, origin):
+        found = _OWNER_NAME.search(url) if "://" in url or "@" in url else None
+        if found:
+            return f"{found.group(1)}/{found.group(2)}"
+    for folder in (git_dir, *git_dir.parents[:2]):
+        mirror = _MIRROR_FOLDER.match(folder.name)
+        if mirror:
+            return f"{mirror.group(1)}/{mirror.group(2)}"
+    plain = git_dir.parent if git_dir.name == ".git" else git_dir
+    return plain.name.removesuffix(".git")

@@ -41,6 +41,7 @@ class ChangesetRecipe:
     recipe: str
     model_for: Callable[[PullRequestInfo], str]
     recipe_params: Mapping[str, Any] = field(default_factory=dict)
+    default_model: str = "unknown"  # for changes no author, agent or list names a model of
 
 
 @dataclass

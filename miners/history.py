@@ -8,16 +8,17 @@ Three questions, each answered with plain git so a reader can repeat it by hand:
 * **Was it reverted?** A later commit whose message carries git's ``This reverts commit
   <sha>`` for one of those commits, or whose diff on the PR's files is the PR's diff
   reversed (same ``git patch-id``, so line numbers and whitespace do not matter).
-* **How much of it survived?** ``git blame -w -M -C`` counts the lines still attributed
-  to the PR's commits; whitespace-only edits, moved lines and renamed files keep their
-  attribution, so a re-indent or a rename is not the change dying.
+* **Where did the branch stand at the window's end?** The last first-parent commit at
+  or before that moment (``state_at``): on a quiet branch, the merge itself.
+
+How much of the change survived is ``miners.lines``'s question.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -26,25 +27,25 @@ from core.errors import RepositoryError
 from core.git import git
 
 __all__ = [
+    "BranchState",
     "LandedPR",
     "Revert",
     "RevertKind",
-    "attributed_lines",
     "commit_time",
     "find_revert",
+    "git_text",
     "is_ancestor",
     "landed_pr",
     "locate_merge",
     "merge_base",
-    "survival_commit",
+    "state_at",
 ]
 
-_BLAME_HEADER = re.compile(rb"^([0-9a-f]{40}(?:[0-9a-f]{24})?) \d+ \d+")
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})")
-_BLAME_OPTIONS = ("-w", "-M", "-C")
 
 
-def _git(git_dir: Path, *args: str, input: bytes | None = None) -> str:
+def git_text(git_dir: Path, *args: str, input: bytes | None = None) -> str:
+    """The standard output of ``git --git-dir git_dir args``, decoded leniently."""
     done = git(["--git-dir", str(git_dir), *args], input=input)
     return done.stdout.decode("utf-8", "replace")
 
@@ -63,21 +64,20 @@ def is_ancestor(git_dir: Path, ancestor: str, descendant: str) -> bool:
 
 def commit_time(git_dir: Path, rev: str) -> datetime:
     """The committer date of ``rev``: when it landed where it is."""
-    return datetime.fromisoformat(_git(git_dir, "show", "-s", "--format=%cI", rev).strip())
+    return datetime.fromisoformat(git_text(git_dir, "show", "-s", "--format=%cI", rev).strip())
 
 
-def locate_merge(git_dir: Path, branch: str, merge_commit: str | None, head_sha: str) -> str:
-    """The commit with which the PR landed on ``branch``.
+def locate_merge(git_dir: Path, tip: str, merge_commit: str | None, head_sha: str) -> str:
+    """The commit with which the PR landed on the branch ``tip`` names.
 
     GitHub's ``merge_commit_sha`` when it is on the branch; otherwise the oldest
     first-parent commit of the branch that contains the PR's head (a merge commit).
     """
-    tip = f"refs/heads/{branch}"
     known = merge_commit is not None and _has_commit(git_dir, merge_commit)
     if known and merge_commit and is_ancestor(git_dir, merge_commit, tip):
         return merge_commit
     if _has_commit(git_dir, head_sha):
-        landed = _git(
+        landed = git_text(
             git_dir,
             "rev-list",
             "--first-parent",
@@ -88,7 +88,7 @@ def locate_merge(git_dir: Path, branch: str, merge_commit: str | None, head_sha:
         if landed:
             return landed[0]
     raise RepositoryError(
-        f"cannot find where the pull request landed on {branch} "
+        f"cannot find where the pull request landed on {tip} "
         f"(merge commit {merge_commit or 'unknown'}, head {head_sha})"
     )
 
@@ -101,16 +101,17 @@ class LandedPR:
     before: str
     commits: frozenset[str]
     files: tuple[str, ...]  # paths (at the merge commit) the PR added or changed
+    renamed_from: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # new -> old
 
 
 def _parents(git_dir: Path, rev: str) -> list[str]:
-    return _git(git_dir, "rev-list", "--parents", "-n", "1", rev).split()[1:]
+    return git_text(git_dir, "rev-list", "--parents", "-n", "1", rev).split()[1:]
 
 
 def _patch_ids(git_dir: Path, log_args: Sequence[str]) -> list[tuple[str, str]]:
     """``(patch_id, commit)`` for every commit ``git log -p log_args`` shows, in its order."""
     patches = git(["--git-dir", str(git_dir), "log", "-p", "--no-color", *log_args]).stdout
-    ids = _git(git_dir, "patch-id", "--stable", input=patches)
+    ids = git_text(git_dir, "patch-id", "--stable", input=patches)
     return [(p, c) for p, c in (line.split() for line in ids.splitlines())]
 
 
@@ -134,7 +135,7 @@ def landed_pr(git_dir: Path, merge: str, head_sha: str) -> LandedPR:
     if not parents:
         raise RepositoryError(f"merge commit {merge} has no parent; cannot isolate the PR")
     if len(parents) > 1:
-        commits = _git(git_dir, "rev-list", merge, "--not", parents[0]).split()
+        commits = git_text(git_dir, "rev-list", merge, "--not", parents[0]).split()
         before = parents[0]
     else:
         commits = _rebased_run(git_dir, merge, head_sha)
@@ -142,27 +143,69 @@ def landed_pr(git_dir: Path, merge: str, head_sha: str) -> LandedPR:
         if not oldest:
             raise RepositoryError(f"{commits[-1]} has no parent; cannot isolate the PR")
         before = oldest[0]
-    files = _git(
-        git_dir, "diff", "--name-only", "-M", "--diff-filter=ACMR", "-z", before, merge
+    files, renamed_from = _changed_files(git_dir, before, merge)
+    return LandedPR(merge, before, frozenset(commits), files, renamed_from)
+
+
+def _changed_files(
+    git_dir: Path, before: str, after: str
+) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """Paths added or changed from ``before`` to ``after``, and the old name of each rename."""
+    fields = git_text(
+        git_dir, "diff", "--name-status", "-M", "--diff-filter=ACMR", "-z", before, after
     ).split("\0")
-    return LandedPR(merge, before, frozenset(commits), tuple(f for f in files if f))
+    files: list[str] = []
+    renamed_from: dict[str, tuple[str, ...]] = {}
+    index = 0
+    while index < len(fields) and fields[index]:
+        status = fields[index]
+        if status[0] in "RC":
+            old, new = fields[index + 1], fields[index + 2]
+            renamed_from[new] = (old,)
+            files.append(new)
+            index += 3
+        else:
+            files.append(fields[index + 1])
+            index += 2
+    return tuple(files), renamed_from
 
 
-def survival_commit(git_dir: Path, branch: str, not_before: datetime) -> str:
-    """The first commit on ``branch`` (first parents) at or after ``not_before``.
+@dataclass(frozen=True, slots=True)
+class BranchState:
+    """The branch as it stood at a moment: its newest commit then, and that commit's date."""
 
-    When nothing landed since, the tip is what the branch looked like at that time.
+    commit: str
+    at: datetime
+
+
+def state_at(git_dir: Path, tip: str, merge: str, moment: datetime) -> BranchState:
+    """The last commit on ``tip``'s first-parent history at or before ``moment``, from ``merge`` on.
+
+    The walk starts at the merge (nothing landed since: the merge itself is the state) and
+    stops at the first commit that landed after ``moment``; a later commit with an older
+    date (clock skew, a rebase) cannot pull the state past that point.
     """
-    listing = _git(
-        git_dir, "log", "--first-parent", "--reverse", "--format=%H %cI", f"refs/heads/{branch}"
+    if not is_ancestor(git_dir, merge, tip):
+        raise RepositoryError(
+            f"{tip} does not contain merge commit {merge} (history rewritten?); not labelling"
+        )
+    state = BranchState(merge, commit_time(git_dir, merge))
+    listing = git_text(
+        git_dir,
+        "log",
+        "--first-parent",
+        "--ancestry-path",
+        "--reverse",
+        "--format=%H %cI",
+        f"{merge}..{tip}",
     ).splitlines()
-    if not listing:
-        raise RepositoryError(f"branch {branch} has no commits")
     for line in listing:
         sha, when = line.split(" ", 1)
-        if datetime.fromisoformat(when) >= not_before:
-            return sha
-    return listing[-1].split(" ", 1)[0]
+        landed = datetime.fromisoformat(when)
+        if landed > moment:
+            break
+        state = BranchState(sha, landed)
+    return state
 
 
 class RevertKind(StrEnum):
@@ -178,7 +221,9 @@ class Revert:
 
 
 def _by_trailer(git_dir: Path, pr: LandedPR, until: str) -> str | None:
-    log = _git(git_dir, "log", "--reverse", "--format=%H%x00%B%x1e", f"{pr.merge_commit}..{until}")
+    log = git_text(
+        git_dir, "log", "--reverse", "--format=%H%x00%B%x1e", f"{pr.merge_commit}..{until}"
+    )
     for entry in log.split("\x1e"):
         sha, _, message = entry.strip().partition("\0")
         for named in _REVERTS.findall(message):
@@ -191,7 +236,7 @@ def _patch_id(git_dir: Path, diff_args: Sequence[str]) -> str | None:
     diff = git(["--git-dir", str(git_dir), "diff", "--no-color", *diff_args]).stdout
     if not diff.strip():
         return None
-    out = _git(git_dir, "patch-id", "--stable", input=diff).split()
+    out = git_text(git_dir, "patch-id", "--stable", input=diff).split()
     return out[0] if out else None
 
 
@@ -207,7 +252,7 @@ def _by_reverse_diff(git_dir: Path, pr: LandedPR, until: str) -> str | None:
     if backwards is None:
         return None
     # Only commits that touch the PR's files can undo it; the rest are not diffed.
-    candidates = _git(
+    candidates = git_text(
         git_dir, "rev-list", "--reverse", f"{pr.merge_commit}..{until}", "--", *pr.files
     ).split()
     for sha in candidates:
@@ -226,59 +271,6 @@ def find_revert(git_dir: Path, pr: LandedPR, until: str) -> Revert | None:
         if sha is not None:
             return Revert(sha, kind, commit_time(git_dir, sha))
     return None
-
-
-def _touched(git_dir: Path, since: str, until: str) -> list[set[str]]:
-    """Files touched by each commit in ``since..until``, oldest first; a rename gives both
-    its old and its new name."""
-    log = _git(
-        git_dir,
-        "log",
-        "--reverse",
-        "-M",
-        "-C",
-        "--name-status",
-        "--format=%x1e",
-        f"{since}..{until}",
-    )
-    touched = []
-    for chunk in log.split("\x1e"):
-        # "M\tpath", "A\tpath", "R087\told\tnew", "C100\tfrom\tto"
-        paths = {p for line in chunk.splitlines() if line for p in line.split("\t")[1:]}
-        if paths:
-            touched.append(paths)
-    return touched
-
-
-def _candidate_files(git_dir: Path, pr: LandedPR, at: str) -> list[str]:
-    """Where the PR's lines may live at ``at``: its files, and files that took lines from them.
-
-    A file joins when a commit touched it together with a file already in the set, so a
-    rename or a move out of the PR's files is followed; only files present at ``at`` count.
-    """
-    candidates = set(pr.files)
-    for files in _touched(git_dir, pr.merge_commit, at):
-        if candidates.intersection(files):
-            candidates.update(files)
-    present = set(_git(git_dir, "ls-tree", "-r", "-z", "--name-only", at).split("\0"))
-    return sorted(candidates & present)
-
-
-def _blamed(git_dir: Path, rev: str, path: str, commits: Iterable[str]) -> int:
-    wanted = set(commits)
-    out = git(["--git-dir", str(git_dir), "blame", *_BLAME_OPTIONS, "--porcelain", rev, "--", path])
-    count = 0
-    for line in out.stdout.splitlines():
-        match = _BLAME_HEADER.match(line)
-        if match and match.group(1).decode() in wanted:
-            count += 1
-    return count
-
-
-def attributed_lines(git_dir: Path, pr: LandedPR, at: str) -> int:
-    """Lines of the tree at ``at`` that blame (-w -M -C) still attributes to the PR's commits."""
-    files = pr.files if at == pr.merge_commit else _candidate_files(git_dir, pr, at)
-    return sum(_blamed(git_dir, at, path, pr.commits) for path in files)
 
 
 def merge_base(git_dir: Path, base_sha: str, head_sha: str) -> str | None:

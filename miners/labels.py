@@ -1,4 +1,4 @@
-"""Gold labels for pull requests: merged and survived the window, or not.
+"""Gold labels for merged changes: merged and survived the window, or not.
 
 * **rejected**: closed without merge; or reverted before the window ended; or less than the
   threshold of its added lines still attributed to it at the window's end.
@@ -6,10 +6,14 @@
 * **pending**: merged less than the window ago.
 * no label: still open.
 
-The state of the default branch at the window's end is its first commit at or after
-``merged_at + window``. Every label keeps its evidence (merge commit, commit used, revert,
-line counts), so a disputed label can be checked by hand. A git failure raises
-``RepositoryError``; it is never turned into a label.
+One core, two sources: ``label_merged`` labels a change that landed on a branch, whether
+a pull request from a provider (``label_pull_request``) or a commit found in git alone
+(``miners.git_changes``) described it. The state of the branch at the window's end is the
+last first-parent commit at or before ``merged_at + window``: the merge itself when
+nothing landed since. Reverts are looked for up to that commit, and lines are counted
+there (``miners.lines``). Every label keeps its evidence (merge commit, the state commit
+and its date, the window's end, revert, line counts), so a disputed label can be checked
+by hand. A git failure raises ``RepositoryError``; it is never turned into a label.
 """
 
 from __future__ import annotations
@@ -17,27 +21,50 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from core.errors import RepositoryError
 from core.gold import GoldLabel, GoldRow
 from core.ports import PullRequestInfo
 from miners.funnel import FunnelResult
-from miners.history import (
-    attributed_lines,
-    commit_time,
-    find_revert,
-    is_ancestor,
-    landed_pr,
-    locate_merge,
-    survival_commit,
-)
+from miners.history import BranchState, Revert, find_revert, landed_pr, locate_merge, state_at
+from miners.lines import Survival, added_lines, surviving_lines
 from miners.policy import SurvivalPolicy
 
-__all__ = ["Labelled", "gold_row", "label_pull_request"]
+__all__ = [
+    "Labelled",
+    "MergedAtSource",
+    "MergedChange",
+    "gold_row",
+    "label_merged",
+    "label_pull_request",
+    "pending_label",
+]
 
-BLAME = "git blame -w -M -C (whitespace ignored, moves, copies and renames followed)"
+BLAME = (
+    "git blame -w -M -C over before..state (whitespace ignored, moves, copies and renames "
+    "followed); each added line counted once, by its origin"
+)
+
+
+class MergedAtSource(StrEnum):
+    """Who said when the change merged."""
+
+    PROVIDER = "the pull request's merge time, from the provider"
+    COMMIT_LIST = "the commit list"
+    COMMITTER_DATE = "the merge commit's committer date (no provider consulted)"
+
+
+@dataclass(frozen=True, slots=True)
+class MergedChange:
+    """A change as it landed: the branch (a ref), its landing commit and when it merged."""
+
+    tip: str
+    merge_commit: str
+    merged_at: datetime
+    merged_at_source: MergedAtSource
+    head_sha: str | None = None  # its own last commit, when known (finds rebase merges)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +72,20 @@ class Labelled:
     label: GoldLabel
     survival: float | None
     evidence: Mapping[str, Any]
+
+
+def pending_label(merged_at: datetime, now: datetime, policy: SurvivalPolicy) -> Labelled | None:
+    """``pending`` while the window is open (no git needed); None once it has passed."""
+    window_end = merged_at + policy.window
+    if now >= window_end:
+        return None
+    age = (now - merged_at).days
+    evidence = {
+        "reason": f"merged {age} day(s) ago; the {policy.window_days}-day window is open",
+        "merged_at": merged_at.isoformat(),
+        "window_end": window_end.isoformat(),
+    }
+    return Labelled(GoldLabel.PENDING, None, evidence)
 
 
 def label_pull_request(
@@ -61,64 +102,74 @@ def label_pull_request(
         return Labelled(GoldLabel.REJECTED, None, evidence)
     if pr.merged_at is None:
         return None
-    window_ends = pr.merged_at + policy.window
-    if now < window_ends:
-        age = (now - pr.merged_at).days
-        evidence = {
-            "reason": f"merged {age} day(s) ago; the {policy.window_days}-day window is open",
-            "merged_at": pr.merged_at.isoformat(),
-            "window_ends": window_ends.isoformat(),
-        }
-        return Labelled(GoldLabel.PENDING, None, evidence)
-    return _survival_label(mirror(pr.clone_url), pr, window_ends, policy)
+    waiting = pending_label(pr.merged_at, now, policy)
+    if waiting is not None:
+        return waiting
+    git_dir = mirror(pr.clone_url)
+    tip = f"refs/heads/{pr.default_branch}"
+    merge = locate_merge(git_dir, tip, pr.merge_commit_sha, pr.head_sha)
+    change = MergedChange(tip, merge, pr.merged_at, MergedAtSource.PROVIDER, pr.head_sha)
+    return label_merged(git_dir, change, now=now, policy=policy)
 
 
-def _survival_label(
-    git_dir: Path, pr: PullRequestInfo, window_ends: datetime, policy: SurvivalPolicy
+def label_merged(
+    git_dir: Path, change: MergedChange, *, now: datetime, policy: SurvivalPolicy
 ) -> Labelled:
-    merge = locate_merge(git_dir, pr.default_branch, pr.merge_commit_sha, pr.head_sha)
-    landed = landed_pr(git_dir, merge, pr.head_sha)
-    at = survival_commit(git_dir, pr.default_branch, window_ends)
-    if not is_ancestor(git_dir, merge, at):
-        raise RepositoryError(
-            f"{pr.default_branch} at {at} does not contain merge commit {merge} "
-            "(history rewritten?); not labelling"
-        )
-    revert = find_revert(git_dir, landed, at)
-    added = attributed_lines(git_dir, landed, merge)
-    alive = attributed_lines(git_dir, landed, at)
-    # A PR that only deletes lines has nothing that can die; only a revert rejects it.
-    survival = min(1.0, alive / added) if added else 1.0
-    if revert is not None:
-        label, reason = GoldLabel.REJECTED, f"reverted by {revert.sha} ({revert.kind.value})"
-    elif survival >= policy.threshold:
-        label, reason = GoldLabel.ACCEPTED, f"survived: {survival:.0%} of added lines remain"
-    else:
-        label, reason = (
-            GoldLabel.REJECTED,
-            (f"only {survival:.0%} of added lines remain (threshold {policy.threshold:.0%})"),
-        )
-    used_at = commit_time(git_dir, at)
+    """Label a change that landed on a branch, as of ``now``."""
+    waiting = pending_label(change.merged_at, now, policy)
+    if waiting is not None:
+        return waiting
+    window_end = change.merged_at + policy.window
+    landed = landed_pr(git_dir, change.merge_commit, change.head_sha or change.merge_commit)
+    state = state_at(git_dir, change.tip, landed.merge_commit, window_end)
+    revert = find_revert(git_dir, landed, state.commit)
+    added = added_lines(git_dir, landed)
+    survival = surviving_lines(git_dir, landed, added, state.commit)
+    label, reason = _verdict(revert, survival, policy)
     evidence = {
         "reason": reason,
-        "merged_at": (window_ends - policy.window).isoformat(),
-        "window_ends": window_ends.isoformat(),
-        "merge_commit": merge,
-        "pr_commits": sorted(landed.commits),
-        "commit_used": at,
-        "commit_used_at": used_at.isoformat(),
-        # Nothing landed after the window ended: the tip is what the branch looked like then.
-        "commit_used_is_tip_before_window_end": used_at < window_ends,
+        "merged_at": change.merged_at.isoformat(),
+        "merged_at_source": change.merged_at_source.value,
+        "window_end": window_end.isoformat(),
+        "merge_commit": landed.merge_commit,
+        "change_commits": sorted(landed.commits),
+        **_state_evidence(state, landed.merge_commit),
         "revert": None
         if revert is None
         else {"sha": revert.sha, "how": revert.kind.value, "at": revert.at.isoformat()},
-        "lines_added": added,
-        "lines_surviving": alive,
-        "survival": survival,
+        "lines_added": survival.added,
+        "lines_alive": survival.alive,
+        "lines_credited_not_added": survival.credited_not_added,
+        "lines": {**added.to_dict(), "alive_by_file": dict(sorted(survival.alive_by_file.items()))},
+        "survival": survival.ratio,
         "threshold": policy.threshold,
         "method": BLAME,
     }
-    return Labelled(label, survival, evidence)
+    return Labelled(label, survival.ratio, evidence)
+
+
+def _state_evidence(state: BranchState, merge: str) -> dict[str, Any]:
+    return {
+        "state_commit": state.commit,
+        "state_commit_at": state.at.isoformat(),
+        # Nothing landed between the merge and the window's end: it survived unchanged.
+        "state_is_merge": state.commit == merge,
+    }
+
+
+def _verdict(
+    revert: Revert | None, survival: Survival, policy: SurvivalPolicy
+) -> tuple[GoldLabel, str]:
+    if revert is not None:
+        return GoldLabel.REJECTED, f"reverted by {revert.sha} ({revert.kind.value})"
+    if not survival.added:
+        return GoldLabel.ACCEPTED, "survived: not reverted, and it added no line that could die"
+    share = f"{survival.alive} of {survival.added} added lines remain"
+    if survival.ratio >= policy.threshold:
+        return GoldLabel.ACCEPTED, f"survived: {share} ({survival.ratio:.0%})"
+    return GoldLabel.REJECTED, (
+        f"only {share} ({survival.ratio:.0%}; threshold {policy.threshold:.0%})"
+    )
 
 
 def gold_row(

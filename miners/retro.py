@@ -2,16 +2,18 @@
 has been anchored on enough of our own agents' merges.
 
 A tracked agent PR *counts* once it has merged, aged the survival window and received a
-label (accepted or rejected). When ``unlock_prs`` of them count (50 in the spec; 49 is not
-enough), the unlock is recorded once, with the time and the PRs that earned it, and never
-rewritten. Progress, and the earliest date the threshold can be reached from the merges
-known today, are computed from the same rows.
+label (accepted or rejected); so does an agent-authored change that ``mine gold`` labelled
+(from a provider or from git alone), known by the ``is_agent`` of its gold row. When
+``unlock_prs`` of them count (50 in the spec; 49 is not enough), the unlock is recorded
+once, with the time and the changes that earned it, and never rewritten. Progress, and
+the earliest date the threshold can be reached from the merges known today, are computed
+from the same rows.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,11 +22,11 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from core.clock import as_utc
-from core.gold import GoldLabel, gold_rows
+from core.gold import GoldLabel, GoldRow, gold_rows
 from core.model import Trial
+from core.schema import retro_trials_table, retro_unlock_table
 from core.store import Store
 from miners.policy import SurvivalPolicy
-from miners.tables import retro_trials_table, retro_unlock_table
 from miners.tracking import tracked_prs
 
 __all__ = [
@@ -125,21 +127,42 @@ def current_unlock(store: Store) -> Unlock | None:
     )
 
 
+def _row_key(row: GoldRow) -> str:
+    if row.pr_number > 0:
+        return f"{row.repo}#{row.pr_number}"
+    return f"{row.repo}@{str(row.evidence.get('commit', ''))[:12]}"
+
+
+def _merges(store: Store) -> Iterator[tuple[str, datetime | None, bool, GoldLabel | None]]:
+    """``(key, merged_at, closed, label)`` of every agent merge known: tracked PRs first,
+    then mined agent changes that no tracked PR stands for."""
+    rows = gold_rows(store)
+    labels = {(row.repo, row.pr_number): row.label for row in rows}
+    seen: set[str] = set()
+    for pr in tracked_prs(store, agents_only=True):
+        seen.add(pr.key)
+        label = labels.get((pr.repo, pr.number))
+        yield pr.key, pr.merged_at, pr.closed_at is not None, label
+    for row in rows:
+        merged = row.evidence.get("merged_at")
+        if row.evidence.get("is_agent") is True and merged and _row_key(row) not in seen:
+            yield _row_key(row), datetime.fromisoformat(str(merged)), True, row.label
+
+
 def progress(store: Store, now: datetime, policy: SurvivalPolicy) -> UnlockProgress:
     now = as_utc(now)
-    labels = {(row.repo, row.pr_number): row.label for row in gold_rows(store)}
     labelled: list[str] = []
     ready: list[tuple[str, datetime]] = []
     open_prs = 0
-    for pr in tracked_prs(store, agents_only=True):
-        if pr.merged_at is None:
-            open_prs += pr.closed_at is None
+    for key, merged_at, closed, label in _merges(store):
+        if merged_at is None:
+            open_prs += not closed
             continue
-        aged_at = pr.merged_at + policy.window
-        if aged_at <= now and labels.get((pr.repo, pr.number)) in _FINAL:
-            labelled.append(pr.key)
+        aged_at = as_utc(merged_at) + policy.window
+        if aged_at <= now and label in _FINAL:
+            labelled.append(key)
         else:
-            ready.append((pr.key, aged_at))
+            ready.append((key, aged_at))
     return UnlockProgress(
         now=now,
         threshold=policy.unlock_prs,

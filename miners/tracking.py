@@ -19,8 +19,8 @@ from sqlalchemy.exc import IntegrityError
 
 from core.clock import as_utc
 from core.ports import PullRequestInfo
+from core.schema import tracked_prs_table
 from core.store import Store
-from miners.tables import tracked_prs_table
 
 __all__ = ["TrackedPR", "note_check", "track_pr", "tracked_pr", "tracked_prs"]
 

@@ -13,9 +13,10 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from core.ports import PullRequestInfo
+from miners.agents import Person
 from tests.conftest import run_git, write_files
 
-__all__ = ["ADDED", "BASE_FILE", "T0", "History", "day"]
+__all__ = ["ADDED", "BASE_FILE", "T0", "History", "MixedProject", "day", "mixed_project"]
 
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -43,9 +44,12 @@ class History:
         history.commit(files or {"app.txt": BASE_FILE}, "base", day(-10))
         return history
 
-    def git(self, *args: str, at: datetime | None = None) -> str:
+    def git(self, *args: str, at: datetime | None = None, author: Person | None = None) -> str:
         when = (at or T0).isoformat()
-        return run_git(self.path, *args, env={"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when})
+        env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+        if author is not None:
+            env |= {"GIT_AUTHOR_NAME": author.name, "GIT_AUTHOR_EMAIL": author.email}
+        return run_git(self.path, *args, env=env)
 
     def head(self, rev: str = "HEAD") -> str:
         return self.git("rev-parse", rev)
@@ -56,13 +60,19 @@ class History:
         else:
             self.git("checkout", "-q", branch)
 
-    def commit(self, files: Mapping[str, str | None], message: str, at: datetime) -> str:
+    def commit(
+        self,
+        files: Mapping[str, str | None],
+        message: str,
+        at: datetime,
+        author: Person | None = None,
+    ) -> str:
         for name, content in files.items():
             if content is None:
                 self.git("rm", "-q", name)
         write_files(self.path, {k: v for k, v in files.items() if v is not None})
         self.git("add", "-A")
-        self.git("commit", "-q", "--allow-empty", "-m", message, at=at)
+        self.git("commit", "-q", "--allow-empty", "-m", message, at=at, author=author)
         return self.head()
 
     def read(self, name: str) -> str:
@@ -77,6 +87,10 @@ class History:
 
     def merge(self, branch: str, at: datetime) -> str:
         self.git("merge", "-q", "--no-ff", "-m", f"Merge {branch}", branch, at=at)
+        return self.head()
+
+    def merge_as(self, branch: str, message: str, on_day: float) -> str:
+        self.git("merge", "-q", "--no-ff", "-m", message, branch, at=day(on_day))
         return self.head()
 
     def squash(self, branch: str, at: datetime) -> str:
@@ -128,3 +142,48 @@ class History:
 
 def indent(lines: list[str], prefix: str = "    ") -> list[str]:
     return [prefix + line for line in lines]
+
+
+CLAUDE_TRAILER = "Co-authored-by: Claude <noreply@anthropic.com>"
+COPILOT = Person("Copilot", "198982749+Copilot@users.noreply.github.com")
+HUMAN = Person("Ada Human", "ada@example.com")
+
+
+def _lines(tag: str) -> str:
+    return "".join(line.replace("feature", tag) for line in ADDED)
+
+
+@dataclass(frozen=True)
+class MixedProject:
+    """What ``mixed_project`` made, and what each change should be labelled at day 60."""
+
+    history: History
+    merged_pr: str  # PR 1: a merge commit, agent co-authored, untouched: accepted
+    squashed_pr: str  # PR 2: a squash by a person, reverted on day 10: rejected
+    revert: str
+    agent_commit: str  # never a PR, written by the Copilot agent: accepted
+    late_pr: str  # PR 5: merged on day 50: pending at day 60
+    human_commit: str  # never a PR, by a person: not a change
+    sync_merge: str  # a merge naming no pull request: not a change
+
+
+def mixed_project(path: Path) -> MixedProject:
+    """Merge commits, squashes, agent trailers and the noise around them, on fixed dates."""
+    history = History.create(path)
+    history.checkout("agent/feature", new=True)
+    history.commit(
+        {"one.txt": _lines("one")}, f"Add one\n\n{CLAUDE_TRAILER}\n", day(0.5), author=HUMAN
+    )
+    history.checkout("main")
+    merged = history.merge_as("agent/feature", "Merge pull request #1 from octo/agent-feature", 1)
+    squashed = history.commit({"two.txt": _lines("two")}, "Bump the thing (#2)", day(2), HUMAN)
+    agent = history.commit({"three.txt": _lines("three")}, "Fix three", day(3), COPILOT)
+    human = history.commit({"four.txt": "by hand\n"}, "Tidy", day(4), HUMAN)
+    history.git("revert", "--no-edit", squashed, at=day(10))
+    revert = history.head()
+    history.checkout("topic", new=True)
+    history.commit({"topic.txt": "topic\n"}, "topic work", day(11), HUMAN)
+    history.checkout("main")
+    sync = history.merge_as("topic", "Merge branch 'topic'", 12)
+    late = history.commit({"five.txt": _lines("five")}, "Late change (#5)", day(50), HUMAN)
+    return MixedProject(history, merged, squashed, revert, agent, late, human, sync)

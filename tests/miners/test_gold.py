@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from core.errors import ChangesetProviderError
 from core.gold import GoldLabel, gold_rows
-from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from core.model import Verdict
 from core.ports import PullRequestInfo, PullRequestQuery
 from core.store import Store
-from miners import tables
 from miners.clones import MirrorCache
 from miners.gold import ChangesetRecipe, grow_gold
 from miners.policy import SurvivalPolicy
-from tests.fakes import FakeClock, FakeProvider
+from tests.fakes import FakeClock, FakeProvider, LedgerGrader
 from tests.miners.histories import ADDED, History, day
 
 QUERY = PullRequestQuery(repos=("example/app",))
@@ -25,29 +24,7 @@ QUERY = PullRequestQuery(repos=("example/app",))
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'mine.db'}", extra_metadata=[tables.metadata])
-
-
-@dataclasses.dataclass
-class LedgerGrader:
-    """Grades like the cascade would (into the ledger): pass unless the patch is empty."""
-
-    store: Store
-    seen: list[Changeset] = dataclasses.field(default_factory=list)
-
-    def __call__(self, changesets: Sequence[Changeset]) -> list[Trial]:
-        trials = []
-        for changeset in changesets:
-            self.seen.append(changeset)
-            verdict = Verdict.PASS if changeset.patch else Verdict.FAIL
-            tid = f"t-{len(self.seen)}"
-            envelope = Envelope(
-                tid, changeset.id, Tier.APPLY, verdict, 0.001, 0.0, 0.1, Stamps("o", "r", "h")
-            )
-            trial = Trial(tid, "r-gold", changeset, (envelope,))
-            self.store.append_trial(trial, {})
-            trials.append(trial)
-        return trials
+    return Store.open(f"sqlite:///{tmp_path / 'mine.db'}")
 
 
 def scenario(tmp_path: Path) -> tuple[FakeProvider, list[PullRequestInfo], str]:

@@ -56,15 +56,18 @@ def later(history: History, at: float, files: dict[str, str | None] | None = Non
 
 def test_merged_and_untouched_for_30_days_is_accepted(history: History, mirror: Mirror) -> None:
     pr = merged(history)
-    after_window = later(history, 40)
+    in_window = later(history, 20)
+    later(history, 40)
     result = label(pr, mirror)
     assert result.label is GoldLabel.ACCEPTED
     assert result.survival == 1.0
-    assert result.evidence["commit_used"] == after_window
+    assert result.evidence["state_commit"] == in_window
+    assert result.evidence["state_commit_at"] == day(20).isoformat()
+    assert result.evidence["window_end"] == day(31).isoformat()
     assert result.evidence["merge_commit"] == pr.merge_commit_sha
     assert result.evidence["revert"] is None
     assert result.evidence["lines_added"] == len(ADDED)
-    assert result.evidence["commit_used_is_tip_before_window_end"] is False
+    assert result.evidence["state_is_merge"] is False
 
 
 def test_reverted_on_day_12_is_rejected(history: History, mirror: Mirror) -> None:
@@ -104,7 +107,7 @@ def test_half_the_added_lines_rewritten_on_day_20_is_survival_one_half(
     result = label(pr, mirror)
     assert result.survival == 0.5
     assert result.label is GoldLabel.REJECTED  # below the spec's 0.8
-    assert result.evidence["lines_surviving"] == 5
+    assert result.evidence["lines_alive"] == 5
     assert result.evidence["revert"] is None
 
 
@@ -147,7 +150,7 @@ def test_merged_10_days_ago_is_pending_without_touching_git(history: History) ->
     result = label(pr, no_git, now=11)
     assert result.label is GoldLabel.PENDING
     assert result.survival is None
-    assert result.evidence["window_ends"] == day(31).isoformat()
+    assert result.evidence["window_end"] == day(31).isoformat()
 
 
 def test_pending_until_the_window_has_fully_passed(history: History, mirror: Mirror) -> None:
@@ -170,30 +173,102 @@ def test_an_open_pull_request_gets_no_label(history: History) -> None:
     assert label_pull_request(pr, now=day(60), policy=SurvivalPolicy(), mirror=no_git) is None
 
 
-def test_the_first_commit_at_or_after_the_window_end_is_the_one_used(
+def test_the_last_commit_at_or_before_the_window_end_is_the_state(
     history: History, mirror: Mirror
 ) -> None:
     pr = merged(history)
     later(history, 29)
-    first_after = later(history, 31)
+    last_in_window = later(history, 31)  # exactly at the window's end: still inside
+    later(history, 31.5)
     later(history, 45, {"app.txt": BASE_FILE + "gone\n"})  # after the window: does not count
     history.commit(
         {"app.txt": BASE_FILE}, f"Revert\n\nThis reverts commit {pr.merge_commit_sha}.", day(50)
     )
     result = label(pr, mirror)
-    assert result.evidence["commit_used"] == first_after
+    assert result.evidence["state_commit"] == last_in_window
     assert result.label is GoldLabel.ACCEPTED
 
 
-def test_when_nothing_landed_after_the_window_the_tip_is_used(
+def test_a_commit_after_the_window_end_with_an_older_date_does_not_move_the_state(
+    history: History, mirror: Mirror
+) -> None:
+    """The branch's state stops at the first commit that landed after the window's end."""
+    pr = merged(history)
+    in_window = later(history, 20)
+    later(history, 35)
+    later(history, 25)  # a skewed clock: committed after day 35, dated day 25
+    assert label(pr, mirror).evidence["state_commit"] == in_window
+
+
+def test_a_quiet_branch_is_labelled_from_the_merge_day_state(
+    history: History, mirror: Mirror
+) -> None:
+    """Nothing for a year after the merge, then a rewrite: the state is the merge itself."""
+    pr = merged(history)
+    later(history, 400, {"app.txt": BASE_FILE + "rewritten a year later\n"})
+    result = label(pr, mirror, now=500)
+    assert result.evidence["state_commit"] == pr.merge_commit_sha
+    assert result.evidence["state_commit_at"] == day(1).isoformat()
+    assert result.evidence["state_is_merge"] is True
+    assert (result.label, result.survival) == (GoldLabel.ACCEPTED, 1.0)
+
+
+def test_a_rewrite_on_day_200_does_not_change_a_day_30_label(
     history: History, mirror: Mirror
 ) -> None:
     pr = merged(history)
-    tip = later(history, 9)
+    later(history, 20)
+    before = label(pr, mirror, now=100)
+    later(history, 200, {"app.txt": BASE_FILE + "everything rewritten on day 200\n"})
+    after = label(pr, mirror, now=300)
+    assert (
+        (after.label, after.survival)
+        == (before.label, before.survival)
+        == (
+            GoldLabel.ACCEPTED,
+            1.0,
+        )
+    )
+    assert after.evidence["state_commit"] == before.evidence["state_commit"]
+
+
+@pytest.mark.parametrize(
+    ("revert_day", "expected"), [(29, GoldLabel.REJECTED), (31, GoldLabel.ACCEPTED)]
+)
+def test_a_revert_on_day_29_rejects_and_on_day_31_does_not(
+    history: History, mirror: Mirror, revert_day: int, expected: GoldLabel
+) -> None:
+    pr = merged(history, at=0)
+    assert pr.merge_commit_sha is not None
+    history.git("revert", "-m", "1", "--no-edit", pr.merge_commit_sha, at=day(revert_day))
     result = label(pr, mirror)
-    assert result.evidence["commit_used"] == tip
-    assert result.evidence["commit_used_is_tip_before_window_end"] is True
-    assert result.label is GoldLabel.ACCEPTED
+    assert result.label is expected
+    assert (result.evidence["revert"] is None) is (expected is GoldLabel.ACCEPTED)
+
+
+def test_duplicate_line_credit_never_raises_survival(history: History, mirror: Mirror) -> None:
+    """Blame credits later copies of a line to the change; they are reported, not counted."""
+    pr = merged(history)
+    kept = ADDED[:7]
+    copies = [ADDED[0], ADDED[0], ADDED[1]]
+    later(history, 10, {"app.txt": BASE_FILE + "".join(kept + copies)})
+    result = label(pr, mirror)
+    assert result.evidence["lines_added"] == 10
+    assert result.evidence["lines_alive"] == 7
+    assert result.evidence["lines_credited_not_added"] == 3
+    assert result.survival == 0.7
+    assert result.label is GoldLabel.REJECTED
+
+
+def test_whitespace_only_added_lines_are_not_counted(history: History, mirror: Mirror) -> None:
+    base = history.head("main")
+    head = history.feature([*ADDED[:4], "\n", "    \n"])
+    merge = history.merge("feature", day(1))
+    pr = history.pull_request(head=head, base=base, merged_at=day(1), merge_commit=merge)
+    result = label(pr, mirror)
+    assert result.evidence["lines_added"] == 4
+    assert result.evidence["lines"]["whitespace_only_not_counted"] == 2
+    assert result.evidence["lines"]["counted"] == {"app.txt": "9-12"}
 
 
 def test_a_squash_merge(history: History, mirror: Mirror) -> None:
@@ -204,7 +279,7 @@ def test_a_squash_merge(history: History, mirror: Mirror) -> None:
     later(history, 20, {"app.txt": BASE_FILE + "".join(ADDED[:8])})
     later(history, 40)
     result = label(pr, mirror)
-    assert result.evidence["pr_commits"] == [squash]
+    assert result.evidence["change_commits"] == [squash]
     assert result.survival == 0.8
     assert result.label is GoldLabel.ACCEPTED  # 0.8 meets the threshold
 
@@ -220,7 +295,7 @@ def test_a_rebase_merge_counts_every_replayed_commit(history: History, mirror: M
     tip = history.head()
     pr = history.pull_request(head=head, base=base, merged_at=day(1), merge_commit=tip)
     result = label(pr, mirror)
-    assert len(result.evidence["pr_commits"]) == 2
+    assert len(result.evidence["change_commits"]) == 2
     assert result.evidence["lines_added"] == 10
     assert result.survival == 1.0
 

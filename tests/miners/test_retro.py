@@ -11,7 +11,6 @@ from core.gold import GoldLabel, GoldRow, upsert_gold
 from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
 from core.specs import SpecSet
 from core.store import Store
-from miners import tables
 from miners.policy import SurvivalPolicy
 from miners.retro import (
     current_unlock,
@@ -28,7 +27,7 @@ POLICY = SurvivalPolicy()  # 30 days, 0.8, 50 PRs: the spec's values
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'mine.db'}", extra_metadata=[tables.metadata])
+    return Store.open(f"sqlite:///{tmp_path / 'mine.db'}")
 
 
 def merged(

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from core import schema
 from core.gold import GoldLabel, gold_rows
 from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
 from core.store import Store
-from miners import tables
 from miners.clones import MirrorCache
 from miners.policy import SurvivalPolicy
 from miners.survival import RefreshReport, refresh
@@ -22,7 +22,7 @@ from tests.miners.histories import History, day
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'mine.db'}", extra_metadata=[tables.metadata])
+    return Store.open(f"sqlite:///{tmp_path / 'mine.db'}")
 
 
 @pytest.fixture
@@ -127,8 +127,8 @@ def test_an_outage_on_one_pr_is_noted_and_the_others_still_refresh(
     with store.reading() as conn:
         errors = dict(
             conn.execute(
-                tables.tracked_prs_table.select().with_only_columns(
-                    tables.tracked_prs_table.c.number, tables.tracked_prs_table.c.last_error
+                schema.tracked_prs_table.select().with_only_columns(
+                    schema.tracked_prs_table.c.number, schema.tracked_prs_table.c.last_error
                 )
             ).all()
         )

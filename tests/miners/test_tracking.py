@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from core.store import Store
-from miners import tables
 from miners.tracking import TrackedPR, note_check, track_pr, tracked_pr, tracked_prs
 
 OPENED = datetime(2025, 3, 1, 9, tzinfo=UTC)
@@ -18,7 +17,7 @@ OPENED = datetime(2025, 3, 1, 9, tzinfo=UTC)
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    return Store.open(f"sqlite:///{tmp_path / 'mine.db'}", extra_metadata=[tables.metadata])
+    return Store.open(f"sqlite:///{tmp_path / 'mine.db'}")
 
 
 def opened(number: int = 12, **changes: object) -> TrackedPR:

@@ -1,0 +1,234 @@
+"""Growing the gold anchor from git alone (``migration-evals mine gold --git``).
+
+The changes come from ``miners.git_changes`` (a commit list, or discovery from history);
+each is labelled by the same core as a provider's pull requests (``label_merged``), its
+row goes to the same gold table under the same key when it was a pull request (a commit
+key otherwise), and its changeset (the change's diff on the commit it forked from) gets
+the funnel's verdict the same way: from the ledger, or graded now. Final rows are left as
+they are; a change git cannot label (a missing commit or blob, a rewritten branch) is an
+error of its own and never a label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from core.clock import Clock
+from core.errors import InfrastructureError
+from core.gold import GoldLabel, GoldRow, commit_key, gold_rows, upsert_gold
+from core.model import Changeset
+from core.store import Store
+from miners.funnel import FunnelResult, Grader, funnel_results
+from miners.git_changes import GitChange, change_diff, first_commit_date
+from miners.gold import ChangesetRecipe
+from miners.labels import Labelled, MergedChange, label_merged
+from miners.policy import SurvivalPolicy
+
+__all__ = ["GitGrowReport", "GitSource", "grow_gold_from_git", "label_document"]
+
+_FINAL = (GoldLabel.ACCEPTED, GoldLabel.REJECTED)
+
+
+@dataclass(frozen=True, slots=True)
+class GitSource:
+    """A repository read with git alone."""
+
+    git_dir: Path
+    name: str  # "owner/name": how the gold table and the changesets name it
+    location: str  # the clone URL or path the user gave: where graders fetch it from
+    tip: str  # the branch's ref, e.g. refs/heads/main
+    agents_stamp: str = ""
+
+
+@dataclass
+class GitGrowReport:
+    now: datetime
+    rows: list[GoldRow] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"labels": [...], "errors": [{"commit", "detail"}]}``, as the command prints it."""
+        return {"labels": [label_document(row) for row in self.rows], "errors": self.errors}
+
+    def error(self, commit: str, detail: str) -> None:
+        self.errors.append({"commit": commit, "detail": detail})
+
+
+def label_document(row: GoldRow) -> dict[str, Any]:
+    """One label as ``mine gold --git --json`` prints it, read back from its gold row."""
+    evidence = row.evidence
+    revert = evidence.get("revert")
+    # A row the provider path wrote first names its PR by key and its commit as the merge.
+    pr = evidence.get("pr", row.pr_number if row.pr_number > 0 else None)
+    return {
+        "commit": evidence.get("commit") or evidence.get("merge_commit"),
+        "pr": pr,
+        "label": row.label.value,
+        "merged_at": evidence.get("merged_at"),
+        "state_commit": evidence.get("state_commit"),
+        "window_end": evidence.get("window_end"),
+        "added": evidence.get("lines_added"),
+        "alive": evidence.get("lines_alive"),
+        "revert": revert.get("sha") if isinstance(revert, dict) else None,
+        "reason": evidence.get("reason"),
+    }
+
+
+def _keys(changes: Sequence[GitChange]) -> list[int]:
+    """Each change's ``pr_number``: its pull request's, else (or if taken) its commit's."""
+    keys: list[int] = []
+    for change in changes:
+        key = change.pr if change.pr is not None else commit_key(change.commit)
+        keys.append(commit_key(change.commit) if key in keys else key)
+    return keys
+
+
+def _row(
+    source: GitSource,
+    change: GitChange,
+    key: int,
+    found: Labelled,
+    now: datetime,
+    *,
+    changeset: Changeset | None,
+    model: str,
+    funnel: FunnelResult | None,
+) -> GoldRow:
+    evidence = {
+        **found.evidence,
+        "source": "git",
+        "commit": change.commit,
+        "pr": change.pr,
+        "subject": change.subject,
+        "author": change.author,
+        "is_agent": change.agent is not None,
+        "agent": change.agent.to_dict() if change.agent else None,
+        "agents_stamp": source.agents_stamp,
+        "funnel": funnel.to_dict() if funnel else None,
+    }
+    return GoldRow(
+        repo=source.name,
+        pr_number=key,
+        label=found.label,
+        computed_at=now,
+        survival=found.survival,
+        evidence=evidence,
+        changeset_id=changeset.id if changeset else None,
+        model=funnel.model if funnel else model,
+        funnel_verdict=funnel.verdict if funnel else None,
+        trial_id=funnel.trial_id if funnel else None,
+    )
+
+
+def _model(change: GitChange, recipe: ChangesetRecipe) -> str:
+    agent_model = change.agent.model if change.agent else ""
+    return change.model or agent_model or recipe.default_model
+
+
+def _changeset(
+    source: GitSource, change: GitChange, recipe: ChangesetRecipe, created: date
+) -> Changeset:
+    base, head, patch = change_diff(source.git_dir, change)
+    if change.pr is not None:
+        changeset_id = f"{source.name}/pull/{change.pr}@{head[:12]}"
+    else:
+        changeset_id = f"{source.name}/commit/{change.commit[:12]}"
+    return Changeset(
+        id=changeset_id,
+        repo=source.location,
+        base_commit=base,
+        patch=patch,
+        recipe=change.recipe or recipe.recipe,
+        model=_model(change, recipe),
+        repo_created_at=created,
+        recipe_params=dict(recipe.recipe_params) if change.recipe in (None, recipe.recipe) else {},
+        source=f"{source.location}@{change.commit}",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Labelled:
+    change: GitChange
+    key: int
+    found: Labelled
+    changeset: Changeset | None
+
+
+def _label_one(
+    store: Store,
+    source: GitSource,
+    change: GitChange,
+    key: int,
+    report: GitGrowReport,
+    *,
+    policy: SurvivalPolicy,
+    recipe: ChangesetRecipe,
+    created: date,
+) -> _Labelled | None:
+    """Label one change and write its row at once (so a later failure keeps the label)."""
+    merged = MergedChange(source.tip, change.commit, change.merged_at, change.merged_at_source)
+    try:
+        found = label_merged(source.git_dir, merged, now=report.now, policy=policy)
+    except InfrastructureError as exc:
+        report.error(change.commit, str(exc))
+        return None
+    model = _model(change, recipe)
+    row = _row(source, change, key, found, report.now, changeset=None, model=model, funnel=None)
+    upsert_gold(store, row)
+    try:
+        changeset: Changeset | None = _changeset(source, change, recipe, created)
+    except InfrastructureError as exc:
+        changeset = None
+        report.error(change.commit, f"labelled, but not graded: {exc}")
+    return _Labelled(change, key, found, changeset)
+
+
+def grow_gold_from_git(
+    store: Store,
+    source: GitSource,
+    changes: Sequence[GitChange],
+    clock: Clock,
+    *,
+    policy: SurvivalPolicy,
+    recipe: ChangesetRecipe,
+    grade: Grader | None,
+) -> GitGrowReport:
+    """Label ``changes``, get each changeset's funnel verdict, upsert the rows."""
+    report = GitGrowReport(now=clock.now())
+    stored = {row.pr_number: row for row in gold_rows(store) if row.repo == source.name}
+    created = first_commit_date(source.git_dir, source.tip)
+    rows: dict[int, GoldRow] = {}
+    todo: dict[int, _Labelled] = {}
+    for index, (change, key) in enumerate(zip(changes, _keys(changes), strict=True)):
+        kept = stored.get(key)
+        if kept is not None and kept.label in _FINAL:
+            rows[index] = kept  # final: left as it is, and reported as it stands
+            continue
+        item = _label_one(
+            store, source, change, key, report, policy=policy, recipe=recipe, created=created
+        )
+        if item is not None:
+            todo[index] = item
+    graded = [item.changeset for item in todo.values() if item.changeset is not None]
+    results = funnel_results(store, graded, grade)
+    for index, item in todo.items():
+        funnel = results.get(item.changeset.id) if item.changeset else None
+        model = _model(item.change, recipe)
+        row = _row(
+            source,
+            item.change,
+            item.key,
+            item.found,
+            report.now,
+            changeset=item.changeset,
+            model=model,
+            funnel=funnel,
+        )
+        upsert_gold(store, row)
+        rows[index] = row
+    report.rows = [rows[index] for index in sorted(rows)]
+    return report
