@@ -6,6 +6,8 @@ before the model's training cutoff (``specs/models.yaml``) is *pre*, after it is
 Each bucket gets its pass rate and Wilson interval, and a one-sided two-proportion z-test
 asks whether pre > post at the spec's alpha. A bucket with fewer trials than the spec's
 minimum makes the result "insufficient data", which is shown as such and never as clean.
+A trial whose repository's creation date is unknown belongs to neither bucket: it is left
+out and counted (``unknown_date``), since any stand-in date would pick a bucket for it.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class ContaminationCheck:
     z: float | None
     p: float | None
     trials_digest: str
+    unknown_date: int = 0  # graded trials left out: the repository's creation date is unknown
 
     @property
     def tripped(self) -> bool:
@@ -66,6 +69,8 @@ class ContaminationCheck:
             f"pre-cutoff {rate(self.pre)} of {self.pre.graded}, "
             f"post-cutoff {rate(self.post)} of {self.post.graded}"
         )
+        if self.unknown_date:
+            counts += f"; {self.unknown_date} left out, creation date unknown"
         if self.status is ContaminationStatus.INSUFFICIENT_DATA:
             return f"insufficient data ({counts}; each bucket needs {self.min_bucket})"
         if self.p is None:
@@ -83,6 +88,7 @@ class ContaminationCheck:
             "z": self.z,
             "p": self.p,
             "trials_digest": self.trials_digest,
+            "unknown_date": self.unknown_date,
         }
 
 
@@ -90,8 +96,9 @@ def _check(
     model: str, trials: list[TrialFacts], cutoff: date | None, gate: Mapping[str, Any]
 ) -> ContaminationCheck:
     alpha, min_bucket = float(gate["contamination_alpha"]), int(gate["contamination_min_bucket"])
-    pre = [t for t in trials if cutoff is not None and t.repo_created_at <= cutoff]
-    post = [t for t in trials if cutoff is not None and t.repo_created_at > cutoff]
+    dated = [(t, t.repo_created_at) for t in trials if t.repo_created_at is not None]
+    pre = [t for t, created in dated if cutoff is not None and created <= cutoff]
+    post = [t for t, created in dated if cutoff is not None and created > cutoff]
     z = p = None
     if cutoff is None:
         status = ContaminationStatus.NO_CUTOFF
@@ -113,6 +120,7 @@ def _check(
         z=z,
         p=p,
         trials_digest=set_digest(trials),
+        unknown_date=len(trials) - len(dated),
     )
 
 

@@ -54,10 +54,9 @@ def evaluate(
     reliability: ReliabilityProbe = judge_reliability_probe,
 ) -> Evaluation:
     """Scan the ledger (up to ``upto_seq``), select, compute; nothing is written."""
-    if __import__("os").environ.get("XP"):
-        preload()  # scipy loads while the scan waits on the database and its workers
     with collector_paused():
-        scan = scan_ledger(store, upto_seq=upto_seq, workers=workers)
+        # scipy loads while the scan waits on the database and its workers.
+        scan = scan_ledger(store, upto_seq=upto_seq, workers=workers, meanwhile=preload)
         selection = select_trials(scan.trials, run_id)
         strict = sum(t.judge_strict for t in selection.trials)
         return Evaluation(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
@@ -32,10 +32,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from core.chain import GENESIS_HASH, HASHED_COLUMNS, row_hash
-from core.model import Stamps, Tier, Verdict
+from core.model import Stamps, Tier, Verdict, iso_date
 from core.stamps import sha256_hex
 from core.store import Store, ledger_table
 from gate.fabrication import find_marks, may_hold_marks
+from gate.provenance import envelope_origin
 from gate.trials import (
     JudgeOpinion,
     Outcome,
@@ -61,6 +62,7 @@ PARALLEL_MIN_ROWS = 40_000
 _COLUMNS = (*HASHED_COLUMNS, "prev_hash", "row_hash")
 _SELECT = sa.select(*(ledger_table.c[name] for name in _COLUMNS)).order_by(ledger_table.c.seq)
 _SANDBOX_TIERS = frozenset({Tier.COMPILE.value, Tier.TESTS.value})
+_REASON_CHARS = 300
 
 # ``core.store.row_hash`` hashes ``canonical_json`` of these columns (keys sorted). Building
 # that JSON through a dict and the generic encoder dominates a full scan, so the same text
@@ -110,8 +112,8 @@ class LedgerScan:
 
 
 @lru_cache(maxsize=4096)
-def _date(text: str) -> date:
-    return date.fromisoformat(text)
+def _date(text: str) -> date | None:
+    return date.fromisoformat(text) if text else None  # empty: the date is unknown
 
 
 @lru_cache(maxsize=256)
@@ -144,6 +146,8 @@ class _TrialBuilder:
     judge_strict: bool = False
     error_reason: str = ""
     judge_opinion: JudgeOpinion | None = None
+    origins: list[str] = field(default_factory=list)
+    stop_reason: str = ""
 
     def merge(self, later: _TrialBuilder) -> None:
         """Append the rows of the same trial found in a later range."""
@@ -161,6 +165,8 @@ class _TrialBuilder:
         self.judge_strict = self.judge_strict or later.judge_strict
         self.error_reason = self.error_reason or later.error_reason
         self.judge_opinion = later.judge_opinion or self.judge_opinion
+        self.origins.extend(later.origins)
+        self.stop_reason = self.stop_reason or later.stop_reason
 
     def pack(self) -> tuple[Any, ...]:
         """Plain values for the trip back from a worker (pickling objects costs more)."""
@@ -198,6 +204,8 @@ class _TrialBuilder:
             marks=tuple(self.marks),
             error_reason=self.error_reason,
             judge_opinion=self.judge_opinion,
+            origins=tuple(self.origins),
+            stop_reason=self.stop_reason,
         )
 
 
@@ -258,7 +266,7 @@ _AT = {name: index for index, name in enumerate(TrialFacts._fields)}
 
 def _wire(facts: TrialFacts) -> tuple[Any, ...]:
     values: list[Any] = list(facts)
-    values[_AT["repo_created_at"]] = facts.repo_created_at.isoformat()
+    values[_AT["repo_created_at"]] = iso_date(facts.repo_created_at) or ""
     values[_AT["tiers"]] = tuple((t.tier.value, t.verdict.value, *t[2:]) for t in facts.tiers)
     values[_AT["outcome"]] = facts.outcome.value
     values[_AT["stamps"]] = tuple((s.oracle, s.recipe, s.hypotheses) for s in facts.stamps)
@@ -309,7 +317,7 @@ def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, tex
     payload = orjson.loads(text)
     envelope = payload["envelope"]
     if not builder.repo_created_at:
-        builder.repo_created_at = str(payload["changeset"]["repo_created_at"])
+        builder.repo_created_at = str(payload["changeset"].get("repo_created_at") or "")
     stamps = envelope["stamps"]
     builder.stamps[(stamps["oracle"], stamps["recipe"], stamps["hypotheses"])] = None
     marks = find_marks(payload) if may_hold_marks(text) else ()  # the walk only when needed
@@ -326,6 +334,9 @@ def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, tex
         builder.judge_opinion = judge_opinion(envelope)
     if verdict == "error" and not builder.error_reason:
         builder.error_reason = f"{tier}: {envelope['reason']}"[:300]
+    if verdict not in ("pass", "skipped") and not builder.stop_reason:
+        builder.stop_reason = str(envelope["reason"])[:_REASON_CHARS]
+    builder.origins.append(envelope_origin(envelope, marked=bool(marks)).value)
     builder.tiers.append(
         TierFacts(
             _TIERS[tier],
@@ -434,14 +445,28 @@ def _worker_context() -> BaseContext:
     return get_context("fork" if "fork" in methods else "spawn")
 
 
-def _scan_parts(store: Store, last: int, workers: int, parallel_min_rows: int) -> list[_Range]:
+def _nothing() -> None:
+    return None
+
+
+def _scan_parts(
+    store: Store,
+    last: int,
+    workers: int,
+    parallel_min_rows: int,
+    meanwhile: Callable[[], None] = _nothing,
+) -> list[_Range]:
     parts = workers if workers > 1 and last >= parallel_min_rows and _shareable(store) else 1
     ranges = _ranges(last, parts) if last else [(1, 0)]
     if len(ranges) == 1:
+        meanwhile()
         return [_settled(_scan_range(store, *ranges[0]))]
     url = store.engine.url.render_as_string(hide_password=False)
     with ProcessPoolExecutor(len(ranges) - 1, mp_context=_worker_context()) as pool:
         futures = [pool.submit(_scan_range_at, url, lo, hi) for lo, hi in ranges[1:]]
+        # Only now: with fork, every worker exists once the first job is submitted, so a
+        # thread ``meanwhile`` starts cannot be mid-import in a forked child.
+        meanwhile()
         first = _settled(_scan_range(store, *ranges[0]))  # this process scans one itself
         others = [future.result() for future in futures]
     for part in others:
@@ -541,16 +566,19 @@ def scan_ledger(
     upto_seq: int | None = None,
     workers: int = 1,
     parallel_min_rows: int = PARALLEL_MIN_ROWS,
+    meanwhile: Callable[[], None] = _nothing,
 ) -> LedgerScan:
     """Check the chain and gather every trial, up to the head (or up to ``upto_seq``).
 
     With ``upto_seq`` (re-checking a bundle published at that head) the chain is checked
-    up to that row only and ``chain.head_hash`` is that row's hash.
+    up to that row only and ``chain.head_hash`` is that row's hash. ``meanwhile`` runs
+    once, when the scan starts waiting on the database (after any worker processes are
+    forked): work the caller can overlap with the scan, such as loading a library.
     """
     head = store.head()
     last = head[0] if upto_seq is None else min(upto_seq, head[0])
     with collector_paused():
-        parts = _scan_parts(store, last, workers, parallel_min_rows)
+        parts = _scan_parts(store, last, workers, parallel_min_rows, meanwhile)
         problems, last_seq, last_hash = _seams(parts)
         built = _joined_trials(parts)
         if built is None:

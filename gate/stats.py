@@ -19,6 +19,7 @@ __all__ = [
     "UndefinedStatistic",
     "cohens_kappa",
     "matthews_corrcoef",
+    "newcombe_interval",
     "preload",
     "two_proportion_ztest",
     "wilson_interval",
@@ -127,6 +128,22 @@ def wilson_interval(x: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     centre = (phat + z * z / (2 * n)) / denominator
     half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def newcombe_interval(
+    x1: int, n1: int, x2: int, n2: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Newcombe's hybrid score interval for p1 - p2 (his method 10), from the two Wilson
+    intervals; no continuity correction. Both samples need at least one trial."""
+    if n1 <= 0 or n2 <= 0:
+        raise ValueError(f"both samples need at least one trial (n1={n1}, n2={n2})")
+    low1, high1 = wilson_interval(x1, n1, confidence)
+    low2, high2 = wilson_interval(x2, n2, confidence)
+    p1, p2 = x1 / n1, x2 / n2
+    difference = p1 - p2
+    below = math.sqrt((p1 - low1) ** 2 + (high2 - p2) ** 2)
+    above = math.sqrt((high1 - p1) ** 2 + (p2 - low2) ** 2)
+    return max(-1.0, difference - below), min(1.0, difference + above)
 
 
 @functools.lru_cache(maxsize=16)

@@ -20,7 +20,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from core.model import Stamps, Tier, Verdict
+from core.model import Stamps, Tier, Verdict, date_or_none, iso_date
 from core.stamps import sha256_hex
 
 __all__ = [
@@ -127,7 +127,7 @@ class TrialFacts(NamedTuple):
     changeset_id: str
     model: str
     recipe: str
-    repo_created_at: date
+    repo_created_at: date | None  # None: unknown, kept out of the tripwire's buckets
     recorded_at: str
     tiers: tuple[TierFacts, ...]
     digest: str
@@ -144,6 +144,10 @@ class TrialFacts(NamedTuple):
     marks: tuple[str, ...] = ()
     error_reason: str = ""
     judge_opinion: JudgeOpinion | None = None
+    # Ledger-only, for the report's trials page: each envelope's origin (beside ``tiers``,
+    # see ``gate.provenance``) and the reason of the tier that ended the trial.
+    origins: tuple[str, ...] = ()
+    stop_reason: str = ""
 
     @property
     def passed(self) -> bool:
@@ -164,7 +168,7 @@ class TrialFacts(NamedTuple):
             "changeset_id": self.changeset_id,
             "model": self.model,
             "recipe": self.recipe,
-            "repo_created_at": self.repo_created_at.isoformat(),
+            "repo_created_at": iso_date(self.repo_created_at),
             "recorded_at": self.recorded_at,
             "digest": self.digest,
             "outcome": self.outcome.value,
@@ -184,7 +188,7 @@ class TrialFacts(NamedTuple):
             changeset_id=str(data["changeset_id"]),
             model=str(data["model"]),
             recipe=str(data["recipe"]),
-            repo_created_at=date.fromisoformat(str(data["repo_created_at"])),
+            repo_created_at=date_or_none(data.get("repo_created_at")),
             recorded_at=str(data["recorded_at"]),
             tiers=tiers,
             digest=str(data["digest"]),

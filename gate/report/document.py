@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from gate.evaluation import Evaluation
+from gate.provenance import Provenance, provenance
 from gate.refusals import GateDecision
+from gate.report.comparisons import model_costs, pairwise_differences
 from gate.trials import Outcome
 
-__all__ = ["PLOTS", "SEED_INFERENCE_RATIO", "report_document"]
+__all__ = ["PLOTS", "SEED_INFERENCE_RATIO", "TRIALS_PAGE", "report_document"]
 
 # The seed estimate the cost section compares this run's measurement with.
 SEED_INFERENCE_RATIO = (70, 170)
@@ -21,7 +24,9 @@ PLOTS = {
     "judge_agreement": "judge_agreement.png",
     "gold_anchor": "gold_anchor.png",
     "cost": "cost.png",
+    "differences": "differences.png",
 }
+TRIALS_PAGE = "trials.html"
 _ERROR_EXAMPLES = 10
 
 
@@ -53,11 +58,56 @@ def _errors(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
+def _measured_ratio(evaluation: Evaluation, found: Provenance) -> float | None:
+    """Inference over infrastructure cost, counting only inference that was measured:
+    hand-made and fabricated judge answers cost what someone wrote down, not what a model
+    charged."""
+    infrastructure = evaluation.numbers.cost.infrastructure_usd
+    measured = found.measured_inference_usd
+    if infrastructure <= 0 or measured <= 0:
+        return None
+    return round(measured / infrastructure, 2)
+
+
+def _left_out(name: str, document: Mapping[str, Any]) -> str | None:
+    """Why plot ``name`` would show nothing for ``document`` (None: it has something)."""
+    numbers = document["numbers"]
+    graded = [r for r in numbers["pass_rates"].values() if r["rate"] is not None]
+    reasons = {
+        "funnel": "no counted trials" if not numbers["trials"] else None,
+        "pass_rates": "no graded trials" if not graded else None,
+        "contamination": "no graded trials to bucket" if not numbers["contamination"] else None,
+        "judge_agreement": None
+        if document["judges"]["agreement"]["n"]
+        else "no counted trial was judged by two judges (strict mode), so there is no pair "
+        "of verdicts to compare",
+        "gold_anchor": None
+        if document["anchor"]["n"]
+        else f"no gold label matches a graded funnel verdict yet (the anchor is "
+        f"{document['anchor']['state']})",
+        "cost": None
+        if numbers["cost"]["list_usd"] or numbers["cost"]["actual_usd"]
+        else "nothing was spent",
+        "differences": None
+        if sum(1 for r in document["differences"] if r["difference"] is not None)
+        else "fewer than two models have graded trials",
+    }
+    return reasons[name]
+
+
 def report_document(
-    evaluation: Evaluation, decision: GateDecision, generated_at: str
+    evaluation: Evaluation,
+    decision: GateDecision,
+    generated_at: str,
+    run_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """The report of ``evaluation``; ``run_options`` (run id to the options stored with
+    it) tells recorded envelopes from live ones."""
     chain = evaluation.chain
-    return {
+    counted = evaluation.selection.trials
+    found = provenance(counted, run_options or {})
+    tiers = [t.tier for t in evaluation.specs.oracle.tiers]
+    document: dict[str, Any] = {
         "title": "migration-evals report",
         "generated_at": generated_at,
         "publishable": decision.publishable,
@@ -81,5 +131,14 @@ def report_document(
         "infrastructure_errors": _errors(evaluation),
         "harking": [h.detail() for h in evaluation.harking],
         "seed_inference_ratio": list(SEED_INFERENCE_RATIO),
-        "plots": dict(PLOTS),
+        "models": model_costs(counted, tiers),
+        "differences": pairwise_differences(counted),
+        "provenance": found.to_dict(),
+        "measured_ratio": _measured_ratio(evaluation, found),
+        "trials_page": TRIALS_PAGE,
     }
+    # A plot with nothing to show is left out, with the sentence the pages print instead.
+    reasons = {name: _left_out(name, document) for name in PLOTS}
+    document["plots"] = {name: file for name, file in PLOTS.items() if reasons[name] is None}
+    document["plots_left_out"] = {name: why for name, why in reasons.items() if why is not None}
+    return document

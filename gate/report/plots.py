@@ -14,8 +14,9 @@ from typing import Any
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.transforms import blended_transform_factory
 
-__all__ = ["PLOTTERS", "render_png"]
+__all__ = ["PLOTTERS", "render", "render_png"]
 
 _PASS, _FAIL, _INCONCLUSIVE, _ERROR = "#2e7d32", "#c62828", "#f9a825", "#6a1b9a"
 _LIST, _ACTUAL = "#90a4ae", "#1565c0"
@@ -65,31 +66,38 @@ def funnel(document: Mapping[str, Any]) -> Figure:
     return figure
 
 
+def _interval_row(axes: Axes, index: int, row: Mapping[str, Any], color: str) -> None:
+    if row["rate"] is None:
+        axes.annotate("no graded trials", (0.5, index), ha="center", va="center", fontsize=8)
+        return
+    low, high = row["wilson_95"]
+    axes.errorbar(
+        [row["rate"]],
+        [index],
+        # max(): rounding can put a bound a hair inside the rate when it is 0 or 1.
+        xerr=[[max(0.0, row["rate"] - low)], [max(0.0, high - row["rate"])]],
+        fmt="o",
+        color=color,
+        capsize=4,
+    )
+    # At either end a centred label would hang over the axis line.
+    side = "left" if row["rate"] < 0.1 else "right" if row["rate"] > 0.9 else "center"
+    nudge = {"left": 4, "right": -4, "center": 0}[side]
+    axes.annotate(
+        f"{_percent(row['rate'])} of {row['graded']}",
+        (row["rate"], index),
+        xytext=(nudge, 7),
+        textcoords="offset points",
+        ha=side,
+        fontsize=8,
+    )
+
+
 def _interval_plot(
     axes: Axes, labels: list[str], rows: list[Mapping[str, Any]], color: str
 ) -> None:
     for index, row in enumerate(rows):
-        if row["rate"] is None:
-            axes.annotate("no graded trials", (0.5, index), ha="center", va="center", fontsize=8)
-            continue
-        low, high = row["wilson_95"]
-        axes.errorbar(
-            [row["rate"]],
-            [index],
-            # max(): rounding can put a bound a hair inside the rate when it is 0 or 1.
-            xerr=[[max(0.0, row["rate"] - low)], [max(0.0, high - row["rate"])]],
-            fmt="o",
-            color=color,
-            capsize=4,
-        )
-        axes.annotate(
-            f"{_percent(row['rate'])} of {row['graded']}",
-            (row["rate"], index),
-            xytext=(0, 7),
-            textcoords="offset points",
-            ha="center",
-            fontsize=8,
-        )
+        _interval_row(axes, index, row, color)
     axes.set_yticks(range(len(labels)), labels)
     axes.set_xlim(0, 1)
     axes.set_ylim(len(labels) - 0.3, -0.7)  # first label on top, as in the tables
@@ -109,19 +117,39 @@ def pass_rates(document: Mapping[str, Any]) -> Figure:
 
 
 def contamination(document: Mapping[str, Any]) -> Figure:
+    """Each model's two buckets as rows, with the model and its status as a heading above
+    them, inside the plot: long names never crowd the axis or each other."""
     checks = document["numbers"]["contamination"]
-    figure, axes = _figure(height=max(2.6, 1.1 * len(checks) + 1.2))
-    if not checks:
-        _no_data(axes, "no graded trials to bucket")
-        return figure
-    labels, rows = [], []
-    for model in sorted(checks):
+    models = sorted(checks)
+    figure, axes = _figure(height=max(2.6, 1.25 * len(models) + 1.0))
+    labels: list[str] = []
+    rows: list[tuple[int, Mapping[str, Any]]] = []
+    headings: list[tuple[int, str]] = []
+    for model in models:
         found = checks[model]
+        headings.append((len(labels), f"{model}: {found['status']}"))
+        labels.append("")  # the heading's row
         for bucket in ("pre_cutoff", "post_cutoff"):
-            labels.append(f"{model} {bucket.replace('_', '-')}\n[{found['status']}]")
-            rows.append(found[bucket])
-    _interval_plot(axes, labels, rows, "#ef6c00")
-    axes.tick_params(axis="y", labelsize=8)
+            labels.append(bucket.replace("_", "-"))
+            rows.append((len(labels) - 1, found[bucket]))
+    for index, row in rows:
+        _interval_row(axes, index, row, "#ef6c00")
+    over_axes = blended_transform_factory(axes.transAxes, axes.transData)
+    for y, text in headings:
+        axes.text(
+            0.01,
+            y,
+            text,
+            transform=over_axes,
+            fontsize=9,
+            weight="bold",
+            va="center",
+            ha="left",
+            color="#212121",
+        )
+    axes.set_yticks([i for i, _ in rows], [labels[i] for i, _ in rows], fontsize=8)
+    axes.set_xlim(0, 1)
+    axes.set_ylim(len(labels) - 0.4, -0.6)
     axes.set_xlabel("pass rate by repository creation vs training cutoff (95% Wilson)")
     axes.set_title("Contamination tripwire")
     return figure
@@ -193,14 +221,55 @@ def cost(document: Mapping[str, Any]) -> Figure:
     tiers_axes.set_title("List versus actual cost per tier", fontsize=10)
     tiers_axes.legend(fontsize=8)
     spent = document["numbers"]["cost"]
+    split = document["provenance"]
     split_axes.bar(
-        ["infrastructure\n(sandbox s x rate)", "inference\n(judge tokens)"],
-        [spent["infrastructure_usd"], spent["inference_usd"]],
-        color=["#8d6e63", "#5e35b1"],
+        [
+            "infrastructure\n(sandbox s x rate)",
+            "inference\n(measured)",
+            "inference\n(not measured)",
+        ],
+        [
+            spent["infrastructure_usd"],
+            split["measured_inference_usd"],
+            split["unmeasured_inference_usd"],
+        ],
+        color=["#8d6e63", "#5e35b1", "#bdbdbd"],
+        hatch=["", "", "//"],
     )
-    ratio = spent["inference_to_infrastructure"]
-    measured = "no sandbox time measured" if ratio is None else f"inference = {ratio:g}x infra"
+    ratio = document["measured_ratio"]
+    measured = "n/a (nothing to compare)" if ratio is None else f"inference = {ratio:g}x infra"
     split_axes.set_title(f"Measured cost: {measured}", fontsize=10)
+    split_axes.tick_params(axis="x", labelsize=8)
+    return figure
+
+
+def differences(document: Mapping[str, Any]) -> Figure:
+    rows = [r for r in document["differences"] if r["difference"] is not None]
+    figure, axes = _figure(height=max(2.4, 0.7 * len(rows) + 1.3))
+    for index, row in enumerate(rows):
+        low, high = row["newcombe_95"]
+        axes.errorbar(
+            [row["difference"]],
+            [index],
+            xerr=[[max(0.0, row["difference"] - low)], [max(0.0, high - row["difference"])]],
+            fmt="s",
+            color=_ACTUAL,
+            capsize=4,
+        )
+        axes.annotate(
+            f"{row['difference']:+.0%} (p={row['p']:.3f})",
+            (row["difference"], index),
+            xytext=(0, 7),
+            textcoords="offset points",
+            ha="center",
+            fontsize=8,
+        )
+    axes.axvline(0, color="#757575", linewidth=1, linestyle="--")
+    axes.set_yticks(range(len(rows)), [f"{r['a']} − {r['b']}" for r in rows], fontsize=8)
+    axes.set_xlim(-1, 1)
+    axes.set_ylim(len(rows) - 0.4, -0.7)
+    axes.set_xlabel("difference in pass rate (95% Newcombe interval; two-sided z-test p)")
+    axes.set_title("Pass-rate difference between models")
     return figure
 
 
@@ -211,11 +280,17 @@ PLOTTERS: dict[str, Callable[[Mapping[str, Any]], Figure]] = {
     "judge_agreement": judge_agreement,
     "gold_anchor": gold_anchor,
     "cost": cost,
+    "differences": differences,
 }
 
 
 def render_png(name: str, document: Mapping[str, Any]) -> bytes:
     """One plot as PNG bytes, watermarked when the evaluation is not publishable."""
+    return render(name, document, "png")
+
+
+def render(name: str, document: Mapping[str, Any], fmt: str) -> bytes:
+    """One plot as PNG or SVG bytes, watermarked when the evaluation is not publishable."""
     figure = PLOTTERS[name](document)
     if not document["publishable"]:
         figure.text(
@@ -231,5 +306,7 @@ def render_png(name: str, document: Mapping[str, Any]) -> bytes:
             weight="bold",
         )
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    # No date in an SVG: the same report writes the same file.
+    metadata = {"Date": None} if fmt == "svg" else {}
+    figure.savefig(buffer, format=fmt, metadata=metadata)
     return buffer.getvalue()

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
-from gate.report.plots import render_png
+from gate.report.plots import render
+from gate.report.trials_page import SHOWN, TrialsPage
 
 __all__ = ["ReportFiles", "write_report"]
 
@@ -27,6 +29,7 @@ class ReportFiles:
     markdown: Path
     json: Path
     plots: tuple[Path, ...]
+    trials: Path | None = None
 
 
 def _environment() -> jinja2.Environment:
@@ -58,19 +61,49 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _render(template: str, document: dict[str, Any], images: dict[str, str]) -> str:
+def _signed(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.1%}"
+
+
+def _render(template: str, document: dict[str, Any], images: dict[str, str], **extra: Any) -> str:
     environment = _environment()
-    environment.filters.update(usd=_usd, pct=_pct, num=_num, rate=_rate)
-    return environment.get_template(template).render(doc=document, images=images)
+    environment.filters.update(usd=_usd, pct=_pct, num=_num, rate=_rate, signed=_signed)
+    return environment.get_template(template).render(doc=document, images=images, **extra)
 
 
-def write_report(document: dict[str, Any], folder: Path) -> ReportFiles:
-    """Write every file of the report for ``document`` (``report_document``) into ``folder``."""
+def script_json(value: Any) -> Markup:
+    """JSON to sit inside a ``<script>`` element: nothing in it can close the element or
+    open a comment, whatever text the values hold."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(raw, escaped)
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)  # noqa: S704 - escaped for a script element just above
+
+
+def _trials_html(document: dict[str, Any], page: TrialsPage) -> str:
+    return _render(
+        "trials.html.j2",
+        document,
+        {},
+        page=page.to_dict(),
+        shown=SHOWN,
+        rows_json=script_json(page.rows),
+        details_json=script_json(page.details),
+    )
+
+
+def write_report(
+    document: dict[str, Any], folder: Path, page: TrialsPage | None = None
+) -> ReportFiles:
+    """Write every file of the report for ``document`` (``report_document``) into ``folder``,
+    and its trials page when ``page`` is given."""
     folder.mkdir(parents=True, exist_ok=True)
     plots, embedded = [], {}
     for name, filename in document["plots"].items():
-        png = render_png(name, document)
+        png = render(name, document, "png")
         (folder / filename).write_bytes(png)
+        (folder / filename).with_suffix(".svg").write_bytes(render(name, document, "svg"))
         plots.append(folder / filename)
         embedded[name] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
     json_path = folder / "report.json"
@@ -79,4 +112,8 @@ def write_report(document: dict[str, Any], folder: Path) -> ReportFiles:
     markdown.write_text(_render("report.md.j2", document, document["plots"]), encoding="utf-8")
     html = folder / "index.html"
     html.write_text(_render("index.html.j2", document, embedded), encoding="utf-8")
-    return ReportFiles(folder, html, markdown, json_path, tuple(plots))
+    trials = None
+    if page is not None:
+        trials = folder / document["trials_page"]
+        trials.write_text(_trials_html(document, page), encoding="utf-8")
+    return ReportFiles(folder, html, markdown, json_path, tuple(plots), trials)

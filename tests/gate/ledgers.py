@@ -29,7 +29,7 @@ class Plan:
     model: str = "gpt-5"
     recipe: str = "java8-to-17"
     outcome: str = "pass"
-    created: date = PRE
+    created: date | None = PRE
     run_id: str = "run-1"
     strict: tuple[str, str] | None = None
     stamps: Stamps | None = None
@@ -201,7 +201,7 @@ def facts(
     model: str = "gpt-5",
     *,
     outcome: str = "pass",
-    created: date = PRE,
+    created: date | None = PRE,
     recipe: str = "java8-to-17",
     recorded_at: str = "2026-11-29T00:00:00+00:00",
 ) -> TrialFacts:

@@ -61,3 +61,12 @@ def test_the_cutoff_day_itself_is_pre_cutoff(specs: SpecSet) -> None:
     cutoff = specs.models["gpt-5"].training_cutoff
     (found,) = contamination([facts(1, "gpt-5", created=cutoff)], specs)
     assert (found.pre.graded, found.post.graded) == (1, 0)
+
+
+def test_an_unknown_creation_date_is_in_no_bucket_and_is_counted(specs: SpecSet) -> None:
+    trials = _trials("gpt-5", (10, 20), (10, 20))
+    trials += [facts(200 + n, "gpt-5", created=None) for n in range(3)]
+    (found,) = contamination(trials, specs)
+    assert (found.pre.graded, found.post.graded, found.unknown_date) == (20, 20, 3)
+    assert found.to_dict()["unknown_date"] == 3
+    assert "3 left out, creation date unknown" in found.summary()

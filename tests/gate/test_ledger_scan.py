@@ -3,6 +3,7 @@ over processes, and the facts each trial contributes."""
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 from dataclasses import replace
 
@@ -134,6 +135,22 @@ def test_a_split_scan_gathers_the_same_trials(store: Store, gate_specs: SpecSet)
     assert facts["marked"].marks and facts["broke"].error_reason
 
 
+@pytest.mark.parametrize("workers", [1, 3])
+def test_meanwhile_runs_once_after_the_workers_exist(
+    store: Store, gate_specs: SpecSet, workers: int
+) -> None:
+    append(store, gate_specs, balanced(per_bucket=2))
+    children: list[int] = []
+    scan_ledger(
+        store,
+        workers=workers,
+        parallel_min_rows=1,
+        meanwhile=lambda: children.append(len(multiprocessing.active_children())),
+    )
+    # A thread started by ``meanwhile`` (scipy's preload) must not be forked mid-import.
+    assert children == [workers - 1]
+
+
 def test_an_in_memory_database_is_scanned_in_process(gate_specs: SpecSet) -> None:
     store = Store.open("sqlite://")
     append(store, gate_specs, balanced(per_bucket=1))
@@ -196,3 +213,13 @@ def test_interleaved_trials_fall_back_to_one_range(store: Store, gate_specs: Spe
     assert split == serial
     twice = next(t for t in serial.trials if t.trial_id == "t-twice")
     assert len(twice.tiers) == 8
+
+
+def test_an_unknown_creation_date_stays_unknown_through_the_ledger(
+    store: Store, gate_specs: SpecSet
+) -> None:
+    append(store, gate_specs, [Plan("dated"), Plan("undated", created=None)])
+    for workers in (1, 2):
+        trials = {t.changeset_id: t for t in scan_ledger(store, workers=workers).trials}
+        assert trials["undated"].repo_created_at is None
+        assert trials["dated"].repo_created_at is not None

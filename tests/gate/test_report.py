@@ -11,14 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from markdown_it import MarkdownIt
 from PIL import Image
 
 from core.specs import SpecSet
 from core.store import Store
 from gate.evaluation import evaluate
 from gate.publication import check
-from gate.report import ReportFiles, report_document, write_report
-from gate.report.plots import PLOTTERS, render_png
+from gate.report import ReportFiles, TrialsPage, report_document, trials_page, write_report
+from gate.report.plots import PLOTTERS, render, render_png
+from gate.trial_detail import run_records
 from tests.gate.ledgers import Plan, add_gold, append, balanced
 
 GENERATED = "2026-11-29T12:00:00+00:00"
@@ -35,7 +37,9 @@ def _distinct_colours(png: bytes) -> int:
 
 
 @pytest.fixture(scope="module")
-def broken(tmp_path_factory: pytest.TempPathFactory, specs: SpecSet) -> dict[str, Any]:
+def evaluated(
+    tmp_path_factory: pytest.TempPathFactory, specs: SpecSet
+) -> tuple[dict[str, Any], TrialsPage]:
     """An unpublishable evaluation: no gold anchor, an infrastructure error, strict judges."""
     early = {k: replace(h, registered_at=date(2000, 1, 1)) for k, h in specs.hypotheses.items()}
     gate_specs = replace(specs, hypotheses=early)
@@ -46,24 +50,50 @@ def broken(tmp_path_factory: pytest.TempPathFactory, specs: SpecSet) -> dict[str
     plans.append(Plan("<b>errored</b>", outcome="error@compile"))
     append(store, gate_specs, plans)
     document = _document(store, gate_specs)
+    evaluation = evaluate(store, gate_specs)
+    page = trials_page(store, evaluation.selection.trials, gate_specs, run_records(store))
     store.close()
-    return document
+    return document, page
 
 
 @pytest.fixture(scope="module")
-def files(broken: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> ReportFiles:
-    return write_report(broken, tmp_path_factory.mktemp("report") / "out")
+def broken(evaluated: tuple[dict[str, Any], TrialsPage]) -> dict[str, Any]:
+    return evaluated[0]
+
+
+@pytest.fixture(scope="module")
+def files(
+    evaluated: tuple[dict[str, Any], TrialsPage], tmp_path_factory: pytest.TempPathFactory
+) -> ReportFiles:
+    return write_report(*evaluated[:1], tmp_path_factory.mktemp("report") / "out", evaluated[1])
+
+
+DRAWN = sorted(set(PLOTTERS) - {"gold_anchor"})  # no gold label: the anchor has no matrix
 
 
 def test_every_file_is_written(broken: dict[str, Any], files: ReportFiles) -> None:
     names = sorted(p.name for p in files.folder.iterdir())
-    assert names == sorted(
-        ["index.html", "report.md", "report.json", *(f"{n}.png" for n in PLOTTERS)]
-    )
+    plots = [f"{n}.{kind}" for n in DRAWN for kind in ("png", "svg")]
+    assert names == sorted(["index.html", "trials.html", "report.md", "report.json", *plots])
+    assert sorted(broken["plots"]) == DRAWN
     assert json.loads(files.json.read_text()) == json.loads(json.dumps(broken))
     for plot in files.plots:
         png = plot.read_bytes()
         assert png.startswith(b"\x89PNG") and _distinct_colours(png) > 20
+        svg = plot.with_suffix(".svg").read_text()
+        assert svg.startswith("<?xml") and "<svg" in svg and svg.count("<path") > 20
+        assert "NOT PUBLISHABLE" in svg  # the watermark, in the text matplotlib keeps
+
+
+def test_a_plot_with_nothing_to_show_is_left_out(
+    broken: dict[str, Any], files: ReportFiles
+) -> None:
+    reason = broken["plots_left_out"]["gold_anchor"]
+    assert reason.startswith("no gold label matches a graded funnel verdict yet")
+    html = files.html.read_text()
+    assert f'data-plot="gold_anchor">No plot: {reason}.</p>' in html
+    assert f"_No plot: {reason}._" in files.markdown.read_text()
+    assert "gold_anchor.png" not in html and not (files.folder / "gold_anchor.png").exists()
 
 
 def test_unpublishable_is_marked_on_every_page(broken: dict[str, Any], files: ReportFiles) -> None:
@@ -73,13 +103,20 @@ def test_unpublishable_is_marked_on_every_page(broken: dict[str, Any], files: Re
     assert html.count('<span class="tag">not publishable</span>') >= 6
     assert '<div class="banner" id="broken-banner">This evaluation is BROKEN' in html
     assert "&lt;b&gt;errored&lt;/b&gt;" in html and "<b>errored</b>" not in html
-    assert html.count('src="data:image/png;base64,') == len(PLOTTERS)  # self-contained
+    assert html.count('src="data:image/png;base64,') == len(DRAWN)  # self-contained
     markdown = files.markdown.read_text()
     assert markdown.startswith("# migration-evals report — NOT PUBLISHABLE\n")
     assert "> **This evaluation is BROKEN" in markdown
     assert markdown.count("(not publishable)") >= 6
     assert "![funnel](funnel.png)" in markdown
     assert broken["publishable"] is False and broken["banner"].startswith("This evaluation")
+    assert files.trials is not None
+    trials = files.trials.read_text()
+    assert (
+        "NOT PUBLISHABLE: 3 refusal(s)" in trials
+        and '<span class="tag">not publishable</span>' in trials
+    )
+    assert '<div class="banner" id="broken-banner">This evaluation is BROKEN' in trials
 
 
 def test_the_numbers_on_the_pages(broken: dict[str, Any], files: ReportFiles) -> None:
@@ -93,7 +130,8 @@ def test_the_numbers_on_the_pages(broken: dict[str, Any], files: ReportFiles) ->
     assert broken["judges"]["agreement"]["n"] == 2
     assert broken["judges"]["reliability"].startswith("UNRELIABLE: ")
     assert "insufficient data" in markdown
-    assert "inference ÷ infrastructure: " in markdown
+    assert "measured inference ÷ infrastructure: " in markdown
+    assert "| claude-sonnet-4-5 − gemini-2.5-pro | 12 / 24 | 12 / 24 | +0.0% |" in markdown
 
 
 def test_a_publishable_report_says_so(
@@ -107,8 +145,31 @@ def test_a_publishable_report_says_so(
     assert files.markdown.read_text().startswith("# migration-evals report\n\n**PUBLISHABLE**")
 
 
-def test_plots_of_an_empty_ledger_still_render(store: Store, gate_specs: SpecSet) -> None:
+def test_an_empty_ledger_draws_no_empty_plot(
+    store: Store, gate_specs: SpecSet, tmp_path: Path
+) -> None:
     add_gold(store)
     document = _document(store, gate_specs)
-    for name in PLOTTERS:
-        assert _distinct_colours(render_png(name, document)) > 10
+    # The gold table is read apart from the trials: its matrix has something to show.
+    assert document["plots"] == {"gold_anchor": "gold_anchor.png"}
+    assert sorted(document["plots_left_out"]) == sorted(set(PLOTTERS) - {"gold_anchor"})
+    files = write_report(document, tmp_path / "empty")
+    html = files.html.read_text()
+    assert html.count("No plot: ") == len(PLOTTERS) - 1 and html.count("<img") == 1
+    assert [p.name for p in files.folder.glob("*.svg")] == ["gold_anchor.svg"]
+
+
+def test_plots_render_as_png_and_svg(broken: dict[str, Any]) -> None:
+    for name in broken["plots"]:
+        assert _distinct_colours(render_png(name, broken)) > 10
+        assert render(name, broken, "svg").startswith(b"<?xml")
+
+
+def test_the_markdown_renders_every_table_and_plot(
+    broken: dict[str, Any], files: ReportFiles
+) -> None:
+    html = MarkdownIt("commonmark").enable("table").render(files.markdown.read_text())
+    # gate, pass rates, differences, per model, provenance, funnel, contamination, hypotheses
+    assert html.count("<table>") == 8
+    assert html.count("<img ") == len(broken["plots"])
+    assert "<td>claude-sonnet-4-5 − gemini-2.5-pro</td>" in html

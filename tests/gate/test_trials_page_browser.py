@@ -1,0 +1,106 @@
+"""The trials page in headless Chromium: the filter narrows the table the way a reader's
+typing and choosing would, and a clicked row opens its trial's detail."""
+
+from __future__ import annotations
+
+import html as html_lib
+import re
+from pathlib import Path
+
+import pytest
+
+from core.specs import SpecSet
+from core.store import Store
+from gate.evaluation import evaluate
+from gate.publication import check
+from gate.report import ReportFiles, report_document, trials_page, write_report
+from gate.trial_detail import run_records
+from tests.conftest import require_service
+from tests.gate.ledgers import Plan, append, balanced
+from tests.gate.test_report_browser import CHROMIUM, _chromium
+
+pytestmark = pytest.mark.browser
+
+HOSTILE = "<img src=x onerror=\"document.title='owned'\">"
+
+
+@pytest.fixture
+def report(store: Store, gate_specs: SpecSet, tmp_path: Path) -> ReportFiles:
+    require_service("chromium", Path(CHROMIUM).exists(), "apt-get install chromium")
+    plans = balanced(per_bucket=4)
+    plans.append(Plan(HOSTILE, outcome="error@compile"))
+    append(store, gate_specs, plans)
+    evaluation = evaluate(store, gate_specs)
+    page = trials_page(store, evaluation.selection.trials, gate_specs, run_records(store))
+    return write_report(report_document(evaluation, check(evaluation), "now"), tmp_path / "r", page)
+
+
+def _dom(files: ReportFiles, profile: Path, view: str) -> str:
+    assert files.trials is not None
+    url = files.trials.resolve().as_uri() + view
+    return _chromium(profile, "--virtual-time-budget=10000", "--dump-dom", url).stdout
+
+
+def _body(dom: str) -> dict[str, str]:
+    found = re.search(r"<body([^>]*)>", dom)
+    assert found, "no body in the dumped page"
+    return dict(re.findall(r'data-(\w+)="([^"]*)"', found.group(1)))
+
+
+def _rows(dom: str) -> list[list[str]]:
+    tbody = dom.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    return [
+        [
+            html_lib.unescape(re.sub(r"<[^>]+>", "", cell))
+            for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)
+        ]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", tbody, re.S)
+    ]
+
+
+def test_the_filter_narrows_the_table(report: ReportFiles, tmp_path: Path) -> None:
+    everything = _body(_dom(report, tmp_path / "p1", ""))
+    assert (everything["ready"], everything["matching"]) == ("true", "25")
+    dom = _dom(report, tmp_path / "p2", "#model=gpt-5&verdict=failed")
+    body = _body(dom)
+    rows = _rows(dom)
+    assert body["matching"] == body["shown"] == "4" == str(len(rows))
+    assert {(r[1], r[3]) for r in rows} == {("gpt-5", "failed")}
+    typed = _dom(report, tmp_path / "p3", "#q=gemini-2.5-pro%2F2026%2F001")
+    assert [r[0] for r in _rows(typed)] == ["gemini-2.5-pro/2026/001"]
+
+
+def test_a_header_sorts_the_table(report: ReportFiles, tmp_path: Path) -> None:
+    def costs(view: str, profile: str) -> list[float]:
+        rows = _rows(_dom(report, tmp_path / profile, view))
+        return [float(r[6].lstrip("$")) for r in rows]
+
+    ascending = costs("#sort=list", "s1")
+    descending = costs("#sort=-list", "s2")
+    assert ascending == sorted(ascending) and descending == sorted(ascending, reverse=True)
+    assert ascending[0] < ascending[-1]  # there was something to sort
+    names = [r[0] for r in _rows(_dom(report, tmp_path / "s3", "#sort=-changeset"))]
+    assert names == sorted(names, reverse=True)
+
+
+def test_a_row_opens_its_detail(report: ReportFiles, tmp_path: Path) -> None:
+    trial = "t-run-1-gpt-5-2020-003"  # failed at compile
+    dom = _dom(report, tmp_path / "p4", f"#open={trial}")
+    panel = re.search(r'<section id="detail"([^>]*)>(.*?)</section>', dom, re.S)
+    assert panel, "no detail panel"
+    attributes, content = panel.groups()
+    assert "hidden" not in attributes and f'data-trial="{trial}"' in attributes
+    text = " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", content)).split())
+    assert f"trial {trial}" in text
+    assert "changeset: gpt-5/2020/003 · model gpt-5 · recipe java8-to-17" in text
+    assert "compile: fail — live" in text and "tests: skipped — not run" in text
+    assert "sandbox run: exit 0" in text and "BUILD SUCCESS" in text
+    assert re.search(rf'<tr data-trial="{trial}" class="open">', dom)
+
+
+def test_hostile_text_is_only_text(report: ReportFiles, tmp_path: Path) -> None:
+    dom = _dom(report, tmp_path / "p5", "#verdict=error&open=t-run-1-" + "x")
+    assert "<title>Trials" in dom and "owned" not in dom.split("</title>", 1)[0]
+    rows = _rows(dom)
+    assert [r[0] for r in rows] == [HOSTILE]
+    assert "<img src" not in dom.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
