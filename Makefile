@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench bench-gate bench-sandbox bench-webhooks bench-scale images clean
+.PHONY: setup demo test lint bench bench-gate bench-sandbox bench-webhooks bench-scale bench-realworld images clean
 
 setup: $(VENV)/.installed
 
@@ -41,6 +41,10 @@ bench-webhooks: setup
 
 bench-scale: setup
 	set -a; [ ! -f .ci/services.env ] || . ./.ci/services.env; set +a; $(BIN)/python benchmarks/scale.py
+
+bench-realworld: setup
+	$(if $(MIRRORS),,$(error set MIRRORS=DIR, the folder that holds the cases' bare git mirrors))
+	$(BIN)/python benchmarks/realworld.py --mirrors $(MIRRORS) $(REALWORLD_ARGS)
 
 images: setup
 	$(BIN)/migration-evals images build

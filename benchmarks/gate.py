@@ -32,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bot.exits import ExitStatus
 from core.gold import GoldLabel, GoldRow, upsert_gold
 from core.model import Changeset, Envelope, Tier, Trial, Verdict
 from core.specs import SpecSet, load_specs
@@ -194,7 +195,7 @@ def timed(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     sampler.join()
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if process.returncode not in (0, 2):
+    if process.returncode not in (ExitStatus.OK, ExitStatus.GATE_REFUSED):
         raise SystemExit(f"{' '.join(argv)} failed ({process.returncode}): {stderr.decode()}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     last = stdout.decode().strip().splitlines()[-1:] or [""]

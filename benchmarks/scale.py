@@ -41,9 +41,8 @@ import sqlalchemy as sa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.replay import make_changesets, record
-from bot.executor.broker import CeleryDispatcher, make_celery
 from bot.executor.driver import CeleryRun
-from bot.executor.trials import TABLES
+from bot.jobs.dispatch import CeleryDispatcher, make_celery
 from bot.wiring import build_cascade
 from core.cassette import CassetteLibrary
 from core.model import Changeset, Verdict
@@ -75,14 +74,19 @@ class Bench:
 
     @contextmanager
     def schema(self) -> Iterator[str]:
-        """A URL whose search path is a fresh schema, dropped afterwards."""
+        """A URL whose search path is a fresh schema, upgraded (``db upgrade``), dropped
+        afterwards."""
         name = f"bench_{uuid.uuid4().hex[:10]}"
         admin = sa.create_engine(self.db)
         with admin.begin() as conn:
             conn.execute(sa.text(f"CREATE SCHEMA {name}"))
         url = sa.make_url(self.db).update_query_dict({"options": f"-csearch_path={name}"})
+        text = url.render_as_string(hide_password=False)
         try:
-            yield url.render_as_string(hide_password=False)
+            migrating = Store.attach(text)
+            migrating.upgrade_schema()
+            migrating.close()
+            yield text
         finally:
             with admin.begin() as conn:
                 conn.execute(sa.text(f"DROP SCHEMA {name} CASCADE"))
@@ -146,7 +150,7 @@ def celery(bench: Bench, workers: int) -> tuple[float, list[Verdict]]:
     with bench.schema() as url:
         scale = ScaleSettings(broker_url=bench.broker, queue=queue)
         settings = bench.settings(url, scale=scale)
-        store = Store.open(url, extra_metadata=TABLES)
+        store = Store.open(url)
         processes = [_worker(bench, url, queue, n) for n in range(workers)]
         dispatcher = CeleryDispatcher(make_celery(scale), scale)
         try:

@@ -1,6 +1,7 @@
 """The ``migration-evals`` command line.
 
-Every command has ``--help``; errors exit non-zero with one clear line on stderr.
+Every command has ``--help``; errors exit non-zero with one clear line on stderr, each
+condition with its own status (``bot.exits``, printed by ``--help``).
 """
 
 from __future__ import annotations
@@ -12,11 +13,16 @@ import sys
 from collections.abc import Sequence
 
 from bot.commands import COMMANDS
-from core.errors import MigrationEvalsError
+from bot.exits import ExitStatus, UsageError, epilog
+from core.errors import BudgetExceededError, MigrationEvalsError, SchemaBehindError
 
 __all__ = ["build_parser", "main"]
 
-EXIT_ERROR = 1
+# The errors whose condition has a status of its own; any other is ``ERROR``.
+_STATUS_OF: tuple[tuple[type[MigrationEvalsError], ExitStatus], ...] = (
+    (BudgetExceededError, ExitStatus.BUDGET),
+    (SchemaBehindError, ExitStatus.SCHEMA_BEHIND),
+)
 
 
 def _chosen(argv: Sequence[str]) -> str | None:
@@ -31,6 +37,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="migration-evals",
         description="Grade agent-written batch-change pull requests through a cascade of "
         "oracle tiers (apply, compile, tests, judge), cheapest first.",
+        epilog=epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -50,13 +58,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         code: int = args.handler(args)
+    except UsageError as exc:
+        print(f"migration-evals {args.command}: error: {exc}", file=sys.stderr)
+        return ExitStatus.USAGE
     except MigrationEvalsError as exc:
         print(f"migration-evals: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return _status_of(exc)
     except KeyboardInterrupt:
         print("migration-evals: interrupted; finished trials are in the ledger", file=sys.stderr)
-        return 130
+        return ExitStatus.INTERRUPTED
     return code
+
+
+def _status_of(exc: MigrationEvalsError) -> ExitStatus:
+    return next((status for kind, status in _STATUS_OF if isinstance(exc, kind)), ExitStatus.ERROR)
 
 
 if __name__ == "__main__":

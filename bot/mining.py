@@ -1,4 +1,5 @@
-"""Composition for mining: the GitHub provider in each mode, mirrors, the grader, the store.
+"""Composition for mining: the GitHub provider in each mode, mirrors, git sources, the
+agents spec, the grader, the store.
 
 ``--mode replay`` (the default) serves GitHub from ``cassettes/github``; ``record`` forwards
 to ``MIGRATION_EVALS_GITHUB_API_URL`` and writes cassettes; ``live`` just calls it. The
@@ -9,32 +10,38 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
+from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import requests
 from github import Auth, Github
 
-from bot.wiring import build_cascade
+from bot import grading
+from bot.grading import Grading
+from bot.plan import plan_of
 from core.cassette import CassetteLibrary
+from core.changesets import is_remote_url
 from core.clock import Clock, SystemClock, as_utc
 from core.errors import ConfigError
 from core.model import Changeset, Trial
-from core.settings import CassetteMode, Settings
+from core.settings import CassetteMode, Executor, Settings
 from core.specs import SpecSet
 from core.store import Store
-from miners import tables
-from miners.clones import MirrorCache
+from miners.agents import Agents
+from miners.clones import MirrorCache, branch_ref, find_git_dir, repository_name
 from miners.funnel import Grader
+from miners.git_gold import GitSource
 from miners.github import GitHubProvider
 from miners.github_cassettes import GitHubCassetteServer, RequestsUpstream
-from oracles.cascade import Budget
-from oracles.runner import Runner
 
 __all__ = [
     "FixedClock",
+    "git_source",
     "github_client",
     "github_provider",
+    "load_agents",
     "make_grader",
     "mirror_cache",
     "open_mining_store",
@@ -58,11 +65,40 @@ class FixedClock:
 
 
 def open_mining_store(settings: Settings) -> Store:
-    return Store.open(settings.db_url, extra_metadata=[tables.metadata])
+    return Store.open(settings.db_url)
 
 
 def mirror_cache(settings: Settings) -> MirrorCache:
     return MirrorCache(settings.cache_dir / "mirrors")
+
+
+def load_agents(settings: Settings, specs: SpecSet) -> Agents:
+    """The agents spec, plus the deployment's own (``MIGRATION_EVALS_AGENT_AUTHORS``)."""
+    return Agents.load(specs.root / "agents.yaml", settings.agent_authors)
+
+
+def git_source(
+    settings: Settings,
+    location: str,
+    *,
+    branch: str | None = None,
+    name: str | None = None,
+    agents: Agents | None = None,
+) -> GitSource:
+    """A repository to mine with git alone: a URL is mirrored into the cache, a path on
+    disk (a clone, a mirror, or a folder holding one) is read where it is."""
+    if is_remote_url(location):
+        git_dir, where = mirror_cache(settings).mirror(location), location
+    else:
+        git_dir = find_git_dir(Path(location).expanduser().resolve())
+        where = str(git_dir)
+    return GitSource(
+        git_dir=git_dir,
+        name=name or repository_name(location, git_dir),
+        location=where,
+        tip=branch_ref(git_dir, branch),
+        agents_stamp=agents.stamp if agents else "",
+    )
 
 
 def github_client(base_url: str, token: str | None, *, polite: bool) -> Github:
@@ -103,21 +139,20 @@ def github_provider(settings: Settings, clock: Clock | None = None) -> Iterator[
 def make_grader(
     settings: Settings, store: Store, specs: SpecSet, options: Mapping[str, Any]
 ) -> Grader:
-    """Grades through the cascade into ``store``.
+    """Grades through the cascade of the settings' plan into ``store``.
 
     The cascade is built now, before any mining, so a mode it cannot serve fails at once
     instead of after an hour of labelling.
     """
+    # Mining grades in this process: its store has no trial-job tables for workers.
+    plan = replace(plan_of(settings, specs), executor=Executor.EMBEDDED)
+    where = Grading.of(settings, store, specs)
     try:
-        cascade = build_cascade(settings, store=store, specs=specs)
+        where.cascades.for_plan(plan)
     except ConfigError as exc:
         raise ConfigError(f"{exc} (or add --no-grade to label without grading)") from exc
 
     def grade(changesets: Sequence[Changeset]) -> list[Trial]:
-        runner = Runner(cascade, store, jobs=settings.jobs)
-        outcome = runner.run(
-            list(changesets), budget=Budget(settings.budget_usd), options=dict(options)
-        )
-        return outcome.trials
+        return grading.grade(plan, changesets, where, options=options).trials
 
     return grade

@@ -4,9 +4,15 @@ Variables are prefixed ``MIGRATION_EVALS_``; judge keys and endpoints use the SD
 names (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``,
 ``OPENAI_BASE_URL``); ``DOCKER_HOST`` as the docker SDK reads it.
 ``MIGRATION_EVALS_AGENT_AUTHORS`` lists the pull-request authors that are agents, comma
-separated, each optionally with the model it runs: ``codex-bot[bot]=gpt-5,fixer-bot``.
+separated, each optionally with the model it runs: ``codex-bot[bot]=gpt-5,fixer-bot``;
+mining from git alone matches them against commit names and emails too.
 ``MIGRATION_EVALS_SANDBOX_MODE`` sets the sandbox port apart from the others (e.g. record
-sandbox runs while the judges replay).
+sandbox runs while the judges replay). ``MIGRATION_EVALS_MAVEN_MIRROR`` and
+``MIGRATION_EVALS_GOPROXY`` name the registries dependency resolution uses (credentials may
+be in the URL), ``MIGRATION_EVALS_DEPS_OFFLINE=on`` uses only the dependency cache; for an
+engine that cannot see this machine's folders, ``MIGRATION_EVALS_CACHE_VOLUMES=on`` keeps the
+caches in named volumes and ``MIGRATION_EVALS_GATE_NETWORK`` (with
+``MIGRATION_EVALS_GATE_HOST``) is how resolution runs reach the registry gate.
 """
 
 from __future__ import annotations
@@ -16,9 +22,23 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from core.errors import ConfigError
-from core.settings import CassetteMode, Executor, GitHubAppSettings, ScaleSettings, Settings
+from core.settings import (
+    CassetteMode,
+    DependencySettings,
+    Executor,
+    GitHubAppSettings,
+    ScaleSettings,
+    Settings,
+)
 
-__all__ = ["PROJECT_ROOT", "github_app_from_env", "scale_from_env", "settings_from_env"]
+__all__ = [
+    "PROJECT_ROOT",
+    "dependencies_from_env",
+    "github_app_from_env",
+    "mode_is_set",
+    "scale_from_env",
+    "settings_from_env",
+]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "MIGRATION_EVALS_"
@@ -134,6 +154,26 @@ def scale_from_env(env: Mapping[str, str]) -> ScaleSettings:
     )
 
 
+def _registry_url(env: Mapping[str, str], name: str, default: str) -> str:
+    value = (env.get(PREFIX + name) or default).rstrip("/")
+    if not value.startswith(("https://", "http://")):
+        raise ConfigError(f"{PREFIX}{name} must be an http(s) URL")
+    return value
+
+
+def dependencies_from_env(env: Mapping[str, str]) -> DependencySettings:
+    """The registries dependency resolution uses, and whether it may use them at all."""
+    defaults = DependencySettings()
+    return DependencySettings(
+        maven_mirror=_registry_url(env, "MAVEN_MIRROR", defaults.maven_mirror),
+        goproxy=_registry_url(env, "GOPROXY", defaults.goproxy),
+        offline=_flag(env, "DEPS_OFFLINE", defaults.offline),
+        cache_volumes=_flag(env, "CACHE_VOLUMES", defaults.cache_volumes),
+        gate_network=env.get(PREFIX + "GATE_NETWORK") or None,
+        gate_host=env.get(PREFIX + "GATE_HOST") or None,
+    )
+
+
 def _agent_authors(value: str) -> dict[str, str]:
     authors: dict[str, str] = {}
     for item in value.split(","):
@@ -158,6 +198,12 @@ def default_scratch_dir(env: Mapping[str, str]) -> Path | None:
     if RAM_FOLDER.is_dir() and os.access(RAM_FOLDER, os.W_OK | os.X_OK):
         return RAM_FOLDER
     return None
+
+
+def mode_is_set(env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``MIGRATION_EVALS_MODE`` is given (servers default to live without it)."""
+    env = os.environ if env is None else env
+    return bool(env.get(PREFIX + "MODE"))
 
 
 def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
@@ -185,5 +231,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         github_token=env.get(PREFIX + "GITHUB_TOKEN") or None,
         agent_authors=_agent_authors(get("AGENT_AUTHORS", "")),
         apt_mirror=env.get(PREFIX + "APT_MIRROR") or None,
+        image_registry=env.get(PREFIX + "IMAGE_REGISTRY") or None,
         scale=scale_from_env(env),
+        dependencies=dependencies_from_env(env),
     )

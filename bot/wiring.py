@@ -9,15 +9,17 @@ from pathlib import Path
 
 import docker
 import docker.errors
+import requests
 
 from core.cassette import CassetteLibrary
 from core.errors import ConfigError, SandboxError
 from core.model import Tier
 from core.ports import Judge, Sandbox
-from core.settings import CassetteMode, Settings
+from core.settings import CassetteMode, DependencySettings, Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
 from oracles.baselines import BaselineCache
+from oracles.builds import Builds
 from oracles.cascade import Cascade
 from oracles.judges import RecordingJudge, ReplayingJudge, Retrying, RetryPolicy
 from oracles.repos import RepoCache
@@ -30,6 +32,8 @@ from oracles.sandbox import (
 )
 from oracles.sandbox.docker import default_user
 from oracles.sandbox.images import missing_images
+from oracles.sandbox.pulls import ImageSource
+from oracles.sandbox.registry import RegistryGate, Upstream
 from oracles.tiers.apply import ApplyOracle
 from oracles.tiers.base import TierOracle
 from oracles.tiers.compile import CompileOracle
@@ -47,6 +51,7 @@ __all__ = [
     "judge_retry_policy",
     "live_sandbox",
     "probe_engine",
+    "probe_registries",
 ]
 
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
@@ -74,6 +79,21 @@ def host_apt_sources(root: Path = Path("/etc/apt")) -> list[tuple[str, str]]:
     ]
 
 
+def dependency_caches(cache_dir: Path) -> Path:
+    """Where the dependency caches that builds mount live (one folder each)."""
+    return cache_dir / "deps" / "caches"
+
+
+def registry_gate(dependencies: DependencySettings, cache_dir: Path) -> RegistryGate:
+    """The gate resolution runs reach the registries through (see oracles.sandbox.registry)."""
+    return RegistryGate(
+        {"maven": Upstream(dependencies.maven_mirror), "go": Upstream(dependencies.goproxy)},
+        store=cache_dir / "deps" / "maven-store",
+        go_downloads=dependency_caches(cache_dir) / "go" / "mod" / "cache" / "download",
+        offline=dependencies.offline,
+    )
+
+
 def live_sandbox(settings: Settings, specs: SpecSet) -> Sandbox:
     """The Docker sandbox, after removing containers an earlier crash left behind. With
     no engine, a sandbox whose every run is an infrastructure error."""
@@ -81,7 +101,18 @@ def live_sandbox(settings: Settings, specs: SpecSet) -> Sandbox:
         client = docker_client(settings)
         limits = SandboxLimits.from_spec(specs.oracle.section("sandbox"))
         user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
-        sandbox = DockerSandbox(client, limits, user=user, as_root=os.geteuid() == 0)
+        sandbox = DockerSandbox(
+            client,
+            limits,
+            user=user,
+            as_root=os.geteuid() == 0,
+            caches=dependency_caches(settings.cache_dir),
+            gate=registry_gate(settings.dependencies, settings.cache_dir),
+            source=ImageSource(settings.image_registry) if settings.image_registry else None,
+            cache_volumes=settings.dependencies.cache_volumes,
+            gate_network=settings.dependencies.gate_network,
+            gate_host=settings.dependencies.gate_host,
+        )
         sandbox.reap()
     except SandboxError as exc:
         return UnavailableSandbox(str(exc))
@@ -104,6 +135,21 @@ def probe_engine(settings: Settings, images: Iterable[str]) -> str | None:
         return str(exc)
     if missing:
         return f"images missing ({', '.join(missing)}); run `migration-evals images build`"
+    return None
+
+
+def probe_registries(dependencies: DependencySettings, timeout_s: float = 5.0) -> str | None:
+    """None when dependency resolution can work (the registries answer, or offline mode
+    uses the cache alone); otherwise which registry did not answer."""
+    if dependencies.offline:
+        return None
+    for route, url in (("maven", dependencies.maven_mirror), ("go", dependencies.goproxy)):
+        target, auth = Upstream(url).target("")
+        try:
+            requests.head(target, auth=auth, timeout=timeout_s, allow_redirects=True)
+        except requests.RequestException as exc:
+            shown = Upstream(url).shown
+            return f"the {route} registry {shown} does not answer ({type(exc).__name__})"
     return None
 
 
@@ -178,13 +224,17 @@ def build_cascade(settings: Settings, *, store: Store, specs: SpecSet | None = N
     cassettes = CassetteLibrary(settings.cassette_dir)
     sandbox = build_sandbox(settings, cassettes, specs)
     primary, secondary = build_judges(settings, cassettes, specs)
-    # Baselines outlive the process only when live: a recording must see every run once.
+    # Baselines and resolutions outlive the process only when live: a recording must see
+    # every run once.
     live = settings.effective_sandbox_mode is CassetteMode.LIVE
     baselines = BaselineCache(settings.cache_dir / "baselines" if live else None)
+    resolutions = BaselineCache(settings.cache_dir / "resolutions" if live else None)
+    registry = registry_gate(settings.dependencies, settings.cache_dir).identity
+    builds = Builds(sandbox, resolutions, registry=registry)
     oracles: list[TierOracle] = [
         ApplyOracle(),
-        CompileOracle(sandbox),
-        TestsOracle(sandbox, baselines),
+        CompileOracle(sandbox, builds, baselines),
+        TestsOracle(sandbox, baselines, builds),
         JudgeOracle(primary, secondary),
     ]
     repos = RepoCache(settings.cache_dir)

@@ -9,6 +9,8 @@ import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from datetime import date
 from functools import cache
 from pathlib import Path
 
@@ -18,8 +20,27 @@ import pytest
 import redis
 import sqlalchemy as sa
 
+from bot.wiring import dependency_caches, registry_gate
+from core.model import Changeset, Trial
+from core.ports import JudgeReply
+from core.settings import DependencySettings
 from core.specs import SpecSet, load_specs
+from core.store import Store
+from oracles.baselines import BaselineCache
+from oracles.builds import Builds
+from oracles.cascade import Budget, Cascade
+from oracles.diffscreen import ScreenLimits
+from oracles.repos import RepoCache
+from oracles.sandbox import DockerSandbox, SandboxLimits
+from oracles.sandbox.docker import default_user
 from oracles.sandbox.images import load_image_set, missing_images
+from oracles.tiers.apply import ApplyOracle
+from oracles.tiers.base import TrialContext
+from oracles.tiers.compile import CompileOracle
+from oracles.tiers.judge import JudgeOracle
+from oracles.tiers.tests import TestsOracle
+from oracles.workspace import Workspace
+from tests.fakes import FakeJudge, FakeRegistry, judge_json
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS_DIR = ROOT / "specs"
@@ -45,6 +66,24 @@ def run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
         check=True,
     )
     return done.stdout.strip()
+
+
+def deep_chain(folder: Path, depth: int, leaf: str = "leaf") -> None:
+    """``depth`` nested folders ``d`` under ``folder`` with a file ``leaf`` at the bottom,
+    made relative to a descriptor (no path handed to the kernel is longer than one name).
+    Remove it with ``oracles.folders.remove_tree``: pytest's own clean-up recurses."""
+    folder.mkdir(exist_ok=True)
+    deep = os.open(folder, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=deep)
+            inner = os.open("d", os.O_RDONLY, dir_fd=deep)
+            os.close(deep)
+            deep = inner
+        with os.fdopen(os.open(leaf, os.O_WRONLY | os.O_CREAT, dir_fd=deep), "w") as handle:
+            handle.write("x")
+    finally:
+        os.close(deep)
 
 
 def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
@@ -82,6 +121,36 @@ def make_repo(tmp_path: Path) -> RepoFactory:
     return build
 
 
+def without_integrity(specs: SpecSet, recipe: str, *families: str) -> SpecSet:
+    """``specs`` with some of the recipe's tier-1 integrity checks off, so a test can show
+    that a later layer (tier 3's own reading) catches the same trick by itself."""
+    found = specs.recipe(recipe)
+    raw = dict(found.raw)
+    integrity = dict(raw["integrity"])
+    integrity["settings"] = [s for s in integrity["settings"] if s not in families]
+    raw["integrity"] = integrity
+    return replace(specs, recipes={**specs.recipes, recipe: replace(found, raw=raw)})
+
+
+def clone_example(tmp_path: Path, project: str) -> tuple[Path, str]:
+    """A clone of a bundled example (``examples/bundles``) and its HEAD commit."""
+    repo = tmp_path / project
+    bundle = ROOT / "examples" / "bundles" / f"{project}.bundle"
+    subprocess.run(["git", "clone", "-q", str(bundle), str(repo)], check=True)
+    return repo, run_git(repo, "rev-parse", "HEAD")
+
+
+def good_patch_files(repo: Path, project: str) -> dict[str, str | None]:
+    """The files the example's good patch touches, as they are once it is applied: the
+    starting point of a hostile patch built on top of a correct migration."""
+    good = (ROOT / "examples" / "patches" / project / "good.diff").read_text()
+    subprocess.run(["git", "apply"], cwd=repo, input=good, text=True, check=True)
+    touched = run_git(repo, "diff", "--name-only").splitlines()
+    contents: dict[str, str | None] = {name: (repo / name).read_text() for name in touched}
+    run_git(repo, "checkout", "-q", "--", ".")
+    return contents
+
+
 def diff_of(repo: Path, changes: Mapping[str, str | None]) -> str:
     """The genuine ``git diff`` of applying ``changes`` (None deletes) to ``repo``'s HEAD."""
     for name, content in changes.items():
@@ -101,6 +170,35 @@ def diff_of(repo: Path, changes: Mapping[str, str | None]) -> str:
     ).stdout
     run_git(repo, "reset", "-q", "--hard", "HEAD")
     return patch
+
+
+TrialFactory = Callable[..., TrialContext]
+
+
+@pytest.fixture
+def make_trial(specs: SpecSet, make_repo: RepoFactory, tmp_path: Path) -> Iterator[TrialFactory]:
+    """A tier's view of one trial: a real repository with ``files`` at its base commit and
+    the patch that makes ``changes`` (None deletes), graded by ``recipe``."""
+    repos = RepoCache(tmp_path / "repo-cache")
+    apply = specs.oracle.section("apply")
+    limits = ScreenLimits(int(apply["max_files"]), int(apply["max_patch_bytes"]))
+    opened: list[Workspace] = []
+
+    def build(
+        files: Mapping[str, str | bytes],
+        changes: Mapping[str, str | None],
+        recipe: str = "java8-to-17",
+    ) -> TrialContext:
+        path, commit = make_repo(files)
+        patch = diff_of(path, changes)
+        changeset = Changeset("c", str(path), commit, patch, recipe, "gpt-5", date(2021, 5, 1))
+        workspace = Workspace(repos, changeset, limits)
+        opened.append(workspace)
+        return TrialContext(changeset, specs.recipe(recipe), specs, workspace)
+
+    yield build
+    for workspace in opened:
+        workspace.close()
 
 
 def wait_for(what: str, check: Callable[[], bool], timeout_s: float = 60.0) -> None:
@@ -156,6 +254,68 @@ def docker_client() -> Iterator[docker.DockerClient]:
     client.close()
 
 
+@pytest.fixture(scope="session")
+def dependency_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One dependency cache for a session's live tests: the registry gate's store and the
+    Go module cache fill once, as they would on a grading machine."""
+    return tmp_path_factory.mktemp("dependency-cache")
+
+
+def live_docker_sandbox(
+    client: docker.DockerClient,
+    specs: SpecSet,
+    cache_dir: Path,
+    dependencies: DependencySettings | None = None,
+) -> DockerSandbox:
+    """The live sandbox as ``bot.wiring`` builds it: dependency caches under ``cache_dir``
+    and the registry gate in front of ``dependencies`` (default: the public registries)."""
+    limits = SandboxLimits.from_spec(specs.oracle.section("sandbox"))
+    user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
+    return DockerSandbox(
+        client,
+        limits,
+        user=user,
+        as_root=os.geteuid() == 0,
+        caches=dependency_caches(cache_dir),
+        gate=registry_gate(dependencies or DependencySettings(), cache_dir),
+    )
+
+
+def live_builds(sandbox: DockerSandbox) -> Builds:
+    """Build plans over ``sandbox``, with resolutions kept for the test's lifetime."""
+    registry = sandbox.gate.identity if sandbox.gate else ""
+    return Builds(sandbox, BaselineCache(), registry=registry)
+
+
+class LiveGrader:
+    """A cascade over a live sandbox (a judge that always passes, so any failure is the
+    sandbox tiers' own), sharing one baseline cache between trials."""
+
+    def __init__(self, sandbox: DockerSandbox, specs: SpecSet, tmp_path: Path) -> None:
+        self.sandbox = sandbox
+        self.builds = live_builds(sandbox)
+        self.baselines = BaselineCache()
+        self.specs = specs
+        self.repos = RepoCache(tmp_path / "cache")
+
+    def grade(
+        self, repo: tuple[Path, str], patch: str, recipe: str, specs: SpecSet | None = None
+    ) -> Trial:
+        specs = specs or self.specs
+        judge = FakeJudge(lambda _r: JudgeReply(judge_json("pass", []), "end_turn"))
+        oracles = [
+            ApplyOracle(),
+            CompileOracle(self.sandbox, self.builds, self.baselines),
+            TestsOracle(self.sandbox, self.baselines, self.builds),
+            JudgeOracle(judge, judge),
+        ]
+        changeset = Changeset(
+            "live", str(repo[0]), repo[1], patch, recipe, "gpt-5", date(2022, 1, 1)
+        )
+        cascade = Cascade(specs, oracles, self.repos)  # type: ignore[arg-type]
+        return cascade.run_trial("live", changeset, Budget(None)).trial
+
+
 # -- real services (see .ci/setup.d) ---------------------------------------------------
 
 POSTGRES_HOW = "set MIGRATION_EVALS_TEST_POSTGRES_URL (.ci/setup.d/20-postgres.sh does)"
@@ -191,8 +351,18 @@ def require_postgres() -> str:
 
 
 @pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A URL of the test PostgreSQL database whose search path is a fresh schema."""
+def postgres_url(bare_postgres_url: str) -> str:
+    """``bare_postgres_url`` with the schema upgraded, as ``migration-evals db upgrade`` does
+    before servers start (``Store.open`` refuses a server database that is behind)."""
+    store = Store.attach(bare_postgres_url)
+    store.upgrade_schema()
+    store.close()
+    return bare_postgres_url
+
+
+@pytest.fixture
+def bare_postgres_url() -> Iterator[str]:
+    """A URL of the test PostgreSQL database whose search path is a fresh, empty schema."""
     base = require_postgres()
     schema = f"t_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(base)
@@ -212,6 +382,13 @@ def redis_url() -> str:
     url = os.environ.get("MIGRATION_EVALS_TEST_REDIS_URL", "")
     require_service("Redis", bool(url) and _redis_answers(url), REDIS_HOW)
     return url
+
+
+@pytest.fixture
+def upstream_registry() -> Iterator[FakeRegistry]:
+    """A package registry on loopback, empty until a test puts files in it."""
+    with FakeRegistry() as registry:
+        yield registry
 
 
 def free_port() -> int:

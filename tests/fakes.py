@@ -2,41 +2,110 @@
 
 from __future__ import annotations
 
+import tarfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
 from typing import Any
 
-from core.errors import ChangesetProviderError
+import docker.errors
+
+from bot.app.kinds import APP_KINDS
+from bot.executor.trials import TRIAL
+from bot.jobs.kinds import KindRegistry
+from core.errors import ChangesetProviderError, SandboxError
+from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
 from core.ports import (
+    ImageConfig,
     ImageRef,
     JudgeReply,
     JudgeRequest,
     PullRequestInfo,
     PullRequestQuery,
+    SandboxAction,
     SandboxRequest,
     SandboxResult,
 )
+from core.store import Store
+from oracles.tree import ChangeKind, FileChange, MemoryTree
 
 __all__ = [
     "JAVA17_CLASS_HEAD",
+    "RUNS_APP",
+    "BuildScript",
     "FakeClock",
     "FakeDispatcher",
+    "FakeDockerClient",
     "FakeJudge",
     "FakeProvider",
+    "FakePulledImage",
+    "FakeRegistry",
+    "FakeRegistryImages",
     "FakeSandbox",
     "FakeTimer",
+    "LedgerGrader",
+    "all_kinds",
     "fake_result",
     "judge_json",
+    "maven_log",
+    "memory_tree",
+    "surefire_run",
 ]
 
 
 JAVA17_CLASS_HEAD = "cafebabe0000003d"  # magic, minor 0, major 61
+RUNS_APP = ImageConfig(user="app", cmd=("app",), workdir="/srv", env_names=("PATH",))
+
+
+def all_kinds() -> KindRegistry:
+    """Every job kind the project defines: the App's and the executor's trials."""
+    return KindRegistry([*APP_KINDS, TRIAL])
+
+
+def maven_log(run: int, failed: int = 0, skipped: int = 0, module: str = "m") -> str:
+    """The lines Maven 3.9 and Surefire 3 print for one module's test execution."""
+    level = "ERROR" if failed else "INFO"
+    return (
+        f"[INFO] --- surefire:3.5.2:test (default-test) @ {module} ---\n"
+        "[INFO] Results:\n[INFO] \n"
+        f"[{level}] Tests run: {run}, Failures: {failed}, Errors: 0, Skipped: {skipped}\n"
+        f"[{level}] BUILD {'FAILURE' if failed else 'SUCCESS'}\n"
+    )
+
+
+def surefire_run(
+    tests: Mapping[str, bool], classname: str = "x.ATest", image_id: str = ""
+) -> SandboxResult:
+    """A Maven test run, exiting 1 when a test fails as Surefire does: each test passes or
+    fails as ``tests`` says, in its XML report and in Maven's printed summary."""
+    cases = "".join(
+        f'<testcase classname="{classname}" name="{name}">{"" if ok else "<failure/>"}</testcase>'
+        for name, ok in tests.items()
+    )
+    report = {f"target/surefire-reports/TEST-{classname}.xml": f"<testsuite>{cases}</testsuite>"}
+    failed = sum(not ok for ok in tests.values())
+    output = maven_log(len(tests), failed) if tests else ""
+    return SandboxResult(int(failed > 0), output, report, image_id=image_id)
+
+
+GO_PASSING = (
+    '{"Action":"run","Package":"m","Test":"TestA"}\n'
+    '{"Action":"pass","Package":"m","Test":"TestA"}\n'
+    '{"Action":"output","Package":"m","Output":"ok  \\tm\\t0.01s\\n"}\n'
+    '{"Action":"pass","Package":"m"}\n'
+)
 
 
 def fake_result(request: SandboxRequest) -> SandboxResult:
-    """A clean run; a build asked for class-file headers produced one Java 17 class."""
+    """A clean run; a build asked for class-file headers produced one Java 17 class, and
+    a test suite ran one test that passed (a suite of no tests has nothing to compare)."""
+    if any("surefire-reports" in pattern for pattern in request.collect):
+        return surefire_run({"passes": True}, image_id=request.image_id())
+    if "-json" in request.command:
+        return SandboxResult(0, GO_PASSING, image_id=request.image_id())
     heads = {"target/classes/x/A.class": JAVA17_CLASS_HEAD} if request.inspect else {}
     return SandboxResult(exit_code=0, image_id=request.image_id(), file_heads=heads)
 
@@ -45,22 +114,68 @@ def fake_result(request: SandboxRequest) -> SandboxResult:
 class FakeSandbox:
     """Answers each request with ``respond(request)``; records every request it saw.
 
-    Images resolve to ``images[ref]`` (default ``sha256:fake-<ref>``).
+    Images resolve to ``images[ref]`` (default ``sha256:fake-<ref>``), except those in
+    ``missing``, which the engine lacks; an image's configuration is ``configs[image]``
+    (default: an image that runs ``app``).
     """
 
     respond: Callable[[SandboxRequest], SandboxResult] = fake_result
     identity: str = "sandbox:fake"
     requests: list[SandboxRequest] = field(default_factory=list)
     images: dict[str, str] = field(default_factory=dict)
+    configs: dict[str, ImageConfig] = field(default_factory=dict)
+    missing: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def resolve(self, image: str) -> ImageRef:
+        if image in self.missing:
+            raise SandboxError(f"image {image} is not on the Docker engine")
         return ImageRef(image, self.images.get(image, f"sha256:fake-{image}"))
+
+    def inspect(self, image: str) -> ImageConfig:
+        return self.configs.get(image, RUNS_APP)
 
     def run(self, request: SandboxRequest) -> SandboxResult:
         with self._lock:
             self.requests.append(request)
         return self.respond(request)
+
+    def has_cache(self, cache: str) -> bool:
+        return True
+
+
+@dataclass
+class BuildScript:
+    """A ``FakeSandbox.respond`` for project builds, answering like the tools would.
+
+    A resolution run answers by its project's build file (pom.xml or go.mod) in the tree
+    it was given: ``resolutions[text]`` for the first ``text`` that file contains, else
+    ``resolved``. Any other run answers ``run(request, patched)``, ``patched`` being
+    whether it is not over the base tree (``base_tree``, the base's tree hash).
+    """
+
+    base_tree: str
+    resolutions: Mapping[str, SandboxResult] = field(default_factory=dict)
+    resolved: SandboxResult = field(default_factory=lambda: SandboxResult(0, image_id="sha256:r"))
+    run: Callable[[SandboxRequest, bool], SandboxResult] = field(
+        default=lambda request, _patched: fake_result(request)
+    )
+
+    def __call__(self, request: SandboxRequest) -> SandboxResult:
+        if request.action is not SandboxAction.RESOLVE:
+            return self.run(request, request.tree_hash != self.base_tree)
+        assert request.tree is not None
+        text = ""
+        with (
+            request.tree(0, 0, request.workdir) as archive,
+            tarfile.open(fileobj=archive, mode="r|") as tar,
+        ):
+            for member in tar:
+                handle = tar.extractfile(member) if member.isreg() else None
+                if handle is not None and member.name in ("pom.xml", "go.mod"):
+                    text += handle.read().decode()
+        found = next((result for key, result in self.resolutions.items() if key in text), None)
+        return found or self.resolved
 
 
 @dataclass
@@ -180,3 +295,169 @@ class FakeDispatcher:
 
     def close(self) -> None:
         self.closed = True
+
+
+@dataclass(frozen=True)
+class RegistryRequest:
+    """One request an upstream registry received."""
+
+    method: str
+    path: str
+    authorization: str | None
+
+
+class FakeRegistry:
+    """A package registry on loopback: answers GET and HEAD from ``files`` (path below the
+    server's root to bytes), 404 otherwise, or ``status`` for every path when set (a
+    failing registry); records every request. Use as a context manager."""
+
+    def __init__(self, files: Mapping[str, bytes] | None = None) -> None:
+        self.files = dict(files or {})
+        self.status: int | None = None
+        self.seen: list[RegistryRequest] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _registry_handler(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def paths(self) -> list[str]:
+        with self._lock:
+            return [request.path for request in self.seen]
+
+    def answer(self, method: str, path: str, authorization: str | None) -> tuple[int, bytes]:
+        with self._lock:
+            self.seen.append(RegistryRequest(method, path, authorization))
+        if self.status is not None:
+            return self.status, b""
+        body = self.files.get(path.lstrip("/"))
+        return (404, b"") if body is None else (200, body)
+
+    def __enter__(self) -> FakeRegistry:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, _t: type[BaseException] | None, _v: BaseException | None, _tb: TracebackType | None
+    ) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+def _registry_handler(registry: FakeRegistry) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            self._reply("GET")
+
+        def do_HEAD(self) -> None:
+            self._reply("HEAD")
+
+        def _reply(self, method: str) -> None:
+            status, body = registry.answer(method, self.path, self.headers.get("Authorization"))
+            self.send_response(status)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if method == "GET":
+                self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # keep test output clean
+
+    return Handler
+
+
+@dataclass
+class LedgerGrader:
+    """Grades like the cascade would (into the ledger): pass unless the patch is empty."""
+
+    store: Store
+    seen: list[Changeset] = field(default_factory=list)
+
+    def __call__(self, changesets: Sequence[Changeset]) -> list[Trial]:
+        trials = []
+        for changeset in changesets:
+            self.seen.append(changeset)
+            verdict = Verdict.PASS if changeset.patch else Verdict.FAIL
+            tid = f"t-{len(self.seen)}"
+            envelope = Envelope(
+                tid, changeset.id, Tier.APPLY, verdict, 0.001, 0.0, 0.1, Stamps("o", "r", "h")
+            )
+            trial = Trial(tid, "r-gold", changeset, (envelope,))
+            self.store.append_trial(trial, {})
+            trials.append(trial)
+        return trials
+
+
+@dataclass
+class FakePulledImage:
+    """An image a pull brought in; remembers the names it was tagged with."""
+
+    id: str
+    tags: list[tuple[str, str]] = field(default_factory=list)
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def tag(self, repository: str, tag: str) -> None:
+        self.tags.append((repository, tag))
+
+
+@dataclass
+class FakeRegistryImages:
+    """What a registry behind the engine answers: tag -> digest, digest -> image."""
+
+    digests: dict[str, str]
+    local: dict[str, FakePulledImage] = field(default_factory=dict)
+    pulls: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> FakePulledImage:
+        if name not in self.local:
+            raise docker.errors.ImageNotFound(name)
+        return self.local[name]
+
+    def get_registry_data(self, name: str) -> Any:
+        if name not in self.digests:
+            raise docker.errors.NotFound(f"manifest unknown: {name}")
+        return type("RegistryData", (), {"id": self.digests[name]})()
+
+    def pull(self, reference: str) -> FakePulledImage:
+        self.pulls.append(reference)
+        pulled = FakePulledImage("sha256:pulled-" + reference.rsplit("@", 1)[1][7:15])
+        self.local[reference] = pulled
+        return pulled
+
+
+@dataclass
+class FakeDockerClient:
+    """Just enough of ``docker.DockerClient`` for the live adapter to resolve and pull."""
+
+    images: FakeRegistryImages
+    api: Any = None
+
+    def __post_init__(self) -> None:
+        self.api = type("Api", (), {"hooks": {"response": []}})()
+
+
+def memory_tree(base: Mapping[str, str], patched: Mapping[str, str | None]) -> MemoryTree:
+    """The base files and the patch that makes ``patched`` (None deletes) of them."""
+    after = {**base, **patched}
+    changes = []
+    for path, content in patched.items():
+        if content is None:
+            changes.append(FileChange(ChangeKind.DELETE, path, None))
+            after.pop(path, None)
+        elif path in base:
+            changes.append(FileChange(ChangeKind.MODIFY, path, path))
+        else:
+            changes.append(FileChange(ChangeKind.ADD, None, path))
+    encoded = {p: c.encode() for p, c in after.items() if c is not None}
+    return MemoryTree({p: c.encode() for p, c in base.items()}, encoded, changes)

@@ -39,13 +39,161 @@ def test_import_direction(package: str) -> None:
     assert offenders == {}
 
 
+# Names through which a module can reach the process environment.
+_ENV_NAMES = frozenset({"environ", "environb", "getenv", "getenvb"})
+# Modules that hold it (``os`` re-exports ``posix``/``nt``).
+_ENV_MODULES = frozenset({"os", "posix", "nt"})
+_IMPORTERS = frozenset({"__import__", "import_module"})
+
+
+def _called_name(node: ast.Call) -> str | None:
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _first_string(node: ast.Call) -> str | None:
+    if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return node.args[0].value
+    return None
+
+
+def _second_string(node: ast.Call) -> str | None:
+    if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+        value = node.args[1].value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _environment_reads(source: str, filename: str = "<module>") -> list[str]:
+    """Every spelling of an environment read in ``source``, as ``line: what``.
+
+    ``os.environ`` and ``os.getenv`` in any alias, ``from os import environ``, a bare
+    ``getenv(...)``, ``__import__("os")`` and ``importlib.import_module("os")`` (whatever is
+    done with the module after), ``getattr(os, "environ")`` and ``sys.modules["os"]``.
+    """
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Attribute) and node.attr in _ENV_NAMES:
+            found.append(f"{line}: .{node.attr}")
+        elif isinstance(node, ast.Name) and node.id in _ENV_NAMES:
+            found.append(f"{line}: {node.id}")
+        elif isinstance(node, ast.ImportFrom) and node.module in _ENV_MODULES:
+            names = sorted(a.name for a in node.names if a.name in _ENV_NAMES | {"*"})
+            found.extend(f"{line}: from {node.module} import {name}" for name in names)
+        elif isinstance(node, ast.Call):
+            called = _called_name(node)
+            if called in _IMPORTERS and _first_string(node) in _ENV_MODULES:
+                found.append(f"{line}: {called}({_first_string(node)!r})")
+            elif called == "getattr" and _second_string(node) in _ENV_NAMES:
+                found.append(f"{line}: getattr(..., {_second_string(node)!r})")
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "modules"
+            and isinstance(node.slice, ast.Constant)
+            and node.slice.value in _ENV_MODULES
+        ):
+            found.append(f"{line}: sys.modules[{node.slice.value!r}]")
+    return found
+
+
+def _readers_below_bot(root: Path) -> dict[str, list[str]]:
+    readers: dict[str, list[str]] = {}
+    for package in ("core", "oracles", "gate", "miners"):
+        for path in sorted((root / package).rglob("*.py")):
+            reads = _environment_reads(path.read_text(), str(path))
+            if reads:
+                readers[str(path.relative_to(root))] = reads
+    return readers
+
+
 def test_nothing_below_bot_reads_the_environment() -> None:
-    readers = [
-        str(path.relative_to(ROOT))
-        for package in ("core", "oracles", "gate", "miners")
-        for path in (ROOT / package).rglob("*.py")
-        if "os.environ" in path.read_text() or "getenv(" in path.read_text()
-    ]
+    readers = _readers_below_bot(ROOT)
     # core/git.py only hands the process environment through to git (PATH, HOME,
     # credential helpers) with its no-prompt guards added; it reads no setting from it.
-    assert readers == ["core/git.py"]
+    assert readers.pop("core/git.py") == ["30: .environ"]
+    assert readers == {}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'flag = __import__("os").environ.get("XP")',
+        'import importlib\nflag = importlib.import_module("os").environ["XP"]',
+        'from importlib import import_module\nhome = import_module("posix")',
+        "import os as system\nflag = system.environ.get('XP')",
+        "import os\nflag = os.getenv('XP')",
+        "from os import getenv\nflag = getenv('XP')",
+        "from os import environ as e\nflag = e.get('XP')",
+        "from os import *",
+        "import os\nflag = getattr(os, 'environ')['XP']",
+        "import sys\nflag = sys.modules['os'].sep",
+    ],
+)
+def test_every_spelling_of_an_environment_read_is_found(source: str) -> None:
+    assert _environment_reads(source) != []
+
+
+def test_the_check_fails_on_a_package_that_reads_the_environment(tmp_path: Path) -> None:
+    for package in ("core", "oracles", "gate", "miners"):
+        (tmp_path / package).mkdir()
+    (tmp_path / "gate" / "evaluation.py").write_text(
+        'def evaluate() -> None:\n    if __import__("os").environ.get("XP"):\n        pass\n'
+    )
+    assert _readers_below_bot(tmp_path) == {
+        "gate/evaluation.py": ["2: .environ", "2: __import__('os')"]
+    }
+
+
+def test_harmless_names_are_not_taken_for_environment_reads() -> None:
+    source = (
+        "import jinja2\n"
+        "environment = jinja2.Environment()\n"
+        "def run(request):\n    return dict(request.environment)\n"
+        'import importlib\nmodule = importlib.import_module("json")\n'
+    )
+    assert _environment_reads(source) == []
+
+
+def _imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+# bot/jobs serves the App and the executor, which never import one another.
+APART = {
+    "bot/app": ("bot.executor",),
+    "bot/executor": ("bot.app",),
+    "bot/jobs": ("bot.app", "bot.executor"),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(APART))
+def test_the_app_the_executor_and_the_job_system_stay_apart(folder: str) -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(
+            name
+            for name in _imported_modules(path)
+            if any(name == banned or name.startswith(banned + ".") for banned in APART[folder])
+        )
+        for path in sorted((ROOT / folder).rglob("*.py"))
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_apart_check_sees_both_spellings(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("import bot.executor.driver\nfrom bot import executor\n")
+    assert {"bot.executor.driver", "bot.executor"} <= _imported_modules(probe)

@@ -7,26 +7,33 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.app import anchor
-from bot.app.checks import Mode
-from bot.app.jobs import JobQueue
 from bot.app.records import CheckRecords
+from bot.grading import Grading
+from bot.jobs.queue import JobQueue
+from bot.plan import RunPlan
+from core.settings import CassetteMode
 from core.specs import SpecSet
 from core.store import Store
-from oracles.cascade import Cascade
 
-__all__ = ["BotContext"]
+__all__ = ["BotContext", "replayed"]
 
 
 @dataclass
 class BotContext:
-    """The store, specs, queue and cascades a server shares between its handlers."""
+    """The store, specs, queue, plan and grading a server shares between its handlers."""
 
     store: Store
     specs: SpecSet
     queue: JobQueue
     records: CheckRecords
-    cascades: Callable[[Mode], Cascade]
+    plan: RunPlan  # how this server grades; a job made elsewhere carries its own
+    grading: Grading
     app_slug: str = "migration-evals"
     app_id: int | None = None
     broken_anchor: Callable[[Store, SpecSet], str | None] = anchor.broken_anchor
     clock: Callable[[], float] = field(default=time.time)
+
+
+def replayed(plan: RunPlan) -> bool:
+    """Whether grading under ``plan`` replays recordings instead of asking live adapters."""
+    return CassetteMode.REPLAY in (plan.sandbox, plan.judge)

@@ -15,8 +15,9 @@ from typing import Any
 
 from bot.app.checks import Action, Mode
 from bot.app.grading import AUTO, GradeTask, grade_key
-from bot.app.jobs import JobKind, NewJob
+from bot.app.kinds import COMMAND, GRADE, TRACK_MERGE
 from bot.app.slash import parse_commands
+from bot.jobs.queue import NewJob
 
 __all__ = ["Routed", "Routing", "route"]
 
@@ -49,7 +50,7 @@ def _grade_job(
 ) -> NewJob:
     task = GradeTask(installation, repo, number, sha, mode)
     key = grade_key(repo, number, sha, mode, trigger)
-    return NewJob(JobKind.GRADE, key, _subject(repo, number), task.payload())
+    return NewJob(GRADE, key, _subject(repo, number), task.payload())
 
 
 def _pull_request(payload: Mapping[str, Any], installation: int) -> Routed:
@@ -65,7 +66,7 @@ def _pull_request(payload: Mapping[str, Any], installation: int) -> Routed:
         )
     if action == "closed" and pr.get("merged"):
         job = NewJob(
-            JobKind.TRACK_MERGE,
+            TRACK_MERGE,
             f"track:{repo}#{number}",
             _subject(repo, number),
             {"installation_id": installation, "repo": repo, "number": number},
@@ -86,7 +87,7 @@ def _rerun_jobs(
     prs = payload.get("check_run", payload.get("check_suite", {})).get("pull_requests") or []
     if not prs:  # GitHub may leave this empty: the job finds the PR by its head sha
         job = NewJob(
-            JobKind.GRADE,
+            GRADE,
             grade_key(repo, 0, sha, mode, trigger),
             f"{repo}@{sha}",
             {
@@ -147,7 +148,7 @@ def _issue_comment(
     repo = payload["repository"]["full_name"]
     number = int(payload["issue"]["number"])
     job = NewJob(
-        JobKind.COMMAND,
+        COMMAND,
         f"command:{repo}:{comment['id']}",
         _subject(repo, number),
         {

@@ -24,21 +24,23 @@ from bot.app.checks import (
     error_output,
     trial_output,
 )
-from bot.app.context import BotContext
+from bot.app.context import BotContext, replayed
 from bot.app.github import GitHubClient
 from bot.app.pulls import PullInfo, changeset_for, filter_diff, pull_info
 from bot.app.records import CheckRecord, external_id
 from bot.app.repo_config import CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
+from bot.grading import grade as run_grading
+from bot.plan import RunPlan
 from core.errors import InfrastructureError
 from core.model import Trial
-from oracles.cascade import Budget
-from oracles.runner import Runner
+from core.settings import Executor
 
-__all__ = ["AUTO", "GradeTask", "grade", "grade_key", "load_config"]
+__all__ = ["AUTO", "REPLAY_NOTE", "GradeTask", "grade", "grade_key", "load_config"]
 
 log = logging.getLogger(__name__)
 
 AUTO = "auto"  # mode chosen by the repository's configuration
+REPLAY_NOTE = "(replayed from cassettes, not graded live)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,9 @@ class GradeTask:
     head_sha: str
     mode: str  # AUTO or a Mode value
     final_attempt: bool = False
+    # The plan of the server that made the job (``RunPlan.to_dict``); None: the grading
+    # process's own (a job queued by an earlier release).
+    plan: Mapping[str, Any] | None = None
 
     @classmethod
     def of(cls, payload: Mapping[str, Any], *, final_attempt: bool = False) -> GradeTask:
@@ -59,16 +64,25 @@ class GradeTask:
             head_sha=str(payload["head_sha"]),
             mode=str(payload.get("mode", AUTO)),
             final_attempt=final_attempt,
+            plan=payload.get("plan"),
         )
 
     def payload(self) -> dict[str, Any]:
-        return {
+        payload: dict[str, Any] = {
             "installation_id": self.installation_id,
             "repo": self.repo,
             "number": self.number,
             "head_sha": self.head_sha,
             "mode": self.mode,
         }
+        if self.plan is not None:
+            payload["plan"] = dict(self.plan)
+        return payload
+
+    def run_plan(self, ctx: BotContext, mode: Mode) -> RunPlan:
+        """The job's plan (else the context's), judging as ``mode`` asks, in this process."""
+        plan = RunPlan.from_dict(self.plan) if self.plan is not None else ctx.plan
+        return replace(plan, strict=mode is Mode.STRICT, executor=Executor.EMBEDDED, jobs=1)
 
 
 def grade_key(repo: str, number: int, head_sha: str, mode: str, trigger: str = "") -> str:
@@ -89,8 +103,11 @@ def load_config(client: GitHubClient, ctx: BotContext, pull: PullInfo) -> RepoCo
 class _CheckRun:
     """One check run, found by external_id or created, then updated in place."""
 
-    def __init__(self, client: GitHubClient, ctx: BotContext, pull: PullInfo, mode: Mode) -> None:
+    def __init__(
+        self, client: GitHubClient, ctx: BotContext, pull: PullInfo, mode: Mode, *, replay: bool
+    ) -> None:
         self.client, self.ctx, self.pull, self.mode = client, ctx, pull, mode
+        self.replay = replay
         self.external_id = external_id(pull.repo, pull.number, pull.head_sha, mode.value)
         self.id = self._open()
         self._record("in_progress")
@@ -134,6 +151,8 @@ class _CheckRun:
         )
 
     def complete(self, output: CheckOutput, trial: Trial | None = None) -> None:
+        if self.replay:  # a replayed result must never pass for a live one
+            output = replace(output, title=f"{output.title} {REPLAY_NOTE}")
         batches = annotation_batches(output.annotations) or [[]]
         first = {
             "status": "completed",
@@ -155,7 +174,13 @@ def _resolve_mode(task: GradeTask, config: RepoConfig) -> Mode:
 
 
 def _run(
-    ctx: BotContext, mode: Mode, client: GitHubClient, pull: PullInfo, config: RepoConfig
+    task: GradeTask,
+    ctx: BotContext,
+    client: GitHubClient,
+    pull: PullInfo,
+    config: RepoConfig,
+    *,
+    mode: Mode,
 ) -> Trial:
     agent = config.agent(pull.author)
     rule = config.recipe_for(pull.labels, pull.branch, pull.title)
@@ -163,12 +188,12 @@ def _run(
     diff = filter_diff(client.pull_diff(pull.repo, pull.number), config.skips)
     base = client.merge_base(pull.repo, pull.base_sha, pull.head_sha)
     changeset = changeset_for(pull, diff, agent, rule, base_commit=base)
-    runner = Runner(ctx.cascades(mode), ctx.store, jobs=1)
-    outcome = runner.run(
-        [changeset],
-        budget=Budget(None),
-        options={"input": "github", "source": pull.html_url, "mode": mode.value},
-    )
+    plan = task.run_plan(ctx, mode)
+    why = ctx.grading.cascades.refusal(plan, changeset.recipe)
+    if why is not None:  # retried, perhaps elsewhere; the last attempt's check run says why
+        raise InfrastructureError(f"this process cannot honour the grade job's plan: {why}")
+    options = {"input": "github", "source": pull.html_url, "mode": mode.value}
+    outcome = run_grading(plan, [changeset], ctx.grading, options=options)
     return outcome.trials[0]
 
 
@@ -196,21 +221,23 @@ def _grade_pull(task: GradeTask, client: GitHubClient, ctx: BotContext) -> str:
         return f"superseded: the PR head is now {pull.head_sha[:12]}; nothing published"
     if pull.state != "open":
         return f"skipped: the PR is {pull.state}"
+    replay = replayed(task.run_plan(ctx, Mode.STANDARD))
     try:
         config = load_config(client, ctx, pull)
     except RepoConfigError as exc:
         mode = Mode.STANDARD if task.mode == AUTO else Mode(task.mode)
-        _CheckRun(client, ctx, pull, mode).complete(config_error_output(exc.problems, CONFIG_PATH))
+        check = _CheckRun(client, ctx, pull, mode, replay=replay)
+        check.complete(config_error_output(exc.problems, CONFIG_PATH))
         return f"configuration error: {exc}"
     if config.agent(pull.author) is None:
         return f"skipped: {pull.author} is not an agent in {CONFIG_PATH}"
     mode = _resolve_mode(task, config)
-    check = _CheckRun(client, ctx, pull, mode)
+    check = _CheckRun(client, ctx, pull, mode, replay=replay)
     if config.recipe_for(pull.labels, pull.branch, pull.title) is None:
         check.complete(error_output("no recipe matches this PR", _NO_RECIPE))
         return "no recipe matches"
     try:
-        trial = _run(ctx, mode, client, pull, config)
+        trial = _run(task, ctx, client, pull, config, mode=mode)
     except InfrastructureError as exc:
         if task.final_attempt:
             check.complete(error_output("infrastructure error", f"Grading could not run: {exc}"))

@@ -11,9 +11,10 @@ from bot.app.checks import Mode, check_name
 from bot.app.context import BotContext
 from bot.app.github import GitHubClient
 from bot.app.grading import AUTO, GradeTask, grade_key, load_config
-from bot.app.jobs import JobKind, NewJob
+from bot.app.kinds import GRADE
 from bot.app.pulls import pull_info
 from bot.app.repo_config import RepoConfigError
+from bot.jobs.queue import NewJob
 from miners.tracking import TrackedPR
 
 __all__ = ["reconcile_installation", "track_merge"]
@@ -71,9 +72,9 @@ def reconcile_installation(installation_id: int, client: GitHubClient, ctx: BotC
             if _needs_check(client, ctx, pr) is None:
                 continue
             number, sha = int(pr["number"]), str(pr["head"]["sha"])
-            task = GradeTask(installation_id, repo, number, sha, AUTO)
+            task = GradeTask(installation_id, repo, number, sha, AUTO, plan=ctx.plan.to_dict())
             job = NewJob(
-                JobKind.GRADE,
+                GRADE,
                 grade_key(repo, number, sha, AUTO),
                 f"{repo}#{number}",
                 task.payload(),

@@ -6,7 +6,6 @@ The bot owns no grading logic: it only turns what GitHub says about a PR into th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -14,10 +13,9 @@ from typing import Any
 
 from bot.app.repo_config import AgentRule, RecipeRule
 from core.model import Changeset
+from oracles.diffscreen import diff_sections
 
 __all__ = ["PullInfo", "changeset_for", "filter_diff", "parse_time", "pull_info"]
-
-_DIFF_HEADER = re.compile(r"^diff --git a/(?P<a>.+?) b/(?P<b>.+)$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +33,7 @@ class PullInfo:
     state: str
     merged: bool
     clone_url: str
-    repo_created_at: date
+    repo_created_at: date | None
     html_url: str
     opened_at: datetime
     merged_at: datetime | None
@@ -65,7 +63,7 @@ def pull_info(data: Mapping[str, Any]) -> PullInfo:
         state=str(data.get("state", "")),
         merged=bool(data.get("merged")),
         clone_url=str(base_repo.get("clone_url", "")),
-        repo_created_at=created.date() if created else date(1970, 1, 1),
+        repo_created_at=created.date() if created else None,  # unknown, never invented
         html_url=str(data.get("html_url", "")),
         opened_at=opened or datetime.fromtimestamp(0).astimezone(),
         merged_at=parse_time(data.get("merged_at")),
@@ -75,20 +73,19 @@ def pull_info(data: Mapping[str, Any]) -> PullInfo:
 
 
 def filter_diff(diff: str, skip: Callable[[str], bool]) -> str:
-    """``diff`` without the file sections whose path ``skip`` accepts."""
-    starts = [m.start() for m in _DIFF_HEADER.finditer(diff)]
-    if not starts:
+    """``diff`` without the file sections that ``skip`` accepts on every path they name.
+
+    A rename or copy across the boundary (a test moved into ``vendor/``, code moved out of
+    it) names one path outside it, so it stays and is graded. The sections come from the
+    diff parser tier 1 uses; a diff it cannot read is left whole, for tier 1 to refuse.
+    """
+    raw = diff.encode("utf-8", "surrogateescape")
+    split = diff_sections(raw)
+    if split is None:
         return diff
-    sections = [diff[: starts[0]]] + [
-        diff[start:end] for start, end in zip(starts, [*starts[1:], len(diff)], strict=True)
-    ]
-    kept = [sections[0]]
-    for section in sections[1:]:
-        found = _DIFF_HEADER.match(section)
-        paths = {found["a"], found["b"]} if found else set()
-        if not any(skip(path) for path in paths):
-            kept.append(section)
-    return "".join(kept)
+    preamble, sections = split
+    kept = [s.text for s in sections if not all(skip(p) for p in s.change.paths())]
+    return b"".join([preamble, *kept]).decode("utf-8", "surrogateescape")
 
 
 def changeset_for(

@@ -14,27 +14,10 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from bot.app.jobs import metadata
+from core.schema import check_runs_table
 from core.store import Store
 
 __all__ = ["CheckRecord", "CheckRecords", "external_id"]
-
-check_runs_table = sa.Table(
-    "bot_check_runs",
-    metadata,
-    sa.Column("external_id", sa.String(400), primary_key=True),
-    sa.Column("repo", sa.String(200), nullable=False),
-    sa.Column("number", sa.Integer, nullable=False),
-    sa.Column("head_sha", sa.String(64), nullable=False),
-    sa.Column("mode", sa.String(16), nullable=False),
-    sa.Column("check_run_id", sa.BigInteger, nullable=False),
-    sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("conclusion", sa.String(20)),
-    sa.Column("run_id", sa.String(64)),
-    sa.Column("trial_id", sa.String(64)),
-    sa.Column("updated_at", sa.Float, nullable=False),
-    sa.Index("ix_bot_check_runs_pr", "repo", "number"),
-)
 
 
 def external_id(repo: str, number: int, head_sha: str, mode: str) -> str:

@@ -14,7 +14,8 @@ Example::
     skip_paths: [vendor/**]      # files left out of the graded diff
 
 A file that does not parse or validate never grades anything; its problems are shown in
-a neutral check run on every agent PR until fixed.
+a neutral check run on every agent PR until fixed. The file is hostile input: it is read
+within a size, depth and node cap, with no anchors or aliases (``core.yamlio``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import jsonschema
 
 from core.errors import ConfigError, SpecError
 from core.specs import SpecSet
-from core.yamlio import load_yaml_text
+from core.yamlio import load_untrusted_yaml
 
 __all__ = [
     "CONFIG_PATH",
@@ -190,7 +191,7 @@ def parse_repo_config(text: str | None, specs: SpecSet) -> RepoConfig:
     if text is None:
         return RepoConfig()
     try:
-        data = load_yaml_text(text, name=CONFIG_PATH)
+        data = load_untrusted_yaml(text, name=CONFIG_PATH)
     except SpecError as exc:
         raise RepoConfigError([exc.expected]) from exc
     if data is None:

@@ -22,7 +22,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.app.jobs import JobQueue
+from bot.jobs.queue import JobQueue
 from core.errors import ConfigError
 
 __all__ = ["LEASE_NAME", "SingleScheduler"]

@@ -8,42 +8,44 @@ until ``start()``: gunicorn calls it in each worker process after forking.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-import sqlalchemy as sa
 from flask import Flask
 
 from bot.app import maintenance, survival
-from bot.app.checks import Mode
-from bot.app.context import BotContext
+from bot.app.context import BotContext, replayed
 from bot.app.github import GitHubApp, RetryPolicy
 from bot.app.grading import GradeTask, grade
-from bot.app.jobs import Job, JobKind, JobQueue, metadata
+from bot.app.kinds import APP_KINDS, COMMAND, GRADE, TRACK_MERGE
 from bot.app.records import CheckRecords
 from bot.app.scheduler import SingleScheduler
 from bot.app.slash import CommandTask, run_commands
 from bot.app.web import create_app
-from bot.app.worker import Handler, WorkerPool
-from bot.executor.broker import CeleryDispatcher, Dispatcher, announcer, make_celery
-from bot.wiring import build_cascade
+from bot.grading import Grading
+from bot.jobs.dispatch import CeleryDispatcher, Dispatcher, announcer, make_celery
+from bot.jobs.kinds import JobKind, KindRegistry
+from bot.jobs.pool import Handler, JobHandler, WorkerPool, ignoring_holder
+from bot.jobs.queue import Job, JobQueue
+from bot.plan import RunPlan, plan_of
 from core.clock import SystemClock
 from core.errors import ConfigError
-from core.settings import Executor, Settings
-from core.specs import load_specs
+from core.settings import CassetteMode, Executor, Settings
+from core.specs import SpecSet, load_specs
 from core.store import Store
-from miners import tables as mining_tables
-from oracles.cascade import Cascade
 
 __all__ = [
     "BotService",
+    "app_plan",
     "build_context",
     "build_service",
+    "describe",
     "github_app_from_settings",
     "job_handlers",
     "open_store",
+    "worker_handlers",
 ]
 
 log = logging.getLogger(__name__)
@@ -70,41 +72,69 @@ def github_app_from_settings(settings: Settings) -> GitHubApp:
     return GitHubApp(gh.app_id, key, base_url=gh.api_url, policy=policy)
 
 
-def _cascade_factory(settings: Settings, store: Store) -> Callable[[Mode], Cascade]:
-    specs = load_specs(settings.specs_dir)
-    built: dict[Mode, Cascade] = {}
-    lock = threading.Lock()
+def app_plan(settings: Settings, specs: SpecSet) -> RunPlan:
+    """How this server grades: the settings' plan, graded where each job runs, talking to
+    the real GitHub (the App has no recorded GitHub)."""
+    plan = plan_of(settings, specs)
+    return replace(plan, github=CassetteMode.LIVE, executor=Executor.EMBEDDED, jobs=1)
 
-    def cascade(mode: Mode) -> Cascade:
-        with lock:
-            if mode not in built:
-                strict = settings.with_overrides(strict_judge=mode is Mode.STRICT)
-                built[mode] = build_cascade(strict, store=store, specs=specs)
-            return built[mode]
 
-    return cascade
+def describe(plan: RunPlan, specs: SpecSet) -> dict[str, Any]:
+    """The mode and the adapters a server grades with, for its log and ``/healthz``."""
+    judge = specs.oracle.section("judge")
+    judges = f"{judge['primary']['provider']} + {judge['secondary']['provider']}"
+    adapters = {
+        "sandbox": "Docker engine" if plan.sandbox is CassetteMode.LIVE else "sandbox cassettes",
+        "judge": f"live {judges}" if plan.judge is CassetteMode.LIVE else "judge cassettes",
+        "github": f"GitHub API at {plan.github_api_url}",
+    }
+    if plan.sandbox is CassetteMode.RECORD:
+        adapters["sandbox"] = "Docker engine, recorded to cassettes"
+    if plan.judge is CassetteMode.RECORD:
+        adapters["judge"] = f"live {judges}, recorded to cassettes"
+    mode = "replay" if replayed(plan) else "live"
+    return {"mode": mode, "modes": plan.to_dict()["modes"], "adapters": adapters}
+
+
+def _as_planned(ctx: BotContext, job: Job) -> BotContext:
+    """The context of a job made by a server: its plan, not this process's (a Celery
+    worker's), so the grade jobs a slash command starts here grade as that server would."""
+    planned = job.payload.get("plan")
+    return ctx if planned is None else replace(ctx, plan=RunPlan.from_dict(planned))
 
 
 def job_handlers(ctx: BotContext, github: GitHubApp) -> dict[JobKind, Handler]:
+    """The App's job kinds and what runs them (grade jobs grade as their plan says)."""
+
     def grade_job(job: Job) -> str:
         task = GradeTask.of(job.payload, final_attempt=job.attempts >= job.max_attempts)
         return grade(task, github.installation(task.installation_id), ctx)
 
     def command_job(job: Job) -> str:
         task = CommandTask.of(job.payload)
-        return run_commands(task, github.installation(task.installation_id), ctx)
+        return run_commands(task, github.installation(task.installation_id), _as_planned(ctx, job))
 
     def track_job(job: Job) -> str:
         client = github.installation(int(job.payload["installation_id"]))
         return maintenance.track_merge(job.payload, client, ctx)
 
-    return {JobKind.GRADE: grade_job, JobKind.COMMAND: command_job, JobKind.TRACK_MERGE: track_job}
+    return {GRADE: grade_job, COMMAND: command_job, TRACK_MERGE: track_job}
 
 
-def open_store(settings: Settings, *more: sa.MetaData, pool_size: int | None = None) -> Store:
-    """The store with the App's and the miners' tables (and ``more``) beside the ledger."""
-    tables = [metadata, mining_tables.metadata, *more]
-    return Store.open(settings.db_url, extra_metadata=tables, pool_size=pool_size)
+def open_store(settings: Settings, *, pool_size: int | None = None) -> Store:
+    """The store (every table is in its one schema)."""
+    return Store.open(settings.db_url, pool_size=pool_size)
+
+
+def worker_handlers(settings: Settings, store: Store, queue: JobQueue) -> dict[JobKind, JobHandler]:
+    """The App's handlers for a Celery worker that has the App's identity; otherwise none.
+    Grade jobs grade as the plan they carry says."""
+    gh = settings.github_app
+    if gh.app_id is None or gh.private_key_path is None:
+        return {}
+    github = github_app_from_settings(settings)
+    ctx = build_context(settings, store, queue)
+    return {kind: ignoring_holder(run) for kind, run in job_handlers(ctx, github).items()}
 
 
 def build_context(
@@ -112,17 +142,19 @@ def build_context(
     store: Store,
     queue: JobQueue,
     *,
-    cascades: Callable[[Mode], Cascade] | None = None,
     clock: Callable[[], float] = time.time,
 ) -> BotContext:
-    """What the job handlers share; a Celery worker builds its own from the same settings."""
+    """What the job handlers share; a Celery worker builds its own from the same settings
+    (and grades each job as the plan it carries says)."""
     gh = settings.github_app
+    specs = load_specs(settings.specs_dir)
     return BotContext(
         store=store,
-        specs=load_specs(settings.specs_dir),
+        specs=specs,
         queue=queue,
         records=CheckRecords(store, clock=clock),
-        cascades=cascades or _cascade_factory(settings, store),
+        plan=app_plan(settings, specs),
+        grading=Grading.of(settings, store, specs),
         app_slug=gh.app_slug,
         app_id=gh.app_id,
         clock=clock,
@@ -140,6 +172,7 @@ class BotService:
     github: GitHubApp
     workers: WorkerPool
     app: Flask
+    about: dict[str, Any] = field(default_factory=dict)  # mode and adapters (``describe``)
     scheduler: SingleScheduler | None = None
     started: bool = field(default=False)
     dispatcher: Dispatcher | None = None  # the Celery executor's, when jobs run elsewhere
@@ -173,7 +206,6 @@ def build_service(
     settings: Settings,
     *,
     github: GitHubApp | None = None,
-    cascades: Callable[[Mode], Cascade] | None = None,
     clock: Callable[[], float] = time.time,
     dispatcher: Dispatcher | None = None,
 ) -> BotService:
@@ -184,8 +216,17 @@ def build_service(
         raise ConfigError("serving needs MIGRATION_EVALS_WEBHOOK_SECRET (the App's webhook secret)")
     github = github or github_app_from_settings(settings)
     store = open_store(settings)
-    queue = JobQueue(store, lease_s=gh.job_lease_s, max_attempts=gh.job_max_attempts, clock=clock)
-    ctx = build_context(settings, store, queue, cascades=cascades, clock=clock)
+    queue = JobQueue(
+        store,
+        KindRegistry(APP_KINDS),
+        lease_s=gh.job_lease_s,
+        max_attempts=gh.job_max_attempts,
+        clock=clock,
+    )
+    ctx = build_context(settings, store, queue, clock=clock)
+    queue.carry = {"plan": ctx.plan.to_dict()}  # every job made here grades as this server
+    about = describe(ctx.plan, ctx.specs)
+    log.info("grading mode %s; adapters: %s", about["mode"], about["adapters"])
     threads = gh.workers
     if settings.scale.executor is Executor.CELERY:
         dispatcher = dispatcher or CeleryDispatcher(make_celery(settings.scale), settings.scale)
@@ -198,8 +239,11 @@ def build_service(
         app_slug=gh.app_slug,
         app_id=gh.app_id,
         healthy=queue.ping,
+        about=about,
     )
-    service = BotService(settings, store, queue, ctx, github, workers, app, dispatcher=dispatcher)
+    service = BotService(
+        settings, store, queue, ctx, github, workers, app, about=about, dispatcher=dispatcher
+    )
     if gh.scheduler:
         service.scheduler = SingleScheduler(
             queue,

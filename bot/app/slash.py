@@ -18,8 +18,9 @@ from bot.app.checks import Mode, cut, explain
 from bot.app.context import BotContext
 from bot.app.github import GitHubClient
 from bot.app.grading import GradeTask, grade_key
-from bot.app.jobs import JobKind, NewJob
+from bot.app.kinds import GRADE
 from bot.app.pulls import pull_info
+from bot.jobs.queue import NewJob
 from core.model import Envelope
 
 __all__ = ["Command", "CommandTask", "parse_commands", "run_commands"]
@@ -93,9 +94,16 @@ def _regrade(task: CommandTask, command: Command, client: GitHubClient, ctx: Bot
         )
     pull = pull_info(client.pull(task.repo, task.number))
     mode = Mode.STRICT if command is Command.STRICT else Mode.STANDARD
-    grade = GradeTask(task.installation_id, task.repo, task.number, pull.head_sha, mode.value)
+    grade = GradeTask(
+        task.installation_id,
+        task.repo,
+        task.number,
+        pull.head_sha,
+        mode.value,
+        plan=ctx.plan.to_dict(),
+    )
     key = grade_key(task.repo, task.number, pull.head_sha, mode.value, f"comment-{task.comment_id}")
-    ctx.queue.enqueue(NewJob(JobKind.GRADE, key, f"{task.repo}#{task.number}", grade.payload()))
+    ctx.queue.enqueue(NewJob(GRADE, key, f"{task.repo}#{task.number}", grade.payload()))
     return f"Re-grading `{pull.head_sha[:12]}` ({mode.value} judging); the check run will update."
 
 

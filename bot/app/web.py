@@ -6,26 +6,71 @@ transaction and answers 202. Statuses: 401 bad or missing signature (nothing wri
 400 malformed body or headers (logged, nothing written), 200 ping, 204 events it does
 not handle, 202 accepted (also for a repeated delivery, which creates nothing new), 503
 when the database cannot take the delivery (GitHub shows it failed; redeliver later).
+``/healthz`` also says the grading mode (live or replay) and the adapters in use.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from flask import Flask, Response, jsonify, request
 
 from bot.app.events import Routing, route
-from bot.app.jobs import JobQueue
 from bot.app.signature import signature_ok
+from bot.jobs.queue import JobQueue
 from core.errors import StoreError
 
-__all__ = ["MAX_BODY_BYTES", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "create_app", "parse_payload"]
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
+# GitHub's payloads nest about ten levels; ids and counts fit in 64 bits.
+MAX_PAYLOAD_DEPTH = 64
+_INT_RANGE = range(-(2**63), 2**63)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _check_shape(payload: Any) -> None:
+    """Refuse nesting deeper than GitHub sends and integers no id or count can be; walked
+    with a stack of its own, so depth costs no recursion."""
+    stack = [(payload, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_PAYLOAD_DEPTH:
+            raise ValueError(f"the payload nests deeper than {MAX_PAYLOAD_DEPTH} levels")
+        if isinstance(value, dict):
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+        elif isinstance(value, int) and not isinstance(value, bool) and value not in _INT_RANGE:
+            raise ValueError("an integer in the payload is out of range")
+
+
+def parse_payload(body: bytes) -> dict[str, Any]:
+    """The webhook's JSON object; a ``ValueError`` says what makes it unusable."""
+    try:
+        payload = json.loads(body, parse_float=_finite, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError(f"the payload nests deeper than {MAX_PAYLOAD_DEPTH} levels") from None
+    if not isinstance(payload, dict):
+        raise TypeError("the payload is not a JSON object")
+    _check_shape(payload)
+    return payload
 
 
 def _reply(status: int, **fields: object) -> tuple[Response, int]:
@@ -39,6 +84,7 @@ def create_app(
     app_slug: str,
     app_id: int | None = None,
     healthy: Callable[[], bool] | None = None,
+    about: Mapping[str, Any] | None = None,
 ) -> Flask:
     """The WSGI app; everything it needs is passed in (nothing is read from the environment)."""
     app = Flask("migration_evals")
@@ -55,11 +101,9 @@ def create_app(
         if not event or not delivery:
             return _reply(400, error="X-GitHub-Event and X-GitHub-Delivery are required")
         try:
-            payload = json.loads(body)
-            if not isinstance(payload, dict):
-                raise TypeError("the payload is not a JSON object")
+            payload = parse_payload(body)
             routed = route(event, payload, delivery=delivery, app_slug=app_slug, app_id=app_id)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError) as exc:
             log.warning("webhook %s (%s) refused: malformed payload: %s", delivery, event, exc)
             return _reply(400, error=f"malformed payload: {type(exc).__name__}: {exc}")
         if routed.routing is Routing.PING:
@@ -76,6 +120,6 @@ def create_app(
     @app.get("/healthz")
     def healthz() -> tuple[Response, int]:
         ok = healthy() if healthy is not None else True
-        return _reply(200 if ok else 503, ok=ok)
+        return _reply(200 if ok else 503, ok=ok, **(about or {}))
 
     return app

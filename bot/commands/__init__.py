@@ -29,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "bot.commands.ledger",
         "inspect the results ledger",
     ),
+    "db": (
+        "bot.commands.db",
+        "the database schema: upgrade it to this release's, or show where it stands",
+    ),
     "judges": (
         "bot.commands.judges",
         "check the LLM judges",
@@ -56,6 +60,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": (
         "bot.commands.worker",
         "run a Celery worker that grades trials (and the GitHub App's jobs) from the queue",
+    ),
+    "show": (
+        "bot.commands.show",
+        "show one trial's evidence: every tier's envelope, output tails, judge answers, stamps",
     ),
     "report": (
         "bot.commands.report",

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bot import grading
 from bot.console import (
     fabricated_warning,
     funnel_table,
@@ -17,21 +18,18 @@ from bot.console import (
     trials_table,
 )
 from bot.executor.driver import run_on_celery
-from bot.executor.trials import TABLES as TRIAL_TABLES
-from bot.wiring import build_cascade
+from bot.exits import ExitStatus
+from bot.grading import Grading
+from bot.plan import plan_of
 from core.changesets import LocatedChangeset, check_against_specs
 from core.errors import BudgetExceededError
-from core.model import RunSummary
-from core.settings import Executor, Settings
+from core.model import RunSummary, Verdict
+from core.settings import Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
-from oracles.cascade import Budget
-from oracles.runner import Runner, RunOutcome, RunStatus
+from oracles.runner import RunOutcome, RunStatus
 
-__all__ = ["EXIT_BUDGET", "EXIT_INTERNAL", "grade"]
-
-EXIT_BUDGET = 3
-EXIT_INTERNAL = 4
+__all__ = ["exit_status", "grade"]
 
 
 def _check_budget(settings: Settings, specs: SpecSet, trials: int) -> None:
@@ -97,42 +95,44 @@ def grade(
     extra: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
 ) -> tuple[int, RunOutcome]:
-    """Check, forecast, run and report; returns the exit code and the outcome."""
+    """Check, plan, forecast, run and report; returns the exit code and the outcome."""
     specs = load_specs(settings.specs_dir)
     check_against_specs(changesets, specs)
     _check_budget(settings, specs, len(changesets))
-    celery = settings.scale.executor is Executor.CELERY
-    store = Store.open(settings.db_url, extra_metadata=TRIAL_TABLES if celery else ())
+    plan = plan_of(settings, specs)
+    store = Store.open(settings.db_url)
     try:
         stderr = make_console(stderr=True)
-        run_options = {
-            "mode": settings.mode.value,
-            "sandbox_mode": settings.effective_sandbox_mode.value,
-            "strict": settings.strict_judge,
-        }
-        run_options.update(options or {})
         items = [c.changeset for c in changesets]
         with progress(stderr, len(changesets), "grading") as advance:
-            if celery:
-                outcome = run_on_celery(
-                    settings,
-                    store,
-                    specs,
-                    items,
-                    options=run_options,
-                    on_trial=advance,
-                    on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
-                )
-            else:
-                cascade = build_cascade(settings, store=store, specs=specs)
-                runner = Runner(cascade, store, jobs=settings.jobs, on_trial=lambda _t: advance())
-                outcome = runner.run(items, budget=Budget(settings.budget_usd), options=run_options)
+            outcome = grading.grade(
+                plan,
+                items,
+                Grading.of(settings, store, specs, run_on_celery),
+                options=options,
+                on_trial=advance,
+                on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
+            )
         details = {"database": store.display_url, **(extra or {})}
         _report(outcome, specs, as_json=as_json, out=out, extra=details)
     finally:
         store.close()
-    if outcome.status is RunStatus.STOPPED_BUDGET:
-        return EXIT_BUDGET, outcome
+    status = exit_status(outcome)
+    if status is ExitStatus.ALL_INFRA_ERRORS:
+        print(
+            f"migration-evals: every trial ({len(outcome.trials)}) ended in an infrastructure "
+            "error: nothing was graded (each trial's reason is above)",
+            file=sys.stderr,
+        )
+    return status, outcome
+
+
+def exit_status(outcome: RunOutcome) -> ExitStatus:
+    """The run's status, by ``bot.exits``' precedence: all errors, a crash, the budget."""
+    if outcome.trials and all(t.verdict is Verdict.ERROR for t in outcome.trials):
+        return ExitStatus.ALL_INFRA_ERRORS
     if outcome.status is RunStatus.INTERNAL_ERRORS:
-        return EXIT_INTERNAL, outcome
-    return 0, outcome
+        return ExitStatus.TRIAL_CRASHED
+    if outcome.status is RunStatus.STOPPED_BUDGET:
+        return ExitStatus.BUDGET
+    return ExitStatus.OK

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from bot.commands import summary
 from bot.commands.options import add_store_options, settings_from_args
+from bot.exits import ExitStatus, UsageError
 from core.specs import load_specs
 
 HELP = summary("cost")
@@ -29,14 +30,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     if args.repos < 0 or args.models < 1:
-        raise SystemExit("migration-evals: error: --repos must be >= 0 and --models >= 1")
+        raise UsageError("--repos must be >= 0 and --models >= 1")
     specs = load_specs(settings_from_args(args).specs_dir)
     forecast = specs.oracle.forecast(args.repos * args.models)
     forecast.update(repos=args.repos, models=args.models)
     if args.json:
         json.dump(forecast, sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return 0
+        return ExitStatus.OK
     table = Table(title=f"{forecast['trials']} trials ({args.repos} repos x {args.models} models)")
     for column in ("tier", "list cost", "reach rate", "cost"):
         table.add_column(column, justify="left" if column == "tier" else "right")
@@ -52,4 +53,4 @@ def run(args: argparse.Namespace) -> int:
         "total", f"${forecast['per_trial_usd']:.4f}/trial", "", f"${forecast['total_usd']:,.2f}"
     )
     Console().print(table)
-    return 0
+    return ExitStatus.OK

@@ -11,7 +11,7 @@ from bot.commands.common import grade
 from bot.commands.options import add_grading_options, settings_from_args
 from bot.console import make_console
 from bot.settings import PROJECT_ROOT
-from bot.wiring import probe_engine
+from bot.wiring import probe_engine, probe_registries
 from core.changesets import LocatedChangeset, read_changesets
 from core.errors import ChangesetError
 from core.settings import CassetteMode, Settings
@@ -54,7 +54,8 @@ def load_examples(folder: Path) -> list[LocatedChangeset]:
 
 def choose_sandbox(settings: Settings, changesets: Sequence[LocatedChangeset]) -> Settings:
     """Unless a sandbox mode was asked for: live when a Docker engine with every image the
-    examples need answers, cassettes otherwise. Says which on stderr."""
+    examples need answers and their dependencies can be had (the registries answer, or
+    offline mode was chosen), cassettes otherwise. Says which on stderr."""
     stderr = make_console(stderr=True)
     if settings.sandbox_mode is not None:
         stderr.print(f"sandbox: {settings.sandbox_mode.value} (as asked)", highlight=False)
@@ -65,9 +66,12 @@ def choose_sandbox(settings: Settings, changesets: Sequence[LocatedChangeset]) -
         for located in changesets
         for image in recipe_images(specs.recipe(located.changeset.recipe), located.changeset)
     ]
-    problem = probe_engine(settings, images)
+    problem = probe_engine(settings, images) or probe_registries(settings.dependencies)
     if problem is None:
-        stderr.print("sandbox: live Docker engine (it has every image the examples need)")
+        stderr.print(
+            "sandbox: live Docker engine (it has every image the examples need; "
+            "dependencies from the registries or the dependency cache)"
+        )
         return settings.with_overrides(sandbox_mode=CassetteMode.LIVE)
     stderr.print(f"sandbox: replaying cassettes ({problem})", highlight=False, markup=False)
     return settings.with_overrides(sandbox_mode=CassetteMode.REPLAY)

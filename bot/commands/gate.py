@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from bot.commands import summary
 from bot.commands.options import add_store_options, settings_from_args
+from bot.exits import ExitStatus, UsageError
 from core.specs import load_specs
 from core.store import Store
 from gate.evaluation import Evaluation, evaluate
@@ -21,9 +22,7 @@ from gate.refusals import GateDecision
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["EXIT_REFUSED", "add_parser", "add_scan_options", "evaluate_from_args", "scan_workers"]
-
-EXIT_REFUSED = 2
+__all__ = ["add_parser", "add_scan_options", "evaluate_from_args", "scan_workers"]
 CHECK_HELP = "list every reason the current results may not be published (exit 0: publishable)"
 PUBLISH_HELP = "write a verifiable publication bundle, only if the gate check passes"
 
@@ -32,7 +31,7 @@ def scan_workers(requested: int | None) -> int:
     """Processes for the ledger scan: --jobs, else the CPUs this process may use (max 4)."""
     if requested is not None:
         if requested < 1:
-            raise SystemExit("migration-evals: error: --jobs must be at least 1")
+            raise UsageError("--jobs must be at least 1")
         return requested
     return max(1, min(4, len(os.sched_getaffinity(0))))
 
@@ -101,7 +100,7 @@ def run_check(args: argparse.Namespace) -> int:
     evaluation = evaluate_from_args(args)
     decision = check(evaluation)
     _print_decision(decision, evaluation, as_json=args.json)
-    return 0 if decision.publishable else EXIT_REFUSED
+    return ExitStatus.OK if decision.publishable else ExitStatus.GATE_REFUSED
 
 
 def run_publish(args: argparse.Namespace) -> int:
@@ -114,7 +113,7 @@ def run_publish(args: argparse.Namespace) -> int:
             f"no bundle written ({', '.join(decision.codes())})",
             file=sys.stderr,
         )
-        return EXIT_REFUSED
+        return ExitStatus.GATE_REFUSED
     from gate.bundle import build_bundle  # noqa: PLC0415 - only publishing builds one
 
     created = datetime.now(UTC).isoformat(timespec="seconds")
@@ -128,4 +127,4 @@ def run_publish(args: argparse.Namespace) -> int:
         print(
             f"bundle digest {bundle['bundle_digest']}, ledger head {bundle['ledger']['head_hash']}"
         )
-    return 0
+    return ExitStatus.OK

@@ -13,6 +13,7 @@ from rich.table import Table
 from bot.commands import summary
 from bot.commands.options import settings_from_args
 from bot.console import make_console
+from bot.exits import ExitStatus
 from bot.wiring import docker_client, host_apt_sources
 from core.errors import SandboxError
 from oracles.sandbox.images import (
@@ -21,6 +22,8 @@ from oracles.sandbox.images import (
     load_image_set,
     missing_images,
 )
+from oracles.sandbox.registry import Upstream
+from oracles.sandbox.toolchains import MavenFetcher, ToolchainFetcher
 
 HELP = summary("images")
 
@@ -67,11 +70,13 @@ def run_build(args: argparse.Namespace) -> int:
         mirror=mirror,
         log=lambda line: stderr.print(line, highlight=False, markup=False),
         is_root=os.geteuid() == 0,
+        toolchains=ToolchainFetcher(Upstream(settings.dependencies.goproxy)),
+        mavens=MavenFetcher(Upstream(settings.dependencies.maven_mirror)),
     )
     outcomes = builder.build(only=args.tags, rebuild=args.rebuild)
     for outcome in outcomes:
         print(f"{outcome.tag}\t{outcome.action.value}\t{outcome.image_id}")
-    return 0
+    return ExitStatus.OK
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -94,4 +99,4 @@ def run_list(args: argparse.Namespace) -> int:
     if missing:
         names = ", ".join(sorted(missing))
         raise SandboxError(f"missing: {names}; run `migration-evals images build`")
-    return 0
+    return ExitStatus.OK

@@ -11,12 +11,12 @@ from rich.table import Table
 from bot.commands import summary
 from bot.commands.options import add_store_options, settings_from_args
 from bot.console import make_console
+from bot.exits import ExitStatus
 from core.specs import load_specs
 from core.store import Store
 from gate.reliability import JudgeReliability, judge_reliability
 
 HELP = "Cohen's kappa of each judge against the hand labels and of the two judges together"
-EXIT_UNRELIABLE = 1
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         _print(result)
-    return 0 if result.reliable else EXIT_UNRELIABLE
+    return ExitStatus.OK if result.reliable else ExitStatus.JUDGES_UNRELIABLE
 
 
 def _table(result: JudgeReliability) -> Table:

@@ -8,6 +8,7 @@ import sys
 
 from bot.commands import summary
 from bot.commands.options import add_store_options, settings_from_args
+from bot.exits import ExitStatus
 from core.store import Store
 
 HELP = "check the append-only ledger for edited, removed or reordered rows"
@@ -43,4 +44,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"TAMPERED: {len(check.problems)} problem(s) in {check.rows} row(s)", file=sys.stderr)
         for problem in check.problems:
             print(f"  {problem}", file=sys.stderr)
-    return 0 if check.ok else 1
+    return ExitStatus.OK if check.ok else ExitStatus.LEDGER_TAMPERED

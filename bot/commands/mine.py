@@ -1,6 +1,7 @@
 """``migration-evals mine gold|survival|status|retro``: the gold anchor and its unlock.
 
-* ``gold``: label the pull requests a query selects and grow the gold table.
+* ``gold``: label the pull requests a query selects (or, with ``--git``, the changes merged
+  in a clone or mirror, with no API) and grow the gold table.
 * ``survival``: refresh the tracked agent PRs (the nightly job) and record the unlock.
 * ``status``: progress toward the retroactive-scoring unlock.
 * ``retro``: grade historical changesets, marked retroactive; refused before the unlock.
@@ -9,9 +10,10 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -23,9 +25,12 @@ from bot.commands import summary
 from bot.commands.common import grade
 from bot.commands.options import add_grading_options, add_store_options, settings_from_args
 from bot.console import make_console
+from bot.exits import ExitStatus
 from bot.mining import (
     FixedClock,
+    git_source,
     github_provider,
+    load_agents,
     make_grader,
     mirror_cache,
     open_mining_store,
@@ -37,6 +42,16 @@ from core.gold import GoldLabel
 from core.ports import PullRequestInfo, PullRequestQuery
 from core.settings import CassetteMode, Settings
 from core.specs import SpecSet, load_specs
+from core.store import Store
+from miners.agents import Agents
+from miners.git_changes import (
+    GitChange,
+    ListedCommit,
+    discover_changes,
+    listed_changes,
+    read_commit_list,
+)
+from miners.git_gold import GitGrowReport, GitSource, grow_gold_from_git, label_document
 from miners.gold import ChangesetRecipe, GrowReport, grow_gold
 from miners.policy import SurvivalPolicy
 from miners.retro import mark_retroactive, progress, record_unlock_if_earned
@@ -94,14 +109,15 @@ def _add_json(parser: Parser) -> None:
 
 
 def _gold_parser(actions: SubParsers) -> None:
-    about = "label the pull requests a query selects and grow the gold anchor table"
+    about = "label merged pull requests (from GitHub, or from git alone) and grow the gold anchor"
     parser = _action(actions, "gold", about, run_gold)
     parser.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME")
     parser.add_argument("--label", action="append", default=[], help="any of these labels")
     parser.add_argument("--author", action="append", default=[], help="any of these authors")
     parser.add_argument("--search", metavar="QUERY", help="GitHub search qualifiers to add")
     parser.add_argument("--limit", type=int, metavar="N", help="at most N pull requests")
-    parser.add_argument("--recipe", required=True, help="recipe the changesets are graded on")
+    _git_options(parser)
+    parser.add_argument("--recipe", help="recipe the changesets are graded on")
     parser.add_argument("--recipe-params", metavar="JSON", help="recipe parameters (JSON)")
     parser.add_argument(
         "--model", help="model of PRs whose author has none configured (default: unknown)"
@@ -111,6 +127,27 @@ def _gold_parser(actions: SubParsers) -> None:
     )
     add_grading_options(parser)
     _add_as_of(parser)
+
+
+def _git_options(parser: Parser) -> None:
+    parser.add_argument(
+        "--git",
+        metavar="PATH_OR_URL",
+        help="label changes merged in this clone, mirror (or folder holding one) or URL, "
+        "with git alone: no API",
+    )
+    parser.add_argument(
+        "--commits",
+        type=Path,
+        metavar="FILE",
+        help="with --git: the changes to label (JSONL: commit, pr, merged_at, recipe, "
+        "model); default: discovered from the branch's history",
+    )
+    parser.add_argument("--branch", help="with --git: the branch (default: the default branch)")
+    parser.add_argument("--name", metavar="OWNER/NAME", help="with --git: the repository's name")
+    parser.add_argument(
+        "--agents-only", action="store_true", help="with --git: only agent-authored changes"
+    )
 
 
 def _survival_parser(actions: SubParsers) -> None:
@@ -174,6 +211,13 @@ def _warn_errors(errors: dict[str, str], what: str) -> None:
 
 
 def _recipe(specs: SpecSet, settings: Settings, args: argparse.Namespace) -> ChangesetRecipe:
+    fallback = args.model or "unknown"
+
+    def model_for(pr: PullRequestInfo) -> str:
+        return settings.agent_authors.get(pr.author) or fallback
+
+    if args.recipe is None:  # labelling only, or every listed change names its recipe
+        return ChangesetRecipe("", model_for, {}, fallback)
     schema = specs.recipe(args.recipe).params_schema
     try:
         params = json.loads(args.recipe_params or "{}")
@@ -181,12 +225,7 @@ def _recipe(specs: SpecSet, settings: Settings, args: argparse.Namespace) -> Cha
     except (json.JSONDecodeError, jsonschema.ValidationError) as exc:
         detail = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.message
         raise ConfigError(f"--recipe-params for {args.recipe}: {detail}") from None
-    fallback = args.model or "unknown"
-
-    def model_for(pr: PullRequestInfo) -> str:
-        return settings.agent_authors.get(pr.author) or fallback
-
-    return ChangesetRecipe(args.recipe, model_for, params)
+    return ChangesetRecipe(args.recipe, model_for, params, fallback)
 
 
 def _gold_table(report: GrowReport) -> Table:
@@ -210,7 +249,23 @@ def _fabricated_rows(report: GrowReport) -> int:
     return sum(1 for row in report.rows if (row.evidence.get("funnel") or {}).get("fabricated"))
 
 
+def _note_unlock(store: Store, now: datetime, policy: SurvivalPolicy) -> None:
+    """Record the retroactive-scoring unlock if this mining earned it (said on stderr)."""
+    unlock, new = record_unlock_if_earned(store, now, policy)
+    if new and unlock is not None:
+        make_console(stderr=True).print(
+            f"retroactive scoring UNLOCKED at {unlock.unlocked_at.isoformat()} "
+            f"by {len(unlock.prs)} labelled agent changes"
+        )
+
+
 def run_gold(args: argparse.Namespace) -> int:
+    if args.git:
+        return run_gold_git(args)
+    if args.commits or args.branch or args.name or args.agents_only:
+        raise ConfigError("--commits, --branch, --name and --agents-only go with --git")
+    if not args.recipe:
+        raise ConfigError("say which recipe the changesets are graded on: --recipe")
     settings = settings_from_args(args)
     specs, policy = _policy(settings)
     recipe = _recipe(specs, settings, args)
@@ -234,6 +289,7 @@ def run_gold(args: argparse.Namespace) -> int:
                 recipe=recipe,
                 grade=grader,
             )
+        _note_unlock(store, report.now, policy)
     finally:
         store.close()
     document = {**report.to_dict(), "database": store.display_url}
@@ -255,7 +311,99 @@ def run_gold(args: argparse.Namespace) -> int:
             "(cassette misses); the publication gate will refuse them[/]"
         )
     _warn_errors(report.errors, "mined")
-    return 1 if report.errors else 0
+    return ExitStatus.MINING_INCOMPLETE if report.errors else ExitStatus.OK
+
+
+# -- gold from git alone ------------------------------------------------------------------
+
+
+def _git_changes(
+    source: GitSource, listed: list[ListedCommit] | None, agents: Agents, args: argparse.Namespace
+) -> tuple[list[GitChange], list[tuple[str, str]]]:
+    found: Iterable[GitChange]
+    if listed is None:
+        found = discover_changes(source.git_dir, source.tip, agents, agents_only=args.agents_only)
+        problems: list[tuple[str, str]] = []
+    else:
+        found, problems = listed_changes(source.git_dir, source.tip, listed, agents)
+        if args.agents_only:
+            found = [change for change in found if change.agent is not None]
+    return list(itertools.islice(found, args.limit)), problems
+
+
+def _check_git_args(args: argparse.Namespace, listed: list[ListedCommit] | None) -> None:
+    if args.repo or args.label or args.author or args.search:
+        raise ConfigError(
+            "--git reads one repository with git alone; drop --repo/--label/"
+            "--author/--search (they query GitHub)"
+        )
+    every_line_names_one = listed is not None and all(entry.recipe for entry in listed)
+    if not (args.recipe or args.no_grade or every_line_names_one):
+        raise ConfigError(
+            "say which recipe the changesets are graded on: --recipe (or a recipe on every "
+            "--commits line), or --no-grade to label only"
+        )
+
+
+def _git_gold_table(report: GitGrowReport) -> Table:
+    title = f"Gold anchor from git: {len(report.rows)} change(s)"
+    table = Table(title=title, title_justify="left")
+    for column in ("commit", "pr", "label", "lines", "day-30 state", "funnel", "reason"):
+        table.add_column(column, no_wrap=column != "reason")
+    for row in report.rows:
+        found = label_document(row)
+        lines = "" if found["added"] is None else f"{found['alive']}/{found['added']}"
+        funnel = row.funnel_verdict.value if row.funnel_verdict else "not graded"
+        table.add_row(
+            str(found["commit"])[:12],
+            "" if found["pr"] is None else f"#{found['pr']}",
+            row.label.value,
+            lines,
+            str(found["state_commit"] or "")[:12],
+            funnel,
+            str(found["reason"] or ""),
+        )
+    return table
+
+
+def _print_git_report(args: argparse.Namespace, report: GitGrowReport, database: str) -> None:
+    document = report.to_dict()
+    if args.out is not None:
+        args.out.write_text(json.dumps(document, indent=2) + "\n")
+    if args.json:
+        _print_json(document)
+        return
+    console = make_console()
+    console.print(_git_gold_table(report))
+    console.print(f"errors: {len(report.errors)}; database: {database}")
+
+
+def run_gold_git(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    specs, policy = _policy(settings)
+    listed = read_commit_list(args.commits) if args.commits else None
+    _check_git_args(args, listed)
+    recipe = _recipe(specs, settings, args)
+    agents = load_agents(settings, specs)
+    source = git_source(settings, args.git, branch=args.branch, name=args.name, agents=agents)
+    changes, problems = _git_changes(source, listed, agents, args)
+    store = open_mining_store(settings)
+    try:
+        options = {"purpose": "gold", "source": "git", "mode": settings.mode.value}
+        grader = None if args.no_grade else make_grader(settings, store, specs, options)
+        report = grow_gold_from_git(
+            store, source, changes, _clock(args), policy=policy, recipe=recipe, grade=grader
+        )
+        _note_unlock(store, report.now, policy)
+    finally:
+        store.close()
+    for commit, detail in problems:
+        report.error(commit, detail)
+    _print_git_report(args, report, store.display_url)
+    stderr = make_console(stderr=True)
+    for error in report.errors:
+        stderr.print(f"[red]{error['commit']}[/]: {error['detail']}", highlight=False)
+    return ExitStatus.MINING_INCOMPLETE if report.errors else ExitStatus.OK
 
 
 # -- survival and status ------------------------------------------------------------------
@@ -296,7 +444,7 @@ def run_survival(args: argparse.Namespace) -> int:
     else:
         print(_survival_text(report, state.describe()))
     _warn_errors(report.errors, "refreshed")
-    return 1 if report.errors else 0
+    return ExitStatus.MINING_INCOMPLETE if report.errors else ExitStatus.OK
 
 
 def run_status(args: argparse.Namespace) -> int:
@@ -309,7 +457,7 @@ def run_status(args: argparse.Namespace) -> int:
         store.close()
     if args.json:
         _print_json(state.to_dict())
-        return 0
+        return ExitStatus.OK
     lines = [
         f"retroactive scoring: {'unlocked' if state.unlock else 'locked'}",
         f"  labelled:  {len(state.labelled)} of {state.threshold} agent PRs "
@@ -323,7 +471,7 @@ def run_status(args: argparse.Namespace) -> int:
     lines.append(f"  earliest:  {when}")
     lines.append(state.describe())
     print("\n".join(lines))
-    return 0
+    return ExitStatus.OK
 
 
 # -- retro --------------------------------------------------------------------------------
@@ -342,7 +490,7 @@ def run_retro(args: argparse.Namespace) -> int:
                 f"migration-evals: error: retroactive scoring is locked: {state.describe()}",
                 file=sys.stderr,
             )
-            return 1
+            return ExitStatus.ERROR
         changesets = read_changesets(args.changesets)
         code, outcome = grade(
             settings,

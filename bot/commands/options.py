@@ -11,13 +11,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bot.settings import settings_from_env
+from bot.exits import UsageError
+from bot.settings import mode_is_set, settings_from_env
 from core.settings import CassetteMode, Executor, ScaleSettings, Settings
 
 __all__ = [
     "add_executor_options",
     "add_grading_options",
+    "add_server_mode_option",
     "add_store_options",
+    "server_settings_from_args",
     "settings_from_args",
 ]
 
@@ -108,5 +111,23 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "scale": _scale_overrides(args, settings.scale),
     }
     if overrides["jobs"] is not None and overrides["jobs"] < 1:
-        raise SystemExit("migration-evals: error: --jobs must be at least 1")
+        raise UsageError("--jobs must be at least 1")
     return settings.with_overrides(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def add_server_mode_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--mode",
+        choices=[m.value for m in CassetteMode],
+        help="live adapters (the default: a server posts real results), record, or replay "
+        "cassettes (every check run then says so); default: $MIGRATION_EVALS_MODE or live",
+    )
+
+
+def server_settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings for ``serve`` and ``worker``: live unless a mode is asked for, so that a
+    production server never replays cassettes by default."""
+    settings = settings_from_args(args)
+    if getattr(args, "mode", None) or mode_is_set():
+        return settings
+    return settings.with_overrides(mode=CassetteMode.LIVE)

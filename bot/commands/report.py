@@ -1,4 +1,5 @@
-"""``migration-evals report --out DIR``: index.html, report.md, report.json and PNG plots."""
+"""``migration-evals report --out DIR``: index.html, trials.html, report.md, report.json,
+and every plot as PNG and SVG."""
 
 from __future__ import annotations
 
@@ -9,8 +10,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.commands import summary
-from bot.commands.gate import add_scan_options, evaluate_from_args
+from bot.commands.gate import add_scan_options, scan_workers
+from bot.commands.options import settings_from_args
+from bot.exits import ExitStatus
+from core.specs import load_specs
+from core.store import Store
+from gate.evaluation import evaluate
 from gate.publication import check
+from gate.trial_detail import run_records
 
 HELP = summary("report")
 
@@ -26,19 +33,31 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: matplotlib and Jinja2 would otherwise slow the start of
     # every command, ``gate check`` included, by about half a second.
-    from gate.report import report_document, write_report  # noqa: PLC0415
+    from gate.report import report_document, trials_page, write_report  # noqa: PLC0415
 
-    evaluation = evaluate_from_args(args)
+    settings = settings_from_args(args)
+    specs = load_specs(settings.specs_dir)
+    store = Store.open(settings.db_url)
+    try:
+        evaluation = evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs))
+        runs = run_records(store)
+        page = trials_page(store, evaluation.selection.trials, specs, runs)
+    finally:
+        store.close()
     decision = check(evaluation)
     generated = datetime.now(UTC).isoformat(timespec="seconds")
-    document = report_document(evaluation, decision, generated)
-    files = write_report(document, args.out)
+    options = {run_id: run["options"] for run_id, run in runs.items()}
+    document = report_document(evaluation, decision, generated, options)
+    files = write_report(document, args.out, page)
     if args.json:
         json.dump(document, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
     else:
         state = "publishable" if decision.publishable else "NOT PUBLISHABLE"
-        print(f"report written to {files.html} ({state}; {len(files.plots)} plots)")
+        print(
+            f"report written to {files.html} ({state}; {len(files.plots)} plots, "
+            f"{len(document['plots_left_out'])} left out; trials: {files.trials})"
+        )
         if document["banner"]:
             print(document["banner"], file=sys.stderr)
-    return 0
+    return ExitStatus.OK

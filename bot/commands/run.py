@@ -9,6 +9,7 @@ from bot.commands import summary
 from bot.commands.common import grade
 from bot.commands.options import add_executor_options, add_grading_options, settings_from_args
 from core.changesets import read_changesets
+from core.specs import load_specs
 
 HELP = summary("run")
 
@@ -23,7 +24,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
-    changesets = read_changesets(args.changesets)
+    # With the specs, unknown recipes or models and bad recipe params are reported in the
+    # same pass as malformed lines: every problem of the file at once.
+    changesets = read_changesets(args.changesets, load_specs(settings.specs_dir))
     options = {"input": str(args.changesets)}
     code, _ = grade(settings, changesets, as_json=args.json, out=args.out, options=options)
     return code

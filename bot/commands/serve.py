@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
 from bot.app.service import BotService, build_service
 from bot.commands import summary
-from bot.commands.options import add_store_options, settings_from_args
+from bot.commands.options import (
+    add_server_mode_option,
+    add_store_options,
+    server_settings_from_args,
+)
+from bot.exits import ExitStatus
 from core.settings import Settings
 
 HELP = summary("serve")
@@ -42,6 +48,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--dev", action="store_true", help="Flask's development server, one process"
     )
+    add_server_mode_option(parser)
     add_store_options(parser)
     parser.set_defaults(handler=run)
 
@@ -65,17 +72,27 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
         return self.service.app
 
 
+def startup_line(service: BotService) -> str:
+    """What the server grades with, said once at start (and on ``/healthz``)."""
+    about = service.about
+    adapters = ", ".join(f"{port}: {name}" for port, name in about["adapters"].items())
+    return f"migration-evals serve: grading {about['mode']} ({adapters})"
+
+
 def run(args: argparse.Namespace) -> int:
-    settings = settings_from_args(args)
+    settings = server_settings_from_args(args)
     if args.dev:
         service = build_service(settings)
+        print(startup_line(service), file=sys.stderr)
         service.start()
         try:
             service.app.run(host=args.host, port=args.port, threaded=True, use_reloader=False)
         finally:
             service.stop()
-        return 0
-    build_service(settings).store.close()  # fail fast on bad settings, before forking
+        return ExitStatus.OK
+    checked = build_service(settings)  # fail fast on bad settings, before forking
+    print(startup_line(checked), file=sys.stderr)
+    checked.store.close()
     options = {
         "bind": f"{args.host}:{args.port}",
         "workers": args.processes,
@@ -87,4 +104,4 @@ def run(args: argparse.Namespace) -> int:
         "forwarded_allow_ips": "127.0.0.1,::1",
     }
     _Gunicorn(settings, options).run()
-    return 0
+    return ExitStatus.OK

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from bot.commands import summary
 from bot.commands.options import add_store_options, settings_from_args
+from bot.exits import ExitStatus
 from core.specs import load_specs
 
 HELP = summary("stamp")
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return 0
+        return ExitStatus.OK
     table = Table(title="Spec stamps (SHA256 of canonical JSON)")
     table.add_column("spec")
     table.add_column("stamp")
@@ -37,4 +38,4 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(f"recipe {name}", value)
     table.add_row("hypotheses", report["hypotheses"])
     Console().print(table)
-    return 0
+    return ExitStatus.OK

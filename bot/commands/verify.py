@@ -11,8 +11,9 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from bot.commands import summary
-from bot.commands.gate import EXIT_REFUSED, scan_workers
+from bot.commands.gate import scan_workers
 from bot.commands.options import settings_from_args
+from bot.exits import ExitStatus
 from core.errors import ConfigError
 from core.specs import load_specs
 from core.store import Store
@@ -75,4 +76,4 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {line}")
         if len(result.differences) > _SHOWN:
             print(f"  ... and {len(result.differences) - _SHOWN} more (--json lists all)")
-    return 0 if result.ok else EXIT_REFUSED
+    return ExitStatus.OK if result.ok else ExitStatus.BUNDLE_DIFFERS

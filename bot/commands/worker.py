@@ -10,14 +10,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from celery import Celery
 
+from bot.app.kinds import APP_KINDS
+from bot.app.service import worker_handlers
 from bot.commands import summary
-from bot.commands.options import add_executor_options, add_store_options, settings_from_args
-from bot.executor.broker import CeleryDispatcher, make_celery, queue_name
-from bot.executor.runtime import Housekeeper, build_worker
+from bot.commands.options import (
+    add_executor_options,
+    add_server_mode_option,
+    add_store_options,
+    server_settings_from_args,
+)
+from bot.executor.runtime import Housekeeper, OtherJobs, build_worker
+from bot.exits import UsageError
+from bot.jobs.dispatch import CeleryDispatcher, make_celery, queue_name
 
 HELP = summary("worker")
 
@@ -33,20 +42,28 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--cassettes", metavar="DIR", type=Path, help="cassette directory")
     parser.add_argument("--cache-dir", metavar="DIR", type=Path, help="clone and snapshot cache")
+    add_server_mode_option(parser)
     add_store_options(parser)
     add_executor_options(parser, executor=False)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = settings_from_args(args)
+    settings = server_settings_from_args(args)
     scale = settings.scale
     concurrency = args.concurrency if args.concurrency is not None else os.cpu_count() or 1
     if concurrency < 1:
-        raise SystemExit("migration-evals: error: --concurrency must be at least 1")
+        raise UsageError("--concurrency must be at least 1")
     publisher = CeleryDispatcher(make_celery(scale), scale)
     # Fails here, before anything starts, when the database does not answer.
-    runtime = build_worker(settings, publisher, threads=concurrency)
+    app_jobs = OtherJobs(APP_KINDS, worker_handlers)  # the App's, beside trials
+    runtime = build_worker(settings, publisher, threads=concurrency, others=app_jobs)
+    print(
+        f"migration-evals worker: trials graded as their run plans say; the App's jobs "
+        f"without one and this worker's own mode: {settings.mode.value} "
+        f"(sandbox {settings.effective_sandbox_mode.value})",
+        file=sys.stderr,
+    )
     app = make_celery(scale, run_job=runtime.run_job)
     queues = sorted({queue_name(scale, kind) for kind in runtime.kinds})
     housekeeper = Housekeeper(

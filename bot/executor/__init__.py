@@ -14,8 +14,10 @@ slot in the ledger make it exactly once in effect. A job whose worker dies is ru
 after its lease; an announcement lost with a restarted broker is repeated by the one
 worker holding the ``dispatcher`` lease.
 
-Modules: ``broker`` (the Celery app, built from settings; announcing job ids),
-``trials`` (trial jobs and the grader that runs them), ``runtime`` (a worker process:
-leasing, housekeeping, reaping), ``driver`` (``run --executor celery``). Nothing is
-imported here, so that ``bot.app.service`` can use ``broker`` without a cycle.
+Modules: ``trials`` (the trial job kind, its jobs and the grader that runs them),
+``budget`` (a run's budget shared by its workers), ``runtime`` (a worker process:
+leasing, housekeeping, reaping), ``driver`` (``run --executor celery``). The queue, the
+worker pool and the broker are the job system's (``bot.jobs``); the App's jobs a worker
+also runs are handed in by the ``worker`` command, so this package never imports
+``bot.app``, nor it this one.
 """

@@ -12,21 +12,11 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from core.schema import budgets_table
 from core.store import Store
 from oracles.cascade import Budget
 
-__all__ = ["SharedBudget", "metadata", "open_budget"]
-
-metadata = sa.MetaData()
-
-budgets_table = sa.Table(
-    "run_budgets",
-    metadata,
-    sa.Column("run_id", sa.String(64), primary_key=True),
-    sa.Column("limit_usd", sa.Float, nullable=False),
-    sa.Column("spent_usd", sa.Float, nullable=False),
-    sa.Column("exhausted", sa.Boolean, nullable=False),
-)
+__all__ = ["SharedBudget", "open_budget"]
 
 _EPSILON = 1e-12  # the embedded budget's tolerance for floating-point sums
 
@@ -57,6 +47,22 @@ class SharedBudget(Budget):
         self.limit_usd = float(row.limit_usd)
         self.spent_usd = float(row.spent_usd)
         self.exhausted = bool(row.exhausted)
+
+    def allows(self, amount: float) -> bool:
+        """Whether ``amount`` fits what the run's row says is left now."""
+        budgets = budgets_table.c
+        with self.store.reading() as conn:
+            row = conn.execute(
+                sa.select(budgets.limit_usd, budgets.spent_usd).where(budgets.run_id == self.run_id)
+            ).one()
+        fits = float(row.spent_usd) + amount <= float(row.limit_usd) + _EPSILON
+        if not fits:
+            with self.store.engine.begin() as conn:
+                mine = budgets.run_id == self.run_id
+                conn.execute(budgets_table.update().where(mine).values(exhausted=True))
+            with self._lock:
+                self.exhausted = True
+        return fits
 
     def reserve(self, amount: float) -> bool:
         budgets = budgets_table.c

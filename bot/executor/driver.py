@@ -20,10 +20,12 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.app.jobs import JobKind, JobQueue, JobState
-from bot.executor.broker import CeleryDispatcher, Dispatcher, make_celery
 from bot.executor.budget import SharedBudget, open_budget
-from bot.executor.trials import TrialTask, run_key_prefix, run_subject, trial_job, trial_key
+from bot.executor.trials import TRIAL, TrialTask, run_key_prefix, run_subject, trial_job, trial_key
+from bot.jobs.dispatch import CeleryDispatcher, Dispatcher, make_celery
+from bot.jobs.kinds import KindRegistry
+from bot.jobs.queue import JobQueue, JobState
+from bot.plan import RunPlan, plan_of
 from core.errors import BrokerError
 from core.model import Changeset, Envelope, Trial, Verdict
 from core.settings import Settings
@@ -55,6 +57,7 @@ class CeleryRun:
         specs: SpecSet,
         dispatcher: Dispatcher,
         *,
+        plan: RunPlan | None = None,
         poll_s: float = 0.5,
         quiet_s: float = 30.0,
         on_quiet: Callable[[str], None] = log.warning,
@@ -62,6 +65,7 @@ class CeleryRun:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.settings = settings
+        self.plan = plan or plan_of(settings, specs)
         self.store = store
         self.specs = specs
         self.dispatcher = dispatcher
@@ -70,7 +74,7 @@ class CeleryRun:
         self.on_quiet = on_quiet
         self.clock = clock
         self.sleep = sleep
-        self.queue = JobQueue(store, lease_s=settings.scale.lease_s)
+        self.queue = JobQueue(store, KindRegistry([TRIAL]), lease_s=settings.scale.lease_s)
         self._database_away = False
 
     def run(
@@ -91,27 +95,17 @@ class CeleryRun:
         self, run_id: str, changesets: Sequence[Changeset], options: Mapping[str, Any]
     ) -> None:
         """Write the run and its jobs in one transaction, then announce the jobs."""
-        settings = self.settings
-        jobs = [
-            trial_job(
-                TrialTask(
-                    run_id,
-                    changeset,
-                    settings.mode,
-                    settings.strict_judge,
-                    self.specs.stamps_for(changeset.recipe),
-                    budgeted=settings.budget_usd is not None,
-                )
-            )
-            for changeset in changesets
-        ]
+        plan = self.plan
+        jobs = [trial_job(TrialTask(run_id, changeset, plan)) for changeset in changesets]
         with self.store.engine.begin() as conn:
-            self.store.start_run(run_id, {**options, "executor": "celery"}, conn=conn)
-            if settings.budget_usd is not None:
-                open_budget(conn, run_id, settings.budget_usd)
-            ids = self.queue.insert_many(conn, jobs, max_attempts=settings.scale.max_attempts)
+            stored = {**options, "plan": plan.to_dict(), "executor": "celery"}
+            self.store.start_run(run_id, stored, conn=conn)
+            if plan.budget_usd is not None:
+                open_budget(conn, run_id, plan.budget_usd)
+            scale = self.settings.scale
+            ids = self.queue.insert_many(conn, jobs, max_attempts=scale.max_attempts)
         try:
-            self.dispatcher.publish([(job_id, JobKind.TRIAL) for job_id in ids])
+            self.dispatcher.publish([(job_id, TRIAL) for job_id in ids])
         except BrokerError as exc:
             log.warning(
                 "run %s is stored but not announced; workers will announce it: %s", run_id, exc
@@ -158,7 +152,7 @@ class CeleryRun:
     def _given_up(self, run_id: str) -> dict[str, str]:
         """Trial jobs that ran out of attempts and whose trial is not in the ledger."""
         prefix = run_key_prefix(run_id)
-        failed = self.queue.failed(JobKind.TRIAL, prefix)
+        failed = self.queue.failed(TRIAL, prefix)
         if not failed:
             return failed  # the usual case: no need to read which trials are written
         written = self.store.trials_written(run_id)
@@ -203,6 +197,7 @@ class CeleryRun:
 
 
 def run_on_celery(
+    plan: RunPlan,
     settings: Settings,
     store: Store,
     specs: SpecSet,
@@ -212,11 +207,12 @@ def run_on_celery(
     on_trial: Callable[[], None],
     on_quiet: Callable[[str], None],
 ) -> RunOutcome:
-    """``CeleryRun`` on the settings' broker, refusing to start unless the broker answers."""
+    """``CeleryRun`` of ``plan`` on the settings' broker, refusing to start unless the
+    broker answers."""
     dispatcher = CeleryDispatcher(make_celery(settings.scale), settings.scale)
     try:
         dispatcher.check()
-        run = CeleryRun(settings, store, specs, dispatcher, on_quiet=on_quiet)
+        run = CeleryRun(settings, store, specs, dispatcher, plan=plan, on_quiet=on_quiet)
         return run.run(changesets, options=options, on_trial=on_trial)
     finally:
         dispatcher.close()

@@ -25,11 +25,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from bot.app.jobs import Job, JobKind, JobQueue
-from bot.app.service import build_context, github_app_from_settings, job_handlers, open_store
-from bot.app.worker import Handler, execute
-from bot.executor.broker import Dispatcher, announcer
-from bot.executor.trials import TABLES, TrialGrader
+from bot.executor.trials import TRIAL, TrialGrader
+from bot.jobs.dispatch import Dispatcher, announcer
+from bot.jobs.kinds import JobKind, KindRegistry
+from bot.jobs.pool import JobHandler, execute
+from bot.jobs.queue import JobQueue
+from bot.plan import RunPlan, plan_of
 from core.errors import MigrationEvalsError
 from core.settings import Settings
 from core.specs import load_specs
@@ -39,7 +40,7 @@ from oracles.cascade import Cascade
 __all__ = [
     "DISPATCHER_LEASE",
     "Housekeeper",
-    "JobHandler",
+    "OtherJobs",
     "Reaper",
     "WorkerRuntime",
     "build_worker",
@@ -50,8 +51,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DISPATCHER_LEASE = "dispatcher"
-
-JobHandler = Callable[[Job, str], str]  # (leased job, lease holder) -> result line
 
 
 @runtime_checkable
@@ -155,7 +154,7 @@ class Housekeeper:
         if self.queue.hold_lease(DISPATCHER_LEASE, self.holder, self.interval_s * 3):
             # Jobs waiting behind a queue keep their announcements; only an empty queue
             # with jobs still waiting means announcements were lost.
-            starved = [k for k in JobKind if self.dispatcher.backlog(k) == 0]
+            starved = [k for k in self.queue.kinds if self.dispatcher.backlog(k) == 0]
             due = self.queue.due_for_dispatch(self.redispatch_s, starved=starved)
             if due:
                 self.dispatcher.publish(due)
@@ -182,44 +181,51 @@ class Housekeeper:
         self.queue.release_lease(DISPATCHER_LEASE, self.holder)
 
 
-def _bot_handlers(settings: Settings, store: Store, queue: JobQueue) -> dict[JobKind, JobHandler]:
-    """The App's handlers, when this worker has the App's identity; otherwise none."""
-    gh = settings.github_app
-    if gh.app_id is None or gh.private_key_path is None:
-        return {}
-    github = github_app_from_settings(settings)
-    ctx = build_context(settings, store, queue)
-    return {kind: _ignoring_holder(run) for kind, run in job_handlers(ctx, github).items()}
-
-
-def _ignoring_holder(run: Handler) -> JobHandler:
-    """The App's handlers take only the job: ownership is checked when it completes."""
-
-    def handle(job: Job, _holder: str) -> str:
-        return run(job)
-
-    return handle
-
-
 def _prepare(grader: TrialGrader, settings: Settings) -> None:
-    """Build the cascade of the worker's own mode now: its sandbox reaps what a killed
-    predecessor left at once, and a misconfiguration shows in the log at start."""
-    try:
-        grader.cascade(settings.mode, settings.strict_judge)
-    except MigrationEvalsError as exc:  # runs in other modes may still be served
-        log.warning("cannot grade in --mode %s here: %s", settings.mode.value, exc)
+    """Build the cascade of the worker's own settings now: its sandbox reaps what a
+    killed predecessor left at once, and a misconfiguration shows in the log at start.
+    Jobs are graded as their plans say, whatever these settings' modes are."""
+    plan = plan_of(settings, grader.specs)
+    log.info("worker: own plan's modes %s", _modes(plan))
+    why = grader.plans.refusal(plan, None)
+    if why is not None:  # plans of other modes may still be served
+        log.warning("cannot grade in this worker's own modes (%s): %s", _modes(plan), why)
 
 
-def build_worker(settings: Settings, dispatcher: Dispatcher, *, threads: int = 1) -> WorkerRuntime:
+def _modes(plan: RunPlan) -> str:
+    return f"sandbox={plan.sandbox.value} judge={plan.judge.value} github={plan.github.value}"
+
+
+# (settings, store, queue) -> the handlers of other packages' job kinds (the App's)
+OtherHandlers = Callable[[Settings, Store, JobQueue], Mapping[JobKind, JobHandler]]
+
+
+@dataclass(frozen=True)
+class OtherJobs:
+    """Job kinds of other packages this worker runs too: their kinds and handlers (their
+    tables are in the one schema with every other)."""
+
+    kinds: Sequence[JobKind]
+    handlers: OtherHandlers
+
+
+def build_worker(
+    settings: Settings,
+    dispatcher: Dispatcher,
+    *,
+    threads: int = 1,
+    others: OtherJobs | None = None,
+) -> WorkerRuntime:
     """A worker's runtime from settings; ``StoreError`` at once when the database is away.
 
     ``threads`` jobs run at once, each with a lease renewal beside it, so the pool keeps a
     connection for each and a few for housekeeping.
     """
-    store = open_store(settings, *TABLES, pool_size=threads + 4)
+    store = Store.open(settings.db_url, pool_size=threads + 4)
     scale = settings.scale
     queue = JobQueue(
         store,
+        KindRegistry([TRIAL, *(others.kinds if others else ())]),
         lease_s=scale.lease_s,
         max_attempts=settings.github_app.job_max_attempts,
         on_new_jobs=announcer(dispatcher),  # jobs the App's handlers enqueue
@@ -228,8 +234,9 @@ def build_worker(settings: Settings, dispatcher: Dispatcher, *, threads: int = 1
         specs = load_specs(settings.specs_dir)
         grader = TrialGrader(settings, store, queue, specs)
         _prepare(grader, settings)
-        handlers: dict[JobKind, JobHandler] = {JobKind.TRIAL: grader}
-        handlers.update(_bot_handlers(settings, store, queue))
+        handlers: dict[JobKind, JobHandler] = {TRIAL: grader}
+        if others is not None:
+            handlers.update(others.handlers(settings, store, queue))
     except BaseException:
         store.close()
         raise

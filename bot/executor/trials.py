@@ -1,8 +1,10 @@
 """Trial jobs: one changeset of a command-line run, graded by whichever worker leases it.
 
-The job's payload carries the changeset whole (patch included), the mode and judging the
-run asked for, and the stamps of the specs the run was started under: a worker whose
-specs differ refuses the job instead of grading it under other rules.
+The job's payload carries the changeset whole (patch included) and the run's plan (its
+modes, judging, endpoints and the stamps of the specs it was started under). The worker
+grades with the plan's cascade, whatever its own environment says; a worker that cannot
+honour the plan (other specs, no engine for a live sandbox, no key for a live judge)
+refuses the job instead of grading it some other way.
 
 Writing is where "at least once" becomes "exactly once": the trial's envelopes, its slot
 in the ledger and the job's completion commit together, and only while the worker still
@@ -13,27 +15,27 @@ second run of a trial already written, writes nothing.
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.app.jobs import Job, JobKind, JobQueue, NewJob
-from bot.app.jobs import metadata as jobs_metadata
+from bot.cascades import CascadeBuilder, Cascades, PlanRefusedError
 from bot.executor.budget import SharedBudget
-from bot.executor.budget import metadata as budget_metadata
-from bot.wiring import build_cascade
+from bot.jobs.kinds import JobKind
+from bot.jobs.queue import Job, JobQueue, NewJob
+from bot.plan import RunPlan
 from core.errors import ConfigError
-from core.model import Changeset, Stamps
-from core.settings import CassetteMode, Settings
+from core.model import Changeset, Trial
+from core.settings import Settings
 from core.specs import SpecSet
 from core.store import Store
 from oracles.cascade import Budget, Cascade, TrialRecord
-from oracles.runner import crashed_trial
+from oracles.runner import crashed_trial, internal_error_trial
 
 __all__ = [
     "NOT_STARTED",
-    "TABLES",
+    "REFUSED",
+    "TRIAL",
     "TrialGrader",
     "TrialTask",
     "run_key_prefix",
@@ -44,10 +46,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CascadeFactory = Callable[[CassetteMode, bool], Cascade]
+# Trials of one run need not wait for one another; they travel on a queue of their own.
+TRIAL = JobKind("trial", exclusive=False, queue="trials")
 NOT_STARTED = "not started"
-# Beside the ledger wherever trial jobs are written or run: the jobs and the run budgets.
-TABLES = (jobs_metadata, budget_metadata)
+REFUSED = "refused"
 
 
 def run_key_prefix(run_id: str) -> str:
@@ -61,34 +63,34 @@ def trial_key(run_id: str, changeset_id: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class TrialTask:
-    """What a trial job asks a worker to do."""
+    """What a trial job asks a worker to do: one changeset, graded as the run's plan says."""
 
     run_id: str
     changeset: Changeset
-    mode: CassetteMode
-    strict: bool
-    stamps: Stamps
-    budgeted: bool = False  # the run has a shared budget (``run_budgets``)
+    plan: RunPlan
+
+    @property
+    def budgeted(self) -> bool:
+        """Whether the run has a shared budget (``run_budgets``)."""
+        return self.plan.budget_usd is not None
 
     def payload(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
             "changeset": self.changeset.to_dict(),
-            "mode": self.mode.value,
-            "strict": self.strict,
-            "stamps": self.stamps.to_dict(),
-            "budgeted": self.budgeted,
+            "plan": self.plan.to_dict(),
         }
 
     @classmethod
     def of(cls, payload: Mapping[str, Any]) -> TrialTask:
+        if "plan" not in payload:
+            raise ConfigError(
+                "a trial job without a run plan (queued by an earlier release); start the run again"
+            )
         return cls(
             run_id=str(payload["run_id"]),
             changeset=Changeset.from_dict(payload["changeset"]),
-            mode=CassetteMode(payload["mode"]),
-            strict=bool(payload["strict"]),
-            stamps=Stamps.from_dict(payload["stamps"]),
-            budgeted=bool(payload.get("budgeted", False)),
+            plan=RunPlan.from_dict(payload["plan"]),
         )
 
 
@@ -101,13 +103,26 @@ def run_subject(run_id: str) -> str:
 
 def trial_job(task: TrialTask) -> NewJob:
     key = trial_key(task.run_id, task.changeset.id)
-    return NewJob(JobKind.TRIAL, key, run_subject(task.run_id), task.payload())
+    return NewJob(TRIAL, key, run_subject(task.run_id), task.payload())
+
+
+def refused_trial(specs: SpecSet, task: TrialTask, reason: str) -> Trial:
+    """The trial of a plan no worker could honour: an infrastructure error saying why,
+    stamped as the run was planned (this worker's specs may be the reason)."""
+    trial = internal_error_trial(specs, task.run_id, task.changeset, f"{REFUSED}: {reason}")
+    stamps = task.plan.stamps_for(task.changeset.recipe)
+    envelopes = tuple(replace(e, stamps=stamps) for e in trial.envelopes)
+    return replace(trial, envelopes=envelopes)
 
 
 class TrialGrader:
-    """Runs trial jobs in a worker: the cascade, then the ledger and the job together.
+    """Runs trial jobs in a worker: the cascade of the job's plan, then the ledger and the
+    job together.
 
-    It completes its job itself (``completes_jobs``), in the ledger's transaction.
+    A plan this worker cannot honour is refused: the job is put back for another worker
+    while it has attempts left, and on its last one the trial is recorded as an
+    infrastructure error saying why. It completes its job itself (``completes_jobs``), in
+    the ledger's transaction.
     """
 
     completes_jobs = True
@@ -119,54 +134,43 @@ class TrialGrader:
         queue: JobQueue,
         specs: SpecSet,
         *,
-        cascades: CascadeFactory | None = None,
+        build: CascadeBuilder | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.queue = queue
         self.specs = specs
-        self._factory = cascades or self._build
-        self._built: dict[tuple[CassetteMode, bool], Cascade] = {}
-        self._lock = threading.Lock()
-
-    def _build(self, mode: CassetteMode, strict: bool) -> Cascade:
-        wanted = self.settings.with_overrides(mode=mode, strict_judge=strict)
-        return build_cascade(wanted, store=self.store, specs=self.specs)
-
-    def cascade(self, mode: CassetteMode, strict: bool) -> Cascade:
-        """One cascade per mode and judging, built on first use and shared by threads."""
-        with self._lock:
-            if (mode, strict) not in self._built:
-                self._built[mode, strict] = self._factory(mode, strict)
-            return self._built[mode, strict]
+        self.plans = Cascades(settings, store, specs, build=build)
 
     def cascades(self) -> list[Cascade]:
-        with self._lock:
-            return list(self._built.values())
+        return self.plans.built()
 
-    def _check_stamps(self, task: TrialTask) -> None:
-        mine = self.specs.stamps_for(task.changeset.recipe)
-        if mine != task.stamps:
-            raise ConfigError(
-                f"this worker's specs differ from the run's (oracle {mine.oracle[:12]} vs "
-                f"{task.stamps.oracle[:12]}, recipe {mine.recipe[:12]} vs "
-                f"{task.stamps.recipe[:12]}); deploy the same specs/ to every worker"
-            )
+    def _record(self, task: TrialTask, job: Job) -> TrialRecord | None:
+        """The graded trial, the refused one on the last attempt, or None when the budget
+        is spent; ``PlanRefusedError`` while other workers may still take the job."""
+        refusal = self.plans.refusal(task.plan, task.changeset.recipe)
+        if refusal is not None:
+            why = f"this worker cannot honour the run plan: {refusal}"
+            if job.attempts < job.max_attempts:
+                raise PlanRefusedError(why)
+            return TrialRecord(refused_trial(self.specs, task, why))
+        cascade = self.plans.for_plan(task.plan)
+        budget = SharedBudget(self.store, task.run_id) if task.budgeted else Budget(None)
+        if budget.exhausted:
+            return None
+        try:
+            return cascade.run_trial(task.run_id, task.changeset, budget)
+        except Exception as exc:  # one crashing trial is recorded, like the embedded runner
+            log.exception("internal error grading %s", task.changeset.id)
+            return TrialRecord(crashed_trial(cascade, task.run_id, task.changeset, exc))
 
     def __call__(self, job: Job, worker: str) -> str:
         task = TrialTask.of(job.payload)
-        self._check_stamps(task)
-        cascade = self.cascade(task.mode, task.strict)
-        budget = SharedBudget(self.store, task.run_id) if task.budgeted else Budget(None)
-        if budget.exhausted:  # as the embedded runner: a trial not started stays so
+        record = self._record(task, job)
+        if record is None:  # as the embedded runner: a trial not started stays so
             line = f"{NOT_STARTED}: the run's budget is exhausted"
             self.queue.complete(job, worker, line)
             return line
-        try:
-            record = cascade.run_trial(task.run_id, task.changeset, budget)
-        except Exception as exc:  # one crashing trial is recorded, like the embedded runner
-            log.exception("internal error grading %s", task.changeset.id)
-            record = TrialRecord(crashed_trial(cascade, task.run_id, task.changeset, exc))
         line = f"{record.trial.verdict.value}: trial {record.trial.id} ({task.changeset.id})"
         seq = self.store.append_trial_once(
             record.trial,

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from bot.cli import main
+from bot.exits import ExitStatus
 from core.specs import SpecSet, load_specs
 from core.store import Store
 from tests.conftest import SPECS_DIR
@@ -63,7 +64,7 @@ def test_check_lists_refusals_and_exits_non_zero(
 ) -> None:
     _ledger(env, tmp_path, gold=False).close()
     code, document = _json(capsys, "gate", "check", "--json")
-    assert code == 2 and document["publishable"] is False
+    assert code == ExitStatus.GATE_REFUSED and document["publishable"] is False
     assert [r["code"] for r in document["refusals"]] == ["broken_anchor"]
     assert document["refusals"][0]["detail"].startswith("only 0 gold-labelled")
 
@@ -72,7 +73,7 @@ def test_publish_refuses_without_writing(
     env: SpecSet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _ledger(env, tmp_path, gold=False).close()
-    assert main(["gate", "publish", "--out", "bundle.json"]) == 2
+    assert main(["gate", "publish", "--out", "bundle.json"]) == ExitStatus.GATE_REFUSED
     assert "no bundle written (broken_anchor)" in capsys.readouterr().err
     assert not (tmp_path / "bundle.json").exists()
 
@@ -92,13 +93,13 @@ def test_publish_then_verify(
     bundle = json.loads((tmp_path / "bundle.json").read_text())
     bundle["numbers"]["pass_rates"]["gemini-2.5-pro"]["rate"] = 0.75
     (tmp_path / "changed.json").write_text(json.dumps(bundle))
-    assert main(["verify", "changed.json", "--db", db]) == 2
+    assert main(["verify", "changed.json", "--db", db]) == ExitStatus.BUNDLE_DIFFERS
     out = capsys.readouterr().out
     assert "numbers.pass_rates.gemini-2.5-pro.rate: the bundle says 0.75, recomputed 0.5" in out
 
 
 def test_verify_names_a_missing_file(env: SpecSet, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["verify", "nowhere.json"]) == 1
+    assert main(["verify", "nowhere.json"]) == ExitStatus.ERROR
     assert "cannot read bundle nowhere.json" in capsys.readouterr().err
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from bot.exits import ExitStatus
 
 
 def test_the_demo_pair_agrees_but_on_too_few_items(
@@ -15,12 +16,12 @@ def test_the_demo_pair_agrees_but_on_too_few_items(
 ) -> None:
     assert main(["demo", "--strict", "--json"]) == 0
     capsys.readouterr()
-    assert main(["judges", "reliability", "--json"]) == 1  # unreliable
+    assert main(["judges", "reliability", "--json"]) == ExitStatus.JUDGES_UNRELIABLE
     document = json.loads(capsys.readouterr().out)
     assert document["reliable"] is False
-    assert document["judged"] == 7 and document["labels"] == 7
+    assert document["judged"] == 10 and document["labels"] == 10
     assert [(a["n"], a["kappa"], a["status"]) for a in document["agreements"]] == [
-        (7, 1.0, "too few items")
+        (10, 1.0, "too few items")
     ] * 3
     assert document["strict_disagreements"] == 0
 
@@ -28,7 +29,7 @@ def test_the_demo_pair_agrees_but_on_too_few_items(
 def test_an_empty_ledger_is_reported_not_crashed_on(
     env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["judges", "reliability"]) == 1
+    assert main(["judges", "reliability"]) == ExitStatus.JUDGES_UNRELIABLE
     out = capsys.readouterr().out
     assert "UNRELIABLE" in out
     assert "no item rated by both" in out

@@ -16,13 +16,17 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from bot.exits import ExitStatus
 from bot.mining import open_mining_store
 from bot.settings import settings_from_env
 from core.errors import ConfigError
+from core.gold import gold_rows
+from core.specs import load_specs
+from gate.anchor import anchor_from_rows
 from miners.tracking import TrackedPR, track_pr
 from tests.conftest import ROOT, SPECS_DIR
 from tests.miners.github_upstream import TOKEN, FakeGitHub, FakePull, FakeRepo
-from tests.miners.histories import History, day
+from tests.miners.histories import History, day, mixed_project
 
 REPO = "example/app"
 AS_OF = day(60).isoformat()
@@ -114,6 +118,9 @@ def test_mine_gold_records_github_then_replays_it_offline(
     assert code == 0, err
     labels = {row["pr_number"]: row["label"] for row in recorded["rows"]}
     assert labels == {1: "accepted", 2: "accepted", 3: "rejected"}
+    # The day-30 state of PR 1 (merged day 1) is PR 2's merge: the last commit by day 31.
+    state = {row["pr_number"]: row["evidence"].get("state_commit") for row in recorded["rows"]}
+    assert state[1] == repo.pulls[1].merge_commit_sha
     assert {row["model"] for row in recorded["rows"]} == {"gpt-5", "unknown"}
     assert list((env / "cassettes" / "github").glob("*.json"))
 
@@ -138,9 +145,20 @@ def test_mine_gold_needs_a_selection(env: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_mine_gold_checks_recipe_params(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["mine", "gold", "--repo", REPO, "--recipe", "base-image-bump"]
+    # Rewrites are optional since issue 14 (read from the diff); an empty map is still wrong.
+    params = '{"rewrites": {}}'
+    argv = [
+        "mine",
+        "gold",
+        "--repo",
+        REPO,
+        "--recipe",
+        "base-image-bump",
+        "--recipe-params",
+        params,
+    ]
     assert main(argv) == 1
-    assert "--recipe-params for base-image-bump: 'rewrites' is a required property" in (
+    assert "--recipe-params for base-image-bump: {} should be non-empty" in (
         capsys.readouterr().err
     )
 
@@ -227,3 +245,84 @@ def test_agent_authors_setting() -> None:
 def test_as_of_cannot_be_in_the_future(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mine", "status", "--as-of", "2999-01-01"]) == 1
     assert "--as-of 2999-01-01T00:00:00 is in the future" in capsys.readouterr().err
+
+
+LABEL_KEYS = {
+    "commit",
+    "pr",
+    "label",
+    "merged_at",
+    "state_commit",
+    "window_end",
+    "added",
+    "alive",
+    "revert",
+    "reason",
+}
+
+
+def test_mine_gold_from_git_alone_labels_offline_and_grows_the_gold_table(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = mixed_project(env / "app")
+    argv = ["mine", "gold", "--git", str(project.history.path), "--recipe", "java8-to-17"]
+    code, document, err = run(capsys, *argv, "--as-of", AS_OF)
+    assert code == 0, err
+    assert set(document) == {"labels", "errors"}
+    assert document["errors"] == []
+    assert all(set(label) == LABEL_KEYS for label in document["labels"])
+    assert {label["commit"]: (label["pr"], label["label"]) for label in document["labels"]} == {
+        project.merged_pr: (1, "accepted"),
+        project.squashed_pr: (2, "rejected"),
+        project.agent_commit: (None, "accepted"),
+        project.late_pr: (5, "pending"),
+    }
+    squashed = next(x for x in document["labels"] if x["pr"] == 2)
+    assert squashed["revert"] == project.revert
+    assert squashed["window_end"] == day(32).isoformat()
+
+    store = open_mining_store(settings_from_env())
+    try:
+        rows = gold_rows(store)
+    finally:
+        store.close()
+    assert all(row.funnel_verdict is not None for row in rows)
+    anchor = anchor_from_rows(rows, load_specs(SPECS_DIR).oracle.section("gate"))
+    assert (anchor.n + anchor.unmatched, anchor.pending) == (3, 1)
+
+
+def test_mine_gold_from_a_commit_list_reports_what_git_cannot_label(
+    env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MIGRATION_EVALS_AGENT_AUTHORS", "ada@example.com=gpt-5")
+    project = mixed_project(env / "app")
+    listed = env / "commits.jsonl"
+    lines = [
+        {"commit": project.squashed_pr, "merged_at": day(3).isoformat()},
+        {"commit": "f" * 40, "pr": 9},
+    ]
+    listed.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    argv = ["mine", "gold", "--git", str(project.history.path), "--commits", str(listed)]
+    code, document, _ = run(capsys, *argv, "--no-grade", "--as-of", AS_OF)
+    assert code == ExitStatus.MINING_INCOMPLETE
+    assert [(x["commit"], x["pr"], x["label"]) for x in document["labels"]] == [
+        (project.squashed_pr, 2, "rejected")
+    ]
+    assert document["labels"][0]["merged_at"] == day(3).isoformat()
+    assert document["errors"] == [
+        {"commit": "f" * 40, "detail": f"commit {'f' * 40} is not in this repository"}
+    ]
+    store = open_mining_store(settings_from_env())
+    try:
+        (row,) = gold_rows(store)
+    finally:
+        store.close()
+    assert (row.model, row.evidence["is_agent"]) == ("gpt-5", True)
+
+
+def test_mine_gold_from_git_refuses_github_queries(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["mine", "gold", "--git", str(env), "--repo", REPO, "--no-grade"]
+    assert main(argv) == 1
+    assert "--git reads one repository with git alone" in capsys.readouterr().err

@@ -3,6 +3,7 @@ cassettes through the live adapters (here aimed at the loopback fake API)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -95,7 +96,10 @@ def test_record_mode_asks_the_live_judges_and_writes_cassettes(
             f"Bearer {OPENAI_KEY}",
         ]
     replaying = ReplayingJudge(library)
-    assert [replaying.ask(r) for r in requests] == live
+    replayed = [replaying.ask(r) for r in requests]
+    # The same answers, each saying which live judge recorded it.
+    assert [replace(r, recorded_by="") for r in replayed] == live
+    assert [r.recorded_by for r in replayed] == [primary.identity, secondary.identity]
     files = sorted((tmp_path / "cassettes" / "judge").glob("*.json"))
     assert len(files) == 2
     assert not any(key in f.read_text() for f in files for key in (ANTHROPIC_KEY, OPENAI_KEY))

@@ -118,3 +118,9 @@ def test_images_commands_without_an_engine_are_one_clear_error(
         err = capsys.readouterr().err
         assert err.count("\n") == 1
         assert f"no Docker engine at {NO_ENGINE}" in err
+
+
+def test_the_registry_base_images_are_pulled_from_is_a_setting() -> None:
+    assert settings_from_env({}).image_registry is None  # no pulls: a missing image errs
+    chosen = settings_from_env({"MIGRATION_EVALS_IMAGE_REGISTRY": "mirror.example:5000/hub"})
+    assert chosen.image_registry == "mirror.example:5000/hub"

@@ -100,3 +100,49 @@ def test_filter_diff_drops_skipped_files() -> None:
     )
     kept = filter_diff(diff, lambda p: p.startswith("vendor/"))
     assert kept.startswith("diff --git a/main.go") and "vendor" not in kept
+
+
+VENDORED = (
+    "diff --git a/vendor/x.go b/vendor/x.go\n--- a/vendor/x.go\n+++ b/vendor/x.go\n"
+    "@@ -1 +1 @@\n-a\n+b\n"
+)
+
+
+def _vendor(path: str) -> bool:
+    return path.startswith("vendor/")
+
+
+def test_a_rename_across_the_skip_boundary_is_kept_either_way() -> None:
+    into = (
+        "diff --git a/src/test/CalcTest.java b/vendor/CalcTest.java\nsimilarity index 100%\n"
+        "rename from src/test/CalcTest.java\nrename to vendor/CalcTest.java\n"
+    )
+    out_of = (
+        "diff --git a/vendor/lib.go b/lib.go\nsimilarity index 90%\n"
+        "rename from vendor/lib.go\nrename to lib.go\n--- a/vendor/lib.go\n+++ b/lib.go\n"
+        "@@ -1 +1 @@\n-a\n+b\n"
+    )
+    kept = filter_diff(VENDORED + into + out_of, _vendor)
+    assert kept == into + out_of  # both renames stay to be graded; the vendored edit goes
+
+
+def test_a_quoted_path_after_a_skipped_section_is_kept() -> None:
+    quoted = (
+        'diff --git "a/src/t\\303\\251st.go" "b/src/t\\303\\251st.go"\n'
+        '--- "a/src/t\\303\\251st.go"\n+++ "b/src/t\\303\\251st.go"\n@@ -1 +1 @@\n-a\n+b\n'
+    )
+    quoted_vendor = (
+        'diff --git "a/vendor/t\\303\\251.go" "b/vendor/t\\303\\251.go"\n'
+        '--- "a/vendor/t\\303\\251.go"\n+++ "b/vendor/t\\303\\251.go"\n@@ -1 +1 @@\n-a\n+b\n'
+    )
+    assert filter_diff(VENDORED + quoted + quoted_vendor, _vendor) == quoted
+
+
+def test_an_added_or_deleted_file_is_judged_by_its_one_path_and_a_corrupt_diff_left_whole() -> None:
+    added = (
+        "diff --git a/vendor/n.go b/vendor/n.go\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/vendor/n.go\n@@ -0,0 +1 @@\n+x\n"
+    )
+    assert filter_diff("From abc\n\n" + added, _vendor) == "From abc\n\n"
+    corrupt = VENDORED.replace("@@ -1 +1 @@", "@@ -1,5 +1 @@")
+    assert filter_diff(corrupt, _vendor) == corrupt

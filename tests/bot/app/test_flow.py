@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import threading
+import time
 from collections.abc import Callable
 
-from bot.app.checks import Mode
+import pytest
+
+from bot.app.grading import REPLAY_NOTE
+from bot.cascades import Cascades
+from bot.plan import RunPlan
 from miners.tracking import tracked_prs
 from oracles.cascade import Cascade
 from tests.bot.app.conftest import (
@@ -22,6 +28,7 @@ from tests.bot.app.conftest import (
     raw,
     with_head,
 )
+from tests.core.test_yamlio import BILLION_LAUGHS
 from tests.fake_github import FakePull
 
 
@@ -129,13 +136,15 @@ def test_head_moving_during_grading_closes_the_old_check_as_superseded(harness: 
     sha1, sha2 = "1" * 40, "2" * 40
     harness.set_pull("good", head_sha=sha1)
     harness.deliver("pull_request", with_head("pull_request/synchronize.payload.json", sha1))
-    original = harness.service.ctx.cascades
 
-    def push_then_cascade(mode: Mode) -> Cascade:
-        harness.set_pull("good", head_sha=sha2)  # a push lands while sha1 is graded
-        return original(mode)
+    class PushThenCascade(Cascades):
+        def for_plan(self, plan: RunPlan) -> Cascade:
+            harness.set_pull("good", head_sha=sha2)  # a push lands while sha1 is graded
+            return super().for_plan(plan)
 
-    harness.service.ctx.cascades = push_then_cascade
+    ctx = harness.service.ctx
+    pushing = PushThenCascade(harness.service.settings, ctx.store, ctx.specs)
+    ctx.grading = dataclasses.replace(ctx.grading, cascades=pushing)
     harness.drain()
     [run] = harness.github.runs_for(sha1)
     assert run["conclusion"] == "neutral" and run["output"]["title"].startswith("superseded")
@@ -210,8 +219,36 @@ def test_a_broken_config_is_shown_in_a_neutral_check_run(
     harness.drain()
     [run] = harness.github.check_runs
     assert run["conclusion"] == "neutral"
-    assert run["output"]["title"] == "configuration error in .github/migration-evals.yml"
+    assert run["output"]["title"] == (
+        f"configuration error in .github/migration-evals.yml {REPLAY_NOTE}"  # a replay harness
+    )
     assert "recipes: 3 is not of type 'array'" in run["output"]["summary"]
+
+
+@pytest.mark.parametrize(
+    ("config", "problem"),
+    [
+        (BILLION_LAUGHS, "anchors are not allowed"),
+        ("agents: " + "[" * 5000 + "]" * 5000 + "\n", "nests deeper than 32 levels"),
+    ],
+    ids=["billion-laughs", "5000-deep"],
+)
+def test_a_hostile_config_is_a_neutral_configuration_error_and_the_app_keeps_answering(
+    make_harness: Callable[..., Harness], config: str, problem: str
+) -> None:
+    harness = make_harness(config=config)
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    started = time.monotonic()
+    harness.drain()
+    assert time.monotonic() - started < 10  # refused, not expanded
+    assert harness.client.get("/healthz").status_code == 200
+    [run] = harness.github.check_runs
+    assert run["conclusion"] == "neutral"
+    title = f"configuration error in .github/migration-evals.yml {REPLAY_NOTE}"
+    assert run["output"]["title"] == title  # the harness replays
+    assert problem in run["output"]["summary"]
+    [job] = harness.service.queue.jobs()
+    assert job["state"] == "done" and job["result"].startswith("configuration error")
 
 
 def test_no_config_means_no_agents_and_no_check_run(make_harness: Callable[..., Harness]) -> None:

@@ -83,7 +83,8 @@ def test_killed_mid_job_then_restarted_completes_the_job_once(
         "MIGRATION_EVALS_GITHUB_WRITE_INTERVAL": "0",
     }
     port = _free_port()
-    command = [sys.executable, "-m", "bot.cli", "serve", "--dev", "--port", str(port)]
+    command = [sys.executable, "-m", "bot.cli", "serve", "--dev", "--mode", "replay"]
+    command += ["--port", str(port)]
 
     anchored = Store.open(env["MIGRATION_EVALS_DB_URL"])
     seed_anchored_gold(anchored)

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.jobs import JobQueue, metadata
 from bot.app.scheduler import MISFIRE_GRACE_S, SingleScheduler
+from bot.jobs.queue import JobQueue
 from core.errors import ConfigError
 from core.store import Store
+from tests.fakes import all_kinds
 
 
 def _scheduler(queue: JobQueue, ran: list[str]) -> SingleScheduler:
@@ -25,8 +26,8 @@ def _scheduler(queue: JobQueue, ran: list[str]) -> SingleScheduler:
 
 def test_one_leader_among_processes_and_takeover_when_it_dies(tmp_path: Path) -> None:
     now = [0.0]
-    store = Store.open(f"sqlite:///{tmp_path / 's.db'}", extra_metadata=[metadata])
-    queue = JobQueue(store, clock=lambda: now[0])
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    queue = JobQueue(store, all_kinds(), clock=lambda: now[0])
     ran: list[str] = []
     first, second = _scheduler(queue, ran), _scheduler(queue, ran)
     assert first.elect_once() and not second.elect_once()
@@ -38,8 +39,8 @@ def test_one_leader_among_processes_and_takeover_when_it_dies(tmp_path: Path) ->
 
 
 def test_jobs_are_coalesced_with_an_hour_of_misfire_grace(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 's.db'}", extra_metadata=[metadata])
-    scheduler = _scheduler(JobQueue(store), [])
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    scheduler = _scheduler(JobQueue(store, all_kinds()), [])
     jobs = {job.id: job for job in scheduler._scheduler.get_jobs()}
     assert set(jobs) == {"survival-nightly", "reconcile"}
     assert all(
@@ -48,8 +49,8 @@ def test_jobs_are_coalesced_with_an_hour_of_misfire_grace(tmp_path: Path) -> Non
 
 
 def test_a_scheduled_run_checks_the_lease_first(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 's.db'}", extra_metadata=[metadata])
-    queue = JobQueue(store)
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
+    queue = JobQueue(store, all_kinds())
     ran: list[str] = []
     leader, other = _scheduler(queue, ran), _scheduler(queue, ran)
     assert leader.elect_once()
@@ -59,10 +60,10 @@ def test_a_scheduled_run_checks_the_lease_first(tmp_path: Path) -> None:
 
 
 def test_a_bad_cron_is_a_config_error(tmp_path: Path) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 's.db'}", extra_metadata=[metadata])
+    store = Store.open(f"sqlite:///{tmp_path / 's.db'}")
     with pytest.raises(ConfigError, match="survival cron"):
         SingleScheduler(
-            JobQueue(store),
+            JobQueue(store, all_kinds()),
             survival_cron="61 * * *",
             reconcile_minutes=5,
             nightly=lambda: None,

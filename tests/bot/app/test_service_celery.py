@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.app.jobs import JobKind, JobState
+from bot.app.kinds import GRADE
 from bot.app.service import job_handlers
 from bot.executor.runtime import WorkerRuntime
+from bot.jobs.queue import JobState
 from tests.bot.app.conftest import Harness, raw
 from tests.conftest import wait_for
 from tests.fakes import FakeDispatcher
@@ -23,7 +24,7 @@ def test_a_pull_request_is_announced_then_graded_by_a_worker(
     response = harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
     assert response.status_code == 202
     wait_for("the announcement", lambda: bool(dispatcher.published), 10)  # its own thread
-    assert dispatcher.published == [(response.json["jobs"][0], JobKind.GRADE)]
+    assert dispatcher.published == [(response.json["jobs"][0], GRADE)]
     handlers = job_handlers(service.ctx, service.github)
     runtime = WorkerRuntime(
         service.store,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -99,3 +100,17 @@ def test_comments_on_plain_issues_are_ignored(harness: Harness) -> None:
         ).status_code
         == 204
     )
+
+
+def test_a_command_made_by_another_server_regrades_under_that_servers_plan(
+    harness: Harness,
+) -> None:
+    # The job was made by a server whose plan differs from this process's (a worker's).
+    theirs = dataclasses.replace(harness.service.ctx.plan, budget_usd=1.5)
+    harness.service.queue.carry = {"plan": theirs.to_dict()}
+    harness.deliver("issue_comment", _comment(harness, "/migration-evals rerun", "writer"))
+    harness.service.queue.carry = {}  # the grade job is made here, by the command job
+    harness.drain()
+    grade_jobs = [j for j in harness.service.queue.jobs() if j["kind"] == "grade"]
+    [planned] = [json.loads(j["payload"])["plan"] for j in grade_jobs]
+    assert planned == theirs.to_dict() and planned != harness.service.ctx.plan.to_dict()

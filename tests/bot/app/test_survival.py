@@ -10,7 +10,6 @@ from bot.settings import settings_from_env
 from core.clock import SystemClock
 from core.specs import SpecSet
 from core.store import Store
-from miners import tables
 from miners.tracking import TrackedPR, tracked_prs
 
 
@@ -21,7 +20,7 @@ def test_track_then_nightly_refresh_with_nothing_merged(tmp_path: Path, specs: S
             "MIGRATION_EVALS_CACHE_DIR": str(tmp_path / "cache"),
         }
     )
-    store = Store.open(f"sqlite:///{tmp_path / 'bot.db'}", extra_metadata=[tables.metadata])
+    store = Store.open(f"sqlite:///{tmp_path / 'bot.db'}")
     opened = datetime(2026, 1, 5, tzinfo=UTC)
     pr = TrackedPR("o/r", 3, "a" * 40, "b" * 40, "bot", True, opened, None, None, None)
     assert track_pr(store, pr) == "tracked o/r#3 for survival mining"

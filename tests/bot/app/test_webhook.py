@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 
+import pytest
+
 from bot.app.signature import sign, signature_ok
+from bot.app.web import parse_payload
 from tests.bot.app.conftest import SECRET, Harness, raw
 
 
@@ -44,6 +47,32 @@ def test_malformed_json_with_a_valid_signature_is_400_and_writes_nothing(harness
     ):
         assert harness.deliver("pull_request", body).status_code == 400
     assert harness.service.queue.deliveries() == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b'{"a": ' * 1500 + b"1" + b"}" * 1500, "nests deeper than 64 levels"),
+        (b'{"a": ' * 100 + b"1" + b"}" * 100, "nests deeper than 64 levels"),
+        (b'{"action": "opened", "installation": {"id": 1e999}}', "out of range"),
+        (b'{"action": "opened", "installation": {"id": NaN}}', "NaN is not JSON"),
+        (b'{"action": "opened", "installation": {"id": 99999999999999999999999}}', "out of range"),
+    ],
+    ids=["1500-deep", "100-deep", "1e999", "NaN", "huge-int"],
+)
+def test_signed_but_unusable_json_is_400_not_500(harness: Harness, body: bytes, why: str) -> None:
+    response = harness.deliver("pull_request", body)
+    assert response.status_code == 400
+    assert why in response.get_json()["error"]
+    assert harness.service.queue.deliveries() == 0
+
+
+def test_a_real_payload_is_within_the_shape_limits() -> None:
+    for name in (
+        "pull_request/opened.payload.json",
+        "issue_comment/created.with-installation.payload.json",
+    ):
+        assert parse_payload(raw(name))
 
 
 def test_ping_200_unhandled_204_healthz_200(harness: Harness) -> None:

@@ -13,17 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.jobs import JobKind, JobQueue
+from bot.cascades import CascadeBuilder
 from bot.executor.driver import CeleryRun
 from bot.executor.runtime import WorkerRuntime
-from bot.executor.trials import TABLES, CascadeFactory, TrialGrader
+from bot.executor.trials import TRIAL, TrialGrader
+from bot.jobs.queue import JobQueue
 from core.changesets import read_changesets
 from core.model import Changeset
 from core.settings import ScaleSettings, Settings
 from core.specs import SpecSet
 from core.store import Store
 from tests.conftest import ROOT, SPECS_DIR
-from tests.fakes import FakeDispatcher
+from tests.fakes import FakeDispatcher, all_kinds
 
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"
 
@@ -92,12 +93,12 @@ class Cluster:
 def make_cluster(settings: Settings, specs: SpecSet) -> Iterator[Callable[..., Cluster]]:
     made: list[Cluster] = []
 
-    def build(*, cascades: CascadeFactory | None = None, deliver: bool = True) -> Cluster:
-        store = Store.open(settings.db_url, extra_metadata=TABLES)
+    def build(*, cascades: CascadeBuilder | None = None, deliver: bool = True) -> Cluster:
+        store = Store.open(settings.db_url)
         clock = Clock()
-        queue = JobQueue(store, lease_s=settings.scale.lease_s, clock=clock)
-        grader = TrialGrader(settings, store, queue, specs, cascades=cascades)
-        runtime = WorkerRuntime(store, queue, {JobKind.TRIAL: grader}, "w1", trials=grader)
+        queue = JobQueue(store, all_kinds(), lease_s=settings.scale.lease_s, clock=clock)
+        grader = TrialGrader(settings, store, queue, specs, build=cascades)
+        runtime = WorkerRuntime(store, queue, {TRIAL: grader}, "w1", trials=grader)
         dispatcher = FakeDispatcher(deliver=runtime.run_job if deliver else None)
         cluster = Cluster(settings, store, clock, runtime, dispatcher, specs)
         made.append(cluster)

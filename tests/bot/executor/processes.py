@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.replay import make_changesets, record
-from bot.app.jobs import JobQueue
-from bot.executor.trials import TABLES
+from bot.jobs.queue import JobQueue
 from core.cassette import CassetteLibrary
 from core.model import Changeset
 from core.specs import SpecSet
 from core.store import Store
 from tests.conftest import ROOT, wait_for
+from tests.fakes import all_kinds
 
 
 @dataclass(frozen=True)
@@ -83,15 +83,16 @@ class Cluster:
             stderr=subprocess.STDOUT,
         )
 
-    def start_worker(self, name: str, concurrency: int = 1) -> subprocess.Popen[bytes]:
+    def start_worker(self, name: str, concurrency: int = 1, **env: str) -> subprocess.Popen[bytes]:
         cache = str(self.folder / f"cache-{name}")
         process = self._command(
-            "worker", "-c", str(concurrency), name=name, MIGRATION_EVALS_CACHE_DIR=cache
+            "worker", "-c", str(concurrency), name=name, MIGRATION_EVALS_CACHE_DIR=cache, **env
         )
         self.workers[name] = process
         return process
 
-    def start_run(self) -> subprocess.Popen[bytes]:
+    def start_run(self, *extra: str) -> subprocess.Popen[bytes]:
+        """``run --executor celery`` of the workload, with ``extra`` options."""
         out = self.folder / "run.json"
         run = self._command(
             "run",
@@ -101,6 +102,7 @@ class Cluster:
             "--json",
             "--out",
             str(out),
+            *extra,
             name="run",
             MIGRATION_EVALS_CACHE_DIR=str(self.folder / "cache-run"),
         )
@@ -153,9 +155,9 @@ class Cluster:
 
     @contextmanager
     def store(self) -> Iterator[tuple[Store, JobQueue]]:
-        store = Store.open(self.db_url, extra_metadata=TABLES)
+        store = Store.open(self.db_url)
         try:
-            yield store, JobQueue(store)
+            yield store, JobQueue(store, all_kinds())
         finally:
             store.close()
 

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from bot.app.jobs import JobKind, JobState
-from bot.executor.broker import CeleryDispatcher, make_celery
+from bot.executor.trials import TRIAL
+from bot.jobs.dispatch import CeleryDispatcher, make_celery
+from bot.jobs.queue import JobState
 from core.model import Tier
 from core.settings import ScaleSettings
 from core.specs import SpecSet
@@ -128,7 +129,7 @@ def test_every_job_delivered_twice_runs_once(make_cluster: Any, redis_url: str) 
     run = cluster.start_run()
     cluster.wait_for("the first trials", lambda: cluster.written() >= 10, 120)
     with cluster.store() as (_store, queue):
-        ids = [(int(j["id"]), JobKind.TRIAL) for j in queue.jobs()]
+        ids = [(int(j["id"]), TRIAL) for j in queue.jobs()]
     scale = ScaleSettings(broker_url=redis_url, queue=cluster.queue)
     dispatcher = CeleryDispatcher(make_celery(scale), scale)
     dispatcher.publish(ids)  # the broker delivers every message a second time

@@ -9,12 +9,16 @@ from collections.abc import Callable
 import pytest
 import sqlalchemy as sa
 
-from bot.app.jobs import JobKind, JobState
 from bot.executor.driver import CeleryRun
 from bot.executor.runtime import Housekeeper
+from bot.executor.trials import TRIAL
+from bot.jobs.queue import JobState
 from bot.wiring import build_cascade
 from core.errors import BrokerError
 from core.model import Changeset, Tier, Verdict
+from core.settings import Settings
+from core.specs import SpecSet
+from core.store import Store
 from oracles.cascade import Cascade
 from oracles.runner import RunStatus
 from tests.bot.executor.conftest import Cluster
@@ -113,12 +117,13 @@ def test_a_crash_while_grading_is_recorded_not_lost(
         def __init__(self, real: Cascade) -> None:
             self.real = real
             self.specs = real.specs
+            self.oracles = real.oracles
 
         def run_trial(self, *_args: object) -> None:
             raise RuntimeError("boom")
 
-    def cascades(_mode: object, _strict: bool) -> Cascade:
-        return Exploding(build_cascade(cluster.settings, store=cluster.store))  # type: ignore[return-value]
+    def cascades(settings: Settings, store: Store, specs: SpecSet) -> Cascade:
+        return Exploding(build_cascade(settings, store=store, specs=specs))  # type: ignore[return-value]
 
     cluster = make_cluster(cascades=cascades)
     outcome = cluster.driver().run(java_calc[:1], options={})
@@ -132,7 +137,7 @@ def test_announcements_go_to_the_trial_queue(
 ) -> None:
     cluster = make_cluster()
     cluster.driver().run(java_calc[:2], options={})
-    assert [kind for _, kind in cluster.dispatcher.published] == [JobKind.TRIAL] * 2
+    assert [kind for _, kind in cluster.dispatcher.published] == [TRIAL] * 2
 
 
 @pytest.mark.parametrize("copies", [1, 3])

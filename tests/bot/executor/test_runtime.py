@@ -5,24 +5,22 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from bot.app.jobs import JobKind, JobState
 from bot.executor.runtime import Housekeeper, reapers_of
-from bot.executor.trials import TrialTask, trial_job
-from core.model import Changeset, Stamps, Tier
-from core.settings import CassetteMode
+from bot.executor.trials import TRIAL, TrialTask, trial_job
+from bot.jobs.queue import JobState
+from bot.plan import RunPlan, plan_of
+from bot.wiring import build_cascade
+from core.model import Changeset, Tier
+from core.settings import Settings
+from core.specs import SpecSet
+from core.store import Store
 from oracles.cascade import Cascade
 from tests.bot.executor.conftest import Cluster
 from tests.fakes import FakeDispatcher, FakeSandbox
 
 
-def _one_job(cluster: Cluster, changeset: Changeset, stamps: Stamps | None = None) -> int:
-    task = TrialTask(
-        "r-1",
-        changeset,
-        CassetteMode.REPLAY,
-        False,
-        stamps or cluster.specs.stamps_for(changeset.recipe),
-    )
+def _one_job(cluster: Cluster, changeset: Changeset, plan: RunPlan | None = None) -> int:
+    task = TrialTask("r-1", changeset, plan or plan_of(cluster.settings, cluster.specs))
     with cluster.store.engine.begin() as conn:
         [job_id] = cluster.queue.insert_many(conn, [trial_job(task)])
     return job_id
@@ -37,7 +35,7 @@ def test_a_worker_presumed_dead_writes_nothing_when_it_wakes(
     assert slow is not None
     cluster.clock.advance(31)  # its lease runs out: presumed dead
     assert "pass: trial" in cluster.runtime.run_job(job_id)  # another worker grades it
-    grader = cluster.runtime.handlers[JobKind.TRIAL]
+    grader = cluster.runtime.handlers[TRIAL]
     assert grader(slow, "slow-worker").startswith("discarded")  # the first one wakes up
     entries = list(cluster.store.entries())
     assert len(entries) == len(Tier) and cluster.store.verify_ledger().ok
@@ -60,8 +58,8 @@ def test_a_worker_with_other_specs_refuses_the_trial(
     make_cluster: Callable[..., Cluster], java_calc: list[Changeset]
 ) -> None:
     cluster = make_cluster()
-    stamps = dataclasses.replace(cluster.specs.stamps_for("java8-to-17"), oracle="0" * 64)
-    job_id = _one_job(cluster, java_calc[0], stamps)
+    plan = dataclasses.replace(plan_of(cluster.settings, cluster.specs), oracle_stamp="0" * 64)
+    job_id = _one_job(cluster, java_calc[0], plan)
     assert "failed" in cluster.runtime.run_job(job_id)
     [row] = cluster.queue.jobs()
     assert row["state"] == JobState.QUEUED and "specs differ" in row["last_error"]
@@ -81,8 +79,8 @@ def test_sandboxes_that_can_reap_are_reaped_by_the_housekeeper(
 ) -> None:
     sandbox = ReapingSandbox()
 
-    def cascades(mode: CassetteMode, strict: bool) -> Cascade:
-        cascade = cluster.runtime.trials._build(mode, strict)  # type: ignore[union-attr]
+    def cascades(settings: Settings, store: Store, specs: SpecSet) -> Cascade:
+        cascade = build_cascade(settings, store=store, specs=specs)
         for oracle in cascade.oracles.values():
             if hasattr(oracle, "sandbox"):
                 oracle.sandbox = sandbox

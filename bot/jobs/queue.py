@@ -1,6 +1,6 @@
 """The durable job queue: webhook deliveries become rows before the 202 goes out.
 
-Tables (created beside the ledger through ``Store.open(extra_metadata=[metadata])``):
+Tables (in ``core.schema`` with every other table):
 
 - ``bot_deliveries``: one row per ``X-GitHub-Delivery``; a repeated delivery is a no-op.
 - ``bot_jobs``: kind, idempotency key (unique), subject, payload, state, attempts,
@@ -14,8 +14,10 @@ Tables (created beside the ledger through ``Store.open(extra_metadata=[metadata]
 With the Celery executor the broker only carries job ids: a worker leases the named row
 (``lease_by_id``), and ``due_for_dispatch`` finds the ready jobs whose announcement was
 lost (a dead worker, a restarted broker), so the database stays the source of truth.
-Trial jobs (one per changeset of a command-line run) need no subject exclusivity, so
-leasing them skips the guard row and workers do not queue behind one another.
+Jobs of a kind that is not ``exclusive`` (the executor's trials: one per changeset of a
+command-line run) need no subject exclusivity, so leasing them skips the guard row and
+workers do not queue behind one another. The queue knows kinds only through the
+``KindRegistry`` it is given.
 
 Times are seconds since the epoch from an injected clock, so tests can move time.
 """
@@ -36,71 +38,18 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from bot.jobs.kinds import JobKind, KindRegistry
 from core.errors import StoreError
+from core.schema import deliveries_table, guard_table, jobs_table, leases_table
 from core.store import Store
 
 __all__ = [
     "Accepted",
     "Job",
-    "JobKind",
     "JobQueue",
     "JobState",
     "NewJob",
-    "metadata",
 ]
-
-metadata = sa.MetaData()
-
-deliveries_table = sa.Table(
-    "bot_deliveries",
-    metadata,
-    sa.Column("delivery_id", sa.String(100), primary_key=True),
-    sa.Column("event", sa.String(60), nullable=False),
-    sa.Column("received_at", sa.Float, nullable=False),
-    sa.Column("jobs", sa.Integer, nullable=False),
-)
-
-jobs_table = sa.Table(
-    "bot_jobs",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("kind", sa.String(32), nullable=False),
-    sa.Column("key", sa.String(500), nullable=False, unique=True),
-    sa.Column("subject", sa.String(300), nullable=False, index=True),
-    sa.Column("payload", sa.Text, nullable=False),
-    sa.Column("state", sa.String(16), nullable=False, index=True),
-    sa.Column("attempts", sa.Integer, nullable=False, default=0),
-    sa.Column("max_attempts", sa.Integer, nullable=False),
-    sa.Column("run_after", sa.Float, nullable=False),
-    sa.Column("lease_until", sa.Float),
-    sa.Column("leased_by", sa.String(120)),
-    sa.Column("last_error", sa.Text),
-    sa.Column("result", sa.Text),
-    sa.Column("delivery_id", sa.String(100)),
-    sa.Column("created_at", sa.Float, nullable=False),
-    sa.Column("updated_at", sa.Float, nullable=False),
-)
-
-guard_table = sa.Table(
-    "bot_queue_guard",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-)
-
-leases_table = sa.Table(
-    "bot_leases",
-    metadata,
-    sa.Column("name", sa.String(64), primary_key=True),
-    sa.Column("holder", sa.String(120), nullable=False),
-    sa.Column("expires_at", sa.Float, nullable=False),
-)
-
-
-class JobKind(StrEnum):
-    GRADE = "grade"  # grade a PR head and publish its check run
-    COMMAND = "command"  # slash commands in one PR comment
-    TRACK_MERGE = "track-merge"  # hand a merged agent PR to survival mining
-    TRIAL = "trial"  # one changeset of a command-line run, graded by a Celery worker
 
 
 class JobState(StrEnum):
@@ -213,6 +162,7 @@ class JobQueue:
     def __init__(
         self,
         store: Store,
+        kinds: KindRegistry,
         *,
         lease_s: float = 300.0,
         max_attempts: int = 5,
@@ -220,11 +170,14 @@ class JobQueue:
         on_new_jobs: Callable[[Sequence[tuple[int, JobKind]]], None] | None = None,
     ) -> None:
         self.store = store
+        self.kinds = kinds
         self.lease_s = lease_s
         self.max_attempts = max_attempts
         self.clock = clock
         # Told the ids of jobs once they are committed (the Celery executor announces them).
         self.on_new_jobs = on_new_jobs
+        # Fields every new job's payload carries unless it has its own (the App's plan).
+        self.carry: Mapping[str, Any] = {}
         self._intake = _GroupCommit(self._accept_batch)
         self._ensure_guard()
 
@@ -304,10 +257,10 @@ class JobQueue:
         max_attempts: int | None = None,
     ) -> dict[str, Any]:
         return {
-            "kind": job.kind.value,
+            "kind": job.kind.name,
             "key": job.key,
             "subject": job.subject,
-            "payload": json.dumps(dict(job.payload), sort_keys=True),
+            "payload": json.dumps({**self.carry, **job.payload}, sort_keys=True),
             "state": JobState.QUEUED.value,
             "attempts": 0,
             "max_attempts": max_attempts or self.max_attempts,
@@ -391,7 +344,7 @@ class JobQueue:
             )
             query = sa.select(jobs_table).where(_runnable(now), jobs.subject.not_in(busy))
             if kinds is not None:
-                query = query.where(jobs.kind.in_([kind.value for kind in kinds]))
+                query = query.where(jobs.kind.in_([kind.name for kind in kinds]))
             row = conn.execute(
                 query.order_by(jobs.id).limit(1).with_for_update(skip_locked=True)
             ).first()
@@ -407,16 +360,17 @@ class JobQueue:
         not among ``kinds``.
         """
         now = self.clock()
-        if kinds is None or JobKind.TRIAL in kinds:
-            trial = self._lease_trial(job_id, worker, now)
-            if trial is not None:
-                return trial
+        free = [k.name for k in self.kinds.free() if kinds is None or k in kinds]
+        if free:
+            taken = self._lease_free(job_id, worker, now, free)
+            if taken is not None:
+                return taken
         jobs = jobs_table.c
         with self.store.engine.begin() as conn:
             kind = conn.execute(sa.select(jobs.kind).where(jobs.id == job_id)).scalar()
-            if kind is None or (kinds is not None and kind not in {k.value for k in kinds}):
+            if kind is None or (kinds is not None and kind not in {k.name for k in kinds}):
                 return None
-            exclusive = kind != JobKind.TRIAL.value
+            exclusive = self.kinds.get(kind).exclusive
             if exclusive:
                 conn.execute(_GUARD)  # before the row, in the same order as ``lease``
             row = conn.execute(
@@ -426,16 +380,17 @@ class JobQueue:
                 return None
             return self._take(conn, row, worker, now)
 
-    def _lease_trial(self, job_id: int, worker: str, now: float) -> Job | None:
-        """The common case of a trial in one statement: runnable, attempts left, take it.
+    def _lease_free(self, job_id: int, worker: str, now: float, names: list[str]) -> Job | None:
+        """The common case of a job of a free kind (a trial) in one statement: runnable,
+        attempts left, take it.
 
         Its commit need not wait for the disk: a lease lost in a server crash only lets
-        the trial run again, and a trial is written once however often it runs.
+        the job run again, and a trial is written once however often it runs.
         """
         jobs = jobs_table.c
         take = (
             jobs_table.update()
-            .where(jobs.id == job_id, jobs.kind == JobKind.TRIAL.value, _runnable(now))
+            .where(jobs.id == job_id, jobs.kind.in_(names), _runnable(now))
             .where(jobs.attempts < jobs.max_attempts)
             .values(
                 state=JobState.RUNNING.value,
@@ -449,7 +404,7 @@ class JobQueue:
         with self.store.engine.begin() as conn:
             _relax_commit(conn)
             row = conn.execute(take).first()
-        return None if row is None else _job(row, attempts=int(row.attempts))
+        return None if row is None else self._job(row, attempts=int(row.attempts))
 
     @staticmethod
     def _subject_busy(conn: Connection, row: Any, now: float) -> bool:
@@ -474,7 +429,7 @@ class JobQueue:
             lease_until=now + self.lease_s,
             leased_by=worker,
         )
-        return _job(row, attempts=int(row.attempts) + 1)
+        return self._job(row, attempts=int(row.attempts) + 1)
 
     def due_for_dispatch(
         self,
@@ -497,7 +452,7 @@ class JobQueue:
         jobs = jobs_table.c
         waited = jobs.updated_at < now - redispatch_s
         if starved is not None:
-            queued_waited = sa.and_(waited, jobs.kind.in_([k.value for k in starved]))
+            queued_waited = sa.and_(waited, jobs.kind.in_([k.name for k in starved]))
         else:
             queued_waited = waited
         stale = sa.or_(
@@ -512,7 +467,7 @@ class JobQueue:
         )
         with self.store.engine.begin() as conn:
             due = [
-                (int(job_id), JobKind(kind))
+                (int(job_id), self.kinds.get(kind))
                 for job_id, kind in conn.execute(
                     sa.select(jobs.id, jobs.kind)
                     .where(_runnable(now), stale)
@@ -578,6 +533,17 @@ class JobQueue:
             .values(updated_at=self.clock(), **values)
         )
 
+    def _job(self, row: Any, *, attempts: int) -> Job:
+        return Job(
+            id=int(row.id),
+            kind=self.kinds.get(str(row.kind)),
+            key=str(row.key),
+            subject=str(row.subject),
+            payload=json.loads(row.payload),
+            attempts=attempts,
+            max_attempts=int(row.max_attempts),
+        )
+
     # -- reading --------------------------------------------------------------------------
 
     def jobs(self, *, subject: str | None = None) -> list[dict[str, Any]]:
@@ -592,7 +558,7 @@ class JobQueue:
         jobs = jobs_table.c
         query = sa.select(jobs.key, jobs.last_error).where(
             jobs.state == JobState.FAILED.value,
-            jobs.kind == kind.value,
+            jobs.kind == kind.name,
             jobs.key.startswith(key_prefix, autoescape=True),
         )
         with self.store.reading() as conn:
@@ -664,18 +630,6 @@ _JOB_COLUMNS = tuple(
     jobs_table.c[name]
     for name in ("id", "kind", "key", "subject", "payload", "attempts", "max_attempts")
 )
-
-
-def _job(row: Any, *, attempts: int) -> Job:
-    return Job(
-        id=int(row.id),
-        kind=JobKind(row.kind),
-        key=str(row.key),
-        subject=str(row.subject),
-        payload=json.loads(row.payload),
-        attempts=attempts,
-        max_attempts=int(row.max_attempts),
-    )
 
 
 def _relax_commit(conn: Connection) -> None:

@@ -8,15 +8,16 @@ import logging
 import pytest
 from celery import current_app
 
-from bot.app.jobs import JobKind
-from bot.executor.broker import (
+from bot.app.kinds import APP_KINDS, GRADE
+from bot.executor.trials import TRIAL
+from bot.jobs.dispatch import (
     TASK_NAME,
     CeleryDispatcher,
     announcer,
     make_celery,
     queue_name,
 )
-from bot.executor.transport import Transport
+from bot.jobs.transport import Transport
 from core.errors import BrokerError
 from core.settings import ScaleSettings
 from tests.conftest import free_port
@@ -49,8 +50,8 @@ def test_a_worker_app_runs_jobs_by_id() -> None:
 
 
 def test_trials_and_app_jobs_travel_on_their_own_queues() -> None:
-    assert queue_name(SCALE, JobKind.TRIAL) == "evals.trials"
-    assert {queue_name(SCALE, k) for k in JobKind if k is not JobKind.TRIAL} == {"evals.bot"}
+    assert queue_name(SCALE, TRIAL) == "evals.trials"
+    assert {queue_name(SCALE, k) for k in APP_KINDS} == {"evals.bot"}
 
 
 def test_a_broker_that_is_away_is_one_clear_error_without_its_password() -> None:
@@ -59,7 +60,7 @@ def test_a_broker_that_is_away_is_one_clear_error_without_its_password() -> None
     with pytest.raises(BrokerError, match="cannot reach the broker at redis://") as caught:
         dispatcher.check()
     with pytest.raises(BrokerError, match="cannot publish"):
-        dispatcher.publish([(1, JobKind.TRIAL)])
+        dispatcher.publish([(1, TRIAL)])
     dispatcher.close()
     assert "hunter2" not in str(caught.value)
 
@@ -67,5 +68,5 @@ def test_a_broker_that_is_away_is_one_clear_error_without_its_password() -> None
 def test_jobs_already_stored_are_only_warned_about(caplog: pytest.LogCaptureFixture) -> None:
     hook = announcer(FakeDispatcher(fail=BrokerError("down")))
     with caplog.at_level(logging.WARNING):
-        hook([(1, JobKind.GRADE)])
+        hook([(1, GRADE)])
     assert "stored but not announced" in caplog.text

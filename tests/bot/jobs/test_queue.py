@@ -6,8 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.jobs import JobKind, JobQueue, JobState, NewJob, metadata
+from bot.app.kinds import GRADE
+from bot.executor.trials import TRIAL
+from bot.jobs.kinds import JobKind
+from bot.jobs.queue import JobQueue, JobState, NewJob
 from core.store import Store
+from tests.fakes import all_kinds
 
 
 class Clock:
@@ -25,12 +29,12 @@ def clock() -> Clock:
 
 @pytest.fixture
 def queue(tmp_path: Path, clock: Clock) -> JobQueue:
-    store = Store.open(f"sqlite:///{tmp_path / 'q.db'}", extra_metadata=[metadata])
-    return JobQueue(store, lease_s=10.0, max_attempts=3, clock=clock)
+    store = Store.open(f"sqlite:///{tmp_path / 'q.db'}")
+    return JobQueue(store, all_kinds(), lease_s=10.0, max_attempts=3, clock=clock)
 
 
 def job(key: str, subject: str = "o/r#1") -> NewJob:
-    return NewJob(JobKind.GRADE, key, subject, {"key": key})
+    return NewJob(GRADE, key, subject, {"key": key})
 
 
 def test_a_delivery_is_recorded_once_and_job_keys_are_unique(queue: JobQueue) -> None:
@@ -124,7 +128,7 @@ def test_a_delivery_respects_kinds_subjects_and_the_clock(queue: JobQueue, clock
     second = queue.enqueue(job("b", subject="pr"))
     later = queue.enqueue(job("c", subject="other"), delay_s=30)
     assert first is not None and second is not None and later is not None
-    assert queue.lease_by_id(first, "w1", kinds=[JobKind.TRIAL]) is None
+    assert queue.lease_by_id(first, "w1", kinds=[TRIAL]) is None
     assert queue.lease_by_id(first, "w1") is not None
     assert queue.lease_by_id(second, "w2") is None  # its pull request is being graded
     assert queue.lease_by_id(later, "w2") is None  # not due yet
@@ -133,20 +137,20 @@ def test_a_delivery_respects_kinds_subjects_and_the_clock(queue: JobQueue, clock
 
 
 def test_trial_jobs_are_inserted_together_and_never_wait_for_each_other(queue: JobQueue) -> None:
-    trials = [NewJob(JobKind.TRIAL, f"trial:r:{n}", f"trial:{n}", {"n": n}) for n in range(3)]
+    trials = [NewJob(TRIAL, f"trial:r:{n}", f"trial:{n}", {"n": n}) for n in range(3)]
     with queue.store.engine.begin() as conn:
         ids = queue.insert_many(conn, trials, max_attempts=2)
     assert len(ids) == 3 and ids == sorted(ids)
     leased = [queue.lease_by_id(job_id, f"w{job_id}") for job_id in ids]
     assert all(j is not None and j.max_attempts == 2 for j in leased)
-    assert queue.lease("w9", kinds=[JobKind.GRADE]) is None
+    assert queue.lease("w9", kinds=[GRADE]) is None
 
 
 def test_new_jobs_are_announced_after_they_are_stored(queue: JobQueue) -> None:
     announced: list[tuple[int, JobKind]] = []
     queue.on_new_jobs = announced.extend
     accepted = queue.accept("d1", "pull_request", [job("a"), job("b")])
-    assert announced == [(i, JobKind.GRADE) for i in accepted.job_ids]
+    assert announced == [(i, GRADE) for i in accepted.job_ids]
     queue.accept("d1", "pull_request", [job("a")])  # a repeated delivery announces nothing
     queue.enqueue(job("a"))  # nor does a key that exists
     queue.enqueue(job("c"), delay_s=60)  # a delayed job is announced when it is due
@@ -162,9 +166,9 @@ def test_lost_announcements_are_found_again(queue: JobQueue, clock: Clock) -> No
     leased = queue.lease_by_id(dead, "w1")
     assert leased is not None
     clock.now += 6
-    assert queue.due_for_dispatch(redispatch_s=60) == [(delayed, JobKind.GRADE)]
+    assert queue.due_for_dispatch(redispatch_s=60) == [(delayed, GRADE)]
     clock.now += 10  # the dead worker's lease (10 s) has run out
-    assert queue.due_for_dispatch(redispatch_s=60) == [(dead, JobKind.GRADE)]
+    assert queue.due_for_dispatch(redispatch_s=60) == [(dead, GRADE)]
     assert queue.due_for_dispatch(redispatch_s=60) == []  # announced: not again at once
     clock.now += 61  # nothing took them for a whole redispatch interval
     due = [job_id for job_id, _ in queue.due_for_dispatch(redispatch_s=60)]
@@ -174,13 +178,13 @@ def test_lost_announcements_are_found_again(queue: JobQueue, clock: Clock) -> No
 def test_failed_jobs_are_found_by_key_prefix(queue: JobQueue, clock: Clock) -> None:
     with queue.store.engine.begin() as conn:
         [job_id] = queue.insert_many(
-            conn, [NewJob(JobKind.TRIAL, "trial:r_1:c", "trial:x", {})], max_attempts=1
+            conn, [NewJob(TRIAL, "trial:r_1:c", "trial:x", {})], max_attempts=1
         )
     assert queue.lease_by_id(job_id, "w1") is not None
     clock.now += 11
     assert queue.lease_by_id(job_id, "w2") is None  # out of attempts: given up
-    assert list(queue.failed(JobKind.TRIAL, "trial:r_1:")) == ["trial:r_1:c"]
-    assert queue.failed(JobKind.TRIAL, "trial:r%1:") == {}  # LIKE wildcards are escaped
+    assert list(queue.failed(TRIAL, "trial:r_1:")) == ["trial:r_1:c"]
+    assert queue.failed(TRIAL, "trial:r%1:") == {}  # LIKE wildcards are escaped
 
 
 def test_waiting_jobs_are_announced_again_only_when_their_queue_ran_dry(
@@ -189,11 +193,9 @@ def test_waiting_jobs_are_announced_again_only_when_their_queue_ran_dry(
     waiting = queue.enqueue(job("waiting"))
     assert waiting is not None
     clock.now += 61
-    assert queue.due_for_dispatch(redispatch_s=60, starved=[JobKind.TRIAL]) == []
-    assert queue.due_for_dispatch(redispatch_s=60, starved=[JobKind.GRADE]) == [
-        (waiting, JobKind.GRADE)
-    ]
+    assert queue.due_for_dispatch(redispatch_s=60, starved=[TRIAL]) == []
+    assert queue.due_for_dispatch(redispatch_s=60, starved=[GRADE]) == [(waiting, GRADE)]
     leased = queue.lease_by_id(waiting, "w1")
     assert leased is not None
     clock.now += 11  # its worker died: due whatever the queue holds
-    assert queue.due_for_dispatch(redispatch_s=60, starved=[]) == [(waiting, JobKind.GRADE)]
+    assert queue.due_for_dispatch(redispatch_s=60, starved=[]) == [(waiting, GRADE)]

@@ -21,8 +21,8 @@ from celery import Celery
 from kombu.exceptions import ChannelError, KombuError
 from kombu.utils.url import maybe_sanitize_url
 
-from bot.app.jobs import JobKind
-from bot.executor.transport import Transport
+from bot.jobs.kinds import JobKind
+from bot.jobs.transport import Transport
 from core.errors import BrokerError
 from core.settings import ScaleSettings
 
@@ -46,9 +46,9 @@ _BROKER_ERRORS = (KombuError, OSError)
 
 
 def queue_name(scale: ScaleSettings, kind: JobKind) -> str:
-    """Trials and bot jobs travel apart: a worker without GitHub App settings takes only
-    trials."""
-    return f"{scale.queue}.{'trials' if kind is JobKind.TRIAL else 'bot'}"
+    """Each kind travels on its own kind's queue (trials apart from the App's jobs): a
+    worker without GitHub App settings takes only trials."""
+    return f"{scale.queue}.{kind.queue}"
 
 
 def _config(scale: ScaleSettings) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def _config(scale: ScaleSettings) -> dict[str, Any]:
         "task_ignore_result": True,  # results live in the database
         "task_serializer": "json",
         "accept_content": ["json"],
-        "task_default_queue": queue_name(scale, JobKind.TRIAL),
+        "task_default_queue": f"{scale.queue}.default",  # every job names its kind's queue
         "worker_enable_remote_control": False,  # no broadcast queues to re-establish
         "worker_send_task_events": False,
         "task_publish_retry_policy": {

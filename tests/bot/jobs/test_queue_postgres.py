@@ -7,14 +7,17 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from bot.app.jobs import JobKind, JobQueue, JobState, NewJob, metadata
+from bot.app.kinds import GRADE
+from bot.executor.trials import TRIAL
+from bot.jobs.queue import JobQueue, JobState, NewJob
 from core.store import Store
+from tests.fakes import all_kinds
 
 pytestmark = pytest.mark.postgres
 
 
 def _queue(url: str) -> JobQueue:
-    return JobQueue(Store.open(url, extra_metadata=[metadata]), lease_s=60.0)
+    return JobQueue(Store.open(url), all_kinds(), lease_s=60.0)
 
 
 def _drain(url: str, worker: str) -> list[int]:
@@ -51,7 +54,7 @@ def _in_processes(target: Callable[..., object], arguments: list[tuple[object, .
 def test_workers_in_four_processes_run_every_job_once(postgres_url: str) -> None:
     queue = _queue(postgres_url)
     for n in range(120):
-        queue.enqueue(NewJob(JobKind.GRADE, f"k{n}", f"pr{n % 7}", {}))
+        queue.enqueue(NewJob(GRADE, f"k{n}", f"pr{n % 7}", {}))
     runs = _in_processes(_drain, [(postgres_url, f"w{i}") for i in range(4)])
     ran = [job_id for ids in runs for job_id in ids]
     assert sorted(ran) == sorted(j["id"] for j in queue.jobs())  # each once, none lost
@@ -61,7 +64,7 @@ def test_workers_in_four_processes_run_every_job_once(postgres_url: str) -> None
 
 def test_racing_deliveries_of_the_same_jobs_lease_each_once(postgres_url: str) -> None:
     queue = _queue(postgres_url)
-    trials = [NewJob(JobKind.TRIAL, f"trial:r:{n}", f"trial:{n}", {}) for n in range(60)]
+    trials = [NewJob(TRIAL, f"trial:r:{n}", f"trial:{n}", {}) for n in range(60)]
     with queue.store.engine.begin() as conn:
         ids = queue.insert_many(conn, trials)
     got = _in_processes(_lease_each, [(postgres_url, f"w{i}", ids) for i in range(3)])

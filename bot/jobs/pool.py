@@ -2,8 +2,9 @@
 
 A running job's lease is renewed every third of its length, so a long grading keeps its
 job while a dead process's job is picked up by another worker once the lease runs out.
-Rate limits put the job back until the limit resets; other infrastructure errors back off
-and retry; a job that keeps failing ends ``failed`` with its last error.
+An error that says when to try again (a ``retry_at`` attribute, as the App's rate-limit
+error has) puts the job back until then; other infrastructure errors back off and retry;
+a job that keeps failing ends ``failed`` with its last error.
 """
 
 from __future__ import annotations
@@ -14,15 +15,16 @@ import socket
 import threading
 from collections.abc import Callable, Mapping
 
-from bot.app.github import GitHubRateLimited
-from bot.app.jobs import Job, JobKind, JobQueue
+from bot.jobs.kinds import JobKind
+from bot.jobs.queue import Job, JobQueue
 from core.errors import MigrationEvalsError
 
-__all__ = ["Handler", "WorkerPool", "execute"]
+__all__ = ["Handler", "JobHandler", "WorkerPool", "execute", "ignoring_holder"]
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Job], str]
+JobHandler = Callable[[Job, str], str]  # (leased job, lease holder) -> result line
 
 
 class WorkerPool:
@@ -85,13 +87,14 @@ def execute(
     beat.start()
     try:
         result = handler(job)
-    except GitHubRateLimited as exc:
-        beat.stop()
-        queue.fail(job, name, str(exc), retry_at=exc.retry_at)
     except MigrationEvalsError as exc:
         beat.stop()
-        log.warning("job %s (%s) failed: %s", job.id, job.key, exc)
-        queue.fail(job, name, f"{type(exc).__name__}: {exc}")
+        retry_at = getattr(exc, "retry_at", None)
+        if isinstance(retry_at, float | int):  # it says when to try again: not a failure
+            queue.fail(job, name, str(exc), retry_at=float(retry_at))
+        else:
+            log.warning("job %s (%s) failed: %s", job.id, job.key, exc)
+            queue.fail(job, name, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug: recorded on the job, not lost, not silent
         beat.stop()
         log.exception("job %s (%s) crashed", job.id, job.key)
@@ -129,3 +132,12 @@ class _Heartbeat:
                     return
             except Exception:
                 log.exception("job %s: heartbeat failed", self.job.id)
+
+
+def ignoring_holder(run: Handler) -> JobHandler:
+    """A handler that takes only the job (ownership is checked when it completes)."""
+
+    def handle(job: Job, _holder: str) -> str:
+        return run(job)
+
+    return handle

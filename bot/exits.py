@@ -1,0 +1,62 @@
+"""The command line's exit statuses: one condition, one code.
+
+``TABLE`` is the documentation (``migration-evals --help`` prints it, the README repeats
+it); every command returns a member of ``ExitStatus``. A CI script can tell a mistyped
+flag (2) from a gate refusal (6) from a bundle that differs (7). ``--json`` output is
+printed as usual whatever the status.
+
+When several conditions hold for one run, the first of these wins: every trial an
+infrastructure error (5), grading crashed on some trial (4), stopped by the budget (3).
+Infrastructure errors above the gate's ``max_infra_error_rate`` are not a status of
+``run``: the run has no thresholds; ``gate check`` refuses such results (6, with the
+refusal ``threshold:max_infra_error_rate`` in its output).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = ["TABLE", "ExitStatus", "UsageError", "epilog"]
+
+
+class ExitStatus(IntEnum):
+    OK = 0
+    ERROR = 1
+    USAGE = 2  # argparse's own status for a usage error
+    BUDGET = 3
+    TRIAL_CRASHED = 4
+    ALL_INFRA_ERRORS = 5
+    GATE_REFUSED = 6
+    BUNDLE_DIFFERS = 7
+    LEDGER_TAMPERED = 8
+    JUDGES_UNRELIABLE = 9
+    MINING_INCOMPLETE = 10
+    SCHEMA_BEHIND = 11
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
+
+
+TABLE: tuple[tuple[ExitStatus, str], ...] = (
+    (ExitStatus.OK, "done: graded, publishable, verified, current"),
+    (ExitStatus.ERROR, "the command could not do its job (one line on stderr says why)"),
+    (ExitStatus.USAGE, "usage error: a mistyped command or flag, a bad flag value"),
+    (ExitStatus.BUDGET, "run stopped by --budget (or refused at the start: forecast over it)"),
+    (ExitStatus.TRIAL_CRASHED, "grading crashed on some trial (recorded as an error)"),
+    (ExitStatus.ALL_INFRA_ERRORS, "every trial of the run ended in an infrastructure error"),
+    (ExitStatus.GATE_REFUSED, "gate check / gate publish refused (the refusals are listed)"),
+    (ExitStatus.BUNDLE_DIFFERS, "verify: the bundle differs from what it recomputes"),
+    (ExitStatus.LEDGER_TAMPERED, "ledger verify: the hash chain does not verify"),
+    (ExitStatus.JUDGES_UNRELIABLE, "judges reliability: the judge pair is unreliable"),
+    (ExitStatus.MINING_INCOMPLETE, "mine: some pull requests could not be read"),
+    (ExitStatus.SCHEMA_BEHIND, "the database's schema is behind: run `db upgrade`"),
+    (ExitStatus.INTERRUPTED, "interrupted (Ctrl-C); finished trials are in the ledger"),
+)
+
+
+class UsageError(Exception):
+    """A flag's value is unusable; reported like argparse's own errors, status 2."""
+
+
+def epilog() -> str:
+    """The table, for ``--help``."""
+    rows = "\n".join(f"  {status.value:>3}  {text}" for status, text in TABLE)
+    return f"exit statuses:\n{rows}"
