@@ -96,9 +96,26 @@ def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise ConfigError(f"{PREFIX}{name}={raw!r} must be on or off")
 
 
+_RETIRED = {
+    "GITHUB_MAX_RETRIES": "JOB_MAX_ATTEMPTS",
+    "GITHUB_MAX_RETRY_WAIT": "JOB_RETRY_MAX_SECONDS",
+}
+
+
+def _refuse_retired(env: Mapping[str, str]) -> None:
+    """A variable that no longer means anything must not be silently ignored."""
+    for old, new in _RETIRED.items():
+        if env.get(PREFIX + old):
+            raise ConfigError(
+                f"{PREFIX}{old} is no longer read: the App no longer waits for GitHub in "
+                f"process, it puts the job back; use {PREFIX}{new} instead"
+            )
+
+
 def github_app_from_env(env: Mapping[str, str]) -> GitHubAppSettings:
     """The GitHub App settings; missing identity is only an error when serving."""
     defaults = GitHubAppSettings()
+    _refuse_retired(env)
     app_id = env.get(PREFIX + "APP_ID")
     if app_id is not None and not app_id.isdigit():
         raise ConfigError(f"{PREFIX}APP_ID={app_id!r} must be the App's numeric id")
@@ -115,8 +132,8 @@ def github_app_from_env(env: Mapping[str, str]) -> GitHubAppSettings:
             _number(env, "JOB_MAX_ATTEMPTS", defaults.job_max_attempts, integer=True)
         ),
         write_interval_s=_number(env, "GITHUB_WRITE_INTERVAL", defaults.write_interval_s),
-        max_retries=int(_number(env, "GITHUB_MAX_RETRIES", defaults.max_retries, integer=True)),
-        max_retry_wait_s=_number(env, "GITHUB_MAX_RETRY_WAIT", defaults.max_retry_wait_s),
+        job_retry_s=_number(env, "JOB_RETRY_SECONDS", defaults.job_retry_s),
+        job_retry_max_s=_number(env, "JOB_RETRY_MAX_SECONDS", defaults.job_retry_max_s),
         scheduler=_flag(env, "SCHEDULER", defaults.scheduler),
         survival_cron=env.get(PREFIX + "SURVIVAL_CRON") or defaults.survival_cron,
         reconcile_minutes=int(

@@ -13,10 +13,11 @@
     ├── BrokerError                 the message broker of the Celery executor cannot be used
     ├── CassetteError               a cassette file is unreadable or recording is impossible
     └── InfrastructureError         something outside the candidate failed: never the patch's fault
+        ├── ServiceUnavailableError an outside API is down or rate limited: try again later
         ├── RepositoryError         clone, fetch, checkout, missing base commit (the git "port")
         ├── SandboxError            root of the sandbox port (tiers 2-3)
         ├── JudgeError              root of the judge port (tier 4)
-        │   ├── JudgeUnavailableError   timeout, connection, 429 or 5xx: retried, then given up
+        │   ├── JudgeUnavailableError   timeout, connection, 429 or 5xx (also unavailable)
         │   └── JudgeRequestError       the API refused the request itself (other 4xx): not retried
         │       └── JudgeAuthError      the key is missing, wrong or not allowed (401, 403)
         └── ChangesetProviderError  root of the changeset-provider port (GitHub, files)
@@ -44,6 +45,7 @@ __all__ = [
     "RepositoryError",
     "SandboxError",
     "SchemaBehindError",
+    "ServiceUnavailableError",
     "SpecError",
     "StoreError",
 ]
@@ -121,6 +123,19 @@ class InfrastructureError(MigrationEvalsError):
     """Something outside the candidate failed; graded ``error``, never ``fail``."""
 
 
+class ServiceUnavailableError(InfrastructureError):
+    """An outside API (GitHub, a judge) is unreachable, failing or rate limited.
+
+    Retrying later can succeed, so a job that meets it is put back with backoff instead of
+    failing or waiting in its worker. ``retry_after_s`` is the wait the server asked for
+    (``Retry-After``, a rate-limit reset), if it named one.
+    """
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(message)
+
+
 class RepositoryError(InfrastructureError):
     """Git could not provide the repository or the base commit."""
 
@@ -133,15 +148,14 @@ class JudgeError(InfrastructureError):
     """Root of the judge port: the model API failed after retries."""
 
 
-class JudgeUnavailableError(JudgeError):
+class JudgeUnavailableError(JudgeError, ServiceUnavailableError):
     """A transient failure (timeout, connection, 429, 5xx); worth retrying.
 
     ``retry_after_s`` is the wait the server asked for (``retry-after``), if it named one.
     """
 
     def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
-        self.retry_after_s = retry_after_s
-        super().__init__(message)
+        ServiceUnavailableError.__init__(self, message, retry_after_s=retry_after_s)
 
 
 class JudgeRequestError(JudgeError):

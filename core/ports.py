@@ -9,9 +9,9 @@ interaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from enum import StrEnum
 from typing import IO, Any, Protocol
 
@@ -22,6 +22,7 @@ __all__ = [
     "SANDBOX_WORKDIR",
     "CacheMount",
     "ChangesetProvider",
+    "GitHubClient",
     "ImageConfig",
     "ImageRef",
     "Judge",
@@ -29,6 +30,7 @@ __all__ = [
     "JudgeRequest",
     "PullRequestInfo",
     "PullRequestQuery",
+    "PullRequestReader",
     "RegistryFetch",
     "Sandbox",
     "SandboxAction",
@@ -444,7 +446,12 @@ class PullRequestQuery:
 
 @dataclass(frozen=True, slots=True)
 class PullRequestInfo:
-    """What a changeset provider knows about one pull request (dates are aware, in UTC)."""
+    """One pull request, as the App and the miners see it (dates are aware).
+
+    The one pull-request type: the miners build it from PyGithub objects, the App from the
+    REST or webhook JSON (``from_rest``). ``repo_created_at`` is None when GitHub did not
+    say; it is never invented, because the contamination tripwire buckets by it.
+    """
 
     repo: str  # "owner/name"
     number: int
@@ -462,6 +469,39 @@ class PullRequestInfo:
     closed_at: datetime | None = None
     merge_commit_sha: str | None = None
     labels: tuple[str, ...] = ()
+    branch: str = ""  # the head branch's name
+    state: str = ""  # "open" or "closed", as GitHub says
+
+    @classmethod
+    def from_rest(
+        cls, data: Mapping[str, Any], *, agent_authors: Collection[str] = ()
+    ) -> PullRequestInfo:
+        """From the REST (``GET /pulls/{n}``) or webhook shape of a pull request."""
+        base_repo = data["base"]["repo"]
+        created = _parse_time(base_repo.get("created_at"))
+        author = str((data.get("user") or {}).get("login", ""))
+        merged_at = _parse_time(data.get("merged_at"))
+        return cls(
+            repo=str(base_repo["full_name"]),
+            number=int(data["number"]),
+            title=str(data.get("title", "")),
+            url=str(data.get("html_url", "")),
+            clone_url=str(base_repo.get("clone_url", "")),
+            default_branch=str(base_repo.get("default_branch", "")),
+            base_sha=str(data["base"]["sha"]),
+            head_sha=str(data["head"]["sha"]),
+            author=author,
+            is_agent=author in agent_authors,
+            created_at=_parse_time(data.get("created_at")) or datetime.fromtimestamp(0, UTC),
+            repo_created_at=created.date() if created else None,  # unknown, never invented
+            merged_at=merged_at,
+            closed_at=_parse_time(data.get("closed_at")),
+            # For an unmerged PR GitHub reports a test merge here; it means nothing yet.
+            merge_commit_sha=(data.get("merge_commit_sha") or None) if merged_at else None,
+            labels=tuple(str(label["name"]) for label in data.get("labels") or ()),
+            branch=str(data["head"].get("ref", "")),
+            state=str(data.get("state", "")),
+        )
 
     @property
     def merged(self) -> bool:
@@ -495,7 +535,7 @@ class PullRequestInfo:
             model=model,
             repo_created_at=self.repo_created_at,
             recipe_params=dict(recipe_params or {}),
-            source=self.url,
+            source=self.url or None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -516,10 +556,58 @@ class PullRequestInfo:
             "closed_at": self.closed_at.isoformat() if self.closed_at else None,
             "merge_commit_sha": self.merge_commit_sha,
             "labels": list(self.labels),
+            "branch": self.branch,
+            "state": self.state,
         }
 
 
-class ChangesetProvider(Protocol):
+def _parse_time(value: Any) -> datetime | None:
+    if not value:
+        return None
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+class PullRequestReader(Protocol):
+    """The part of the GitHub port every adapter has: one pull request and its diff.
+
+    The App's client (``GitHubClient``) and the miners' provider (``ChangesetProvider``)
+    both implement it; failures are ``InfrastructureError``s (``ServiceUnavailableError``
+    when trying again later can help), never a value that looks like an answer.
+    """
+
+    def pull_request(self, repo: str, number: int) -> PullRequestInfo: ...
+
+    def diff(self, repo: str, number: int) -> str:
+        """The pull request's diff against its merge base, as GitHub renders it."""
+        ...
+
+
+class GitHubClient(PullRequestReader, Protocol):
+    """The GitHub port as the App uses it, for one installation.
+
+    Raw reads return GitHub's JSON (the handlers pick the fields they need); writes are
+    paced by the adapter. An unavailable API raises at once rather than waiting, so the
+    job that called is put back with backoff and its worker thread serves other jobs.
+    """
+
+    def pull(self, repo: str, number: int) -> dict[str, Any]: ...
+    def pull_diff(self, repo: str, number: int) -> str: ...
+    def merge_base(self, repo: str, base: str, head: str) -> str: ...
+    def pulls_for_commit(self, repo: str, sha: str) -> list[dict[str, Any]]: ...
+    def open_pulls(self, repo: str) -> list[dict[str, Any]]: ...
+    def repositories(self) -> list[str]: ...
+    def file_text(self, repo: str, path: str, ref: str) -> str | None: ...
+    def check_runs(self, repo: str, sha: str, name: str) -> list[dict[str, Any]]: ...
+    def permission(self, repo: str, user: str) -> tuple[str, str]: ...
+    def create_check_run(self, repo: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
+    def update_check_run(
+        self, repo: str, run_id: int, body: Mapping[str, Any]
+    ) -> dict[str, Any]: ...
+    def comment(self, repo: str, number: int, text: str) -> dict[str, Any]: ...
+    def react(self, repo: str, comment_id: int, content: str) -> None: ...
+
+
+class ChangesetProvider(PullRequestReader, Protocol):
     """Port for mining: pull requests from a forge (GitHub), with their diffs.
 
     Failures raise ``ChangesetProviderError`` (infrastructure): an unreachable API or a
@@ -527,7 +615,3 @@ class ChangesetProvider(Protocol):
     """
 
     def pull_requests(self, query: PullRequestQuery) -> Iterator[PullRequestInfo]: ...
-
-    def pull_request(self, repo: str, number: int) -> PullRequestInfo: ...
-
-    def diff(self, repo: str, number: int) -> str: ...

@@ -84,8 +84,10 @@ class GitHubAppSettings:
     job_lease_s: float = 300.0
     job_max_attempts: int = 5
     write_interval_s: float = 1.0  # pause between writes to one installation
-    max_retries: int = 5
-    max_retry_wait_s: float = 60.0
+    # A job whose API was unavailable is put back after a backoff from ``job_retry_s``,
+    # doubling up to ``job_retry_max_s`` (or later, when the API named a later time).
+    job_retry_s: float = 10.0
+    job_retry_max_s: float = 600.0
     scheduler: bool = True
     survival_cron: str = "17 3 * * *"
     reconcile_minutes: int = 30

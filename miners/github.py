@@ -8,17 +8,20 @@ repository's creation date, which the contamination tripwire buckets by. Diffs c
 the pull request endpoint with GitHub's diff media type.
 
 The client comes in through the constructor (live, or pointed at the cassette server),
-so tests never patch anything. Rate limits are honoured here rather than inside
-urllib3: the wait (``Retry-After``, or ``X-RateLimit-Reset`` against the injected clock)
-goes through ``clock.sleep``, is bounded, and a request is retried a bounded number of
-times. Every other failure is a ``ChangesetProviderError``; none is ever a label.
+so tests never patch anything. It implements the read side of the GitHub port
+(``core.ports.PullRequestReader``) that the App's client implements too, and yields the
+same ``PullRequestInfo``. Rate limits are honoured here rather than inside urllib3: the
+wait is read by ``core.retry`` (the App's and the judges' reading), goes through
+``clock.sleep`` (mining is a command, not a worker serving others), is bounded, and a
+request is retried a bounded number of times. Every other failure is a
+``ChangesetProviderError``; none is ever a label.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
+from datetime import date, datetime
 from functools import partial
 from typing import Any, TypeVar
 
@@ -32,6 +35,7 @@ from github.Repository import Repository
 from core.clock import Clock, as_utc
 from core.errors import ChangesetProviderError
 from core.ports import PullRequestInfo, PullRequestQuery
+from core.retry import SECONDARY_LIMIT_WAIT_S, rate_limit_wait_s
 
 __all__ = ["DIFF_MEDIA_TYPE", "GitHubProvider", "search_queries"]
 
@@ -40,8 +44,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 G = TypeVar("G", bound=GithubObject)
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
-# GitHub asks clients to wait at least a minute on a secondary limit that names no time.
-_SECONDARY_WAIT_S = 60.0
 
 
 def _quoted(value: str) -> str:
@@ -60,11 +62,12 @@ def search_queries(query: PullRequestQuery) -> list[str]:
     return [" ".join([*parts, f"author:{author}"]) for author in query.authors]
 
 
-def _rate_limited(exc: GithubException) -> bool:
-    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
-    if isinstance(exc, RateLimitExceededException) or exc.status == 429:
-        return True
-    return exc.status == 403 and headers.get("x-ratelimit-remaining") == "0"
+def _limit_wait_s(exc: GithubException, now: float) -> float | None:
+    """Seconds the limit asks for, or None when ``exc`` is no rate limit."""
+    wait = rate_limit_wait_s(exc.status, exc.headers or {}, now)
+    if wait is None and isinstance(exc, RateLimitExceededException):
+        return SECONDARY_LIMIT_WAIT_S  # PyGithub saw a limit in the message alone
+    return wait
 
 
 def _repo_of(repository_url: str) -> str:
@@ -172,12 +175,14 @@ class GitHubProvider:
             author=author,
             is_agent=author in self.agent_authors,
             created_at=as_utc(pull.created_at),
-            repo_created_at=as_utc(base_repo.created_at).date(),
+            repo_created_at=_date(base_repo.created_at),  # None when GitHub did not say
             merged_at=merged_at,
             closed_at=_utc(pull.closed_at),
             # For an unmerged PR GitHub reports a test merge here; it means nothing yet.
             merge_commit_sha=pull.merge_commit_sha if merged_at else None,
             labels=tuple(label.name for label in pull.labels),
+            branch=pull.head.ref or "",
+            state=pull.state or "",
         )
 
     # -- calling GitHub -----------------------------------------------------------------
@@ -188,15 +193,16 @@ class GitHubProvider:
             try:
                 return fn()
             except GithubException as exc:
-                if not _rate_limited(exc) or attempt == self.max_retries:
-                    raise self._error(what, exc) from exc
-                self._wait(what, exc)
+                wait = _limit_wait_s(exc, self.clock.now().timestamp())
+                if wait is None or attempt == self.max_retries:
+                    raise self._error(what, exc, limited=wait is not None) from exc
+                self._wait(what, exc, wait)
             except requests.RequestException as exc:
                 raise ChangesetProviderError(f"cannot reach GitHub for {what}: {exc}") from exc
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _wait(self, what: str, exc: GithubException) -> None:
-        seconds = self._wait_s(exc.headers or {})
+    def _wait(self, what: str, exc: GithubException, seconds: float) -> None:
+        seconds = max(1.0, seconds)  # a limit that says "now" still gets a moment
         if seconds > self.max_wait_s:
             raise ChangesetProviderError(
                 f"GitHub rate limit on {what}: reset in {seconds:.0f}s, more than the "
@@ -205,27 +211,21 @@ class GitHubProvider:
         log.warning("GitHub rate limit on %s; waiting %.0fs", what, seconds)
         self.clock.sleep(seconds)
 
-    def _wait_s(self, raw: Mapping[str, Any]) -> float:
-        headers = {k.lower(): str(v) for k, v in raw.items()}
-        if "retry-after" in headers:
-            return max(1.0, float(headers["retry-after"]))
-        if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
-            reset = float(headers["x-ratelimit-reset"])
-            # +1: the reset is a whole second and may fall anywhere within it.
-            return max(1.0, reset - self.clock.now().timestamp() + 1.0)
-        return _SECONDARY_WAIT_S
-
     @staticmethod
-    def _error(what: str, exc: GithubException) -> ChangesetProviderError:
+    def _error(what: str, exc: GithubException, *, limited: bool) -> ChangesetProviderError:
         data = exc.data if isinstance(exc.data, dict) else {}
         mark = data.get("fabricated")
         if isinstance(mark, dict):
             return ChangesetProviderError(f"{what}: {mark.get('reason', 'no recording')}")
         message = data.get("message") or exc.message or "no message"
-        if _rate_limited(exc):
+        if limited:
             return ChangesetProviderError(f"GitHub rate limit on {what} persisted: {message}")
         return ChangesetProviderError(f"GitHub answered {exc.status} for {what}: {message}")
 
 
 def _utc(value: datetime | None) -> datetime | None:
     return as_utc(value) if value is not None else None
+
+
+def _date(value: datetime | None) -> date | None:
+    return as_utc(value).date() if value is not None else None

@@ -6,7 +6,9 @@ operation (``fixtures/github/rest-api-subset.json``, from GitHub's OpenAPI descr
 see its SOURCE file for provenance and licence); a body that does not validate gets a 422
 and is recorded in ``schema_errors``, which tests assert stays empty. Every call is
 recorded. Tokens are checked (App JWT signed with the App's key; installation tokens that
-expire), and tests can inject failures (rate limits) or hold a request until released.
+expire), and tests can inject failures (rate limits, 5xx, a write that is done but
+answered with an error), take the whole API down (``down``/``up``), refuse connections
+(``refuse``/``come_back``) or hold a request until released.
 
 Endpoints outside the subset (compare, contents, commit → pulls, pull list, installation
 repositories, app installations) have no request body to validate; their responses follow
@@ -85,6 +87,7 @@ class _Failure:
     headers: dict[str, str]
     message: str
     times: int
+    after: bool = False  # the request is carried out, then answered with the failure
 
 
 @dataclass
@@ -106,6 +109,8 @@ class FakeGitHub:
     tokens: dict[str, tuple[int, float]] = field(default_factory=dict)
     clock: Callable[[], float] = time.time
     _failures: list[_Failure] = field(default_factory=list)
+    _outage: _Failure | None = None
+    _port: int = 0
     _holds: dict[str, threading.Event] = field(default_factory=dict)
     _arrived: dict[str, threading.Event] = field(default_factory=dict)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1000))
@@ -130,11 +135,38 @@ class FakeGitHub:
         headers: Mapping[str, str] | None = None,
         message: str = "API rate limit exceeded",
         times: int = 1,
+        after: bool = False,
     ) -> None:
+        """The next ``times`` matching requests fail; ``after``: once carried out (a
+        response lost on the way back, as a proxy's 502 after GitHub did the write)."""
         failure = _Failure(
-            method, re.compile(path_regex), status, dict(headers or {}), message, times
+            method, re.compile(path_regex), status, dict(headers or {}), message, times, after
         )
         self._failures.append(failure)
+
+    def down(
+        self,
+        status: int = 502,
+        *,
+        headers: Mapping[str, str] | None = None,
+        message: str = "Server Error",
+    ) -> None:
+        """Every request fails with ``status`` until ``up()`` (tokens included)."""
+        self._outage = _Failure("*", re.compile(""), status, dict(headers or {}), message, 0)
+
+    def up(self) -> None:
+        self._outage = None
+
+    def refuse(self) -> None:
+        """Stop listening: connections are refused until ``come_back()``."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def come_back(self) -> None:
+        """Listen again on the same port."""
+        self._serve(self._port)
 
     def hold(self, path_regex: str) -> threading.Event:
         """Hold requests whose path matches until the returned event is set."""
@@ -164,15 +196,18 @@ class FakeGitHub:
     # -- serving ------------------------------------------------------------------------------
 
     def start(self) -> str:
-        self._server = make_server("127.0.0.1", 0, _build_app(self), threaded=True)
+        self._serve(0)
+        return f"http://127.0.0.1:{self._port}"
+
+    def _serve(self, port: int) -> None:
+        self._server = make_server("127.0.0.1", port, _build_app(self), threaded=True)
+        self._port = self._server.server_port
         threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
-        return f"http://127.0.0.1:{self._server.server_port}"
 
     def stop(self) -> None:
         for release in self._holds.values():
             release.set()
-        if self._server is not None:
-            self._server.shutdown()
+        self.refuse()
 
 
 class _Api:
@@ -285,15 +320,24 @@ def _handle(gh: FakeGitHub, api: _Api, path: str) -> Response:
     return response
 
 
-def _injected(gh: FakeGitHub, method: str, path: str) -> Response | None:
+def _failing(failure: _Failure) -> Response:
+    response = _json({"message": failure.message}, failure.status)
+    for key, value in failure.headers.items():
+        response.headers[key] = value
+    return response
+
+
+def _injected(gh: FakeGitHub, method: str, path: str, *, after: bool) -> Response | None:
     with gh._lock:
         for failure in gh._failures:
-            if failure.method == method and failure.pattern.search(path) and failure.times > 0:
+            if (
+                failure.method == method
+                and failure.after == after
+                and failure.pattern.search(path)
+                and failure.times > 0
+            ):
                 failure.times -= 1
-                response = _json({"message": failure.message}, failure.status)
-                for key, value in failure.headers.items():
-                    response.headers[key] = value
-                return response
+                return _failing(failure)
     return None
 
 
@@ -307,10 +351,13 @@ def _respond(
     validator: Any,
     body: Any,
 ) -> Response:
+    outage = gh._outage
+    if outage is not None:
+        return _failing(outage)
     installation, problem = api.check_auth(route)
     if installation is None:
         return _json({"message": problem}, 401)
-    injected = _injected(gh, method, path)
+    injected = _injected(gh, method, path, after=False)
     if injected is not None:
         return injected
     if validator is not None:
@@ -320,7 +367,8 @@ def _respond(
             gh.schema_errors.append(text)
             return _json({"message": "Validation Failed", "errors": text}, 422)
     handler = _HANDLERS[(method, route)]
-    return handler(gh, api, params, body, installation)
+    response = handler(gh, api, params, body, installation)
+    return _injected(gh, method, path, after=True) or response
 
 
 # -- handlers, one per route -----------------------------------------------------------------

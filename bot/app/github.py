@@ -1,17 +1,21 @@
-"""The GitHub client adapter, on PyGithub: App JWT, installation tokens, retries, write pacing.
+"""The GitHub client adapter, on PyGithub: App JWT, installation tokens, write pacing.
 
 ::
 
     InfrastructureError (core)
-    └── GitHubError              the API failed after bounded retries, or refused for good
+    └── GitHubError              the API refused for good
         ├── GitHubNotFound       404: the object is not there (or not visible to the App)
-        └── GitHubRateLimited    the limit resets later than we are willing to sleep; retry_at
+        └── GitHubUnavailable    5xx, network error or rate limit: try again later
+                                 (also a ``ServiceUnavailableError``; ``retry_after_s``)
+            └── GitHubRateLimited    403/429 with a limit; ``retry_after_s`` says how long
 
 ``GitHubApp`` signs App JWTs and trades them for installation tokens, cached per
 installation and refreshed five minutes before they expire (or at once after a 401).
-``Installation`` is the client the handlers take: every call goes through one loop that
-honours ``retry-after`` and ``x-ratelimit-reset``, backs off on 5xx and network errors,
-and gives up after ``max_retries``. Writes to one installation are serialised and paced
+``Installation`` is the client the handlers take (``core.ports.GitHubClient``). It never
+sleeps on an outage: a worker thread waiting for GitHub serves no one, so an unavailable
+API surfaces at once as ``GitHubUnavailable`` with the wait the response asked for
+(``Retry-After``, ``x-ratelimit-reset``, read by ``core.retry``), and the job queue puts
+the job back with backoff. Writes to one installation are serialised and paced
 (``write_interval_s``), as GitHub asks of integrations to avoid secondary rate limits.
 """
 
@@ -24,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import quote
 
 import requests
@@ -32,26 +36,28 @@ from github import Auth, Github, GithubIntegration
 from github.GithubException import GithubException
 from github.Requester import Requester
 
-from core.errors import InfrastructureError
+from core.errors import InfrastructureError, ServiceUnavailableError
+from core.ports import GitHubClient, PullRequestInfo
+from core.retry import rate_limit_wait_s, retry_after_s
 
 __all__ = [
     "DIFF_MEDIA_TYPE",
+    "ClientPolicy",
     "GitHubApp",
     "GitHubClient",
     "GitHubError",
     "GitHubNotFound",
     "GitHubRateLimited",
+    "GitHubUnavailable",
     "Installation",
-    "RetryPolicy",
 ]
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 _TOKEN_MARGIN = timedelta(minutes=5)
-_SECONDARY_LIMIT_WAIT_S = 60.0  # GitHub: wait at least a minute when no header says more
 
 
 class GitHubError(InfrastructureError):
-    """Root of the GitHub adapter: the API failed after retries or refused for good."""
+    """Root of the GitHub adapter: the API refused for good."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
@@ -62,56 +68,26 @@ class GitHubNotFound(GitHubError):
     """404: the object does not exist or the installation cannot see it."""
 
 
-class GitHubRateLimited(GitHubError):
-    """Rate limited until ``retry_at`` (epoch seconds), later than we wait in-process."""
+class GitHubUnavailable(GitHubError, ServiceUnavailableError):
+    """GitHub answered 5xx, could not be reached, or limits us: worth trying again later."""
 
-    def __init__(self, message: str, *, retry_at: float, status: int | None = None) -> None:
-        super().__init__(message, status=status)
-        self.retry_at = retry_at
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after_s: float | None = None
+    ) -> None:
+        ServiceUnavailableError.__init__(self, message, retry_after_s=retry_after_s)
+        self.status = status
 
 
-class GitHubClient(Protocol):
-    """What handlers need from GitHub, as one installation (``Installation`` is the adapter)."""
-
-    def pull(self, repo: str, number: int) -> dict[str, Any]: ...
-    def pull_diff(self, repo: str, number: int) -> str: ...
-    def merge_base(self, repo: str, base: str, head: str) -> str: ...
-    def pulls_for_commit(self, repo: str, sha: str) -> list[dict[str, Any]]: ...
-    def open_pulls(self, repo: str) -> list[dict[str, Any]]: ...
-    def repositories(self) -> list[str]: ...
-    def file_text(self, repo: str, path: str, ref: str) -> str | None: ...
-    def check_runs(self, repo: str, sha: str, name: str) -> list[dict[str, Any]]: ...
-    def permission(self, repo: str, user: str) -> tuple[str, str]: ...
-    def create_check_run(self, repo: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
-    def update_check_run(
-        self, repo: str, run_id: int, body: Mapping[str, Any]
-    ) -> dict[str, Any]: ...
-    def comment(self, repo: str, number: int, text: str) -> dict[str, Any]: ...
-    def react(self, repo: str, comment_id: int, content: str) -> None: ...
+class GitHubRateLimited(GitHubUnavailable):
+    """Rate limited (403/429 with a limit): ``retry_after_s`` is when it resets."""
 
 
 @dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    max_retries: int = 5
-    max_wait_s: float = 60.0
+class ClientPolicy:
+    """How the client talks to GitHub: the pause between writes, the request timeout."""
+
     write_interval_s: float = 1.0
     timeout_s: int = 30
-
-
-def rate_limit_wait(status: int, headers: Mapping[str, str], now: float) -> float | None:
-    """Seconds to wait before retrying a 403/429, or None if it is not a rate limit."""
-    if status not in (403, 429):
-        return None
-    lower = {k.lower(): v for k, v in headers.items()}
-    retry_after = lower.get("retry-after")
-    if retry_after and retry_after.strip().isdigit():
-        return float(retry_after)
-    if lower.get("x-ratelimit-remaining") == "0" and lower.get("x-ratelimit-reset"):
-        try:
-            return max(0.0, float(lower["x-ratelimit-reset"]) - now) + 1.0
-        except ValueError:
-            return _SECONDARY_LIMIT_WAIT_S
-    return _SECONDARY_LIMIT_WAIT_S if status == 429 else None
 
 
 def _message(exc: GithubException) -> str:
@@ -134,13 +110,13 @@ class GitHubApp:
         private_key: str,
         *,
         base_url: str,
-        policy: RetryPolicy | None = None,
+        policy: ClientPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.app_id = app_id
         self.base_url = base_url.rstrip("/")
-        self.policy = policy or RetryPolicy()
+        self.policy = policy or ClientPolicy()
         self.sleep = sleep
         self.clock = clock
         self._integration = GithubIntegration(
@@ -198,7 +174,7 @@ class GitHubApp:
         return found
 
     def _app_call(self, call: Callable[[], Any]) -> Any:
-        return _with_retries(call, self.policy, self.sleep, self.clock, on_unauthorised=None)
+        return _translated(call, self.clock, on_unauthorised=None)
 
 
 class Installation:
@@ -249,7 +225,7 @@ class Installation:
         body: Mapping[str, Any] | None = None,
         accept: str | None = None,
     ) -> Any:
-        """One API call with retries; writes (anything but GET) one at a time."""
+        """One API call (a 401 refreshes the token once); writes one at a time, paced."""
         headers = {"Accept": accept} if accept else None
 
         def call() -> Any:
@@ -266,9 +242,7 @@ class Installation:
         def refresh() -> None:
             self.app.token(self.installation_id, force=True)
 
-        return _with_retries(
-            call, self.app.policy, self.app.sleep, self.app.clock, on_unauthorised=refresh
-        )
+        return _translated(call, self.app.clock, on_unauthorised=refresh)
 
     def _paged(self, path: str, *, key: str | None = None, **params: Any) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
@@ -284,6 +258,12 @@ class Installation:
 
     def pull(self, repo: str, number: int) -> dict[str, Any]:
         return dict(self.request("GET", f"/repos/{repo}/pulls/{number}"))
+
+    def pull_request(self, repo: str, number: int) -> PullRequestInfo:
+        return PullRequestInfo.from_rest(self.pull(repo, number))
+
+    def diff(self, repo: str, number: int) -> str:
+        return self.pull_diff(repo, number)
 
     def pull_diff(self, repo: str, number: int) -> str:
         data = self.request("GET", f"/repos/{repo}/pulls/{number}", accept=DIFF_MEDIA_TYPE)
@@ -347,56 +327,38 @@ class Installation:
         self.request("POST", path, body={"content": content})
 
 
-def _with_retries(
+def _translated(
     call: Callable[[], Any],
-    policy: RetryPolicy,
-    sleep: Callable[[float], None],
     clock: Callable[[], float],
     *,
     on_unauthorised: Callable[[], None] | None,
 ) -> Any:
-    """Run ``call``; retry rate limits, 5xx, network errors and one 401; bounded."""
-    refreshed = False
-    last: Exception | None = None
-    for attempt in range(policy.max_retries + 1):
-        try:
-            return call()
-        except GithubException as exc:
-            last = exc
-            if exc.status == 401 and on_unauthorised is not None and not refreshed:
-                on_unauthorised()  # the token expired early or was revoked: get a new one
-                refreshed = True
-                continue
-            wait = _wait_for(exc, attempt, clock())
-            if wait > policy.max_wait_s:
-                raise GitHubRateLimited(
-                    f"rate limited by GitHub: {_message(exc)}",
-                    retry_at=clock() + wait,
-                    status=exc.status,
-                ) from exc
-        except requests.RequestException as exc:
-            last = exc
-            wait = min(policy.max_wait_s, 2.0**attempt)
-        if attempt < policy.max_retries:
-            sleep(wait)
-    raise _give_up(last, policy.max_retries)
+    """Run ``call`` once (twice after a 401 that refreshed the token), with PyGithub's and
+    requests' errors translated into the ``GitHubError`` tree."""
+    try:
+        return call()
+    except GithubException as exc:
+        if exc.status != 401 or on_unauthorised is None:
+            raise _error(exc, clock()) from exc
+    except requests.RequestException as exc:
+        raise GitHubUnavailable(f"cannot reach GitHub: {exc}") from exc
+    on_unauthorised()  # the token expired early or was revoked: get a new one, once
+    return _translated(call, clock, on_unauthorised=None)
 
 
-def _wait_for(exc: GithubException, attempt: int, now: float) -> float:
+def _error(exc: GithubException, now: float) -> GitHubError:
     headers = {str(k): str(v) for k, v in (exc.headers or {}).items()}
-    limited = rate_limit_wait(exc.status, headers, now)
+    limited = rate_limit_wait_s(exc.status, headers, now)
     if limited is not None:
-        return limited
+        return GitHubRateLimited(
+            f"rate limited by GitHub for {limited:.0f}s: {_message(exc)}",
+            status=exc.status,
+            retry_after_s=limited,
+        )
     if exc.status >= 500:
-        return 2.0**attempt
+        asked = retry_after_s(headers, datetime.fromtimestamp(now, UTC))
+        message = f"GitHub answered {exc.status}: {_message(exc)}"
+        return GitHubUnavailable(message, status=exc.status, retry_after_s=asked)
     if exc.status == 404:
-        raise GitHubNotFound(f"not found: {_message(exc)}", status=404) from exc
-    raise GitHubError(f"GitHub answered {exc.status}: {_message(exc)}", status=exc.status) from exc
-
-
-def _give_up(last: Exception | None, retries: int) -> GitHubError:
-    status = last.status if isinstance(last, GithubException) else None
-    detail = _message(last) if isinstance(last, GithubException) else str(last)
-    error = GitHubError(f"GitHub kept failing after {retries} retries: {detail}", status=status)
-    error.__cause__ = last
-    return error
+        return GitHubNotFound(f"not found: {_message(exc)}", status=404)
+    return GitHubError(f"GitHub answered {exc.status}: {_message(exc)}", status=exc.status)

@@ -25,14 +25,14 @@ from bot.app.checks import (
     trial_output,
 )
 from bot.app.context import BotContext, replayed
-from bot.app.github import GitHubClient
-from bot.app.pulls import PullInfo, changeset_for, filter_diff, pull_info
+from bot.app.pulls import changeset_for, filter_diff, pull_info
 from bot.app.records import CheckRecord, external_id
 from bot.app.repo_config import CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
 from bot.grading import grade as run_grading
 from bot.plan import RunPlan
 from core.errors import InfrastructureError
 from core.model import Trial
+from core.ports import GitHubClient, PullRequestInfo
 from core.settings import Executor
 
 __all__ = ["AUTO", "REPLAY_NOTE", "GradeTask", "grade", "grade_key", "load_config"]
@@ -95,7 +95,7 @@ def _now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def load_config(client: GitHubClient, ctx: BotContext, pull: PullInfo) -> RepoConfig:
+def load_config(client: GitHubClient, ctx: BotContext, pull: PullRequestInfo) -> RepoConfig:
     """The config as on the base commit: a PR cannot change how it is itself graded."""
     return parse_repo_config(client.file_text(pull.repo, CONFIG_PATH, pull.base_sha), ctx.specs)
 
@@ -104,7 +104,13 @@ class _CheckRun:
     """One check run, found by external_id or created, then updated in place."""
 
     def __init__(
-        self, client: GitHubClient, ctx: BotContext, pull: PullInfo, mode: Mode, *, replay: bool
+        self,
+        client: GitHubClient,
+        ctx: BotContext,
+        pull: PullRequestInfo,
+        mode: Mode,
+        *,
+        replay: bool,
     ) -> None:
         self.client, self.ctx, self.pull, self.mode = client, ctx, pull, mode
         self.replay = replay
@@ -177,7 +183,7 @@ def _run(
     task: GradeTask,
     ctx: BotContext,
     client: GitHubClient,
-    pull: PullInfo,
+    pull: PullRequestInfo,
     config: RepoConfig,
     *,
     mode: Mode,
@@ -192,7 +198,7 @@ def _run(
     why = ctx.grading.cascades.refusal(plan, changeset.recipe)
     if why is not None:  # retried, perhaps elsewhere; the last attempt's check run says why
         raise InfrastructureError(f"this process cannot honour the grade job's plan: {why}")
-    options = {"input": "github", "source": pull.html_url, "mode": mode.value}
+    options = {"input": "github", "source": pull.url, "mode": mode.value}
     outcome = run_grading(plan, [changeset], ctx.grading, options=options)
     return outcome.trials[0]
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from bot.app import survival
 from bot.app.checks import Mode, check_name
 from bot.app.context import BotContext
-from bot.app.github import GitHubClient
 from bot.app.grading import AUTO, GradeTask, grade_key, load_config
 from bot.app.kinds import GRADE
 from bot.app.pulls import pull_info
 from bot.app.repo_config import RepoConfigError
 from bot.jobs.queue import NewJob
+from core.ports import GitHubClient
 from miners.tracking import TrackedPR
 
 __all__ = ["reconcile_installation", "track_merge"]
@@ -34,19 +35,7 @@ def track_merge(payload: Mapping[str, Any], client: GitHubClient, ctx: BotContex
     is_agent = config.agent(pull.author) is not None
     if not is_agent:
         return f"skipped: {pull.author} is not an agent"
-    merged = TrackedPR(
-        repo=pull.repo,
-        number=pull.number,
-        head_sha=pull.head_sha,
-        base_sha=pull.base_sha,
-        author=pull.author,
-        is_agent=is_agent,
-        opened_at=pull.opened_at,
-        merged_at=pull.merged_at,
-        closed_at=pull.closed_at,
-        changeset_id=f"{pull.repo}/pull/{pull.number}@{pull.head_sha[:12]}",
-        merge_commit_sha=pull.merge_commit_sha,
-    )
+    merged = TrackedPR.from_info(replace(pull, is_agent=is_agent), pull.changeset_id)
     return survival.track_pr(ctx.store, merged)
 
 

@@ -17,7 +17,7 @@ from flask import Flask
 
 from bot.app import maintenance, survival
 from bot.app.context import BotContext, replayed
-from bot.app.github import GitHubApp, RetryPolicy
+from bot.app.github import ClientPolicy, GitHubApp
 from bot.app.grading import GradeTask, grade
 from bot.app.kinds import APP_KINDS, COMMAND, GRADE, TRACK_MERGE
 from bot.app.records import CheckRecords
@@ -32,6 +32,7 @@ from bot.jobs.queue import Job, JobQueue
 from bot.plan import RunPlan, plan_of
 from core.clock import SystemClock
 from core.errors import ConfigError
+from core.retry import Backoff
 from core.settings import CassetteMode, Executor, Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
@@ -64,11 +65,7 @@ def github_app_from_settings(settings: Settings) -> GitHubApp:
         raise ConfigError(
             f"cannot read the App's private key {gh.private_key_path}: {exc}"
         ) from exc
-    policy = RetryPolicy(
-        max_retries=gh.max_retries,
-        max_wait_s=gh.max_retry_wait_s,
-        write_interval_s=gh.write_interval_s,
-    )
+    policy = ClientPolicy(write_interval_s=gh.write_interval_s)
     return GitHubApp(gh.app_id, key, base_url=gh.api_url, policy=policy)
 
 
@@ -222,6 +219,7 @@ def build_service(
         lease_s=gh.job_lease_s,
         max_attempts=gh.job_max_attempts,
         clock=clock,
+        backoff=Backoff(base_s=gh.job_retry_s, max_s=gh.job_retry_max_s),
     )
     ctx = build_context(settings, store, queue, clock=clock)
     queue.carry = {"plan": ctx.plan.to_dict()}  # every job made here grades as this server

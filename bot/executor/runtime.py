@@ -32,6 +32,7 @@ from bot.jobs.pool import JobHandler, execute
 from bot.jobs.queue import JobQueue
 from bot.plan import RunPlan, plan_of
 from core.errors import MigrationEvalsError
+from core.retry import Backoff
 from core.settings import Settings
 from core.specs import load_specs
 from core.store import Store
@@ -229,6 +230,7 @@ def build_worker(
         lease_s=scale.lease_s,
         max_attempts=settings.github_app.job_max_attempts,
         on_new_jobs=announcer(dispatcher),  # jobs the App's handlers enqueue
+        backoff=Backoff(settings.github_app.job_retry_s, settings.github_app.job_retry_max_s),
     )
     try:
         specs = load_specs(settings.specs_dir)

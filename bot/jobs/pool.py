@@ -2,9 +2,11 @@
 
 A running job's lease is renewed every third of its length, so a long grading keeps its
 job while a dead process's job is picked up by another worker once the lease runs out.
-An error that says when to try again (a ``retry_at`` attribute, as the App's rate-limit
-error has) puts the job back until then; other infrastructure errors back off and retry;
-a job that keeps failing ends ``failed`` with its last error.
+A handler never waits for an outside API inside its thread: an unavailable one
+(``ServiceUnavailableError``: GitHub or a judge down, a rate limit) puts the job back with
+backoff and jitter, no sooner than the server asked, and the thread takes the next job.
+Other errors back off and retry the same way; a job that keeps failing ends ``failed``,
+its last error saying how many attempts were made and why the last one failed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable, Mapping
 
 from bot.jobs.kinds import JobKind
 from bot.jobs.queue import Job, JobQueue
-from core.errors import MigrationEvalsError
+from core.errors import MigrationEvalsError, ServiceUnavailableError
 
 __all__ = ["Handler", "JobHandler", "WorkerPool", "execute", "ignoring_holder"]
 
@@ -87,14 +89,14 @@ def execute(
     beat.start()
     try:
         result = handler(job)
+    except ServiceUnavailableError as exc:  # not the job's fault: try again later
+        beat.stop()
+        log.info("job %s (%s) put back: %s", job.id, job.key, exc)
+        queue.fail(job, name, f"unavailable: {exc}", retry_after_s=exc.retry_after_s)
     except MigrationEvalsError as exc:
         beat.stop()
-        retry_at = getattr(exc, "retry_at", None)
-        if isinstance(retry_at, float | int):  # it says when to try again: not a failure
-            queue.fail(job, name, str(exc), retry_at=float(retry_at))
-        else:
-            log.warning("job %s (%s) failed: %s", job.id, job.key, exc)
-            queue.fail(job, name, f"{type(exc).__name__}: {exc}")
+        log.warning("job %s (%s) failed: %s", job.id, job.key, exc)
+        queue.fail(job, name, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug: recorded on the job, not lost, not silent
         beat.stop()
         log.exception("job %s (%s) crashed", job.id, job.key)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import queue
+import random
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -40,16 +41,22 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from bot.jobs.kinds import JobKind, KindRegistry
 from core.errors import StoreError
+from core.retry import Backoff
 from core.schema import deliveries_table, guard_table, jobs_table, leases_table
 from core.store import Store
 
 __all__ = [
+    "DEFAULT_BACKOFF",
     "Accepted",
     "Job",
     "JobQueue",
     "JobState",
     "NewJob",
 ]
+
+
+DEFAULT_BACKOFF = Backoff(base_s=5.0, max_s=600.0)
+"""Between attempts of a failed job: 2.5-5 s after the first, doubling up to ten minutes."""
 
 
 class JobState(StrEnum):
@@ -168,12 +175,17 @@ class JobQueue:
         max_attempts: int = 5,
         clock: Callable[[], float] = time.time,
         on_new_jobs: Callable[[Sequence[tuple[int, JobKind]]], None] | None = None,
+        backoff: Backoff = DEFAULT_BACKOFF,
+        jitter: Callable[[], float] = random.random,
     ) -> None:
         self.store = store
         self.kinds = kinds
         self.lease_s = lease_s
         self.max_attempts = max_attempts
         self.clock = clock
+        # Between attempts of a failed job; jitter spreads a burst that failed together.
+        self.backoff = backoff
+        self.jitter = jitter
         # Told the ids of jobs once they are committed (the Celery executor announces them).
         self.on_new_jobs = on_new_jobs
         # Fields every new job's payload carries unless it has its own (the App's plan).
@@ -492,16 +504,25 @@ class JobQueue:
             job, worker, state=JobState.DONE, result=result, lease_until=None, last_error=None
         )
 
-    def fail(self, job: Job, worker: str, error: str, *, retry_at: float | None = None) -> bool:
-        """Record a failed attempt: back off and retry, or give up after the last attempt."""
+    def fail(
+        self, job: Job, worker: str, error: str, *, retry_after_s: float | None = None
+    ) -> bool:
+        """Record a failed attempt: put the job back after a backoff with jitter (never
+        sooner than ``retry_after_s``, the wait a server asked for), or give up after the
+        last attempt, saying how many were made and why the last one failed."""
         if job.attempts >= job.max_attempts:
+            why = f"gave up after {job.attempts} attempt(s); the last failed: {error}"
             return self._owned_update(
-                job, worker, state=JobState.FAILED, last_error=error, lease_until=None
+                job, worker, state=JobState.FAILED, last_error=why, lease_until=None
             )
-        backoff = min(600.0, 5.0 * 2 ** (job.attempts - 1))
-        when = retry_at if retry_at is not None else self.clock() + backoff
+        wait = self.backoff.wait_s(job.attempts - 1, self.jitter(), asked_s=retry_after_s)
         return self._owned_update(
-            job, worker, state=JobState.QUEUED, last_error=error, lease_until=None, run_after=when
+            job,
+            worker,
+            state=JobState.QUEUED,
+            last_error=error,
+            lease_until=None,
+            run_after=self.clock() + wait,
         )
 
     def complete_in(self, conn: Connection, job: Job, worker: str, result: str) -> bool:

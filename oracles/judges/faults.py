@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from core.cassette import scrub
 from core.errors import JudgeAuthError, JudgeError, JudgeRequestError, JudgeUnavailableError
 from core.ports import JudgeRequest
-from oracles.judges.retry import retry_after_s
+from core.retry import retry_after_s
 
 __all__ = ["check_provider", "from_status", "short"]
 

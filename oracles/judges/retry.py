@@ -2,7 +2,8 @@
 
 Both SDKs can retry on their own; the live adapters switch that off (``max_retries=0``)
 so that one policy decides, visible here and tested with a fake clock instead of real
-waits. Only transient faults are retried: ``JudgeUnavailableError`` (timeouts, dropped
+waits; the backoff and the reading of ``retry-after`` are ``core.retry``'s, shared with
+the GitHub clients. Only transient faults are retried: ``JudgeUnavailableError`` (timeouts, dropped
 connections, 429 and 5xx). Anything else surfaces at once. The whole question, waits
 included, must fit within the judge tier's time limit; once the retries are spent, or the
 next wait would overrun that limit, the last fault is raised and the tier records
@@ -14,13 +15,12 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
 from core.errors import JudgeUnavailableError
+from core.retry import Backoff, retry_after_s
 
 __all__ = ["RetryPolicy", "Retrying", "retry_after_s"]
 
@@ -40,34 +40,8 @@ class RetryPolicy:
 
     def backoff_s(self, retry: int, jitter: float) -> float:
         """The wait before retry number ``retry`` (0-based), ``jitter`` in [0, 1]."""
-        ceiling = min(self.max_delay_s, self.base_delay_s * 2.0**retry)
         # Half fixed, half random: parallel trials hit by the same 429 do not return in step.
-        return ceiling * (0.5 + jitter / 2)
-
-
-def retry_after_s(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """The wait a response asks for: ``retry-after-ms``, or ``retry-after`` in seconds or as
-    an HTTP date; None when absent or unreadable."""
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            return max(0.0, float(milliseconds) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+        return Backoff(self.base_delay_s, self.max_delay_s).delay_s(retry, jitter)
 
 
 class Retrying:

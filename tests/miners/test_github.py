@@ -99,6 +99,8 @@ def test_pull_requests_become_full_infos(library: CassetteLibrary) -> None:
         closed_at=datetime(2025, 1, 3, 10, tzinfo=UTC),
         merge_commit_sha="c1" * 20,
         labels=("java17",),
+        branch="new-topic",
+        state="closed",
     )
     assert second.author == "octocat" and not second.is_agent
     assert second.closed_unmerged and second.merge_commit_sha is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask.testing import FlaskClient
 
-from bot.app.github import GitHubApp, RetryPolicy
+from bot.app.github import ClientPolicy, GitHubApp
 from bot.app.service import BotService, build_service
 from bot.app.signature import sign
 from core.gold import GoldLabel, GoldRow, upsert_gold
@@ -157,6 +158,7 @@ def make_harness(
         token_ttl_s: float = 3600.0,
         dispatcher: FakeDispatcher | None = None,
         anchored: bool = True,
+        clock: Callable[[], float] = time.time,
     ) -> Harness:
         key_path, public = app_key
         fake = FakeGitHub(app_id=APP_ID, public_key=public, token_ttl_s=token_ttl_s)
@@ -185,10 +187,11 @@ def make_harness(
             APP_ID,
             key_path.read_text(),
             base_url=url,
-            policy=RetryPolicy(max_retries=3, max_wait_s=30.0, write_interval_s=0.0),
+            policy=ClientPolicy(write_interval_s=0.0),
             sleep=sleeps.append,
+            clock=clock,
         )
-        service = build_service(settings, github=github, dispatcher=dispatcher)
+        service = build_service(settings, github=github, dispatcher=dispatcher, clock=clock)
         if anchored:
             seed_anchored_gold(service.store)
         harness = Harness(service, fake, service.app.test_client(), sleeps)

@@ -1,4 +1,4 @@
-"""The GitHub client adapter against the fake API: tokens, rate limits, bounded retries."""
+"""The GitHub client adapter against the fake API: tokens, outages and rate limits, pacing."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.app.github import GitHubError, GitHubRateLimited, rate_limit_wait
+from bot.app.github import GitHubError, GitHubUnavailable
+from core.ports import PullRequestInfo
 from tests.bot.app.conftest import INSTALLATION, REPO, Harness, raw, with_head
+from tests.fakes import FakeTimer
 
 TOKENS = "/app/installations/{installation_id}/access_tokens"
 
@@ -41,28 +43,34 @@ def test_a_token_is_refreshed_before_it_expires(make_harness: Callable[..., Harn
 
 
 @pytest.mark.parametrize(
-    ("status", "headers", "waited"),
+    ("status", "headers", "asked"),
     [
-        (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "RESET"}, 6.0),
-        (429, {"retry-after": "3"}, 3.0),
-        (403, {"retry-after": "2"}, 2.0),
+        (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "RESET"}, 901.0),
+        (429, {"retry-after": "700"}, 700.0),
+        (403, {"retry-after": "800"}, 800.0),
+        (503, {"retry-after": "650"}, 650.0),
     ],
 )
-def test_rate_limits_are_waited_out_then_retried(
-    harness: Harness, status: int, headers: dict[str, str], waited: float
+def test_a_rate_limit_puts_the_job_back_until_it_ends(
+    make_harness: Callable[..., Harness], status: int, headers: dict[str, str], asked: float
 ) -> None:
-    started = time.time()
-    reset = {k: str(int(started) + 5) if v == "RESET" else v for k, v in headers.items()}
+    clock = FakeTimer(now=time.time())
+    harness = make_harness(clock=clock)
+    reset = {k: str(int(clock.now) + 900) if v == "RESET" else v for k, v in headers.items()}
     harness.github.fail_next("POST", r"/check-runs$", status, headers=reset)
     harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
-    harness.drain()
-    assert harness.sleeps
-    # A reset is a moment, so the wait shrinks by however long grading took before the
-    # check run was posted; a Retry-After is a duration and is waited in full.
-    took = time.time() - started if "x-ratelimit-reset" in headers else 0.0
-    assert waited - took - 1.1 <= harness.sleeps[0] <= waited + 1.1
-    assert len(harness.github.check_runs) == 1
-    assert harness.github.check_runs[0]["conclusion"] == "success"
+    failed_at = clock.now
+    assert harness.drain() == 1
+    [job] = harness.service.queue.jobs()
+    assert job["state"] == "queued" and "unavailable" in job["last_error"]
+    # Longer than any backoff (at most 600 s): only the response can have asked for it. A
+    # reset is a moment (+1 s: it is a whole second); a Retry-After is a duration.
+    assert job["run_after"] >= failed_at + asked - 1.0
+    assert harness.sleeps == [] and harness.github.check_runs == []
+    clock.now = job["run_after"]
+    assert harness.drain() == 1
+    assert [r["conclusion"] for r in harness.github.check_runs] == ["success"]
+    assert [j["state"] for j in harness.service.queue.jobs()] == ["done"]
 
 
 def test_a_long_rate_limit_puts_the_job_back_until_the_reset(harness: Harness) -> None:
@@ -81,12 +89,25 @@ def test_a_long_rate_limit_puts_the_job_back_until_the_reset(harness: Harness) -
     assert harness.sleeps == []
 
 
-def test_retries_are_bounded(harness: Harness) -> None:
-    harness.github.fail_next("GET", r"/pulls/2$", 502, message="Bad gateway", times=10)
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_a_server_error_surfaces_at_once_without_waiting(harness: Harness, status: int) -> None:
+    harness.github.fail_next("GET", r"/pulls/2$", status, message="Bad gateway", times=10)
     client = harness.service.github.installation(INSTALLATION)
-    with pytest.raises(GitHubError, match="kept failing after 3 retries"):
+    with pytest.raises(GitHubUnavailable, match=f"GitHub answered {status}: Bad gateway"):
         client.pull(REPO, 2)
-    assert harness.sleeps == [1.0, 2.0, 4.0]
+    assert len([c for c in harness.github.calls if c.path.endswith("/pulls/2")]) == 1
+    assert harness.sleeps == []
+
+
+def test_an_unreachable_api_surfaces_at_once(harness: Harness) -> None:
+    client = harness.service.github.installation(INSTALLATION)
+    client.pull(REPO, 2)  # a token first, so that only the API call meets the refusal
+    harness.github.refuse()
+    with pytest.raises(GitHubUnavailable, match="cannot reach GitHub") as caught:
+        client.pull(REPO, 2)
+    assert caught.value.retry_after_s is None and harness.sleeps == []
+    harness.github.come_back()
+    assert client.pull(REPO, 2)["number"] == 2
 
 
 def test_a_plain_403_is_not_retried(harness: Harness) -> None:
@@ -94,19 +115,17 @@ def test_a_plain_403_is_not_retried(harness: Harness) -> None:
     client = harness.service.github.installation(INSTALLATION)
     with pytest.raises(GitHubError, match="403") as caught:
         client.pull(REPO, 2)
-    assert not isinstance(caught.value, GitHubRateLimited)
+    assert not isinstance(caught.value, GitHubUnavailable)
     assert harness.sleeps == []
 
 
-def test_rate_limit_wait_rules() -> None:
-    assert rate_limit_wait(429, {"Retry-After": "7"}, 0.0) == 7.0
-    assert (
-        rate_limit_wait(403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "100"}, 40.0)
-        == 61.0
-    )
-    assert rate_limit_wait(403, {}, 0.0) is None
-    assert rate_limit_wait(429, {}, 0.0) == 60.0
-    assert rate_limit_wait(500, {"retry-after": "1"}, 0.0) is None
+def test_the_client_reads_one_pull_request_type(harness: Harness) -> None:
+    client = harness.service.github.installation(INSTALLATION)
+    pull = client.pull_request(REPO, 2)
+    assert isinstance(pull, PullRequestInfo)
+    assert (pull.repo, pull.number, pull.state) == (REPO, 2, "open")
+    assert pull.head_sha == harness.github.pulls[(REPO, 2)].head_sha
+    assert client.diff(REPO, 2) == harness.github.pulls[(REPO, 2)].diff
 
 
 def test_writes_to_one_installation_are_paced(harness: Harness) -> None:
