@@ -13,13 +13,15 @@ so tests never patch anything. It implements the read side of the GitHub port
 same ``PullRequestInfo``. Rate limits are honoured here rather than inside urllib3: the
 wait is read by ``core.retry`` (the App's and the judges' reading), goes through
 ``clock.sleep`` (mining is a command, not a worker serving others), is bounded, and a
-request is retried a bounded number of times. Every other failure is a
+request is retried a bounded number of times; a 5xx or a dropped connection is retried
+the same way after ``core.retry``'s backoff with jitter. Every other failure is a
 ``ChangesetProviderError``; none is ever a label.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime
 from functools import partial
@@ -35,7 +37,7 @@ from github.Repository import Repository
 from core.clock import Clock, as_utc
 from core.errors import ChangesetProviderError
 from core.ports import PullRequestInfo, PullRequestQuery
-from core.retry import SECONDARY_LIMIT_WAIT_S, rate_limit_wait_s
+from core.retry import SECONDARY_LIMIT_WAIT_S, Backoff, rate_limit_wait_s
 
 __all__ = ["DIFF_MEDIA_TYPE", "GitHubProvider", "search_queries"]
 
@@ -44,6 +46,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 G = TypeVar("G", bound=GithubObject)
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+OUTAGE_BACKOFF = Backoff(base_s=2.0, max_s=60.0)  # 1-2 s, doubling: five retries ~a minute
 
 
 def _quoted(value: str) -> str:
@@ -86,12 +89,18 @@ class GitHubProvider:
         agent_authors: Mapping[str, str] | None = None,
         max_retries: int = 5,
         max_wait_s: float = 3600.0,
+        backoff: Backoff = OUTAGE_BACKOFF,
+        jitter: Callable[[], float] = random.random,
     ) -> None:
         self.client = client
         self.clock = clock
         self.agent_authors = dict(agent_authors or {})
         self.max_retries = max_retries
         self.max_wait_s = max_wait_s
+        # Between retries of a request GitHub failed (5xx, a dropped connection); a rate
+        # limit waits as long as it says instead.
+        self.backoff = backoff
+        self.jitter = jitter
         self._repos: dict[str, Repository] = {}
 
     # -- the port -----------------------------------------------------------------------
@@ -188,27 +197,35 @@ class GitHubProvider:
     # -- calling GitHub -----------------------------------------------------------------
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
-        """Run one request (or lazy attribute load), waiting out rate limits, boundedly."""
+        """Run one request (or lazy attribute load), waiting out rate limits and brief
+        outages (5xx, dropped connections), boundedly."""
         for attempt in range(self.max_retries + 1):
             try:
                 return fn()
             except GithubException as exc:
-                wait = _limit_wait_s(exc, self.clock.now().timestamp())
+                limit = _limit_wait_s(exc, self.clock.now().timestamp())
+                wait = limit if limit is not None or exc.status < 500 else self._backoff(attempt)
                 if wait is None or attempt == self.max_retries:
-                    raise self._error(what, exc, limited=wait is not None) from exc
-                self._wait(what, exc, wait)
+                    raise self._error(what, exc, limited=limit is not None) from exc
+                self._wait(what, exc, wait, limited=limit is not None)
             except requests.RequestException as exc:
-                raise ChangesetProviderError(f"cannot reach GitHub for {what}: {exc}") from exc
+                if attempt == self.max_retries:
+                    raise ChangesetProviderError(f"cannot reach GitHub for {what}: {exc}") from exc
+                self._wait(what, exc, self._backoff(attempt), limited=False)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _wait(self, what: str, exc: GithubException, seconds: float) -> None:
+    def _backoff(self, attempt: int) -> float:
+        return self.backoff.delay_s(attempt, self.jitter())
+
+    def _wait(self, what: str, exc: Exception, seconds: float, *, limited: bool) -> None:
         seconds = max(1.0, seconds)  # a limit that says "now" still gets a moment
         if seconds > self.max_wait_s:
             raise ChangesetProviderError(
                 f"GitHub rate limit on {what}: reset in {seconds:.0f}s, more than the "
                 f"{self.max_wait_s:.0f}s this provider waits"
             ) from exc
-        log.warning("GitHub rate limit on %s; waiting %.0fs", what, seconds)
+        why = "rate limit" if limited else f"failure ({exc})"
+        log.warning("GitHub %s on %s; waiting %.0fs", why, what, seconds)
         self.clock.sleep(seconds)
 
     @staticmethod

@@ -68,7 +68,8 @@ class Seen:
 
 
 class FakeGitHub:
-    """The upstream server; ``rate_limit_once``/``retry_after_once`` name request paths."""
+    """The upstream server; ``rate_limit_once``/``retry_after_once``/``server_error_once``
+    name request paths answered once with that failure."""
 
     def __init__(
         self,
@@ -76,10 +77,13 @@ class FakeGitHub:
         *,
         rate_limit_once: tuple[str, ...] = (),
         retry_after_once: tuple[str, ...] = (),
+        server_error_once: tuple[str, ...] = (),
     ) -> None:
         self.repos = {repo.full_name: repo for repo in repos}
         self.pending_limits = {canonical(path): "primary" for path in rate_limit_once}
         self.pending_limits.update({canonical(path): "secondary" for path in retry_after_once})
+        self.pending_limits.update({canonical(path): "outage" for path in server_error_once})
+        self.failing = 0  # answer this many requests, whatever they are, with a 502
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -113,6 +117,9 @@ class FakeGitHub:
         with self._lock:
             self.seen.append(Seen(method, target, dict(headers)))
             limit = self.pending_limits.pop(canonical(target), None)
+            if self.failing > 0:
+                self.failing -= 1
+                limit = "outage"
         if headers.get("authorization") != f"token {TOKEN}":
             return _json(401, {"message": "Bad credentials"})
         if limit == "primary":
@@ -122,6 +129,8 @@ class FakeGitHub:
                 {"x-ratelimit-remaining": "0", "x-ratelimit-limit": "5000",
                  "x-ratelimit-reset": str(RESET_AT)},
             )  # fmt: skip
+        if limit == "outage":
+            return _json(502, {"message": "Server Error"})
         if limit == "secondary":
             message = "You have exceeded a secondary rate limit. Please wait a few minutes."
             return _json(429, {"message": message}, {"retry-after": "7"})

@@ -170,6 +170,27 @@ def test_a_secondary_limit_waits_retry_after(library: CassetteLibrary) -> None:
     assert clock.slept == [7.0]
 
 
+def test_a_server_error_is_retried_after_the_shared_backoff() -> None:
+    path = f"/repos/{EXAMPLE_REPO}/pulls/3"
+    clock = FakeClock(NOW)
+    with FakeGitHub([sample_repo()], server_error_once=(path,)) as upstream:
+        gh = GitHubProvider(client(upstream.base_url), clock=clock, jitter=lambda: 1.0)
+        info = gh.pull_request(EXAMPLE_REPO, 3)
+    assert info.number == 3
+    assert clock.slept == [2.0]  # the first step of the backoff, at full jitter
+    assert [seen.path for seen in upstream.seen].count(path) == 2
+
+
+def test_a_persisting_server_error_is_an_infrastructure_error() -> None:
+    clock = FakeClock(NOW)
+    with FakeGitHub([sample_repo()]) as upstream:
+        upstream.failing = 10
+        gh = GitHubProvider(client(upstream.base_url), clock=clock, max_retries=2, jitter=lambda: 0)
+        with pytest.raises(ChangesetProviderError, match="GitHub answered 502 for repository"):
+            gh.pull_request(EXAMPLE_REPO, 3)
+    assert clock.slept == [1.0, 2.0]  # half the backoff at no jitter, then the third try
+
+
 def test_a_limit_resetting_beyond_the_longest_wait_is_an_infrastructure_error(
     library: CassetteLibrary,
 ) -> None:
