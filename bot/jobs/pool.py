@@ -3,8 +3,8 @@
 A running job's lease is renewed every third of its length, so a long grading keeps its
 job while a dead process's job is picked up by another worker once the lease runs out.
 A handler never waits for an outside API inside its thread: an unavailable one
-(``ServiceUnavailableError``: GitHub or a judge down, a rate limit) puts the job back with
-backoff and jitter, no sooner than the server asked, and the thread takes the next job.
+(``ServiceUnavailableError``: GitHub down, unreachable or rate limiting) puts the job back
+with backoff and jitter, no sooner than the server asked; the thread takes the next job.
 Other errors back off and retry the same way; a job that keeps failing ends ``failed``,
 its last error saying how many attempts were made and why the last one failed.
 """

@@ -1,0 +1,83 @@
+"""Running one job: an unavailable API puts it back with backoff, not a wait in the thread."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.app.kinds import GRADE
+from bot.jobs.pool import Handler, execute
+from bot.jobs.queue import Job, JobQueue, JobState, NewJob
+from core.errors import ConfigError, ServiceUnavailableError
+from core.retry import Backoff
+from core.store import Store
+from tests.fakes import FakeTimer, all_kinds
+
+
+@pytest.fixture
+def timer() -> FakeTimer:
+    return FakeTimer(now=1_000.0)
+
+
+@pytest.fixture
+def queue(tmp_path: Path, timer: FakeTimer) -> JobQueue:
+    store = Store.open(f"sqlite:///{tmp_path / 'q.db'}")
+    backoff = Backoff(base_s=10.0, max_s=40.0)
+    return JobQueue(
+        store, all_kinds(), max_attempts=3, clock=timer, backoff=backoff, jitter=lambda: 1.0
+    )
+
+
+def _leased(queue: JobQueue) -> Job:
+    leased = queue.lease("w")
+    assert leased is not None
+    return leased
+
+
+def _raising(error: Exception) -> Handler:
+    def handler(job: Job) -> str:
+        raise error
+
+    return handler
+
+
+@pytest.mark.parametrize(
+    ("asked", "wait"),
+    [(None, 10.0), (3.0, 10.0), (300.0, 300.0)],  # the backoff, unless the server asks more
+)
+def test_an_unavailable_api_puts_the_job_back(
+    queue: JobQueue, timer: FakeTimer, asked: float | None, wait: float
+) -> None:
+    queue.enqueue(NewJob(GRADE, "a", "o/r#1"))
+    error = ServiceUnavailableError("GitHub answered 502", retry_after_s=asked)
+    assert execute(queue, _leased(queue), "w", _raising(error)) is None
+    [row] = queue.jobs()
+    assert row["state"] == JobState.QUEUED and row["run_after"] == timer.now + wait
+    assert row["last_error"] == "unavailable: GitHub answered 502"
+    assert timer.sleeps == []
+
+
+def test_the_backoff_doubles_and_the_last_attempt_says_why(
+    queue: JobQueue, timer: FakeTimer
+) -> None:
+    queue.enqueue(NewJob(GRADE, "a", "o/r#1"))
+    waits = []
+    for attempt in range(1, 4):
+        before = timer.now
+        handler = _raising(ServiceUnavailableError(f"down {attempt}"))
+        execute(queue, _leased(queue), "w", handler)
+        [row] = queue.jobs()
+        if row["state"] == JobState.QUEUED:
+            waits.append(row["run_after"] - before)
+            timer.now = row["run_after"]
+    assert waits == [10.0, 20.0]
+    assert row["state"] == JobState.FAILED
+    assert row["last_error"] == "gave up after 3 attempt(s); the last failed: unavailable: down 3"
+
+
+def test_other_errors_back_off_too_and_keep_their_type(queue: JobQueue, timer: FakeTimer) -> None:
+    queue.enqueue(NewJob(GRADE, "a", "o/r#1"))
+    execute(queue, _leased(queue), "w", _raising(ConfigError("bad config")))
+    [row] = queue.jobs()
+    assert row["last_error"] == "ConfigError: bad config" and row["run_after"] == timer.now + 10
