@@ -82,6 +82,11 @@ def run(args: argparse.Namespace) -> int:
     changesets = load_examples(args.examples)
     settings = choose_sandbox(settings, changesets)
     code, _ = grade(
-        settings, changesets, as_json=args.json, out=args.out, options={"input": "demo"}
+        settings,
+        changesets,
+        as_json=args.json,
+        out=args.out,
+        options={"input": "demo"},
+        show_trials=args.trials,
     )
     return code

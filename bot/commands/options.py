@@ -64,6 +64,11 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", type=Path, metavar="FILE", help="also write that JSON document to FILE"
     )
+    parser.add_argument(
+        "--trials",
+        action="store_true",
+        help="also print one row per trial, after the funnel and the per-model pass rates",
+    )
 
 
 def _sandbox_mode(args: argparse.Namespace) -> CassetteMode | None:

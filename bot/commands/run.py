@@ -28,5 +28,12 @@ def run(args: argparse.Namespace) -> int:
     # same pass as malformed lines: every problem of the file at once.
     changesets = read_changesets(args.changesets, load_specs(settings.specs_dir))
     options = {"input": str(args.changesets)}
-    code, _ = grade(settings, changesets, as_json=args.json, out=args.out, options=options)
+    code, _ = grade(
+        settings,
+        changesets,
+        as_json=args.json,
+        out=args.out,
+        options=options,
+        show_trials=args.trials,
+    )
     return code
