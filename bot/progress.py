@@ -31,6 +31,10 @@ def duration_text(seconds: float) -> str:
     return f"{secs}s"
 
 
+def _rate_text(per_s: float) -> str:
+    return f"{per_s:.1f} trials/s" if per_s >= 1 else f"{per_s * 60:.1f} trials/min"
+
+
 def _default_every(total: int) -> int:
     return max(1, -(-total // _LINES_PER_RUN))
 
@@ -84,13 +88,12 @@ class RunProgress:
     def status(self) -> str:
         """Rate, time left and spend: the part of a line a progress bar does not draw."""
         rate = self.rate_per_s()
-        parts = []
-        if rate is None:
-            parts.append("rate unknown")
-        else:
-            parts.append(f"{rate:.1f} trials/s" if rate >= 1 else f"{rate * 60:.1f} trials/min")
-            left = self.total - self.done
-            parts.append(f"ETA {duration_text(left / rate)}" if left else "finished")
+        left = self.total - self.done
+        parts = ["rate unknown" if rate is None else _rate_text(rate)]
+        if left <= 0:
+            parts.append("finished")
+        elif rate is not None:
+            parts.append(f"ETA {duration_text(left / rate)}")
         parts.append(self._spend())
         return ", ".join(parts)
 
