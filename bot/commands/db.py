@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from bot.commands import summary
+from bot.commands import sentence, summary
 from bot.commands.options import add_store_options, settings_from_args
 from bot.exits import ExitStatus
 from core.migrations import SchemaState, Standing
@@ -29,7 +29,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ("upgrade", UPGRADE_HELP, upgrade),
         ("status", STATUS_HELP, status),
     ):
-        action = actions.add_parser(name, help=text, description=text.capitalize() + ".")
+        action = actions.add_parser(name, help=text, description=sentence(text))
         action.add_argument("--json", action="store_true", help="print JSON on stdout")
         add_store_options(action)
         action.set_defaults(handler=handler)

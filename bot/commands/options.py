@@ -19,10 +19,17 @@ __all__ = [
     "add_executor_options",
     "add_grading_options",
     "add_server_mode_option",
+    "add_specs_option",
     "add_store_options",
+    "add_trials_option",
     "server_settings_from_args",
     "settings_from_args",
 ]
+
+
+def add_specs_option(parser: argparse.ArgumentParser) -> None:
+    """``--specs`` alone, for commands that read the specs but no database."""
+    parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +39,16 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
         help="SQLAlchemy database URL "
         "(default: $MIGRATION_EVALS_DB_URL or sqlite:///./migration-evals.db)",
     )
-    parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
+    add_specs_option(parser)
+
+
+def add_trials_option(parser: argparse.ArgumentParser) -> None:
+    """``--trials``, for the commands that print a run's summary."""
+    parser.add_argument(
+        "--trials",
+        action="store_true",
+        help="also print one row per trial, after the funnel and the per-model pass rates",
+    )
 
 
 def add_grading_options(parser: argparse.ArgumentParser) -> None:
@@ -63,11 +79,6 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     parser.add_argument(
         "--out", type=Path, metavar="FILE", help="also write that JSON document to FILE"
-    )
-    parser.add_argument(
-        "--trials",
-        action="store_true",
-        help="also print one row per trial, after the funnel and the per-model pass rates",
     )
 
 
