@@ -70,13 +70,14 @@ def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
 
 
 def decision_table(decision: GateDecision) -> Table:
-    from rich.table import Table  # noqa: PLC0415 - only human output needs rich
+    from rich.markup import escape  # noqa: PLC0415 - only human output needs rich
+    from rich.table import Table  # noqa: PLC0415
 
     table = Table(title=f"{len(decision.refusals)} refusal(s)", title_justify="left")
     table.add_column("code", no_wrap=True)
     table.add_column("detail")
     for refusal in decision.refusals:
-        table.add_row(f"[red]{refusal.label}[/]", refusal.detail)
+        table.add_row(f"[red]{refusal.label}[/]", escape(refusal.advice))
     return table
 
 
