@@ -16,6 +16,7 @@ from bot.settings import mode_is_set, settings_from_env
 from core.settings import CassetteMode, Executor, ScaleSettings, Settings
 
 __all__ = [
+    "add_db_option",
     "add_executor_options",
     "add_grading_options",
     "add_server_mode_option",
@@ -32,13 +33,18 @@ def add_specs_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
 
 
-def add_store_options(parser: argparse.ArgumentParser) -> None:
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """``--db`` alone, for commands that read the database but no spec."""
     parser.add_argument(
         "--db",
         metavar="URL",
         help="SQLAlchemy database URL "
         "(default: $MIGRATION_EVALS_DB_URL or sqlite:///./migration-evals.db)",
     )
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    add_db_option(parser)
     add_specs_option(parser)
 
 

@@ -208,3 +208,13 @@ def test_commands_without_a_database_offer_no_db_option(
         main([name, "--help"])
     text = capsys.readouterr().out
     assert "--db" not in text and "--specs DIR" in text
+
+
+@pytest.mark.parametrize("argv", [["db", "upgrade"], ["db", "status"], ["ledger", "verify"]])
+def test_commands_that_read_no_spec_offer_no_specs_option(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    text = capsys.readouterr().out
+    assert "--specs" not in text and "--db URL" in text
