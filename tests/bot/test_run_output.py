@@ -4,6 +4,7 @@ and a warning and status of its own when infrastructure errors swamp the run."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -74,3 +75,29 @@ def test_model_names_are_never_cut_however_narrow_the_console() -> None:
     text = console.export_text()
     assert "claude-sonnet-4-5-20250929" in text
     assert "claude-sonnet-5-5-20260101" in text
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: d, "not a regular file (give a JSONL file)"),
+        (lambda d: d / "missing.jsonl", "file not found"),
+        (lambda d: _written(d / "latin1.jsonl", b'{"id": "caf\xe9"}\n'), "not UTF-8 text"),
+    ],
+)
+def test_an_unusable_changesets_path_is_one_line(
+    env: Path,
+    capsys: pytest.CaptureFixture[str],
+    make: Callable[[Path], Path],
+    message: str,
+) -> None:
+    path = make(env)
+    assert main(["run", str(path)]) == ExitStatus.ERROR
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"migration-evals: error: {path}") and message in err
+
+
+def _written(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
