@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,6 +23,7 @@ __all__ = [
     "funnel_table",
     "infra_error_warning",
     "make_console",
+    "model_rates",
     "models_table",
     "progress",
     "trial_payload",
@@ -130,34 +131,45 @@ def _outcome(trial: Trial) -> Outcome:
     )
 
 
-def _rate(proportion: Proportion) -> str:
-    if proportion.rate is None:
-        return "-"
-    return f"{proportion.rate:.0%} [{proportion.low:.0%}, {proportion.high:.0%}]"
-
-
-def models_table(trials: Sequence[Trial]) -> Table:
-    """Per model: pass rate over graded trials (95% Wilson interval), errors kept apart."""
-    table = Table(title="Pass rate per model", title_justify="left")
-    table.add_column("model", no_wrap=True)
-    for column in ("trials", "graded", "passed", "errors", "not graded"):
-        table.add_column(column, justify="right")
-    table.add_column("pass rate (95% CI)", justify="right", no_wrap=True)
+def model_rates(trials: Sequence[Trial]) -> list[dict[str, Any]]:
+    """Per model, sorted by name: pass rate over graded trials (95% Wilson interval);
+    infrastructure errors and budget stops counted apart, out of the denominator."""
     by_model: dict[str, Counter[Outcome]] = {}
     for trial in trials:
         by_model.setdefault(trial.changeset.model, Counter())[_outcome(trial)] += 1
+    rows = []
     for model in sorted(by_model):
         counts = by_model[model]
         graded = sum(n for outcome, n in counts.items() if outcome.graded)
-        table.add_row(
-            model,
-            str(counts.total()),
-            str(graded),
-            str(counts[Outcome.PASSED]),
-            str(counts[Outcome.ERROR]),
-            str(counts[Outcome.NOT_GRADED]),
-            _rate(Proportion.of(counts[Outcome.PASSED], graded)),
+        proportion = Proportion.of(counts[Outcome.PASSED], graded)
+        rows.append(
+            {
+                "model": model,
+                "trials": counts.total(),
+                "errors": counts[Outcome.ERROR],
+                "not_graded": counts[Outcome.NOT_GRADED],
+                **proportion.to_dict(),
+            }
         )
+    return rows
+
+
+def _rate(row: Mapping[str, Any]) -> str:
+    if row["rate"] is None:
+        return "-"
+    low, high = row["wilson_95"]
+    return f"{row['rate']:.0%} [{low:.0%}, {high:.0%}]"
+
+
+def models_table(trials: Sequence[Trial]) -> Table:
+    table = Table(title="Pass rate per model", title_justify="left")
+    table.add_column("model", no_wrap=True)
+    columns = ("trials", "graded", "passed", "errors", "not_graded")
+    for column in columns:
+        table.add_column(column.replace("_", " "), justify="right")
+    table.add_column("pass rate (95% CI)", justify="right", no_wrap=True)
+    for row in model_rates(trials):
+        table.add_row(row["model"], *(str(row[c]) for c in columns), _rate(row))
     return table
 
 

@@ -3,6 +3,7 @@ and a warning and status of its own when infrastructure errors swamp the run."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from datetime import date
@@ -101,3 +102,16 @@ def test_an_unusable_changesets_path_is_one_line(
 def _written(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
+
+
+def test_the_json_document_carries_the_per_model_pass_rates(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", str(JAVA), "--json"]) == ExitStatus.OK
+    models = {row["model"]: row for row in json.loads(capsys.readouterr().out)["models"]}
+    assert sorted(models) == ["claude-sonnet-4-5", "gemini-2.5-pro", "gpt-5"]
+    claude = models["claude-sonnet-4-5"]
+    assert (claude["trials"], claude["graded"], claude["passed"], claude["errors"]) == (6, 6, 2, 0)
+    assert claude["rate"] == pytest.approx(2 / 6)
+    low, high = claude["wilson_95"]
+    assert low < 2 / 6 < high
