@@ -162,13 +162,17 @@ def _rate(row: Mapping[str, Any]) -> str:
 
 
 def models_table(trials: Sequence[Trial]) -> Table:
+    rows = model_rates(trials)
+    columns = ["trials", "graded", "passed", "errors"]
+    if any(row["not_graded"] for row in rows):  # only budget stops leave trials ungraded
+        columns.append("not_graded")
     table = Table(title="Pass rate per model", title_justify="left")
     table.add_column("model", no_wrap=True)
-    columns = ("trials", "graded", "passed", "errors", "not_graded")
     for column in columns:
-        table.add_column(column.replace("_", " "), justify="right")
-    table.add_column("pass rate (95% CI)", justify="right", no_wrap=True)
-    for row in model_rates(trials):
+        header = column.replace("_", " ")
+        table.add_column(header, justify="right", no_wrap=True, min_width=len(header))
+    table.add_column("pass rate (95% CI)", justify="right", no_wrap=True, min_width=18)
+    for row in rows:
         table.add_row(row["model"], *(str(row[c]) for c in columns), _rate(row))
     return table
 
