@@ -8,6 +8,7 @@ grader runs the cascade over the same store, so gold verdicts land in the ledger
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import replace
@@ -117,6 +118,8 @@ def github_client(base_url: str, token: str | None, *, polite: bool) -> Github:
 
 _AUTH_VARIABLE = "MIGRATION_EVALS_GITHUB_TOKEN"
 
+log = logging.getLogger(__name__)
+
 
 def github_advice(settings: Settings, problem: str) -> str:
     """What to do about a GitHub problem in this mode: a replay that has no recording needs
@@ -142,6 +145,10 @@ def github_advice(settings: Settings, problem: str) -> str:
 def github_provider(settings: Settings, clock: Clock | None = None) -> Iterator[GitHubProvider]:
     """The provider for ``settings.mode``; replay and record run a loopback server meanwhile.
     A GitHub problem that ends the command leaves with what to do about it."""
+    if settings.mode is not CassetteMode.REPLAY and not settings.github_token:
+        log.warning(
+            "%s is not set: GitHub allows 60 requests an hour without a token", _AUTH_VARIABLE
+        )
     try:
         with _provider(settings, clock or SystemClock()) as provider:
             yield provider
