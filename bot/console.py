@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -258,6 +259,33 @@ def infra_error_warning(trials: Sequence[Trial], max_rate: float) -> str | None:
     )
 
 
+Waiter = Callable[[threading.Event, float], bool]
+
+
+def _wait(stop: threading.Event, seconds: float) -> bool:
+    return stop.wait(seconds)
+
+
+@contextmanager
+def _idle_lines(tracker: RunProgress, emit: Callable[[str], None], wait: Waiter) -> Iterator[None]:
+    """Every ``every_s`` without a line, a line anyway, from a timer thread."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not wait(stop, tracker.every_s):
+            line = tracker.idle_line()
+            if line is not None:
+                emit(line)
+
+    timer = threading.Thread(target=beat, name="progress-lines", daemon=True)
+    timer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        timer.join()
+
+
 @contextmanager
 def progress(
     console: Console,
@@ -266,6 +294,7 @@ def progress(
     *,
     budget_usd: float | None = None,
     clock: Callable[[], float] = time.monotonic,
+    wait: Waiter = _wait,
 ) -> Iterator[OnTrial]:
     """Progress on ``console``: a live bar on a terminal, a plain line now and then
     anywhere else (a log must show a long run is alive). Call the result once per
@@ -277,12 +306,16 @@ def progress(
 
     if not console.is_terminal:
 
+        def emit(line: str) -> None:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+
         def log(trial: Trial | None) -> None:
             line = tracker.advance(cost(trial))
             if line is not None:
-                console.print(line, markup=False, highlight=False, soft_wrap=True)
+                emit(line)
 
-        yield log
+        with _idle_lines(tracker, emit, wait):
+            yield log
         return
     columns = (
         TextColumn("[bold]{task.description}"),

@@ -2,12 +2,14 @@
 
 A terminal gets a live bar; a log (a pipe, a file, a CI job) gets one plain line every
 ``every_trials`` trials or ``every_s`` seconds, whichever comes first, and one at the end,
-so that an overnight run's log shows it is alive and when it will finish. Time comes from
-an injected clock, so tests advance it instead of sleeping.
+so that an overnight run's log shows it is alive and when it will finish; ``idle_line``
+gives the line a run owes its log while no trial finishes (a hung build shows). Time
+comes from an injected clock, so tests advance it instead of sleeping.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -62,9 +64,24 @@ class RunProgress:
         self._started = self.clock()
         self._last_line_at = self._started
         self._last_line_done = 0
+        # advance (the ledger writer's thread) and idle_line (a timer's) may race.
+        self._lock = threading.Lock()
 
     def advance(self, cost_usd: float | None) -> str | None:
         """Count one finished trial; returns the log line when one is due, else None."""
+        with self._lock:
+            return self._advance(cost_usd)
+
+    def idle_line(self) -> str | None:
+        """The line due when ``every_s`` passed with no line, though no trial finished."""
+        with self._lock:
+            now = self.clock()
+            if self.done >= self.total or now - self._last_line_at < self.every_s:
+                return None
+            self._last_line_at = now
+            return self.line()
+
+    def _advance(self, cost_usd: float | None) -> str | None:
         self.done += 1
         if cost_usd is None or self.spent_usd is None:
             self.spent_usd = None

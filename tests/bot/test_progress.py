@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from rich.console import Console
 
@@ -73,3 +75,37 @@ def test_off_a_terminal_progress_is_plain_log_lines() -> None:
         "grading: 2/3 trials (67%)",
         "grading: 3/3 trials (100%)",
     ]
+
+
+def test_a_run_where_nothing_finishes_still_owes_its_log_a_line() -> None:
+    clock = FakeClock()
+    tracker = RunProgress(10, every_s=60.0, clock=clock)
+    clock.now += 59.0
+    assert tracker.idle_line() is None
+    clock.now += 2.0
+    line = tracker.idle_line()
+    assert line is not None and line.startswith("grading: 0/10 trials (0%) in 1m01s")
+    assert tracker.idle_line() is None  # the next is owed a minute later
+    clock.now += 60.0
+    for _ in range(10):
+        tracker.advance(0.0)
+    clock.now += 120.0
+    assert tracker.idle_line() is None  # a finished run owes nothing more
+
+
+def test_off_a_terminal_a_timer_writes_the_idle_lines() -> None:
+    console = Console(record=True, force_terminal=False, width=80)
+    clock = FakeClock()
+    waits = []
+
+    def wait(stop: threading.Event, seconds: float) -> bool:
+        waits.append(seconds)
+        if len(waits) == 1:
+            clock.now += seconds + 1  # a minute and a second pass with no trial done
+            return False
+        return stop.wait()  # then nothing more until the run ends
+
+    with progress(console, 3, "grading", clock=clock, wait=wait):
+        pass
+    assert console.export_text().startswith("grading: 0/3 trials (0%) in 1m01s")
+    assert waits == [60.0, 60.0]
