@@ -48,7 +48,15 @@ def _check_budget(settings: Settings, specs: SpecSet, trials: int) -> None:
         )
 
 
-def _document(outcome: RunOutcome, summary: RunSummary, extra: dict[str, Any]) -> dict[str, Any]:
+def _infra_errors(outcome: RunOutcome, limit: float) -> dict[str, Any]:
+    errors = sum(t.verdict is Verdict.ERROR for t in outcome.trials)
+    rate = errors / len(outcome.trials) if outcome.trials else 0.0
+    return {"count": errors, "rate": round(rate, 6), "limit": limit, "above_limit": rate > limit}
+
+
+def _document(
+    outcome: RunOutcome, summary: RunSummary, extra: dict[str, Any], limit: float
+) -> dict[str, Any]:
     return {
         "run_id": outcome.run_id,
         "status": outcome.status.value,
@@ -56,6 +64,7 @@ def _document(outcome: RunOutcome, summary: RunSummary, extra: dict[str, Any]) -
         "not_started": outcome.not_started,
         "funnel": [row.to_dict() for row in summary.tiers],
         "models": model_rates(outcome.trials),
+        "infrastructure_errors": _infra_errors(outcome, limit),
         "fabricated_count": summary.fabricated_envelopes,
         "fabricated_ports": list(summary.fabricated_ports),
         "cost_usd": round(summary.cost_usd, 6),
@@ -109,7 +118,8 @@ def _report(
     show_trials: bool = False,
 ) -> None:
     summary = outcome.summary([t.tier for t in specs.oracle.tiers])
-    document = _document(outcome, summary, extra)
+    limit = infra_error_limit(specs)
+    document = _document(outcome, summary, extra, limit)
     if out is not None:
         out.write_text(json.dumps(document, indent=2) + "\n")
         extra = {**extra, "results": str(out)}
@@ -118,7 +128,7 @@ def _report(
         sys.stdout.write("\n")
     else:
         _print_summary(outcome, summary, extra, show_trials=show_trials)
-    _warn(outcome, summary, infra_error_limit(specs))
+    _warn(outcome, summary, limit)
 
 
 def infra_error_limit(specs: SpecSet) -> float:

@@ -26,9 +26,12 @@ def test_a_run_whose_sandbox_never_starts_ends_with_the_warning_and_its_status(
     env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", NO_ENGINE)
-    code = main(["run", str(JAVA), "--sandbox", "live"])
+    code = main(["run", str(JAVA), "--sandbox", "live", "--out", "run.json"])
     err = capsys.readouterr().err
     assert code == ExitStatus.INFRA_ERRORS == 12
+    errors = json.loads((env / "run.json").read_text())["infrastructure_errors"]
+    assert errors["above_limit"] is True and errors["limit"] == 0.05
+    assert errors["rate"] == pytest.approx(errors["count"] / 16)
     warning = err[err.index("WARNING:") :]
     # Apply needs no sandbox, so the trials that fail there are graded; the rest errored.
     assert re.match(r"WARNING: (\d+) of 16 trials \(\d+%\) ended in an infrastructure", warning)
