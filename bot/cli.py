@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import logging
 import sys
 from collections.abc import Sequence
@@ -40,14 +41,43 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    parser.add_argument("-v", "--verbose", action="store_true", help=_VERBOSE_HELP)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, summary) in COMMANDS.items():
         if chosen == name:
             importlib.import_module(module).add_parser(commands)
         else:
             commands.add_parser(name, help=summary)
+    _accept_verbose_anywhere(parser)
     return parser
+
+
+_VERBOSE_HELP = "log progress details"
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("migration-evals")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "(not installed)"
+
+
+def _accept_verbose_anywhere(parser: argparse.ArgumentParser) -> None:
+    """``-v`` after the command (``run x.jsonl -v``) as well as before it. Suppressed
+    defaults, so that a command's parser never resets a ``-v`` given before it."""
+    for action in parser._actions:  # argparse exposes subparsers no other way
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for command in dict.fromkeys(action.choices.values()):
+            command.add_argument(
+                "-v",
+                "--verbose",
+                action="store_true",
+                default=argparse.SUPPRESS,
+                help=_VERBOSE_HELP,
+            )
+            _accept_verbose_anywhere(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

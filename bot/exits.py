@@ -6,10 +6,9 @@ flag (2) from a gate refusal (6) from a bundle that differs (7). ``--json`` outp
 printed as usual whatever the status.
 
 When several conditions hold for one run, the first of these wins: every trial an
-infrastructure error (5), grading crashed on some trial (4), stopped by the budget (3).
-Infrastructure errors above the gate's ``max_infra_error_rate`` are not a status of
-``run``: the run has no thresholds; ``gate check`` refuses such results (6, with the
-refusal ``threshold:max_infra_error_rate`` in its output).
+infrastructure error (5), grading crashed on some trial (4), more infrastructure errors
+than the gate's ``max_infra_error_rate`` allows (12: ``gate check`` would refuse the
+results with ``threshold:max_infra_error_rate``), stopped by the budget (3).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ class ExitStatus(IntEnum):
     JUDGES_UNRELIABLE = 9
     MINING_INCOMPLETE = 10
     SCHEMA_BEHIND = 11
+    INFRA_ERRORS = 12
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 
@@ -48,6 +48,10 @@ TABLE: tuple[tuple[ExitStatus, str], ...] = (
     (ExitStatus.JUDGES_UNRELIABLE, "judges reliability: the judge pair is unreliable"),
     (ExitStatus.MINING_INCOMPLETE, "mine: some pull requests could not be read"),
     (ExitStatus.SCHEMA_BEHIND, "the database's schema is behind: run `db upgrade`"),
+    (
+        ExitStatus.INFRA_ERRORS,
+        "run: infrastructure errors above the gate's max_infra_error_rate",
+    ),
     (ExitStatus.INTERRUPTED, "interrupted (Ctrl-C); finished trials are in the ledger"),
 )
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from bot.cascades import Cascades
 from bot.plan import RunPlan
 from core.errors import ConfigError
-from core.model import Changeset
+from core.model import Changeset, Trial
 from core.settings import Executor, Settings
 from core.specs import SpecSet
 from core.store import Store
@@ -76,10 +76,13 @@ def grade(
     where: Grading,
     *,
     options: Mapping[str, Any] | None = None,
-    on_trial: Callable[[], None] = lambda: None,
+    on_trial: Callable[[Trial | None], None] = lambda _trial: None,
     on_quiet: Callable[[str], None] = log.warning,
 ) -> RunOutcome:
-    """Grade ``changesets`` as ``plan`` says; the run is stored with the plan."""
+    """Grade ``changesets`` as ``plan`` says; the run is stored with the plan.
+
+    ``on_trial`` hears of each finished trial, with the trial when it was graded here
+    (None from workers, whose trials are read back at the end)."""
     stored = run_options(plan, options)
     if plan.executor is Executor.CELERY:
         if where.remote is None:
@@ -91,9 +94,9 @@ def grade(
             where.specs,
             changesets,
             options=stored,
-            on_trial=on_trial,
+            on_trial=lambda: on_trial(None),
             on_quiet=on_quiet,
         )
     cascade = where.cascades.for_plan(plan)
-    runner = Runner(cascade, where.store, jobs=plan.jobs, on_trial=lambda _t: on_trial())
+    runner = Runner(cascade, where.store, jobs=plan.jobs, on_trial=on_trial)
     return runner.run(list(changesets), budget=Budget(plan.budget_usd), options=stored)

@@ -8,6 +8,7 @@ grader runs the cascade over the same store, so gold verdicts land in the ledger
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import replace
@@ -24,7 +25,7 @@ from bot.plan import plan_of
 from core.cassette import CassetteLibrary
 from core.changesets import is_remote_url
 from core.clock import Clock, SystemClock, as_utc
-from core.errors import ConfigError
+from core.errors import ChangesetProviderError, ConfigError
 from core.model import Changeset, Trial
 from core.settings import CassetteMode, Executor, Settings
 from core.specs import SpecSet
@@ -115,10 +116,48 @@ def github_client(base_url: str, token: str | None, *, polite: bool) -> Github:
     )
 
 
+_AUTH_VARIABLE = "MIGRATION_EVALS_GITHUB_TOKEN"
+
+log = logging.getLogger(__name__)
+
+
+def github_advice(settings: Settings, problem: str) -> str:
+    """What to do about a GitHub problem in this mode: a replay that has no recording needs
+    the live API (and a token); a live API that refuses or limits needs a token."""
+    if settings.mode is CassetteMode.REPLAY:
+        token = "" if settings.github_token else f" with {_AUTH_VARIABLE} set"
+        return (
+            "nothing is recorded for this query: ask the live API with --mode live (or "
+            f"--mode record to keep cassettes){token}; add --no-grade to label without the "
+            "live judges, or label with git alone: mine gold --git PATH_OR_URL"
+        )
+    if problem.startswith("cannot reach GitHub"):
+        return "check the network (or MIGRATION_EVALS_GITHUB_API_URL for GitHub Enterprise)"
+    if settings.github_token:
+        return f"check the names asked for, and that the token in {_AUTH_VARIABLE} can read them"
+    return (
+        f"without {_AUTH_VARIABLE} GitHub allows 60 requests an hour and no private "
+        "repository: set it to a token that can read the repositories"
+    )
+
+
 @contextmanager
 def github_provider(settings: Settings, clock: Clock | None = None) -> Iterator[GitHubProvider]:
-    """The provider for ``settings.mode``; replay and record run a loopback server meanwhile."""
-    clock = clock or SystemClock()
+    """The provider for ``settings.mode``; replay and record run a loopback server meanwhile.
+    A GitHub problem that ends the command leaves with what to do about it."""
+    if settings.mode is not CassetteMode.REPLAY and not settings.github_token:
+        log.warning(
+            "%s is not set: GitHub allows 60 requests an hour without a token", _AUTH_VARIABLE
+        )
+    try:
+        with _provider(settings, clock or SystemClock()) as provider:
+            yield provider
+    except ChangesetProviderError as exc:
+        raise ChangesetProviderError(f"{exc}; {github_advice(settings, str(exc))}") from exc
+
+
+@contextmanager
+def _provider(settings: Settings, clock: Clock) -> Iterator[GitHubProvider]:
     if settings.mode is CassetteMode.LIVE:
         client = github_client(settings.github_app.api_url, settings.github_token, polite=True)
         with closing(client):

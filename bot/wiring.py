@@ -161,21 +161,24 @@ def judge_retry_policy(specs: SpecSet) -> RetryPolicy:
     )
 
 
-def _api_key(settings: Settings, provider: str) -> str:
+def _api_key(settings: Settings, provider: str, role: str) -> str:
     key = settings.anthropic_api_key if provider == "anthropic" else settings.openai_api_key
     if not key:
         variable = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+        why = "--strict asks both judges" if role == "secondary" else "the primary judge"
         raise ConfigError(
-            f"--mode {settings.mode.value} needs {variable} for the {provider} judge "
-            "(strict mode asks both judges, so both keys are needed); or use --mode replay, "
-            "with --sandbox record|live to record or run only the sandbox live"
+            f"--mode {settings.mode.value} needs {variable} for the {provider} judge ({why}); "
+            "set it, or use --mode replay, with --sandbox record|live to record or run only "
+            "the sandbox live"
         )
     return key
 
 
-def build_live_judge(settings: Settings, provider: str, retrying: Retrying) -> Judge:
+def build_live_judge(
+    settings: Settings, provider: str, retrying: Retrying, role: str = "primary"
+) -> Judge:
     """A live judge for ``provider``, its SDK client built from the settings' key and URL."""
-    key = _api_key(settings, provider)
+    key = _api_key(settings, provider, role)
     # The SDKs are imported here, not at module level: together they add seconds to every
     # command's start-up, and only live judging needs them.
     if provider == "anthropic":
@@ -196,20 +199,21 @@ def build_live_judge(settings: Settings, provider: str, retrying: Retrying) -> J
 
 def build_judges(
     settings: Settings, cassettes: CassetteLibrary, specs: SpecSet
-) -> tuple[Judge, Judge]:
-    """The primary and secondary judges: replaying, recording (live + cassettes) or live."""
+) -> tuple[Judge, Judge | None]:
+    """The primary and secondary judges: replaying, recording (live + cassettes) or live.
+    Only strict judging asks the secondary, so only then is it built (and its key needed)."""
     if settings.mode is CassetteMode.REPLAY:
         replaying = ReplayingJudge(cassettes)
         return replaying, replaying
     retrying = Retrying(judge_retry_policy(specs))
     judge = specs.oracle.section("judge")
-    primary, secondary = (
-        build_live_judge(settings, str(judge[role]["provider"]), retrying)
-        for role in ("primary", "secondary")
-    )
+    roles = ("primary", "secondary") if settings.strict_judge else ("primary",)
+    built = [
+        build_live_judge(settings, str(judge[role]["provider"]), retrying, role) for role in roles
+    ]
     if settings.mode is CassetteMode.RECORD:
-        return RecordingJudge(primary, cassettes), RecordingJudge(secondary, cassettes)
-    return primary, secondary
+        built = [RecordingJudge(live, cassettes) for live in built]
+    return built[0], (built[1] if len(built) > 1 else None)
 
 
 @dataclass

@@ -67,8 +67,7 @@ def _stale(ev: Evaluation) -> Iterable[Refusal]:
         trials = by_spec[name]
         yield Refusal(
             RefusalCode.STALE_STAMP,
-            f"{name} changed since {len(trials)} counted trial(s) were graded: "
-            f"{_some(trials)}; re-grade them under the current specs",
+            f"{name} changed since {len(trials)} counted trial(s) were graded: {_some(trials)}",
         )
 
 

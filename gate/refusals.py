@@ -3,6 +3,8 @@
 The codes are a stable public contract (``gate check --json`` prints them and the bot
 shows them in check runs), so they are an enum, never ad-hoc strings. Threshold refusals
 carry the name of the threshold from ``specs/oracle.yaml`` (``threshold:min_trials``).
+Every refusal also names what addresses it (``REMEDIES``): a refusal that leaves its
+reader guessing stops the evaluation instead of guiding it to a usable number.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["GateDecision", "Refusal", "RefusalCode"]
+__all__ = ["REMEDIES", "GateDecision", "Refusal", "RefusalCode"]
 
 
 class RefusalCode(StrEnum):
@@ -26,6 +28,37 @@ class RefusalCode(StrEnum):
     CONTAMINATION = "contamination"
     UNRELIABLE_JUDGES = "unreliable_judges"
     THRESHOLD = "threshold"
+
+
+# By label: the command (and, where it takes one, the step) that addresses each refusal.
+REMEDIES: dict[str, str] = {
+    "ledger_tampered": "`migration-evals ledger verify` lists the rows that break the chain; "
+    "restore the database from a copy taken before the edit, or grade afresh into a new one "
+    "(`migration-evals run CHANGESETS.jsonl --db URL`)",
+    "stale_stamp": "re-grade them under the current specs with `migration-evals run "
+    "CHANGESETS.jsonl`, or count only "
+    "a run graded under the current specs: `migration-evals gate check --run RUN_ID`",
+    "fabricated": "`migration-evals show TRIAL_ID` names each cassette miss; record the "
+    "missing cassettes (`migration-evals run CHANGESETS.jsonl --mode record`, or "
+    "`--sandbox record` for the sandbox alone) or grade live (`--mode live`)",
+    "harking": "register a new hypothesis under specs/hypotheses/ before grading, and test it "
+    "on a run graded after it (`migration-evals run CHANGESETS.jsonl`, then "
+    "`migration-evals gate check --run RUN_ID`)",
+    "broken_anchor": "grow the gold anchor: `migration-evals mine gold --repo OWNER/NAME "
+    "--recipe RECIPE --mode live` with MIGRATION_EVALS_GITHUB_TOKEN set, or `migration-evals "
+    "mine gold --git PATH_OR_URL --recipe RECIPE` with git alone; `migration-evals mine status` "
+    "shows the labels so far",
+    "contamination": "`migration-evals report --out DIR` shows the pass rates before and after "
+    "the cutoff; grade the model on repositories created after its training cutoff "
+    "(specs/models.yaml) and quote those",
+    "unreliable_judges": "`migration-evals judges reliability` shows each kappa; grade without "
+    "--strict, or change the judge pair in specs/oracle.yaml and re-grade",
+    "threshold:min_trials": "grade more changesets of those models: `migration-evals run "
+    "CHANGESETS.jsonl` (`migration-evals cost --repos N --models M` forecasts what it costs)",
+    "threshold:max_infra_error_rate": "`migration-evals show TRIAL_ID` shows why a trial "
+    "errored (Docker engine, repository, registries, judge keys); fix that and re-grade with "
+    "`migration-evals run CHANGESETS.jsonl`",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +76,17 @@ class Refusal:
             return f"{self.code.value}:{self.threshold}"
         return self.code.value
 
+    @property
+    def remedy(self) -> str:
+        return REMEDIES.get(self.label, "`migration-evals gate check --help`")
+
+    @property
+    def advice(self) -> str:
+        """The detail followed by what addresses it: what every output shows."""
+        return f"{self.detail.rstrip('.')}. Next: {self.remedy}"
+
     def to_dict(self) -> dict[str, str]:
-        return {"code": self.label, "detail": self.detail}
+        return {"code": self.label, "detail": self.advice, "remedy": self.remedy}
 
 
 @dataclass(frozen=True, slots=True)

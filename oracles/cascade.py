@@ -27,7 +27,7 @@ from oracles.repos import RepoCache
 from oracles.tiers.base import TierOracle, TierOutcome, TrialContext
 from oracles.workspace import Workspace
 
-__all__ = ["Budget", "Cascade", "TrialRecord"]
+__all__ = ["Budget", "Cascade", "TrialRecord", "tier_actual_cost"]
 
 
 class Budget:
@@ -179,16 +179,28 @@ class Cascade:
         except InfrastructureError as exc:
             outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
         duration = time.perf_counter() - started
-        actual = outcome.actual_cost_usd
-        if actual is None:
-            actual = duration * context.usd_per_second
         return slot.envelope(
             outcome,
             list_cost=spec.list_cost_usd,
-            actual_cost=actual,
+            actual_cost=tier_actual_cost(slot.tier, outcome, duration, context.usd_per_second),
             duration=duration,
             adapter=oracle.identity,
         )
+
+
+# Tiers billed by the tokens of their answers, not by the time they hold a sandbox: when
+# they report no cost (an infrastructure error before any answer), they cost nothing
+# measurable, never their wait time at the sandbox's rate.
+_TOKEN_BILLED = frozenset({Tier.JUDGE})
+
+
+def tier_actual_cost(
+    tier: Tier, outcome: TierOutcome, duration_s: float, usd_per_second: float
+) -> float:
+    """What a tier run cost: what it reports, else its time at the sandbox's rate."""
+    if outcome.actual_cost_usd is not None:
+        return outcome.actual_cost_usd
+    return 0.0 if tier in _TOKEN_BILLED else duration_s * usd_per_second
 
 
 _BUDGET_REASON = "budget exhausted before this tier"

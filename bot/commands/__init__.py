@@ -6,7 +6,7 @@ every command while importing only the one being run (some pull in heavy librari
 
 from __future__ import annotations
 
-__all__ = ["COMMANDS", "summary"]
+__all__ = ["COMMANDS", "sentence", "summary"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": (
@@ -75,3 +75,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 def summary(name: str) -> str:
     """The one-line help of command ``name``."""
     return COMMANDS[name][1]
+
+
+def sentence(text: str) -> str:
+    """``text`` as a sentence: its first letter raised, nothing else touched (so that
+    ``JSONL``, ``HTML`` and ``LLM`` keep their capitals, which ``str.capitalize`` lowers)."""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")

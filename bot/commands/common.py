@@ -8,11 +8,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from bot import grading
 from bot.console import (
     fabricated_warning,
     funnel_table,
+    infra_error_warning,
     make_console,
+    model_rates,
+    models_table,
     progress,
     trial_payload,
     trials_table,
@@ -29,7 +34,7 @@ from core.specs import SpecSet, load_specs
 from core.store import Store
 from oracles.runner import RunOutcome, RunStatus
 
-__all__ = ["exit_status", "grade"]
+__all__ = ["exit_status", "grade", "infra_error_limit"]
 
 
 def _check_budget(settings: Settings, specs: SpecSet, trials: int) -> None:
@@ -43,13 +48,23 @@ def _check_budget(settings: Settings, specs: SpecSet, trials: int) -> None:
         )
 
 
-def _document(outcome: RunOutcome, summary: RunSummary, extra: dict[str, Any]) -> dict[str, Any]:
+def _infra_errors(outcome: RunOutcome, limit: float) -> dict[str, Any]:
+    errors = sum(t.verdict is Verdict.ERROR for t in outcome.trials)
+    rate = errors / len(outcome.trials) if outcome.trials else 0.0
+    return {"count": errors, "rate": round(rate, 6), "limit": limit, "above_limit": rate > limit}
+
+
+def _document(
+    outcome: RunOutcome, summary: RunSummary, extra: dict[str, Any], limit: float
+) -> dict[str, Any]:
     return {
         "run_id": outcome.run_id,
         "status": outcome.status.value,
         "trials": [trial_payload(t) for t in outcome.trials],
         "not_started": outcome.not_started,
         "funnel": [row.to_dict() for row in summary.tiers],
+        "models": model_rates(outcome.trials),
+        "infrastructure_errors": _infra_errors(outcome, limit),
         "fabricated_count": summary.fabricated_envelopes,
         "fabricated_ports": list(summary.fabricated_ports),
         "cost_usd": round(summary.cost_usd, 6),
@@ -58,11 +73,53 @@ def _document(outcome: RunOutcome, summary: RunSummary, extra: dict[str, Any]) -
     }
 
 
+def _print_summary(
+    outcome: RunOutcome, summary: RunSummary, extra: dict[str, Any], *, show_trials: bool
+) -> None:
+    """The funnel and the per-model pass rates first; the trials (thousands of rows in a
+    batch) only when asked for, after them."""
+    console = make_console()
+    console.print(funnel_table(summary))
+    console.print(models_table(outcome.trials))
+    if show_trials:
+        console.print(trials_table(outcome.trials))
+    console.print(f"run {outcome.run_id}: {outcome.status.value}")
+    for key, value in extra.items():
+        console.print(f"{key}: {value}", highlight=False)
+    if not show_trials and outcome.trials:
+        console.print(
+            f"each trial: --trials, or migration-evals show {outcome.trials[0].id}",
+            highlight=False,
+        )
+
+
+def _warn(outcome: RunOutcome, summary: RunSummary, max_infra_error_rate: float) -> None:
+    """The end-of-run warnings on stderr, the loudest (nothing usable) last."""
+    stderr = make_console(stderr=True)
+    if outcome.not_started:
+        stderr.print(f"[yellow]{outcome.not_started} changeset(s) not started: budget exhausted[/]")
+    for error in outcome.internal_errors:
+        stderr.print(f"[red]internal error[/] {error}")
+    for warning in (
+        fabricated_warning(summary, outcome.trials),
+        infra_error_warning(outcome.trials, max_infra_error_rate),
+    ):
+        if warning:
+            stderr.print(f"[bold red]{escape(warning)}[/]", highlight=False, soft_wrap=True)
+
+
 def _report(
-    outcome: RunOutcome, specs: SpecSet, *, as_json: bool, out: Path | None, extra: dict[str, Any]
+    outcome: RunOutcome,
+    specs: SpecSet,
+    *,
+    as_json: bool,
+    out: Path | None,
+    extra: dict[str, Any],
+    show_trials: bool = False,
 ) -> None:
     summary = outcome.summary([t.tier for t in specs.oracle.tiers])
-    document = _document(outcome, summary, extra)
+    limit = infra_error_limit(specs)
+    document = _document(outcome, summary, extra, limit)
     if out is not None:
         out.write_text(json.dumps(document, indent=2) + "\n")
         extra = {**extra, "results": str(out)}
@@ -70,20 +127,13 @@ def _report(
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        console = make_console()
-        console.print(trials_table(outcome.trials))
-        console.print(funnel_table(summary))
-        console.print(f"run {outcome.run_id}: {outcome.status.value}")
-        for key, value in extra.items():
-            console.print(f"{key}: {value}", highlight=False)
-    stderr = make_console(stderr=True)
-    if outcome.not_started:
-        stderr.print(f"[yellow]{outcome.not_started} changeset(s) not started: budget exhausted[/]")
-    for error in outcome.internal_errors:
-        stderr.print(f"[red]internal error[/] {error}")
-    warning = fabricated_warning(summary, outcome.trials)
-    if warning:
-        stderr.print(f"[bold red]{warning}[/]", highlight=False)
+        _print_summary(outcome, summary, extra, show_trials=show_trials)
+    _warn(outcome, summary, limit)
+
+
+def infra_error_limit(specs: SpecSet) -> float:
+    """The gate's ``max_infra_error_rate``: the share of errors its check refuses."""
+    return float(specs.oracle.section("gate")["max_infra_error_rate"])
 
 
 def grade(
@@ -94,6 +144,7 @@ def grade(
     out: Path | None = None,
     extra: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
+    show_trials: bool = False,
 ) -> tuple[int, RunOutcome]:
     """Check, plan, forecast, run and report; returns the exit code and the outcome."""
     specs = load_specs(settings.specs_dir)
@@ -104,7 +155,9 @@ def grade(
     try:
         stderr = make_console(stderr=True)
         items = [c.changeset for c in changesets]
-        with progress(stderr, len(changesets), "grading") as advance:
+        with progress(
+            stderr, len(changesets), "grading", budget_usd=settings.budget_usd
+        ) as advance:
             outcome = grading.grade(
                 plan,
                 items,
@@ -114,25 +167,23 @@ def grade(
                 on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
             )
         details = {"database": store.display_url, **(extra or {})}
-        _report(outcome, specs, as_json=as_json, out=out, extra=details)
+        _report(outcome, specs, as_json=as_json, out=out, extra=details, show_trials=show_trials)
     finally:
         store.close()
-    status = exit_status(outcome)
-    if status is ExitStatus.ALL_INFRA_ERRORS:
-        print(
-            f"migration-evals: every trial ({len(outcome.trials)}) ended in an infrastructure "
-            "error: nothing was graded (each trial's reason is above)",
-            file=sys.stderr,
-        )
-    return status, outcome
+    return exit_status(outcome, infra_error_limit(specs)), outcome
 
 
-def exit_status(outcome: RunOutcome) -> ExitStatus:
-    """The run's status, by ``bot.exits``' precedence: all errors, a crash, the budget."""
-    if outcome.trials and all(t.verdict is Verdict.ERROR for t in outcome.trials):
+def exit_status(outcome: RunOutcome, max_infra_error_rate: float | None = None) -> ExitStatus:
+    """The run's status, by ``bot.exits``' precedence: all errors, a crash, errors above
+    the gate's limit (when one is given), the budget."""
+    errors = sum(t.verdict is Verdict.ERROR for t in outcome.trials)
+    if outcome.trials and errors == len(outcome.trials):
         return ExitStatus.ALL_INFRA_ERRORS
     if outcome.status is RunStatus.INTERNAL_ERRORS:
         return ExitStatus.TRIAL_CRASHED
+    limit = max_infra_error_rate
+    if limit is not None and outcome.trials and errors / len(outcome.trials) > limit:
+        return ExitStatus.INFRA_ERRORS
     if outcome.status is RunStatus.STOPPED_BUDGET:
         return ExitStatus.BUDGET
     return ExitStatus.OK

@@ -12,8 +12,8 @@ import json
 import sys
 from typing import Any
 
-from bot.commands import summary
-from bot.commands.options import add_store_options, settings_from_args
+from bot.commands import sentence, summary
+from bot.commands.options import add_db_option, settings_from_args
 from bot.exits import ExitStatus
 from core.migrations import SchemaState, Standing
 from core.store import Store
@@ -29,9 +29,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ("upgrade", UPGRADE_HELP, upgrade),
         ("status", STATUS_HELP, status),
     ):
-        action = actions.add_parser(name, help=text, description=text.capitalize() + ".")
+        action = actions.add_parser(name, help=text, description=sentence(text))
         action.add_argument("--json", action="store_true", help="print JSON on stdout")
-        add_store_options(action)
+        add_db_option(action)
         action.set_defaults(handler=handler)
 
 

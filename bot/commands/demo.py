@@ -6,9 +6,9 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.commands import summary
+from bot.commands import sentence, summary
 from bot.commands.common import grade
-from bot.commands.options import add_grading_options, settings_from_args
+from bot.commands.options import add_grading_options, add_trials_option, settings_from_args
 from bot.console import make_console
 from bot.settings import PROJECT_ROOT
 from bot.wiring import probe_engine, probe_registries
@@ -23,7 +23,7 @@ EXAMPLES = PROJECT_ROOT / "examples" / "changesets"
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("demo", help=HELP, description=HELP.capitalize() + ".")
+    parser = commands.add_parser("demo", help=HELP, description=sentence(HELP))
     parser.add_argument(
         "--examples",
         type=Path,
@@ -32,6 +32,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="folder of *.jsonl changesets (default: the bundled examples)",
     )
     add_grading_options(parser)
+    add_trials_option(parser)
     parser.set_defaults(handler=run, out=Path("migration-evals-demo.json"))
 
 
@@ -82,6 +83,11 @@ def run(args: argparse.Namespace) -> int:
     changesets = load_examples(args.examples)
     settings = choose_sandbox(settings, changesets)
     code, _ = grade(
-        settings, changesets, as_json=args.json, out=args.out, options={"input": "demo"}
+        settings,
+        changesets,
+        as_json=args.json,
+        out=args.out,
+        options={"input": "demo"},
+        show_trials=args.trials,
     )
     return code

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.commands import summary
+from bot.commands import sentence, summary
 from bot.commands.options import add_store_options, settings_from_args
 from bot.exits import ExitStatus, UsageError
 from core.specs import load_specs
@@ -47,11 +47,11 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("gate", help=summary("gate"))
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    check_parser = actions.add_parser("check", help=CHECK_HELP, description=CHECK_HELP + ".")
+    check_parser = actions.add_parser("check", help=CHECK_HELP, description=sentence(CHECK_HELP))
     check_parser.add_argument("--json", action="store_true", help="print JSON on stdout")
     add_scan_options(check_parser)
     check_parser.set_defaults(handler=run_check)
-    publish = actions.add_parser("publish", help=PUBLISH_HELP, description=PUBLISH_HELP + ".")
+    publish = actions.add_parser("publish", help=PUBLISH_HELP, description=sentence(PUBLISH_HELP))
     publish.add_argument("--out", type=Path, required=True, metavar="FILE", help="bundle path")
     publish.add_argument("--json", action="store_true", help="print the decision as JSON")
     add_scan_options(publish)
@@ -70,13 +70,14 @@ def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
 
 
 def decision_table(decision: GateDecision) -> Table:
-    from rich.table import Table  # noqa: PLC0415 - only human output needs rich
+    from rich.markup import escape  # noqa: PLC0415 - only human output needs rich
+    from rich.table import Table  # noqa: PLC0415
 
     table = Table(title=f"{len(decision.refusals)} refusal(s)", title_justify="left")
     table.add_column("code", no_wrap=True)
     table.add_column("detail")
     for refusal in decision.refusals:
-        table.add_row(f"[red]{refusal.label}[/]", refusal.detail)
+        table.add_row(f"[red]{refusal.label}[/]", escape(refusal.advice))
     return table
 
 

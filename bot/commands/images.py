@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from bot.commands import summary
+from bot.commands import sentence, summary
 from bot.commands.options import settings_from_args
 from bot.console import make_console
 from bot.exits import ExitStatus
@@ -29,7 +29,7 @@ HELP = summary("images")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("images", help=HELP, description=HELP.capitalize() + ".")
+    parser = commands.add_parser("images", help=HELP, description=sentence(HELP))
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     build = actions.add_parser("build", help="build missing or outdated images (needs root)")
     build.add_argument("tags", nargs="*", metavar="TAG", help="only these images")

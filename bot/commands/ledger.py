@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from bot.commands import summary
-from bot.commands.options import add_store_options, settings_from_args
+from bot.commands import sentence, summary
+from bot.commands.options import add_db_option, settings_from_args
 from bot.exits import ExitStatus
 from core.store import Store
 
@@ -17,9 +17,9 @@ HELP = "check the append-only ledger for edited, removed or reordered rows"
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser("ledger", help=summary("ledger"))
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    verify = actions.add_parser("verify", help=HELP, description=HELP.capitalize() + ".")
+    verify = actions.add_parser("verify", help=HELP, description=sentence(HELP))
     verify.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_store_options(verify)
+    add_db_option(verify)
     verify.set_defaults(handler=run)
 
 

@@ -21,7 +21,7 @@ from typing import Any, TypeAlias
 import jsonschema
 from rich.table import Table
 
-from bot.commands import summary
+from bot.commands import sentence, summary
 from bot.commands.common import grade
 from bot.commands.options import add_grading_options, add_store_options, settings_from_args
 from bot.console import make_console
@@ -64,7 +64,7 @@ Handler: TypeAlias = Callable[[argparse.Namespace], int]
 
 
 def add_parser(commands: SubParsers) -> None:
-    parser = commands.add_parser("mine", help=HELP, description=HELP.capitalize() + ".")
+    parser = commands.add_parser("mine", help=HELP, description=sentence(HELP))
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     _gold_parser(actions)
     _survival_parser(actions)
@@ -99,7 +99,7 @@ def _add_provider_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _action(actions: SubParsers, name: str, about: str, handler: Handler) -> Parser:
-    parser = actions.add_parser(name, help=about, description=about.capitalize() + ".")
+    parser = actions.add_parser(name, help=about, description=sentence(about))
     parser.set_defaults(handler=handler)
     return parser
 

@@ -16,23 +16,45 @@ from bot.settings import mode_is_set, settings_from_env
 from core.settings import CassetteMode, Executor, ScaleSettings, Settings
 
 __all__ = [
+    "add_db_option",
     "add_executor_options",
     "add_grading_options",
     "add_server_mode_option",
+    "add_specs_option",
     "add_store_options",
+    "add_trials_option",
     "server_settings_from_args",
     "settings_from_args",
 ]
 
 
-def add_store_options(parser: argparse.ArgumentParser) -> None:
+def add_specs_option(parser: argparse.ArgumentParser) -> None:
+    """``--specs`` alone, for commands that read the specs but no database."""
+    parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    """``--db`` alone, for commands that read the database but no spec."""
     parser.add_argument(
         "--db",
         metavar="URL",
         help="SQLAlchemy database URL "
         "(default: $MIGRATION_EVALS_DB_URL or sqlite:///./migration-evals.db)",
     )
-    parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    add_db_option(parser)
+    add_specs_option(parser)
+
+
+def add_trials_option(parser: argparse.ArgumentParser) -> None:
+    """``--trials``, for the commands that print a run's summary."""
+    parser.add_argument(
+        "--trials",
+        action="store_true",
+        help="also print one row per trial, after the funnel and the per-model pass rates",
+    )
 
 
 def add_grading_options(parser: argparse.ArgumentParser) -> None:

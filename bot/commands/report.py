@@ -9,7 +9,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.commands import summary
+from bot.commands import sentence, summary
 from bot.commands.gate import add_scan_options, scan_workers
 from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
@@ -23,7 +23,7 @@ HELP = summary("report")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("report", help=HELP, description=HELP.capitalize() + ".")
+    parser = commands.add_parser("report", help=HELP, description=sentence(HELP))
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     parser.add_argument("--json", action="store_true", help="print report.json on stdout")
     add_scan_options(parser)

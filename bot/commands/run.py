@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bot.commands import summary
+from bot.commands import sentence, summary
 from bot.commands.common import grade
-from bot.commands.options import add_executor_options, add_grading_options, settings_from_args
+from bot.commands.options import (
+    add_executor_options,
+    add_grading_options,
+    add_trials_option,
+    settings_from_args,
+)
 from core.changesets import read_changesets
 from core.specs import load_specs
 
@@ -15,9 +20,10 @@ HELP = summary("run")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("run", help=HELP, description=HELP.capitalize() + ".")
+    parser = commands.add_parser("run", help=HELP, description=sentence(HELP))
     parser.add_argument("changesets", type=Path, metavar="CHANGESETS.jsonl")
     add_grading_options(parser)
+    add_trials_option(parser)
     add_executor_options(parser)
     parser.set_defaults(handler=run)
 
@@ -28,5 +34,12 @@ def run(args: argparse.Namespace) -> int:
     # same pass as malformed lines: every problem of the file at once.
     changesets = read_changesets(args.changesets, load_specs(settings.specs_dir))
     options = {"input": str(args.changesets)}
-    code, _ = grade(settings, changesets, as_json=args.json, out=args.out, options=options)
+    code, _ = grade(
+        settings,
+        changesets,
+        as_json=args.json,
+        out=args.out,
+        options=options,
+        show_trials=args.trials,
+    )
     return code

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from bot.commands import summary
+from bot.commands import sentence, summary
 from bot.commands.options import add_store_options, settings_from_args
 from bot.exits import ExitStatus
 from core.model import Tier
@@ -35,7 +35,7 @@ _VERDICT_STYLE = {
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("show", help=HELP, description=HELP[0].upper() + HELP[1:] + ".")
+    parser = commands.add_parser("show", help=HELP, description=sentence(HELP))
     parser.add_argument(
         "id", metavar="TRIAL_ID|CHANGESET_ID", help="a trial id (or its start), or a changeset id"
     )

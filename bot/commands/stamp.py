@@ -9,8 +9,8 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from bot.commands import summary
-from bot.commands.options import add_store_options, settings_from_args
+from bot.commands import sentence, summary
+from bot.commands.options import add_specs_option, settings_from_args
 from bot.exits import ExitStatus
 from core.specs import load_specs
 
@@ -18,9 +18,9 @@ HELP = summary("stamp")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("stamp", help=HELP, description=HELP.capitalize() + ".")
+    parser = commands.add_parser("stamp", help=HELP, description=sentence(HELP))
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_store_options(parser)
+    add_specs_option(parser)
     parser.set_defaults(handler=run)
 
 

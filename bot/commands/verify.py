@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from bot.commands import summary
+from bot.commands import sentence, summary
 from bot.commands.gate import scan_workers
 from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
@@ -24,7 +24,7 @@ _SHOWN = 50
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("verify", help=HELP, description=HELP.capitalize() + ".")
+    parser = commands.add_parser("verify", help=HELP, description=sentence(HELP))
     parser.add_argument("bundle", type=Path, metavar="BUNDLE.json")
     parser.add_argument(
         "--db",

@@ -17,7 +17,7 @@ from celery import Celery
 
 from bot.app.kinds import APP_KINDS
 from bot.app.service import worker_handlers
-from bot.commands import summary
+from bot.commands import sentence, summary
 from bot.commands.options import (
     add_executor_options,
     add_server_mode_option,
@@ -32,7 +32,7 @@ HELP = summary("worker")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("worker", help=HELP, description=HELP[0].upper() + HELP[1:])
+    parser = commands.add_parser("worker", help=HELP, description=sentence(HELP))
     parser.add_argument(
         "--concurrency",
         "-c",

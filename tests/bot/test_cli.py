@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.commands import COMMANDS
+from bot.cli import build_parser, main
+from bot.commands import COMMANDS, sentence
 from bot.exits import ExitStatus
 from tests.conftest import ROOT, SPECS_DIR
 
@@ -171,3 +172,49 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     overview = capsys.readouterr().out
     assert all(name in overview for name in COMMANDS)
+
+
+def test_version_names_the_installed_release(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"migration-evals {version('migration-evals')}"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["-v", "cost", "--repos", "1"], ["cost", "--repos", "1", "-v"], ["gate", "check", "-v"]],
+)
+def test_verbose_goes_before_or_after_the_command(argv: list[str]) -> None:
+    assert build_parser(argv).parse_args(argv).verbose is True
+    quiet = [a for a in argv if a != "-v"]
+    assert build_parser(quiet).parse_args(quiet).verbose is False
+
+
+def test_help_keeps_acronyms(capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("run", "report"):
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        description = capsys.readouterr().out.split("\n\n")[1].replace("\n", " ")
+        assert description == sentence(COMMANDS[name][1])
+    assert "JSONL" in sentence(COMMANDS["run"][1]) and "HTML" in sentence(COMMANDS["report"][1])
+
+
+@pytest.mark.parametrize("name", ["cost", "stamp"])
+def test_commands_without_a_database_offer_no_db_option(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main([name, "--help"])
+    text = capsys.readouterr().out
+    assert "--db" not in text and "--specs DIR" in text
+
+
+@pytest.mark.parametrize("argv", [["db", "upgrade"], ["db", "status"], ["ledger", "verify"]])
+def test_commands_that_read_no_spec_offer_no_specs_option(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    text = capsys.readouterr().out
+    assert "--specs" not in text and "--db URL" in text

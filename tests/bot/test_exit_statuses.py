@@ -121,6 +121,23 @@ def test_a_runs_status_follows_the_documented_precedence(
     assert exit_status(RunOutcome("run", trials, status)) is expected
 
 
+@pytest.mark.parametrize(
+    ("verdicts", "status", "expected"),
+    [
+        ([Verdict.PASS] * 19 + [Verdict.ERROR], RunStatus.COMPLETED, ExitStatus.OK),  # 5%
+        ([Verdict.PASS] * 9 + [Verdict.ERROR], RunStatus.COMPLETED, ExitStatus.INFRA_ERRORS),
+        ([Verdict.PASS, Verdict.ERROR], RunStatus.STOPPED_BUDGET, ExitStatus.INFRA_ERRORS),
+        ([Verdict.PASS, Verdict.ERROR], RunStatus.INTERNAL_ERRORS, ExitStatus.TRIAL_CRASHED),
+        ([Verdict.ERROR, Verdict.ERROR], RunStatus.COMPLETED, ExitStatus.ALL_INFRA_ERRORS),
+    ],
+)
+def test_errors_above_the_gates_limit_have_their_own_status(
+    verdicts: list[Verdict], status: RunStatus, expected: ExitStatus
+) -> None:
+    trials = [_trial(n, verdict) for n, verdict in enumerate(verdicts)]
+    assert exit_status(RunOutcome("run", trials, status), 0.05) is expected
+
+
 def test_a_database_behind_the_release_is_its_own_status(
     env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

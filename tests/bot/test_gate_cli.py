@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from bot.cli import main
 from bot.exits import ExitStatus
 from core.specs import SpecSet, load_specs
 from core.store import Store
+from gate.refusals import REMEDIES, RefusalCode
 from tests.conftest import SPECS_DIR
 from tests.gate.ledgers import add_gold, append, balanced
 
@@ -115,3 +117,31 @@ def test_report_writes_the_folder(
         "report.json",
         "funnel.png",
     }
+
+
+_LABELS = [c.value for c in RefusalCode if c is not RefusalCode.THRESHOLD]
+
+
+@pytest.mark.parametrize(
+    "label", [*_LABELS, "threshold:min_trials", "threshold:max_infra_error_rate"]
+)
+def test_every_refusal_names_a_command_that_exists(
+    label: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    named = re.findall(r"`migration-evals ([a-z]+)(?: ([a-z]+))?", REMEDIES[label])
+    assert named, REMEDIES[label]
+    for command, action in named:
+        with pytest.raises(SystemExit) as done:
+            main([command, *([action] if action else []), "--help"])
+        assert done.value.code == 0, (command, action, capsys.readouterr().err)
+
+
+def test_a_refusal_shows_its_detail_then_what_addresses_it(
+    env: SpecSet, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["gate", "check", "--json"]) == ExitStatus.GATE_REFUSED
+    refusals = json.loads(capsys.readouterr().out)["refusals"]
+    assert refusals
+    for refusal in refusals:
+        assert refusal["detail"].endswith(f". Next: {refusal['remedy']}")
+        assert "`migration-evals " in refusal["remedy"]

@@ -17,7 +17,7 @@ import pytest
 
 from bot.cli import main
 from bot.exits import ExitStatus
-from bot.mining import open_mining_store
+from bot.mining import github_advice, open_mining_store
 from bot.settings import settings_from_env
 from core.errors import ConfigError
 from core.gold import gold_rows
@@ -142,6 +142,35 @@ def test_mine_gold_records_github_then_replays_it_offline(
 def test_mine_gold_needs_a_selection(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mine", "gold", "--recipe", "java8-to-17"]) == 1
     assert "say which pull requests" in capsys.readouterr().err
+
+
+def test_a_replay_with_nothing_recorded_suggests_the_live_api_and_its_token(
+    env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MIGRATION_EVALS_GITHUB_TOKEN")
+    argv = ["mine", "gold", "--repo", "nobody/recorded", "--recipe", "java8-to-17"]
+    argv += ["--cassettes", str(env / "empty")]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith("migration-evals: error: repository nobody/recorded: no cassette")
+    assert "--mode live (or --mode record to keep cassettes) with " in err
+    assert "MIGRATION_EVALS_GITHUB_TOKEN set" in err
+    assert "mine gold --git PATH_OR_URL" in err
+
+
+@pytest.mark.parametrize(
+    ("token", "problem", "advice"),
+    [
+        (None, "GitHub answered 403 for x: rate limit", "allows 60 requests an hour"),
+        ("t", "GitHub answered 404 for repository a/b: Not Found", "can read them"),
+        ("t", "cannot reach GitHub for repository a/b: timeout", "check the network"),
+    ],
+)
+def test_live_github_problems_say_what_to_do(token: str | None, problem: str, advice: str) -> None:
+    settings = settings_from_env({"MIGRATION_EVALS_MODE": "live"})
+    if token:
+        settings = settings.with_overrides(github_token=token)
+    assert advice in github_advice(settings, problem)
 
 
 def test_mine_gold_checks_recipe_params(env: Path, capsys: pytest.CaptureFixture[str]) -> None:

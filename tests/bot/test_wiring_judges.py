@@ -1,5 +1,6 @@
-"""Wiring the judges: replay by default; record and live need both keys; record writes
-cassettes through the live adapters (here aimed at the loopback fake API)."""
+"""Wiring the judges: replay by default; record and live need the primary judge's key, and
+the secondary's too when strict; record writes cassettes through the live adapters (here
+aimed at the loopback fake API)."""
 
 from __future__ import annotations
 
@@ -37,12 +38,13 @@ from tests.oracles.judges.conftest import (
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
 
 
-def _settings(tmp_path: Path, mode: CassetteMode, **keys: str) -> Settings:
+def _settings(tmp_path: Path, mode: CassetteMode, *, strict: bool = True, **keys: str) -> Settings:
     return Settings(
         specs_dir=tmp_path / "specs",
         cassette_dir=tmp_path / "cassettes",
         cache_dir=tmp_path / "cache",
         mode=mode,
+        strict_judge=strict,
         **keys,  # type: ignore[arg-type]
     )
 
@@ -58,11 +60,22 @@ def test_replay_needs_no_keys(specs: SpecSet, tmp_path: Path) -> None:
     ("keys", "missing"),
     [({}, "ANTHROPIC_API_KEY"), ({"anthropic_api_key": ANTHROPIC_KEY}, "OPENAI_API_KEY")],
 )
-def test_record_and_live_need_both_keys(
+def test_strict_record_and_live_need_both_keys(
     specs: SpecSet, tmp_path: Path, mode: CassetteMode, keys: dict[str, str], missing: str
 ) -> None:
     with pytest.raises(ConfigError, match=f"needs {missing}"):
         build_judges(_settings(tmp_path, mode, **keys), CassetteLibrary(tmp_path), specs)
+
+
+@pytest.mark.parametrize("mode", [CassetteMode.RECORD, CassetteMode.LIVE])
+def test_without_strict_only_the_primary_judges_key_is_needed(
+    specs: SpecSet, tmp_path: Path, mode: CassetteMode
+) -> None:
+    settings = _settings(tmp_path, mode, strict=False, anthropic_api_key=ANTHROPIC_KEY)
+    primary, secondary = build_judges(settings, CassetteLibrary(tmp_path), specs)
+    assert "anthropic" in primary.identity and secondary is None
+    with pytest.raises(ConfigError, match="needs ANTHROPIC_API_KEY .*the primary judge"):
+        build_judges(_settings(tmp_path, mode, strict=False), CassetteLibrary(tmp_path), specs)
 
 
 def test_the_retry_policy_comes_from_the_oracle_spec(specs: SpecSet) -> None:

@@ -14,11 +14,12 @@ from core.model import Changeset, Envelope, Tier, Verdict
 from core.ports import JudgeReply, SandboxAction, SandboxRequest, SandboxResult
 from core.specs import SpecSet
 from core.store import Store
-from oracles.cascade import Budget, Cascade
+from oracles.cascade import Budget, Cascade, tier_actual_cost
 from oracles.judges import ReplayingJudge
 from oracles.repos import RepoCache
 from oracles.sandbox import ReplayingSandbox
 from oracles.tiers.apply import ApplyOracle
+from oracles.tiers.base import TierOutcome
 from oracles.tiers.compile import CompileOracle
 from oracles.tiers.judge import JudgeOracle
 from oracles.tiers.tests import TestsOracle
@@ -443,3 +444,12 @@ def test_a_base_image_that_does_not_build_is_an_infrastructure_error(
     assert trial.envelopes[1].verdict is Verdict.ERROR
     assert "the base commit's Dockerfile does not build (exit 1) here" in trial.envelopes[1].reason
     assert len(sandbox.requests) == 1
+
+
+def test_an_errored_judge_costs_no_sandbox_time_but_an_errored_build_does() -> None:
+    # A judge that never answered billed no tokens; its wait held no sandbox either.
+    errored = TierOutcome(Verdict.ERROR, "infrastructure error: judge unreachable")
+    assert tier_actual_cost(Tier.JUDGE, errored, 180.0, 0.0001) == 0.0
+    assert tier_actual_cost(Tier.COMPILE, errored, 180.0, 0.0001) == pytest.approx(0.018)
+    answered = TierOutcome(Verdict.PASS, "ok", actual_cost_usd=0.02)
+    assert tier_actual_cost(Tier.JUDGE, answered, 180.0, 0.0001) == 0.02
