@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot import grading
 from bot.console import (
@@ -20,14 +20,19 @@ from bot.console import (
 from bot.executor.driver import run_on_celery
 from bot.exits import ExitStatus
 from bot.grading import Grading
+from bot.heartbeat import reap_and_note
 from bot.plan import plan_of
+from bot.resume import plan_resume
 from core.changesets import LocatedChangeset, check_against_specs
 from core.errors import BudgetExceededError
-from core.model import RunSummary, Verdict
+from core.model import Changeset, RunSummary, Verdict
 from core.settings import Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
 from oracles.runner import RunOutcome, RunStatus
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["exit_status", "grade"]
 
@@ -94,25 +99,35 @@ def grade(
     out: Path | None = None,
     extra: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
+    resume: str | None = None,
 ) -> tuple[int, RunOutcome]:
-    """Check, plan, forecast, run and report; returns the exit code and the outcome."""
+    """Check, plan, forecast, run and report; returns the exit code and the outcome.
+
+    ``resume``: the id of an interrupted run to finish, with its own plan, instead."""
     specs = load_specs(settings.specs_dir)
     check_against_specs(changesets, specs)
-    _check_budget(settings, specs, len(changesets))
+    if resume is None:
+        _check_budget(settings, specs, len(changesets))
     plan = plan_of(settings, specs)
     store = Store.open(settings.db_url)
     try:
+        reap_and_note(store, settings)
         stderr = make_console(stderr=True)
         items = [c.changeset for c in changesets]
-        with progress(stderr, len(changesets), "grading") as advance:
-            outcome = grading.grade(
-                plan,
-                items,
-                Grading.of(settings, store, specs, run_on_celery),
-                options=options,
-                on_trial=advance,
-                on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
-            )
+        where = Grading.of(settings, store, specs, run_on_celery)
+        if resume is not None:
+            outcome = _resume(resume, items, where, stderr)
+            extra = {**(extra or {}), "resumed": True}
+        else:
+            with progress(stderr, len(changesets), "grading") as advance:
+                outcome = grading.grade(
+                    plan,
+                    items,
+                    where,
+                    options=options,
+                    on_trial=advance,
+                    on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
+                )
         details = {"database": store.display_url, **(extra or {})}
         _report(outcome, specs, as_json=as_json, out=out, extra=details)
     finally:
@@ -125,6 +140,17 @@ def grade(
             file=sys.stderr,
         )
     return status, outcome
+
+
+def _resume(run_id: str, items: Sequence[Changeset], where: Grading, stderr: Console) -> RunOutcome:
+    resumption = plan_resume(where.store, where.specs, run_id, items)
+    stderr.print(
+        f"resuming run {run_id}: {len(resumption.earlier)} trial(s) already in the ledger, "
+        f"{len(resumption.missing)} to grade",
+        highlight=False,
+    )
+    with progress(stderr, len(resumption.missing), "grading") as advance:
+        return grading.resume(resumption, where, on_trial=advance)
 
 
 def exit_status(outcome: RunOutcome) -> ExitStatus:
