@@ -30,8 +30,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--resume",
         metavar="RUN_ID",
-        help="finish an interrupted run: grade, with its stored plan, only the changesets "
-        "it has no trial for (the same changesets it was started with)",
+        help="finish an interrupted run: grade only the changesets it has no trial for, as "
+        "its stored plan says (modes, jobs, budget and strictness flags given here are not "
+        "used); the changesets must be the ones it was started with",
     )
     add_grading_options(parser)
     add_executor_options(parser)
