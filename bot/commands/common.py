@@ -116,8 +116,8 @@ def grade(
         items = [c.changeset for c in changesets]
         where = Grading.of(settings, store, specs, run_on_celery)
         if resume is not None:
-            outcome = _resume(resume, items, where, stderr)
-            extra = {**(extra or {}), "resumed": True}
+            outcome, resumed = _resume(resume, items, where, stderr)
+            extra = {**(extra or {}), "resumed": resumed}
         else:
             with progress(stderr, len(changesets), "grading") as advance:
                 outcome = grading.grade(
@@ -142,15 +142,18 @@ def grade(
     return status, outcome
 
 
-def _resume(run_id: str, items: Sequence[Changeset], where: Grading, stderr: Console) -> RunOutcome:
+def _resume(
+    run_id: str, items: Sequence[Changeset], where: Grading, stderr: Console
+) -> tuple[RunOutcome, str]:
+    """Finish an interrupted run; the outcome, and what the resume graded (for the report)."""
     resumption = plan_resume(where.store, where.specs, run_id, items)
-    stderr.print(
-        f"resuming run {run_id}: {len(resumption.earlier)} trial(s) already in the ledger, "
-        f"{len(resumption.missing)} to grade",
-        highlight=False,
+    note = (
+        f"{len(resumption.earlier)} trial(s) were in the ledger, "
+        f"{len(resumption.missing)} graded now"
     )
+    stderr.print(f"resuming run {run_id}: {note}", highlight=False)
     with progress(stderr, len(resumption.missing), "grading") as advance:
-        return grading.resume(resumption, where, on_trial=advance)
+        return grading.resume(resumption, where, on_trial=advance), note
 
 
 def exit_status(outcome: RunOutcome) -> ExitStatus:

@@ -105,7 +105,8 @@ def test_a_sigkilled_run_is_interrupted_refused_by_the_gate_and_completed_by_res
     _kill_when_some_trials_are_in(["run", str(examples)], env)
     [(run_id, status)] = _runs(_db(env))
     assert status == "running"  # nothing is told of a SIGKILL
-    assert 0 < _trials_in_ledger(_db(env)) < total
+    before = _trials_in_ledger(_db(env))
+    assert 0 < before < total
     leftover = scratch / (workspace_prefix(run_id) + "killed")
     (leftover / "src").mkdir(parents=True, exist_ok=True)
 
@@ -122,6 +123,7 @@ def test_a_sigkilled_run_is_interrupted_refused_by_the_gate_and_completed_by_res
     resumed = json.loads(capsys.readouterr().out)
     assert resumed["run_id"] == run_id and resumed["status"] == "completed"
     assert len(resumed["trials"]) == total
+    assert resumed["resumed"].endswith(f"{total - before} graded now")
     assert _runs(_db(env)) == [(run_id, "completed")]
     with sqlite3.connect(_db(env)) as conn:
         twice = conn.execute(
@@ -185,7 +187,8 @@ def test_resume_with_nothing_missing_completes_the_run_and_refuses_a_second_time
     moved.write_text("\n".join(_java_lines(env)) + "\n")
     assert main(["run", "--resume", run_id, str(moved), "--json"]) == ExitStatus.OK
     document = json.loads(capsys.readouterr().out)
-    assert len(document["trials"]) == 16 and document["resumed"] is True
+    assert len(document["trials"]) == 16
+    assert document["resumed"] == "16 trial(s) were in the ledger, 0 graded now"
     assert main(["run", "--resume", run_id]) == ExitStatus.ERROR
     assert f"run {run_id} is 'completed', not interrupted" in capsys.readouterr().err
     assert main(["run", "--resume", "r-nope"]) == ExitStatus.ERROR  # no file given: looked up
