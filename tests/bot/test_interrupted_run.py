@@ -18,7 +18,9 @@ import pytest
 from bot.cli import main
 from bot.exits import ExitStatus
 from bot.heartbeat import Heartbeat
-from core.liveness import Holder
+from bot.settings import settings_from_env
+from core.errors import ConfigError
+from core.liveness import DEFAULT_HEARTBEAT_S, Holder
 from core.store import Store
 from oracles.workspace import workspace_prefix
 from tests.conftest import ROOT, wait_for
@@ -218,3 +220,10 @@ def test_the_heartbeat_moves_to_the_clocks_time_while_the_block_runs(tmp_path: P
 def _beat(store: Store) -> str | None:
     row = store.run("r-1")
     return None if row is None else row["heartbeat_at"]
+
+
+def test_the_heartbeat_interval_comes_from_the_environment_and_must_be_positive() -> None:
+    assert settings_from_env({}).heartbeat_s == DEFAULT_HEARTBEAT_S
+    assert settings_from_env({"MIGRATION_EVALS_HEARTBEAT_SECONDS": "2.5"}).heartbeat_s == 2.5
+    with pytest.raises(ConfigError, match="HEARTBEAT_SECONDS must be positive"):
+        settings_from_env({"MIGRATION_EVALS_HEARTBEAT_SECONDS": "0"})
