@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -227,3 +228,21 @@ def test_the_heartbeat_interval_comes_from_the_environment_and_must_be_positive(
     assert settings_from_env({"MIGRATION_EVALS_HEARTBEAT_SECONDS": "2.5"}).heartbeat_s == 2.5
     with pytest.raises(ConfigError, match="HEARTBEAT_SECONDS must be positive"):
         settings_from_env({"MIGRATION_EVALS_HEARTBEAT_SECONDS": "0"})
+
+
+@pytest.mark.parametrize("command", [["db", "status"], ["ledger", "verify"], ["gate", "check"]])
+def test_every_checking_command_marks_a_dead_run_first(
+    env: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)  # a process id that is gone from this machine
+    store = Store.open(f"sqlite:///{_db(env)}")
+    store.start_run("r-dead", {}, holder=Holder(child, socket.gethostname(), 30.0))
+    store.close()
+    main(command)
+    assert _runs(_db(env)) == [("r-dead", "interrupted")]
+    err = capsys.readouterr().err
+    assert f"run r-dead was marked interrupted: its process {child}" in err
+    assert "`migration-evals run --resume r-dead`" in err
