@@ -60,6 +60,7 @@ class RemoteRun(Protocol):
         on_quiet: Callable[[str], None],
         run_id: str | None = None,
         holder: Holder | None = None,
+        resume: bool = False,
     ) -> RunOutcome: ...
 
 
@@ -121,15 +122,40 @@ def grade(
 
 
 def resume(
-    resumption: Resumption, where: Grading, *, on_trial: Callable[[], None] = lambda: None
+    resumption: Resumption,
+    where: Grading,
+    *,
+    on_trial: Callable[[], None] = lambda: None,
+    on_quiet: Callable[[str], None] = log.warning,
 ) -> RunOutcome:
     """Grade what an interrupted run left undone, with its stored plan, as that run; the
-    run is taken over first, so two ``--resume`` of one run cannot both grade it."""
+    run is taken over first, so two ``--resume`` of one run cannot both grade it.
+
+    A Celery run's jobs are all in the database from its start, and the workers grade
+    them whether or not anyone watches: resuming it is watching it to the end again."""
     run_id, plan = resumption.run_id, resumption.plan
     beat_s = where.settings.heartbeat_s
-    if not where.store.reopen_run(run_id, Holder.this_process(beat_s)):
+    holder = Holder.this_process(beat_s)
+    remote = where.remote if plan.executor is Executor.CELERY else None
+    if plan.executor is Executor.CELERY and remote is None:
+        raise ConfigError("this process cannot reach Celery workers to resume the run")
+    if not where.store.reopen_run(run_id, holder):
         raise ConfigError(f"run {run_id} is no longer interrupted: another process took it over")
     with Heartbeat(where.store, run_id, beat_s):
+        if remote is not None:
+            return remote(
+                plan,
+                where.settings,
+                where.store,
+                where.specs,
+                resumption.changesets,
+                options={},
+                on_trial=on_trial,
+                on_quiet=on_quiet,
+                run_id=run_id,
+                holder=holder,
+                resume=True,
+            )
         runner = _runner(plan, where, on_trial)
         return runner.run(
             list(resumption.missing),

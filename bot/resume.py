@@ -5,7 +5,9 @@ settings), under the same specs (otherwise its trials would carry two sets of st
 and with exactly the changesets it was started with (``changeset_identity``: the count
 and a digest of every changeset's content, patch hash included). Trial ids derive from
 the run id and the changeset id, so the trials already in the ledger are found by id and
-only the changesets without one are graded; the ledger is only appended to.
+only the changesets without one are graded; the ledger is only appended to. A Celery
+run's jobs were all written when it started and its workers go on grading them, so its
+resume watches it to the end again (``bot.grading.resume``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from core.changesets import changeset_identity
 from core.errors import ConfigError
 from core.liveness import RunState
 from core.model import Changeset, Envelope, Trial
-from core.settings import Executor
 from core.specs import SpecSet
 from core.store import Store
 from oracles.cascade import Budget, trial_id
@@ -39,6 +40,7 @@ class Resumption:
     plan: RunPlan
     earlier: tuple[Trial, ...]
     missing: tuple[Changeset, ...]
+    changesets: tuple[Changeset, ...]  # all of the run's, in input order
 
     def budget(self) -> Budget:
         """The run's budget less what its trials in the ledger already cost."""
@@ -54,11 +56,6 @@ def plan_resume(
     why it may not resume and what to do instead."""
     options = _interrupted_options(store, run_id)
     plan = RunPlan.from_dict(options["plan"])
-    if plan.executor is Executor.CELERY:
-        raise ConfigError(
-            f"run {run_id} was graded by Celery workers; its trial jobs stay queued for "
-            "them, and --resume grades embedded runs only: start a new run instead"
-        )
     _check_changesets(run_id, options.get("changesets"), changesets)
     for recipe in sorted({changeset.recipe for changeset in changesets}):
         differ = plan.specs_problem(specs, recipe)
@@ -70,7 +67,7 @@ def plan_resume(
     earlier = _trials_in_ledger(store, run_id, changesets)
     done = {trial.id for trial in earlier}
     missing = tuple(c for c in changesets if trial_id(run_id, c.id) not in done)
-    return Resumption(run_id, plan, earlier, missing)
+    return Resumption(run_id, plan, earlier, missing, tuple(changesets))
 
 
 def stored_input(db_url: str, run_id: str) -> Path:

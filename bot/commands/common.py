@@ -153,7 +153,13 @@ def _resume(
     )
     stderr.print(f"resuming run {run_id}: {note}", highlight=False)
     with progress(stderr, len(resumption.missing), "grading") as advance:
-        return grading.resume(resumption, where, on_trial=advance), note
+        outcome = grading.resume(
+            resumption,
+            where,
+            on_trial=advance,
+            on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
+        )
+    return outcome, note
 
 
 def exit_status(outcome: RunOutcome) -> ExitStatus:

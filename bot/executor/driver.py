@@ -86,9 +86,14 @@ class CeleryRun:
         on_trial: Callable[[], None] = lambda: None,
         run_id: str | None = None,
         holder: Holder | None = None,
+        resume: bool = False,
     ) -> RunOutcome:
+        """Start the run and watch it to the end; ``resume``: watch ``run_id``, started
+        before by a watcher that died (its jobs are in the database already, and the
+        workers have kept grading them)."""
         run_id = run_id or new_run_id()
-        self.start(run_id, changesets, options, holder=holder)
+        if not resume:
+            self.start(run_id, changesets, options, holder=holder)
         failed = self.wait(run_id, changesets, on_trial)
         self._record_given_up(run_id, changesets, failed)
         return self.finish(run_id, changesets)
@@ -215,6 +220,7 @@ def run_on_celery(
     on_quiet: Callable[[str], None],
     run_id: str | None = None,
     holder: Holder | None = None,
+    resume: bool = False,
 ) -> RunOutcome:
     """``CeleryRun`` of ``plan`` on the settings' broker, refusing to start unless the
     broker answers."""
@@ -222,6 +228,13 @@ def run_on_celery(
     try:
         dispatcher.check()
         run = CeleryRun(settings, store, specs, dispatcher, plan=plan, on_quiet=on_quiet)
-        return run.run(changesets, options=options, on_trial=on_trial, run_id=run_id, holder=holder)
+        return run.run(
+            changesets,
+            options=options,
+            on_trial=on_trial,
+            run_id=run_id,
+            holder=holder,
+            resume=resume,
+        )
     finally:
         dispatcher.close()

@@ -11,18 +11,27 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from bot import grading
 from bot.cli import main
 from bot.exits import ExitStatus
+from bot.grading import Grading, run_options
 from bot.heartbeat import Heartbeat
+from bot.plan import plan_of
+from bot.resume import plan_resume
 from bot.settings import settings_from_env
+from core.changesets import read_changesets
 from core.errors import ConfigError
 from core.liveness import DEFAULT_HEARTBEAT_S, Holder
+from core.settings import Executor
+from core.specs import SpecSet
 from core.store import Store
+from oracles.runner import RunOutcome, RunStatus
 from oracles.workspace import workspace_prefix
 from tests.conftest import ROOT, wait_for
 from tests.fakes import FakeClock
@@ -246,3 +255,30 @@ def test_every_checking_command_marks_a_dead_run_first(
     err = capsys.readouterr().err
     assert f"run r-dead was marked interrupted: its process {child}" in err
     assert "`migration-evals run --resume r-dead`" in err
+
+
+def test_resuming_a_celery_run_watches_all_of_its_jobs_again(env: Path, specs: SpecSet) -> None:
+    settings = settings_from_env({"MIGRATION_EVALS_DB_URL": f"sqlite:///{_db(env)}"})
+    celery = settings.with_overrides(scale=replace(settings.scale, executor=Executor.CELERY))
+    plan = plan_of(celery, specs)
+    changesets = [located.changeset for located in read_changesets(JAVA, specs)]
+    store = Store.open(settings.db_url)
+    watched: list[dict[str, object]] = []
+
+    def remote(*args: object, **kwargs: object) -> RunOutcome:
+        watched.append({"changesets": args[4], **kwargs})
+        return RunOutcome("r-celery", [], RunStatus.COMPLETED)
+
+    try:
+        store.start_run("r-celery", run_options(plan, {}, changesets), holder=None)
+        store.mark_interrupted(datetime(2100, 1, 1, tzinfo=UTC), here="x")
+        resumption = plan_resume(store, specs, "r-celery", changesets)
+        assert len(resumption.missing) == len(changesets)  # nothing in the ledger yet
+        grading.resume(resumption, Grading.of(settings, store, specs, remote))
+        row = store.run("r-celery")
+    finally:
+        store.close()
+    [call] = watched
+    assert call["resume"] is True and call["run_id"] == "r-celery"
+    assert list(call["changesets"]) == changesets  # type: ignore[call-overload]
+    assert row is not None and row["status"] == "running" and row["resumed_at"]
