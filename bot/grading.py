@@ -15,23 +15,33 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.cascades import Cascades
+from bot.heartbeat import Heartbeat
 from bot.plan import RunPlan
+from bot.resume import Resumption
+from core.changesets import changeset_identity
 from core.errors import ConfigError
+from core.liveness import Holder
 from core.model import Changeset, Trial
 from core.settings import Executor, Settings
 from core.specs import SpecSet
 from core.store import Store
 from oracles.cascade import Budget
-from oracles.runner import Runner, RunOutcome
+from oracles.runner import Runner, RunOutcome, new_run_id
 
-__all__ = ["Grading", "RemoteRun", "grade", "run_options"]
+__all__ = ["Grading", "RemoteRun", "grade", "resume", "run_options"]
 
 log = logging.getLogger(__name__)
 
 
-def run_options(plan: RunPlan, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """What a run stores as its options: where its changesets came from, and its plan."""
-    return {**(options or {}), "plan": plan.to_dict()}
+def run_options(
+    plan: RunPlan,
+    options: Mapping[str, Any] | None = None,
+    changesets: Sequence[Changeset] = (),
+) -> dict[str, Any]:
+    """What a run stores as its options: where its changesets came from, which they are
+    (``changeset_identity``, what a resumed run is checked against), and its plan."""
+    identity = changeset_identity(changesets)
+    return {**(options or {}), "changesets": identity, "plan": plan.to_dict()}
 
 
 class RemoteRun(Protocol):
@@ -48,6 +58,9 @@ class RemoteRun(Protocol):
         options: Mapping[str, Any],
         on_trial: Callable[[], None],
         on_quiet: Callable[[str], None],
+        run_id: str | None = None,
+        holder: Holder | None = None,
+        resume: bool = False,
     ) -> RunOutcome: ...
 
 
@@ -79,24 +92,82 @@ def grade(
     on_trial: Callable[[Trial | None], None] = lambda _trial: None,
     on_quiet: Callable[[str], None] = log.warning,
 ) -> RunOutcome:
-    """Grade ``changesets`` as ``plan`` says; the run is stored with the plan.
+    """Grade ``changesets`` as ``plan`` says; the run is stored with the plan, and its
+    heartbeat beats while this process grades it (``bot.heartbeat``).
 
     ``on_trial`` hears of each finished trial, with the trial when it was graded here
     (None from workers, whose trials are read back at the end)."""
-    stored = run_options(plan, options)
-    if plan.executor is Executor.CELERY:
-        if where.remote is None:
-            raise ConfigError("this process cannot reach Celery workers; grade embedded")
-        return where.remote(
-            plan,
-            where.settings,
-            where.store,
-            where.specs,
-            changesets,
-            options=stored,
-            on_trial=lambda: on_trial(None),
-            on_quiet=on_quiet,
+    stored = run_options(plan, options, changesets)
+    run_id = new_run_id()
+    beat_s = where.settings.heartbeat_s
+    holder = Holder.this_process(beat_s)
+    with Heartbeat(where.store, run_id, beat_s):
+        if plan.executor is Executor.CELERY:
+            if where.remote is None:
+                raise ConfigError("this process cannot reach Celery workers; grade embedded")
+            return where.remote(
+                plan,
+                where.settings,
+                where.store,
+                where.specs,
+                changesets,
+                options=stored,
+                on_trial=lambda: on_trial(None),
+                on_quiet=on_quiet,
+                run_id=run_id,
+                holder=holder,
+            )
+        runner = _runner(plan, where, on_trial)
+        budget = Budget(plan.budget_usd)
+        return runner.run(
+            list(changesets), budget=budget, options=stored, run_id=run_id, holder=holder
         )
+
+
+def resume(
+    resumption: Resumption,
+    where: Grading,
+    *,
+    on_trial: Callable[[Trial | None], None] = lambda _trial: None,
+    on_quiet: Callable[[str], None] = log.warning,
+) -> RunOutcome:
+    """Grade what an interrupted run left undone, with its stored plan, as that run; the
+    run is taken over first, so two ``--resume`` of one run cannot both grade it.
+
+    A Celery run's jobs are all in the database from its start, and the workers grade
+    them whether or not anyone watches: resuming it is watching it to the end again."""
+    run_id, plan = resumption.run_id, resumption.plan
+    beat_s = where.settings.heartbeat_s
+    holder = Holder.this_process(beat_s)
+    remote = where.remote if plan.executor is Executor.CELERY else None
+    if plan.executor is Executor.CELERY and remote is None:
+        raise ConfigError("this process cannot reach Celery workers to resume the run")
+    if not where.store.reopen_run(run_id, holder):
+        raise ConfigError(f"run {run_id} is no longer interrupted: another process took it over")
+    with Heartbeat(where.store, run_id, beat_s):
+        if remote is not None:
+            return remote(
+                plan,
+                where.settings,
+                where.store,
+                where.specs,
+                resumption.changesets,
+                options={},
+                on_trial=lambda: on_trial(None),
+                on_quiet=on_quiet,
+                run_id=run_id,
+                holder=holder,
+                resume=True,
+            )
+        runner = _runner(plan, where, on_trial)
+        return runner.run(
+            list(resumption.missing),
+            budget=resumption.budget(),
+            run_id=run_id,
+            earlier=resumption.earlier,
+        )
+
+
+def _runner(plan: RunPlan, where: Grading, on_trial: Callable[[Trial | None], None]) -> Runner:
     cascade = where.cascades.for_plan(plan)
-    runner = Runner(cascade, where.store, jobs=plan.jobs, on_trial=on_trial)
-    return runner.run(list(changesets), budget=Budget(plan.budget_usd), options=stored)
+    return Runner(cascade, where.store, jobs=plan.jobs, on_trial=on_trial)

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from core.errors import ConfigError
+from core.liveness import DEFAULT_HEARTBEAT_S
 from core.settings import (
     CassetteMode,
     DependencySettings,
@@ -251,4 +252,12 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         image_registry=env.get(PREFIX + "IMAGE_REGISTRY") or None,
         scale=scale_from_env(env),
         dependencies=dependencies_from_env(env),
+        heartbeat_s=_heartbeat(env),
     )
+
+
+def _heartbeat(env: Mapping[str, str]) -> float:
+    seconds = _number(env, "HEARTBEAT_SECONDS", DEFAULT_HEARTBEAT_S)
+    if seconds <= 0:
+        raise ConfigError(f"{PREFIX}HEARTBEAT_SECONDS must be positive (seconds between beats)")
+    return seconds

@@ -21,8 +21,15 @@ import jsonschema
 from core.errors import ChangesetError
 from core.model import Changeset
 from core.specs import SpecSet
+from core.stamps import canonical_json, sha256_hex
 
-__all__ = ["LocatedChangeset", "check_against_specs", "is_remote_url", "read_changesets"]
+__all__ = [
+    "LocatedChangeset",
+    "changeset_identity",
+    "check_against_specs",
+    "is_remote_url",
+    "read_changesets",
+]
 
 _CHANGESET_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -282,3 +289,12 @@ def check_against_specs(changesets: Sequence[LocatedChangeset], specs: SpecSet) 
         every = [f"{name}:{line}: {m}" for name, found in by_file.items() for line, m in found]
         summary = f"{len(every)} problems in {len(by_file)} files; nothing was run"
         raise ChangesetError("\n".join([summary, *every]))
+
+
+def changeset_identity(changesets: Sequence[Changeset]) -> dict[str, Any]:
+    """What identifies the changesets a run was planned with: how many, and a digest of
+    every one's id, repository, base commit, patch hash, recipe, parameters and model, in
+    any order. A resumed run must be given exactly these (a patch edited since, a line
+    added or removed, and the digest differs)."""
+    lines = sorted(canonical_json(changeset.summary()) for changeset in changesets)
+    return {"count": len(lines), "digest": sha256_hex("\n".join(lines))}

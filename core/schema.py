@@ -61,6 +61,14 @@ runs_table = sa.Table(
     sa.Column("status", sa.String(20), nullable=False),
     sa.Column("options", sa.Text, nullable=False),
     sa.Column("summary", sa.Text),
+    # Liveness (revision 0002): the process grading the run beats ``heartbeat_at``; older
+    # than ``lease_s`` (or its ``pid`` gone on the same ``host``) and the run is dead.
+    sa.Column("heartbeat_at", sa.String(40)),
+    sa.Column("lease_s", sa.Float),
+    sa.Column("pid", sa.Integer),
+    sa.Column("host", sa.String(255)),
+    sa.Column("resumed_at", sa.String(40)),
+    sa.Index("ix_runs_status", "status"),
 )
 
 ledger_table = sa.Table(

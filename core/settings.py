@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
+from core.liveness import DEFAULT_HEARTBEAT_S
+
 __all__ = [
     "CassetteMode",
     "DependencySettings",
@@ -126,6 +128,9 @@ class Settings:
     # lacks them (host[:port][/prefix]; Docker Hub images go through it). None: no pulls.
     image_registry: str | None = None
     scratch_dir: Path | None = None  # tier 1's short-lived apply trees; None: system temp
+    # How often a grading process beats its run's heartbeat; the run's lease is a few
+    # beats (``core.liveness``), after which another command marks it interrupted.
+    heartbeat_s: float = DEFAULT_HEARTBEAT_S
 
     @property
     def effective_sandbox_mode(self) -> CassetteMode:

@@ -8,8 +8,8 @@ views of the same ``Evaluation``, so they cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from core.specs import SpecSet
 from core.store import Store
@@ -42,6 +42,9 @@ class Evaluation:
     strict_trials: int  # counted trials judged in strict mode (two judges)
     reliability: JudgeReliabilityView | None  # asked only when strict_trials > 0
     harking: tuple[Harking, ...]
+    # Runs that counted trials come from and that have not completed: run id -> status
+    # (``running``, or ``interrupted`` until ``run --resume`` completes it).
+    incomplete_runs: Mapping[str, str] = field(default_factory=dict)
 
 
 def evaluate(
@@ -69,7 +72,17 @@ def evaluate(
             strict_trials=strict,
             reliability=reliability(_of_run(scan.trials, run_id), specs) if strict else None,
             harking=find_harking(specs, selection.in_scope),
+            incomplete_runs=_incomplete(store, selection.trials),
         )
+
+
+def _incomplete(store: Store, counted: Sequence[TrialFacts]) -> dict[str, str]:
+    """The unfinished runs among those the counted trials come from (one small query)."""
+    unfinished = store.unfinished_runs()
+    if not unfinished:
+        return {}
+    used = {trial.run_id for trial in counted}
+    return {run: status for run, status in sorted(unfinished.items()) if run in used}
 
 
 def _of_run(trials: Sequence[TrialFacts], run_id: str | None) -> list[TrialFacts]:

@@ -4,6 +4,8 @@ Each rule is a small function from the ``Evaluation`` to refusals; ``check`` run
 and lists every refusal (not just the first), in ``RefusalCode`` order:
 
 * ``ledger_tampered``: the hash chain does not verify;
+* ``incomplete_run``: counted trials come from a run that is still running or was
+  interrupted (its process died) and has not been resumed to completion (which runs);
 * ``stale_stamp``: a counted trial's stamps differ from the current specs (which spec,
   which trials);
 * ``fabricated``: a counted trial carries a fabricated mark anywhere in its envelopes;
@@ -20,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from core.liveness import RunState
 from core.specs import SpecSet
 from gate.evaluation import Evaluation
 from gate.refusals import GateDecision, Refusal, RefusalCode
@@ -41,6 +44,20 @@ def _ledger(ev: Evaluation) -> Iterable[Refusal]:
     problems = list(ev.chain.problems)
     detail = f"the ledger's hash chain does not verify ({len(problems)} problem(s)): "
     yield Refusal(RefusalCode.LEDGER_TAMPERED, detail + "; ".join(problems[:_SHOWN]))
+
+
+def _incomplete(ev: Evaluation) -> Iterable[Refusal]:
+    for run_id, status in ev.incomplete_runs.items():
+        counted = sum(t.run_id == run_id for t in ev.selection.trials)
+        if status == RunState.INTERRUPTED:
+            why = f"run {run_id} was interrupted (its process died) before grading all of it"
+            fix = f"grade what it left undone with `migration-evals run --resume {run_id}`"
+        else:
+            why = f"run {run_id} is still running"
+            fix = "wait for it to finish (a dead one is marked interrupted once its lease ends)"
+        yield Refusal(
+            RefusalCode.INCOMPLETE_RUN, f"{why}; {counted} counted trial(s) come from it: {fix}"
+        )
 
 
 def _stale_specs(trial: TrialFacts, specs: SpecSet) -> list[str]:
@@ -139,6 +156,7 @@ def _thresholds(ev: Evaluation) -> Iterable[Refusal]:
 
 _RULES: tuple[Callable[[Evaluation], Iterable[Refusal]], ...] = (
     _ledger,
+    _incomplete,
     _stale,
     _fabricated,
     _harking,

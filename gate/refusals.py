@@ -21,6 +21,7 @@ class RefusalCode(StrEnum):
     """Every reason the gate can give, in the order ``gate check`` lists them."""
 
     LEDGER_TAMPERED = "ledger_tampered"
+    INCOMPLETE_RUN = "incomplete_run"
     STALE_STAMP = "stale_stamp"
     FABRICATED = "fabricated"
     HARKING = "harking"

@@ -127,7 +127,10 @@ class Cascade:
         keys: dict[str, str] = {}
         tier_keys = self.cache_keys(changeset, stamps)
         material: dict[str, Any] = {}
-        with Workspace(self.repos, changeset, self.limits, scratch=self.scratch) as workspace:
+        workspace = Workspace(
+            self.repos, changeset, self.limits, scratch=self.scratch, run_id=run_id
+        )
+        with workspace:
             context = TrialContext(changeset, recipe, self.specs, workspace, envelopes, self.strict)
             stopped = False
             for tier in self.tiers:

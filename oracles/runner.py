@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from core.errors import StoreError
+from core.liveness import Holder
 from core.model import Changeset, Envelope, RunSummary, Tier, Trial, Verdict
 from core.specs import SpecSet
 from core.store import Store
@@ -218,9 +219,17 @@ class Runner:
         budget: Budget,
         run_id: str | None = None,
         options: Mapping[str, Any] | None = None,
+        holder: Holder | None = None,
+        earlier: Sequence[Trial] | None = None,
     ) -> RunOutcome:
+        """Grade ``changesets`` as run ``run_id`` (a new one by default).
+
+        ``earlier``: resuming a run already started (and taken over by this process):
+        its trials already in the ledger, which join the outcome and the run's summary;
+        nothing is started, only ``changesets`` (the missing ones) are graded."""
         run_id = run_id or new_run_id()
-        self.store.start_run(run_id, dict(options or {}))
+        if earlier is None:
+            self.store.start_run(run_id, dict(options or {}), holder=holder)
         errors: list[str] = []
         with _LedgerWriter(self.store, self._written) as writer:
             results = self._grade_all(
@@ -230,13 +239,14 @@ class Runner:
             raise StoreError(
                 f"could not write results to the ledger: {writer.error}"
             ) from writer.error
-        trials = [t for t in results if t is not None]
+        graded = [t for t in results if t is not None]
         status = RunStatus.COMPLETED
         if errors:
             status = RunStatus.INTERNAL_ERRORS
         if budget.exhausted:
             status = RunStatus.STOPPED_BUDGET
-        outcome = RunOutcome(run_id, trials, status, len(changesets) - len(trials), errors)
+        trials = [*(earlier or ()), *graded]
+        outcome = RunOutcome(run_id, trials, status, len(changesets) - len(graded), errors)
         summary = outcome.summary(self.cascade.tiers).to_dict()
         self.store.finish_run(run_id, status, summary)
         return outcome

@@ -9,6 +9,7 @@ overlay; ``archive`` streams the tree as a tar only when a live sandbox needs it
 
 from __future__ import annotations
 
+import glob
 import io
 import logging
 import os
@@ -31,12 +32,47 @@ from oracles.grading import path_matches
 from oracles.repos import RepoCache
 from oracles.tree import FileChange
 
-__all__ = ["ApplyResult", "GradedTree", "SnapshotTree", "TreeArchive", "Workspace", "tree_hash"]
+__all__ = [
+    "ApplyResult",
+    "GradedTree",
+    "SnapshotTree",
+    "TreeArchive",
+    "Workspace",
+    "remove_run_workspaces",
+    "tree_hash",
+    "workspace_prefix",
+]
 
 log = logging.getLogger(__name__)
 
 _PATCH_FAILED = re.compile(r"^error: patch failed: (.+):(\d+)$")
 _PATH_ERROR = re.compile(r"^error: (.+?): (.+)$")
+
+
+_APPLY_PREFIX = "me-apply-"
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def workspace_prefix(run_id: str) -> str:
+    """How the apply trees of ``run_id``'s trials are named (``me-apply-<run>-<random>``)."""
+    if not run_id:
+        return _APPLY_PREFIX
+    return f"{_APPLY_PREFIX}{_UNSAFE_IN_NAME.sub('_', run_id)}-"
+
+
+def remove_run_workspaces(run_id: str, scratch: Path | None) -> list[Path]:
+    """Delete the apply trees a run left behind (killed mid-trial); returns them.
+
+    ``scratch`` is the folder the run's workspaces were made in (None: the system's temp
+    folder). Only folders named after this run are touched."""
+    folder = scratch if scratch is not None else Path(tempfile.gettempdir())
+    pattern = glob.escape(workspace_prefix(run_id)) + "*"
+    removed = []
+    for leftover in sorted(folder.glob(pattern)):
+        if leftover.is_dir() and not leftover.is_symlink():
+            remove_tree(leftover)
+            removed.append(leftover)
+    return removed
 
 
 def tree_hash(base_commit: str, patch_sha256: str | None) -> str:
@@ -185,6 +221,7 @@ class Workspace:
         limits: ScreenLimits,
         *,
         scratch: Path | None = None,
+        run_id: str = "",
     ) -> None:
         self.repos = repos
         self.changeset = changeset
@@ -192,6 +229,9 @@ class Workspace:
         # Where the small, short-lived apply trees go (a RAM-backed folder keeps the many
         # mkdir/unlink calls of each trial off the disk); None: the system's temp folder.
         self.scratch = scratch
+        # Named after the run, so that a run killed mid-trial leaves folders that the
+        # next command can find and remove (``remove_run_workspaces``).
+        self.prefix = workspace_prefix(run_id)
         self._applied: ApplyResult | None = None
         self._temporary: list[Path] = []
 
@@ -248,7 +288,7 @@ class Workspace:
         if parsed.problems:
             return ApplyResult(tuple(parsed.problems), tuple(parsed.changes))
         base = self.base
-        tree = self._mkdtemp("me-apply-", self.scratch)
+        tree = self._mkdtemp(self.prefix, self.scratch)
         paths = {p for change in parsed.changes for p in change.paths()}
         listed = self.repos.listed(base)
         problems = _stage_base_files(base, tree, sorted(paths), listed)

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
@@ -25,14 +25,19 @@ from bot.console import (
 from bot.executor.driver import run_on_celery
 from bot.exits import ExitStatus
 from bot.grading import Grading
+from bot.heartbeat import reap_and_note
 from bot.plan import plan_of
+from bot.resume import plan_resume
 from core.changesets import LocatedChangeset, check_against_specs
 from core.errors import BudgetExceededError
-from core.model import RunSummary, Verdict
+from core.model import Changeset, RunSummary, Verdict
 from core.settings import Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
 from oracles.runner import RunOutcome, RunStatus
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["exit_status", "grade", "infra_error_limit"]
 
@@ -145,32 +150,63 @@ def grade(
     extra: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
     show_trials: bool = False,
+    resume: str | None = None,
 ) -> tuple[int, RunOutcome]:
-    """Check, plan, forecast, run and report; returns the exit code and the outcome."""
+    """Check, plan, forecast, run and report; returns the exit code and the outcome.
+
+    ``resume``: the id of an interrupted run to finish, with its own plan, instead."""
     specs = load_specs(settings.specs_dir)
     check_against_specs(changesets, specs)
-    _check_budget(settings, specs, len(changesets))
+    if resume is None:
+        _check_budget(settings, specs, len(changesets))
     plan = plan_of(settings, specs)
     store = Store.open(settings.db_url)
     try:
+        reap_and_note(store, settings)
         stderr = make_console(stderr=True)
         items = [c.changeset for c in changesets]
-        with progress(
-            stderr, len(changesets), "grading", budget_usd=settings.budget_usd
-        ) as advance:
-            outcome = grading.grade(
-                plan,
-                items,
-                Grading.of(settings, store, specs, run_on_celery),
-                options=options,
-                on_trial=advance,
-                on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
-            )
+        where = Grading.of(settings, store, specs, run_on_celery)
+        if resume is not None:
+            outcome, resumed = _resume(resume, items, where, stderr)
+            extra = {**(extra or {}), "resumed": resumed}
+        else:
+            with progress(
+                stderr, len(changesets), "grading", budget_usd=settings.budget_usd
+            ) as advance:
+                outcome = grading.grade(
+                    plan,
+                    items,
+                    where,
+                    options=options,
+                    on_trial=advance,
+                    on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
+                )
         details = {"database": store.display_url, **(extra or {})}
         _report(outcome, specs, as_json=as_json, out=out, extra=details, show_trials=show_trials)
     finally:
         store.close()
     return exit_status(outcome, infra_error_limit(specs)), outcome
+
+
+def _resume(
+    run_id: str, items: Sequence[Changeset], where: Grading, stderr: Console
+) -> tuple[RunOutcome, str]:
+    """Finish an interrupted run; the outcome, and what the resume graded (for the report)."""
+    resumption = plan_resume(where.store, where.specs, run_id, items)
+    note = (
+        f"{len(resumption.earlier)} trial(s) were in the ledger, "
+        f"{len(resumption.missing)} graded now"
+    )
+    stderr.print(f"resuming run {run_id}: {note}", highlight=False)
+    budget = resumption.plan.budget_usd
+    with progress(stderr, len(resumption.missing), "grading", budget_usd=budget) as advance:
+        outcome = grading.resume(
+            resumption,
+            where,
+            on_trial=advance,
+            on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
+        )
+    return outcome, note
 
 
 def exit_status(outcome: RunOutcome, max_infra_error_rate: float | None = None) -> ExitStatus:

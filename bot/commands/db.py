@@ -15,6 +15,7 @@ from typing import Any
 from bot.commands import sentence, summary
 from bot.commands.options import add_db_option, settings_from_args
 from bot.exits import ExitStatus
+from bot.heartbeat import reap_and_note
 from core.migrations import SchemaState, Standing
 from core.store import Store
 
@@ -54,9 +55,12 @@ def upgrade(args: argparse.Namespace) -> int:
 
 
 def status(args: argparse.Namespace) -> int:
-    store = Store.attach(settings_from_args(args).db_url)
+    settings = settings_from_args(args)
+    store = Store.attach(settings.db_url)
     try:
         found = store.schema_state()
+        if found.standing is Standing.CURRENT:  # an older schema has no heartbeats to read
+            reap_and_note(store, settings)
     finally:
         store.close()
     if args.json:

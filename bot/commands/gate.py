@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from bot.commands import sentence, summary
 from bot.commands.options import add_store_options, settings_from_args
 from bot.exits import ExitStatus, UsageError
+from bot.heartbeat import reap_and_note
 from core.specs import load_specs
 from core.store import Store
 from gate.evaluation import Evaluation, evaluate
@@ -64,6 +65,7 @@ def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
     specs = load_specs(settings.specs_dir)
     store = Store.open(settings.db_url)
     try:
+        reap_and_note(store, settings)
         return evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs))
     finally:
         store.close()

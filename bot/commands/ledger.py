@@ -9,6 +9,7 @@ import sys
 from bot.commands import sentence, summary
 from bot.commands.options import add_db_option, settings_from_args
 from bot.exits import ExitStatus
+from bot.heartbeat import reap_and_note
 from core.store import Store
 
 HELP = "check the append-only ledger for edited, removed or reordered rows"
@@ -24,8 +25,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    store = Store.open(settings_from_args(args).db_url)
+    settings = settings_from_args(args)
+    store = Store.open(settings.db_url)
     try:
+        reap_and_note(store, settings)
         check = store.verify_ledger()
     finally:
         store.close()

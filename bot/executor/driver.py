@@ -27,6 +27,7 @@ from bot.jobs.kinds import KindRegistry
 from bot.jobs.queue import JobQueue, JobState
 from bot.plan import RunPlan, plan_of
 from core.errors import BrokerError
+from core.liveness import Holder
 from core.model import Changeset, Envelope, Trial, Verdict
 from core.settings import Settings
 from core.specs import SpecSet
@@ -84,22 +85,33 @@ class CeleryRun:
         options: Mapping[str, Any],
         on_trial: Callable[[], None] = lambda: None,
         run_id: str | None = None,
+        holder: Holder | None = None,
+        resume: bool = False,
     ) -> RunOutcome:
+        """Start the run and watch it to the end; ``resume``: watch ``run_id``, started
+        before by a watcher that died (its jobs are in the database already, and the
+        workers have kept grading them)."""
         run_id = run_id or new_run_id()
-        self.start(run_id, changesets, options)
+        if not resume:
+            self.start(run_id, changesets, options, holder=holder)
         failed = self.wait(run_id, changesets, on_trial)
         self._record_given_up(run_id, changesets, failed)
         return self.finish(run_id, changesets)
 
     def start(
-        self, run_id: str, changesets: Sequence[Changeset], options: Mapping[str, Any]
+        self,
+        run_id: str,
+        changesets: Sequence[Changeset],
+        options: Mapping[str, Any],
+        *,
+        holder: Holder | None = None,
     ) -> None:
         """Write the run and its jobs in one transaction, then announce the jobs."""
         plan = self.plan
         jobs = [trial_job(TrialTask(run_id, changeset, plan)) for changeset in changesets]
         with self.store.engine.begin() as conn:
             stored = {**options, "plan": plan.to_dict(), "executor": "celery"}
-            self.store.start_run(run_id, stored, conn=conn)
+            self.store.start_run(run_id, stored, conn=conn, holder=holder)
             if plan.budget_usd is not None:
                 open_budget(conn, run_id, plan.budget_usd)
             scale = self.settings.scale
@@ -206,6 +218,9 @@ def run_on_celery(
     options: Mapping[str, Any],
     on_trial: Callable[[], None],
     on_quiet: Callable[[str], None],
+    run_id: str | None = None,
+    holder: Holder | None = None,
+    resume: bool = False,
 ) -> RunOutcome:
     """``CeleryRun`` of ``plan`` on the settings' broker, refusing to start unless the
     broker answers."""
@@ -213,6 +228,13 @@ def run_on_celery(
     try:
         dispatcher.check()
         run = CeleryRun(settings, store, specs, dispatcher, plan=plan, on_quiet=on_quiet)
-        return run.run(changesets, options=options, on_trial=on_trial)
+        return run.run(
+            changesets,
+            options=options,
+            on_trial=on_trial,
+            run_id=run_id,
+            holder=holder,
+            resume=resume,
+        )
     finally:
         dispatcher.close()

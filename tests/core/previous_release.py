@@ -61,7 +61,10 @@ def build_previous_release(url: str, *, tables: set[str] | None = None) -> None:
 
 
 def read_rows(url: str, names: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """Every row of the tables ``names``, in primary-key order, as plain values."""
+    """Every row of the tables ``names``, in primary-key order, as plain values.
+
+    Columns later migrations added (absent from the previous release's rows) are left
+    out, so that what is compared is what that release wrote."""
     engine = sa.create_engine(url)
     found: dict[str, list[dict[str, Any]]] = {}
     try:
@@ -69,7 +72,19 @@ def read_rows(url: str, names: list[str]) -> dict[str, list[dict[str, Any]]]:
             for name in names:
                 table = sa.Table(name, sa.MetaData(), autoload_with=conn)
                 query = sa.select(table).order_by(*table.primary_key.columns)
-                found[name] = [dict(row) for row in conn.execute(query).mappings()]
+                rows = [dict(row) for row in conn.execute(query).mappings()]
+                found[name] = [_previous_columns(name, row) for row in rows]
     finally:
         engine.dispose()
     return found
+
+
+def _previous_columns(table: str, row: dict[str, Any]) -> dict[str, Any]:
+    added = _ADDED_LATER.get(table, frozenset())
+    return {key: value for key, value in row.items() if key not in added}
+
+
+# Columns migrations after the baseline added, per table.
+_ADDED_LATER: dict[str, frozenset[str]] = {
+    "runs": frozenset({"heartbeat_at", "lease_s", "pid", "host", "resumed_at"}),
+}

@@ -5,11 +5,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
 
+from core.liveness import Holder
 from core.model import FabricatedMark, Stamps, Tier
 from core.specs import SpecSet
 from core.store import Store
@@ -231,3 +232,37 @@ def test_each_code_is_absent_from_a_clean_ledger(
 ) -> None:
     decision = _decide(clean_store, gate_specs, reliability=_reliability(True))
     assert all(r.code is not code for r in decision.refusals)
+
+
+def _interrupt(store: Store, run_id: str) -> None:
+    store.start_run(run_id, {}, holder=Holder(pid=1, host="grader-1", lease_s=30.0))
+    later = datetime.now(UTC) + timedelta(minutes=1)
+    assert [r.run_id for r in store.mark_interrupted(later, here="elsewhere")] == [run_id]
+
+
+def test_counted_trials_of_an_interrupted_run_are_refused_naming_the_run(
+    clean_store: Store, gate_specs: SpecSet
+) -> None:
+    _interrupt(clean_store, "run-1")
+    decision = _decide(clean_store, gate_specs)
+    assert _codes(decision) == ["incomplete_run"]
+    detail = decision.refusals[0].detail
+    assert "run run-1 was interrupted" in detail
+    assert "`migration-evals run --resume run-1`" in detail
+
+
+def test_a_still_running_run_is_refused_and_a_resumed_completed_one_is_not(
+    clean_store: Store, gate_specs: SpecSet
+) -> None:
+    holder = Holder(pid=1, host="grader-1", lease_s=30.0)
+    clean_store.start_run("run-1", {}, holder=holder)
+    running = _decide(clean_store, gate_specs)
+    assert _codes(running) == ["incomplete_run"]
+    assert "run run-1 is still running" in running.refusals[0].detail
+    later = datetime.now(UTC) + timedelta(minutes=1)
+    clean_store.mark_interrupted(later, here="elsewhere")
+    assert clean_store.reopen_run("run-1", holder)  # what ``run --resume`` does first
+    assert _codes(_decide(clean_store, gate_specs)) == ["incomplete_run"]
+    clean_store.finish_run("run-1", "completed", {})
+    _interrupt(clean_store, "run-2")  # no counted trial comes from it
+    assert _decide(clean_store, gate_specs).publishable

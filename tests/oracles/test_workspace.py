@@ -16,7 +16,7 @@ from core.model import Changeset
 from oracles.diffscreen import ScreenLimits
 from oracles.folders import remove_tree
 from oracles.repos import RepoCache
-from oracles.workspace import Workspace
+from oracles.workspace import Workspace, remove_run_workspaces, workspace_prefix
 from tests.conftest import RepoFactory, deep_chain, diff_of, run_git
 
 LIMITS = ScreenLimits(max_files=20, max_patch_bytes=200_000)
@@ -374,3 +374,18 @@ def test_a_workspace_left_by_an_exception_is_removed_too(
     with pytest.raises(RuntimeError):
         crash()
     assert os.listdir(private_tmp) == []
+
+
+def test_a_runs_leftover_apply_trees_are_found_by_name_and_removed(tmp_path: Path) -> None:
+    mine = tmp_path / (workspace_prefix("r-1") + "abc")
+    (mine / "deep" / "er").mkdir(parents=True)
+    (mine / "deep" / "er" / "f.java").write_text("class F {}")
+    other = tmp_path / (workspace_prefix("r-10") + "abc")  # another run, a longer id
+    other.mkdir()
+    assert remove_run_workspaces("r-1", tmp_path) == [mine]
+    assert not mine.exists() and other.exists()
+
+
+def test_a_run_id_cannot_reach_outside_the_scratch_folder() -> None:
+    assert workspace_prefix("../x*") == "me-apply-.._x_-"
+    assert "/" not in workspace_prefix("a/b")

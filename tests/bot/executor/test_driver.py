@@ -190,3 +190,18 @@ def test_the_run_waits_out_a_database_that_stops_answering(
     outcome = driver.run(java_calc[:1], options={})
     assert len(outcome.trials) == 1
     assert len(said) == 1 and said[0].startswith("the database did not answer; still waiting")
+
+
+def test_a_run_whose_watcher_died_is_watched_to_the_end_on_resume(
+    make_cluster: Callable[..., Cluster], java_calc: list[Changeset]
+) -> None:
+    cluster = make_cluster(deliver=False)
+    first = cluster.driver()
+    first.start("r-watched", java_calc[:3], {})  # then the watching command is killed
+    for job_id, _kind in cluster.dispatcher.published:
+        cluster.runtime.run_job(job_id)  # the workers grade on, unwatched
+    outcome = cluster.driver().run(java_calc[:3], options={}, run_id="r-watched", resume=True)
+    assert outcome.status is RunStatus.COMPLETED and len(outcome.trials) == 3
+    assert len(cluster.queue.jobs()) == 3  # no job written twice
+    [run] = cluster.store.runs()
+    assert run["status"] == RunStatus.COMPLETED
