@@ -36,6 +36,8 @@ REMEDIES: dict[str, str] = {
     "ledger_tampered": "`migration-evals ledger verify` lists the rows that break the chain; "
     "restore the database from a copy taken before the edit, or grade afresh into a new one "
     "(`migration-evals run CHANGESETS.jsonl --db URL`)",
+    "incomplete_run": "finish an interrupted run with `migration-evals run --resume RUN_ID`; "
+    "a running one counts once it completes (`migration-evals gate check` again then)",
     "stale_stamp": "re-grade them under the current specs with `migration-evals run "
     "CHANGESETS.jsonl`, or count only "
     "a run graded under the current specs: `migration-evals gate check --run RUN_ID`",

@@ -12,6 +12,7 @@ import pytest
 from bot import grading
 from bot.grading import Grading
 from bot.plan import RunPlan, plan_of
+from core.liveness import Holder
 from core.model import Changeset, Trial
 from core.settings import Executor, Settings
 from core.specs import SpecSet
@@ -39,6 +40,9 @@ def test_trials_graded_on_workers_report_progress_without_a_cost(
         options: Mapping[str, Any],
         on_trial: Callable[[], None],
         on_quiet: Callable[[str], None],
+        run_id: str | None = None,
+        holder: Holder | None = None,
+        resume: bool = False,
     ) -> RunOutcome:
         on_trial()
         on_trial()
