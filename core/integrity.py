@@ -223,9 +223,8 @@ def verify_chain(
         problems.extend(end_problems(head, (last_seq, last_hash), highest, int(current.seq)))
     elif last_seq != upto_seq:
         problems.append(f"row {upto_seq} is missing (the chain ends at row {last_seq})")
-    problems = _key_check(conn, keys.chain, rows, problems)
     found, records_end = record_problems(conn, keys.chain)
-    problems.extend(found)
+    problems = _key_check(conn, keys.chain, rows, [*problems, *found])
     reach, latest, checkpoints = _checkpoint_problems(
         conn, keys, last_seq, records_end[0], upto_seq
     )

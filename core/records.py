@@ -24,7 +24,16 @@ from core.chain import GENESIS_HASH, ChainKey, ChainWalk
 from core.schema import gold_table, record_log_table, retro_unlock_table, tracked_prs_table
 from core.stamps import canonical_json
 
-__all__ = ["RecordKind", "append_record", "record_head", "record_problems"]
+__all__ = [
+    "GOLD",
+    "KINDS",
+    "RETRO_UNLOCK",
+    "TRACKED_PR",
+    "RecordKind",
+    "append_record",
+    "record_head",
+    "record_problems",
+]
 
 # Any fixed number: the key of the advisory lock that serialises record appends on PostgreSQL.
 _APPEND_LOCK_KEY = 0x6D65_7265_636F_7264

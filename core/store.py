@@ -222,6 +222,16 @@ def _make_engine(url: str, pool_size: int | None = None, *, pooled: bool = True)
     return engine
 
 
+def _on_chain(conn: Connection, at: tuple[int, str], head: tuple[int, str]) -> tuple[int, str]:
+    """``at`` when the ledger holds that row with that link (or it is the genesis)."""
+    seq, link = at
+    stored = conn.execute(sa.select(ledger_table.c.row_hash).where(ledger_table.c.seq == seq))
+    found = GENESIS_HASH if seq == 0 else stored.scalar()
+    if seq > head[0] or found != link:
+        raise StoreError(f"row {seq} with link {link} is not on the ledger's chain: not signed")
+    return seq, link
+
+
 def _still_reaches(
     conn: Connection, latest: Checkpoint, ledger: tuple[int, str], records: tuple[int, str]
 ) -> None:
@@ -574,8 +584,9 @@ class Store:
         with self.reading() as conn:
             return load_checkpoints(conn)
 
-    def checkpoint(self) -> Checkpoint:
-        """Sign and store where both chains end now.
+    def checkpoint(self, at: tuple[int, str] | None = None) -> Checkpoint:
+        """Sign and store where both chains end now (or the ledger row ``at``, a row the
+        chain passed through: where a bundle was built, while others append).
 
         Refused when the chains no longer reach the latest checkpoint, so a ledger cut or
         recomputed since is never signed over (``verify_ledger`` checks everything else).
@@ -589,6 +600,8 @@ class Store:
         with self._append_lock, self.engine.begin() as conn:
             head = conn.execute(_HEAD_FOR_UPDATE).one()
             ledger, records = (int(head.seq), str(head.row_hash)), record_head(conn)
+            if at is not None:
+                ledger = _on_chain(conn, at, ledger)
             previous = load_checkpoints(conn)
             if previous:
                 _still_reaches(conn, previous[-1], ledger, records)

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot import grading
 from bot.console import (
@@ -20,14 +20,18 @@ from bot.console import (
 from bot.executor.driver import run_on_celery
 from bot.exits import ExitStatus
 from bot.grading import Grading
+from bot.ledger_keys import open_store, warn_if_unkeyed
 from bot.plan import plan_of
 from core.changesets import LocatedChangeset, check_against_specs
-from core.errors import BudgetExceededError
+from core.errors import BudgetExceededError, StoreError
 from core.model import RunSummary, Verdict
 from core.settings import Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
 from oracles.runner import RunOutcome, RunStatus
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["exit_status", "grade"]
 
@@ -86,6 +90,20 @@ def _report(
         stderr.print(f"[bold red]{warning}[/]", highlight=False)
 
 
+def _checkpoint(store: Store, stderr: Console) -> None:
+    """Sign where the ledger ends after a run, when a checkpoint key is configured. A
+    refusal (the chain no longer reaches the last checkpoint) is reported, not raised:
+    the run's results are written either way, and the verifier will refuse the ledger."""
+    if store.keys.signer is None:
+        return
+    try:
+        signed = store.checkpoint()
+    except StoreError as exc:
+        stderr.print(f"[bold red]checkpoint refused[/]: {exc}", highlight=False)
+        return
+    stderr.print(f"{signed.describe()}: row {signed.ledger_seq}", highlight=False)
+
+
 def grade(
     settings: Settings,
     changesets: Sequence[LocatedChangeset],
@@ -100,7 +118,8 @@ def grade(
     check_against_specs(changesets, specs)
     _check_budget(settings, specs, len(changesets))
     plan = plan_of(settings, specs)
-    store = Store.open(settings.db_url)
+    warn_if_unkeyed(settings)
+    store = open_store(settings)
     try:
         stderr = make_console(stderr=True)
         items = [c.changeset for c in changesets]
@@ -115,6 +134,7 @@ def grade(
             )
         details = {"database": store.display_url, **(extra or {})}
         _report(outcome, specs, as_json=as_json, out=out, extra=details)
+        _checkpoint(store, stderr)
     finally:
         store.close()
     status = exit_status(outcome)
