@@ -38,10 +38,23 @@ def ledger_keys(settings: Settings) -> LedgerKeys:
 
 
 def open_store(
-    settings: Settings, *, url: str | None = None, pool_size: int | None = None
+    settings: Settings,
+    *,
+    url: str | None = None,
+    pool_size: int | None = None,
+    keys: LedgerKeys | None = None,
+    warn: bool = False,
 ) -> Store:
-    """``Store.open`` with the settings' database (or ``url``) and keys."""
-    return Store.open(url or settings.db_url, pool_size=pool_size, keys=ledger_keys(settings))
+    """``Store.open`` with the settings' database (or ``url``) and keys (or ``keys``).
+
+    ``warn``: the unkeyed warning, for commands that write or verify the ledger; given
+    once the store is open, so that an error opening it stays the one line on stderr.
+    """
+    keys = keys or ledger_keys(settings)
+    store = Store.open(url or settings.db_url, pool_size=pool_size, keys=keys)
+    if warn:
+        warn_if_unkeyed(settings)
+    return store
 
 
 def warn_if_unkeyed(settings: Settings, stream: TextIO | None = None) -> None:

@@ -20,7 +20,7 @@ from bot.console import (
 from bot.executor.driver import run_on_celery
 from bot.exits import ExitStatus
 from bot.grading import Grading
-from bot.ledger_keys import open_store, warn_if_unkeyed
+from bot.ledger_keys import open_store
 from bot.plan import plan_of
 from core.changesets import LocatedChangeset, check_against_specs
 from core.errors import BudgetExceededError, StoreError
@@ -118,8 +118,7 @@ def grade(
     check_against_specs(changesets, specs)
     _check_budget(settings, specs, len(changesets))
     plan = plan_of(settings, specs)
-    warn_if_unkeyed(settings)
-    store = open_store(settings)
+    store = open_store(settings, warn=True)
     try:
         stderr = make_console(stderr=True)
         items = [c.changeset for c in changesets]

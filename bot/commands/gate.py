@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from bot.commands import summary
 from bot.commands.options import add_store_options, settings_from_args
 from bot.exits import ExitStatus, UsageError
-from bot.ledger_keys import open_store, warn_if_unkeyed
+from bot.ledger_keys import open_store
 from core.checkpoints import Checkpoint
 from core.integrity import LedgerCheck
 from core.settings import Settings
@@ -65,7 +65,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
     """The evaluation of the ledger and specs the command line points at."""
     settings = settings_from_args(args)
-    store = open_store(settings)
+    store = open_store(settings, warn=True)
     try:
         return _evaluate(args, settings, store)
     finally:
@@ -121,7 +121,6 @@ def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: 
 
 
 def run_check(args: argparse.Namespace) -> int:
-    warn_if_unkeyed(settings_from_args(args))
     evaluation = evaluate_from_args(args)
     decision = check(evaluation)
     _print_decision(decision, evaluation, as_json=args.json)
@@ -142,8 +141,7 @@ def _bundle_checkpoint(store: Store, evaluation: Evaluation) -> Checkpoint | Non
 
 def run_publish(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
-    warn_if_unkeyed(settings)
-    store = open_store(settings)
+    store = open_store(settings, warn=True)
     try:
         evaluation = _evaluate(args, settings, store)
         decision = check(evaluation)

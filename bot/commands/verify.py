@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,8 @@ def _verify(args: argparse.Namespace, bundle: dict[str, Any]) -> BundleCheck:
     url = make_url(args.db)
     if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).exists():
         raise ConfigError(f"no ledger at {url.database}: verifying needs the database it came from")
-    store = open_store(settings, url=args.db)
+    keys = replace(ledger_keys(settings), verifier=verifier)  # the same public key for both
+    store = open_store(settings, url=args.db, keys=keys)
     try:
         workers = scan_workers(args.jobs)
         return verify_bundle(bundle, specs, store=store, workers=workers, verifier=verifier)
