@@ -577,7 +577,8 @@ class Store:
     def record(self, conn: Connection, kind: RecordKind, row_key: Mapping[str, Any]) -> None:
         """Chain the row of ``kind`` named by ``row_key`` as ``conn`` now sees it; call
         after writing it, in the same transaction."""
-        self._check_key(conn, int(conn.execute(_HEAD).one().seq))
+        if not self._key_checked:  # the head lock: a first write may mark the ledger
+            self._check_key(conn, int(conn.execute(_HEAD_FOR_UPDATE).one().seq))
         append_record(conn, self.keys.chain, kind, row_key)
 
     def checkpoints(self) -> list[Checkpoint]:
