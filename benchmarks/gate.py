@@ -9,6 +9,7 @@ the command and its scan workers, and the peak memory of the whole process tree 
 
     python benchmarks/gate.py                      # 100,000 results = 25,000 trials
     python benchmarks/gate.py --results 400000     # 100,000 trials
+    python benchmarks/gate.py --keyed              # an HMAC-chained ledger, checkpointed
 
 Targets: ``gate check`` under 3 s, ``report`` under 10 s, peak memory under 1 GB, on
 2 cores. Prints a table, then one JSON object of the figures.
@@ -33,10 +34,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.exits import ExitStatus
+from bot.ledger_keys import open_store
+from bot.settings import settings_from_env
 from core.gold import GoldLabel, GoldRow, upsert_gold
 from core.model import Changeset, Envelope, Tier, Trial, Verdict
 from core.specs import SpecSet, load_specs
-from core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = Path(sys.executable).with_name("migration-evals")
@@ -139,9 +141,10 @@ def _trial(n: int, specs: SpecSet, rng: random.Random) -> Trial:
     return Trial(trial_id, "r-bench", changeset, tuple(envelopes))
 
 
-def build_ledger(url: str, specs: SpecSet, trials: int) -> None:
+def build_ledger(url: str, specs: SpecSet, trials: int, env: dict[str, str]) -> None:
+    """The ledger, written with the keys ``env`` names (none: unkeyed)."""
     rng = random.Random(5)
-    store = Store.open(url)
+    store = open_store(settings_from_env(env), url=url)
     batch = []
     for n in range(trials):
         batch.append((_trial(n, specs, rng), {}))
@@ -156,7 +159,28 @@ def build_ledger(url: str, specs: SpecSet, trials: int) -> None:
         label = GoldLabel.ACCEPTED if accepted else GoldLabel.REJECTED
         verdict = Verdict.PASS if passed else Verdict.FAIL
         upsert_gold(store, GoldRow("example/gold", number, label, now, funnel_verdict=verdict))
+    if store.keys.signer is not None:
+        store.checkpoint()
     store.close()
+
+
+def _key_env(folder: Path) -> dict[str, str]:
+    """A ledger key and a checkpoint key, as the environment gives them."""
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+        Ed25519PrivateKey,
+    )
+
+    pem = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    (folder / "checkpoint.pem").write_bytes(pem)
+    return {
+        "MIGRATION_EVALS_LEDGER_KEY": "benchmark-ledger-key-" + "0" * 32,
+        "MIGRATION_EVALS_CHECKPOINT_KEY": str(folder / "checkpoint.pem"),
+    }
 
 
 def _tree_rss_kib(pid: int) -> int:
@@ -226,7 +250,7 @@ def inner(kind: str, url: str, out: str) -> int:
     from gate.report import report_document, write_report  # noqa: PLC0415
 
     started = time.perf_counter()
-    store = Store.open(url)
+    store = open_store(settings_from_env(), url=url)
     evaluation = evaluate(store, load_specs(ROOT / "specs"), workers=scan_workers(None))
     decision = check(evaluation)
     if kind == "report":
@@ -239,6 +263,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=int, default=100_000, help="ledger envelopes")
     parser.add_argument("--runs", type=int, default=3, help="runs of each command (median)")
+    parser.add_argument(
+        "--keyed", action="store_true", help="a ledger key and a checkpoint key (default: none)"
+    )
     parser.add_argument("--inner", nargs=3, metavar=("KIND", "URL", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner:
@@ -247,10 +274,12 @@ def main() -> int:
     specs = load_specs(ROOT / "specs")
     with tempfile.TemporaryDirectory(prefix="me-gate-bench-") as tmp:
         url = f"sqlite:///{Path(tmp) / 'ledger.db'}"
-        started = time.perf_counter()
-        build_ledger(url, specs, trials)
-        setup_s = time.perf_counter() - started
         env = {**os.environ, "MIGRATION_EVALS_DB_URL": url}
+        if args.keyed:
+            env.update(_key_env(Path(tmp)))
+        started = time.perf_counter()
+        build_ledger(url, specs, trials, env)
+        setup_s = time.perf_counter() - started
         startup = _median_run([str(CLI), "--help"], env, args.runs)
         check = _median_run([str(CLI), "gate", "check", "--json"], env, args.runs)
         report = _median_run([str(CLI), "report", "--out", f"{tmp}/report"], env, args.runs)
@@ -262,6 +291,7 @@ def main() -> int:
     peak = max(check["peak_mib"], report["peak_mib"])
     figures = {
         "results": trials * len(Tier),
+        "keyed": args.keyed,
         "trials": trials,
         "ledger_mib": round(size_mib, 1),
         "cores": len(os.sched_getaffinity(0)),

@@ -44,7 +44,7 @@ TABLE: tuple[tuple[ExitStatus, str], ...] = (
     (ExitStatus.ALL_INFRA_ERRORS, "every trial of the run ended in an infrastructure error"),
     (ExitStatus.GATE_REFUSED, "gate check / gate publish refused (the refusals are listed)"),
     (ExitStatus.BUNDLE_DIFFERS, "verify: the bundle differs from what it recomputes"),
-    (ExitStatus.LEDGER_TAMPERED, "ledger verify: the hash chain does not verify"),
+    (ExitStatus.LEDGER_TAMPERED, "ledger verify or checkpoint: the chain does not verify"),
     (ExitStatus.JUDGES_UNRELIABLE, "judges reliability: the judge pair is unreliable"),
     (ExitStatus.MINING_INCOMPLETE, "mine: some pull requests could not be read"),
     (ExitStatus.SCHEMA_BEHIND, "the database's schema is behind: run `db upgrade`"),

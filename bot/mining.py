@@ -21,6 +21,7 @@ from github import Auth, Github
 
 from bot import grading
 from bot.grading import Grading
+from bot.ledger_keys import open_store
 from bot.plan import plan_of
 from core.cassette import CassetteLibrary
 from core.changesets import is_remote_url
@@ -66,7 +67,7 @@ class FixedClock:
 
 
 def open_mining_store(settings: Settings) -> Store:
-    return Store.open(settings.db_url)
+    return open_store(settings)
 
 
 def mirror_cache(settings: Settings) -> MirrorCache:

@@ -13,6 +13,10 @@ be in the URL), ``MIGRATION_EVALS_DEPS_OFFLINE=on`` uses only the dependency cac
 engine that cannot see this machine's folders, ``MIGRATION_EVALS_CACHE_VOLUMES=on`` keeps the
 caches in named volumes and ``MIGRATION_EVALS_GATE_NETWORK`` (with
 ``MIGRATION_EVALS_GATE_HOST``) is how resolution runs reach the registry gate.
+``MIGRATION_EVALS_LEDGER_KEY`` is the secret the ledger's chain is linked under (HMAC-SHA256;
+unset: an unkeyed ledger), ``MIGRATION_EVALS_CHECKPOINT_KEY`` the Ed25519 private key PEM
+that signs checkpoints and ``MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY`` the public key PEM that
+verifies them where the private key is not at hand.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from core.settings import (
     DependencySettings,
     Executor,
     GitHubAppSettings,
+    LedgerKeySettings,
     ScaleSettings,
     Settings,
 )
@@ -36,6 +41,7 @@ __all__ = [
     "PROJECT_ROOT",
     "dependencies_from_env",
     "github_app_from_env",
+    "ledger_keys_from_env",
     "mode_is_set",
     "scale_from_env",
     "settings_from_env",
@@ -192,6 +198,26 @@ def dependencies_from_env(env: Mapping[str, str]) -> DependencySettings:
     )
 
 
+LEDGER_KEY_MIN_CHARS = 16
+
+
+def ledger_keys_from_env(env: Mapping[str, str]) -> LedgerKeySettings:
+    """The ledger key and the checkpoint key files (read when the store is opened)."""
+    key = env.get(PREFIX + "LEDGER_KEY") or None
+    if key is not None and len(key) < LEDGER_KEY_MIN_CHARS:
+        raise ConfigError(
+            f"{PREFIX}LEDGER_KEY is {len(key)} character(s) long: use at least "
+            f"{LEDGER_KEY_MIN_CHARS} random ones (e.g. `openssl rand -hex 32`)"
+        )
+    private = env.get(PREFIX + "CHECKPOINT_KEY")
+    public = env.get(PREFIX + "CHECKPOINT_PUBLIC_KEY")
+    return LedgerKeySettings(
+        key=key,
+        checkpoint_key=Path(private) if private else None,
+        checkpoint_public_key=Path(public) if public else None,
+    )
+
+
 def _agent_authors(value: str) -> dict[str, str]:
     authors: dict[str, str] = {}
     for item in value.split(","):
@@ -253,6 +279,7 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         scale=scale_from_env(env),
         dependencies=dependencies_from_env(env),
         heartbeat_s=_heartbeat(env),
+        ledger=ledger_keys_from_env(env),
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from core.model import Verdict
+from core.records import GOLD
 from core.schema import gold_table
 from core.store import Store
 
@@ -87,11 +88,13 @@ class GoldRow:
 
 
 def upsert_gold(store: Store, row: GoldRow) -> None:
-    """Insert or replace the label of one pull request (labels are recomputed over time)."""
-    key = (gold_table.c.repo == row.repo) & (gold_table.c.pr_number == row.pr_number)
+    """Insert or replace the label of one pull request (labels are recomputed over time),
+    chained in the record chain so a label written past the store is refused."""
+    values = row.to_row()
     with store.engine.begin() as conn:
-        conn.execute(gold_table.delete().where(key))
-        conn.execute(gold_table.insert().values(**row.to_row()))
+        conn.execute(gold_table.delete().where(GOLD.where(values)))
+        conn.execute(gold_table.insert().values(**values))
+        store.record(conn, GOLD, values)
 
 
 def gold_rows(store: Store) -> list[GoldRow]:

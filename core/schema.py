@@ -5,7 +5,8 @@ The tables are created and changed only by the migrations in ``core.migrations``
 database first, it gets all of them. ``tests/core/test_migrations.py`` checks that the
 migrations build exactly what is declared here.
 
-The ledger's   ``meta``, ``runs``, ``ledger``, ``ledger_head``, ``trial_slots`` (``core.store``)
+The ledger's   ``meta``, ``runs``, ``ledger``, ``ledger_head``, ``trial_slots`` (``core.store``),
+               ``record_log`` (``core.records``), ``ledger_checkpoints`` (``core.checkpoints``)
 the anchor's   ``gold`` (``core.gold``)
 the miners'    ``tracked_prs``, ``retro_unlock``, ``retro_trials``
 the App's      ``bot_deliveries``, ``bot_jobs``, ``bot_queue_guard``, ``bot_leases``,
@@ -28,10 +29,12 @@ __all__ = [
     "guard_table",
     "jobs_table",
     "leases_table",
+    "ledger_checkpoints_table",
     "ledger_head_table",
     "ledger_table",
     "meta_table",
     "metadata",
+    "record_log_table",
     "retro_trials_table",
     "retro_unlock_table",
     "runs_table",
@@ -107,6 +110,36 @@ trial_slots_table = sa.Table(
     sa.Column("run_id", sa.String(64), nullable=False, index=True),
     sa.Column("changeset_id", sa.String(200), nullable=False),
     sa.Column("seq", sa.BigInteger, nullable=False),
+)
+
+# The chain of the tables beside the ledger that the gate trusts (gold labels, tracked
+# PRs, the retroactive unlock): each write appends the row as it now stands, linked under
+# the ledger key, so a row written or edited without the key is caught (``core.records``).
+record_log_table = sa.Table(
+    "record_log",
+    metadata,
+    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("recorded_at", sa.String(40), nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("record_key", sa.String(400), nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("row_hash", sa.String(64), nullable=False),
+)
+
+# Signed statements of how far both chains reached at a moment (``core.checkpoints``).
+ledger_checkpoints_table = sa.Table(
+    "ledger_checkpoints",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("ledger_seq", sa.BigInteger, nullable=False),
+    sa.Column("ledger_hash", sa.String(64), nullable=False),
+    sa.Column("records_seq", sa.BigInteger, nullable=False),
+    sa.Column("records_hash", sa.String(64), nullable=False),
+    sa.Column("key_id", sa.String(64), nullable=False),
+    sa.Column("signer", sa.String(64), nullable=False),
+    sa.Column("signature", sa.String(200), nullable=False),
 )
 
 # -- the gold anchor ------------------------------------------------------------------------

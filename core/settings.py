@@ -15,6 +15,7 @@ __all__ = [
     "DependencySettings",
     "Executor",
     "GitHubAppSettings",
+    "LedgerKeySettings",
     "ScaleSettings",
     "Settings",
 ]
@@ -74,6 +75,16 @@ class DependencySettings:
 
 
 @dataclass(frozen=True, slots=True)
+class LedgerKeySettings:
+    """The ledger's keys: the MAC key its chain is linked under (None: unkeyed, plain
+    SHA-256) and the Ed25519 keys that sign and verify its checkpoints (PEM files)."""
+
+    key: str | None = field(default=None, repr=False)
+    checkpoint_key: Path | None = None  # private: signs checkpoints
+    checkpoint_public_key: Path | None = None  # public: verifies them (default: the private's)
+
+
+@dataclass(frozen=True, slots=True)
 class GitHubAppSettings:
     """The GitHub App side of a server: identity, secrets, the API, job and scheduler knobs."""
 
@@ -123,6 +134,7 @@ class Settings:
     agent_authors: Mapping[str, str] = field(default_factory=dict)
     scale: ScaleSettings = field(default_factory=ScaleSettings)
     dependencies: DependencySettings = field(default_factory=DependencySettings)
+    ledger: LedgerKeySettings = field(default_factory=LedgerKeySettings)
     apt_mirror: str | None = None  # for building images; default: the host's apt sources
     # Where the base images of Dockerfile builds are pulled from, by digest, when the engine
     # lacks them (host[:port][/prefix]; Docker Hub images go through it). None: no pulls.

@@ -1,9 +1,13 @@
 """The store: an append-only, hash-chained ledger of envelopes on SQLAlchemy 2 Core.
 
 SQLite (WAL, ``synchronous=FULL``) by default; any SQLAlchemy URL works, PostgreSQL
-included. Each ledger row carries the hash of the row before it and its own hash over its
-content, and ``ledger_head`` holds the last sequence number and hash, so editing, deleting
-or reordering any row is detected by ``verify_ledger``.
+included. Each ledger row carries the link of the row before it and its own link over its
+content (``core.chain``: an HMAC under the ledger key, or a plain SHA-256 for an unkeyed
+ledger), and ``ledger_head`` holds the last sequence number and link, so editing, deleting
+or reordering any row is detected by ``verify_ledger``; with a key, a writer without it
+cannot recompute the links. ``checkpoint`` signs both chains' ends (``core.checkpoints``),
+so truncation below a checkpoint is detected too. The gold labels, tracked PRs and the
+unlock are chained under the same key (``record``, ``core.records``).
 
 Appends are serialised: SQLite write transactions begin ``IMMEDIATE``; other backends lock
 the head row (``SELECT ... FOR UPDATE``). The tables are ``core.schema``'s, made and changed
@@ -24,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -37,19 +41,31 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from core import migrations
-from core.chain import GENESIS_HASH, HASHED_COLUMNS, row_hash
-from core.errors import SchemaBehindError, StoreError
+from core.chain import CHAIN_COLUMNS, GENESIS_HASH, ChainWalk, row_hash
+from core.checkpoints import Checkpoint, load_checkpoints, store_checkpoint
+from core.errors import ConfigError, SchemaBehindError, StoreError
+from core.integrity import KEY_ID_META, LedgerCheck, LedgerKeys, implied_key_id, key_problem
+from core.integrity import verify_chain as _verify_chain
 from core.liveness import Holder, RunState, StaleRun, gone_reason, pid_alive
 from core.lookups import CacheLookups, cache_lookup_sql
 from core.migrations import Standing
 from core.model import Envelope, Trial
-from core.schema import ledger_head_table, ledger_table, runs_table, trial_slots_table
+from core.records import RecordKind, append_record, record_head
+from core.schema import (
+    ledger_head_table,
+    ledger_table,
+    meta_table,
+    record_log_table,
+    runs_table,
+    trial_slots_table,
+)
 from core.stamps import canonical_json
 
 __all__ = [
     "GENESIS_HASH",
     "LedgerCheck",
     "LedgerEntry",
+    "LedgerKeys",
     "SchemaPolicy",
     "Store",
     "StoredEnvelope",
@@ -71,6 +87,9 @@ _HEAD_FOR_UPDATE = (
     sa.select(ledger_head_table.c.seq, ledger_head_table.c.row_hash)
     .where(ledger_head_table.c.id == 1)
     .with_for_update()
+)
+_HEAD = sa.select(ledger_head_table.c.seq, ledger_head_table.c.row_hash).where(
+    ledger_head_table.c.id == 1
 )
 _INSERT_ROWS = ledger_table.insert()
 _MOVE_HEAD = (
@@ -115,19 +134,6 @@ class LedgerEntry:
             envelope=Envelope.from_dict(payload["envelope"]),
             payload=payload,
         )
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerCheck:
-    """The outcome of walking the hash chain."""
-
-    rows: int
-    head_hash: str
-    problems: tuple[str, ...] = field(default=())
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,27 +231,63 @@ def _make_engine(url: str, pool_size: int | None = None, *, pooled: bool = True)
     return engine
 
 
+def _on_chain(conn: Connection, at: tuple[int, str], head: tuple[int, str]) -> tuple[int, str]:
+    """``at`` when the ledger holds that row with that link (or it is the genesis)."""
+    seq, link = at
+    stored = conn.execute(sa.select(ledger_table.c.row_hash).where(ledger_table.c.seq == seq))
+    found = GENESIS_HASH if seq == 0 else stored.scalar()
+    if seq > head[0] or found != link:
+        raise StoreError(f"row {seq} with link {link} is not on the ledger's chain: not signed")
+    return seq, link
+
+
+def _still_reaches(
+    conn: Connection, latest: Checkpoint, ledger: tuple[int, str], records: tuple[int, str]
+) -> None:
+    """Refuse to sign over chains that no longer reach ``latest`` with its links."""
+    ends = {"row": (ledger_table, latest.ledger_seq, latest.ledger_hash, ledger)}
+    ends["record"] = (record_log_table, latest.records_seq, latest.records_hash, records)
+    for what, (table, seq, link, end) in ends.items():
+        if seq == 0:
+            continue
+        stored = conn.execute(sa.select(table.c.row_hash).where(table.c.seq == seq)).scalar()
+        if seq > end[0] or stored != link:
+            raise StoreError(
+                f"{latest.describe()} covers {what} {seq}, which the chain no longer reaches "
+                "with the signed link: run `migration-evals ledger verify`; no checkpoint "
+                "was written"
+            )
+
+
 class Store:
     """The ledger plus the small tables beside it. Create with ``Store.open``."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, keys: LedgerKeys | None = None) -> None:
         self.engine = engine
+        self.keys = keys or LedgerKeys()
+        self._key_checked = False  # the ledger's key matched ours once: it cannot change
         self._append_lock = threading.Lock()
         self._lookups: CacheLookups | None = None
         self._lookups_lock = threading.Lock()
 
     @classmethod
     def open(
-        cls, url: str, *, pool_size: int | None = None, schema: SchemaPolicy | None = None
+        cls,
+        url: str,
+        *,
+        pool_size: int | None = None,
+        schema: SchemaPolicy | None = None,
+        keys: LedgerKeys | None = None,
     ) -> Store:
         """Connect and make sure the schema is this release's (``core.migrations``).
 
         ``schema``: by default a SQLite database is upgraded in place and any other is
         refused while it is behind, so that several servers never race on DDL (``db
         upgrade`` upgrades it). ``pool_size``: connections kept for a server database (as
-        many again on demand).
+        many again on demand). ``keys``: the ledger and checkpoint keys (default: none, an
+        unkeyed ledger).
         """
-        store = cls(_make_engine(url, pool_size))
+        store = cls(_make_engine(url, pool_size), keys)
         if schema is None:
             schema = SchemaPolicy.UPGRADE if store.is_sqlite else SchemaPolicy.REQUIRE_CURRENT
         try:
@@ -256,12 +298,12 @@ class Store:
         return store
 
     @classmethod
-    def attach(cls, url: str) -> Store:
+    def attach(cls, url: str, keys: LedgerKeys | None = None) -> Store:
         """Connect to an existing ledger without creating or checking the schema.
 
         For readers working beside a store opened elsewhere, e.g. the gate's scan workers.
         """
-        return cls(_make_engine(url))
+        return cls(_make_engine(url), keys)
 
     @property
     def display_url(self) -> str:
@@ -461,7 +503,22 @@ class Store:
     def append_trials(self, trials: Sequence[tuple[Trial, Mapping[str, str]]]) -> int:
         """Append several trials in one transaction (group commit); returns the last seq."""
         with self._append_lock, self.engine.begin() as conn:
-            return self._chain(conn, conn.execute(_HEAD_FOR_UPDATE).one(), trials)
+            head = conn.execute(_HEAD_FOR_UPDATE).one()
+            self._check_key(conn, int(head.seq))
+            return self._chain(conn, head, trials)
+
+    def _check_key(self, conn: Connection, head_seq: int) -> None:
+        """Refuse to extend a ledger chained under another key (or none); an empty one is
+        marked with ours, so it can never be extended or verified under another."""
+        if self._key_checked:
+            return
+        recorded = implied_key_id(conn, head_seq)
+        if recorded is None:  # empty: from now on chained under our key (or none)
+            conn.execute(meta_table.insert().values(key=KEY_ID_META, value=self.keys.chain.key_id))
+        problem = key_problem(recorded, self.keys.chain)
+        if problem is not None:
+            raise StoreError(f"{problem}; nothing was written to {self.display_url}")
+        self._key_checked = True
 
     def _chain(
         self, conn: Connection, head: Any, trials: Sequence[tuple[Trial, Mapping[str, str]]]
@@ -475,7 +532,7 @@ class Store:
                 seq += 1
                 row = self._ledger_row(seq, trial.run_id, summary, envelope, cache_keys)
                 row["prev_hash"] = prev
-                row["row_hash"] = prev = row_hash(prev, row)
+                row["row_hash"] = prev = row_hash(prev, row, self.keys.chain)
                 rows.append(row)
         if rows:
             conn.execute(_INSERT_ROWS, rows)
@@ -500,6 +557,7 @@ class Store:
                 conn.rollback()
                 return None
             head = conn.execute(_HEAD_FOR_UPDATE).one()
+            self._check_key(conn, int(head.seq))
             taken = conn.execute(
                 sa.select(trial_slots_table.c.seq).where(trial_slots_table.c.trial_id == trial.id)
             ).first()
@@ -592,36 +650,69 @@ class Store:
     def head(self) -> tuple[int, str]:
         with self.reading() as conn:
             row = conn.execute(
-                sa.select(ledger_head_table.c.seq, ledger_head_table.c.row_hash)
+                sa.select(ledger_head_table.c.seq, ledger_head_table.c.row_hash).where(
+                    ledger_head_table.c.id == 1
+                )
             ).one()
         return int(row.seq), str(row.row_hash)
 
     def verify_ledger(self) -> LedgerCheck:
-        """Walk the hash chain; report every edited, missing or reordered row."""
-        problems: list[str] = []
-        prev, expected_seq, rows = GENESIS_HASH, 1, 0
-        columns = [ledger_table.c[name] for name in (*HASHED_COLUMNS, "prev_hash", "row_hash")]
+        """Walk the chain and check everything beside it (``core.integrity``): every
+        edited, missing or reordered row, forged records, checkpoints no longer reached."""
+        walk = ChainWalk(key=self.keys.chain)
+        columns = [ledger_table.c[name] for name in CHAIN_COLUMNS]
         with self.reading() as conn:
+            head = conn.execute(_HEAD).one()
             result = conn.execution_options(yield_per=5000).execute(
                 sa.select(*columns).order_by(ledger_table.c.seq)
             )
-            for row in result.mappings():
-                rows += 1
-                seq = int(row["seq"])
-                if seq != expected_seq:
-                    problems.append(f"row {expected_seq} is missing (next row is {seq})")
-                if row["prev_hash"] != prev:
-                    problems.append(f"row {seq}: does not chain to the row before it")
-                if row_hash(row["prev_hash"], dict(row)) != row["row_hash"]:
-                    problems.append(f"row {seq}: content does not match its hash (edited)")
-                prev, expected_seq = str(row["row_hash"]), seq + 1
-            head_seq, head_hash = self.head()
-        if head_seq != expected_seq - 1 or head_hash != prev:
-            problems.append(
-                f"ledger head says row {head_seq} is last, but the chain ends at row "
-                f"{expected_seq - 1} (rows removed from the end?)"
+            for row in result:
+                walk.add(row)
+            return _verify_chain(conn, self.keys, [walk], (int(head.seq), str(head.row_hash)))
+
+    def verify_walks(
+        self, walks: Sequence[ChainWalk], head: tuple[int, str], *, upto_seq: int | None = None
+    ) -> LedgerCheck:
+        """``verify_ledger`` for rows walked elsewhere (the gate's scan, in ranges)."""
+        with self.reading() as conn:
+            return _verify_chain(conn, self.keys, walks, head, upto_seq=upto_seq)
+
+    # -- the record chain and checkpoints --------------------------------------------------
+
+    def record(self, conn: Connection, kind: RecordKind, row_key: Mapping[str, Any]) -> None:
+        """Chain the row of ``kind`` named by ``row_key`` as ``conn`` now sees it; call
+        after writing it, in the same transaction."""
+        if not self._key_checked:  # the head lock: a first write may mark the ledger
+            self._check_key(conn, int(conn.execute(_HEAD_FOR_UPDATE).one().seq))
+        append_record(conn, self.keys.chain, kind, row_key)
+
+    def checkpoints(self) -> list[Checkpoint]:
+        with self.reading() as conn:
+            return load_checkpoints(conn)
+
+    def checkpoint(self, at: tuple[int, str] | None = None) -> Checkpoint:
+        """Sign and store where both chains end now (or the ledger row ``at``, a row the
+        chain passed through: where a bundle was built, while others append).
+
+        Refused when the chains no longer reach the latest checkpoint, so a ledger cut or
+        recomputed since is never signed over (``verify_ledger`` checks everything else).
+        """
+        signer = self.keys.signer
+        if signer is None:
+            raise ConfigError(
+                "no checkpoint key: set MIGRATION_EVALS_CHECKPOINT_KEY to an Ed25519 private "
+                "key PEM (`openssl genpkey -algorithm ed25519 -out FILE`)"
             )
-        return LedgerCheck(rows=rows, head_hash=prev, problems=tuple(problems))
+        with self._append_lock, self.engine.begin() as conn:
+            head = conn.execute(_HEAD_FOR_UPDATE).one()
+            ledger, records = (int(head.seq), str(head.row_hash)), record_head(conn)
+            if at is not None:
+                ledger = _on_chain(conn, at, ledger)
+            previous = load_checkpoints(conn)
+            if previous:
+                _still_reaches(conn, previous[-1], ledger, records)
+            signed = signer.sign(ledger, records, self.keys.chain.key_id)
+            return store_checkpoint(conn, signed)
 
     # -- one trial's rows, for ``show`` and the report's trials page ----------------------
 

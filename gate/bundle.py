@@ -1,15 +1,17 @@
 """Publication bundles: the quotable numbers with everything needed to re-check them.
 
 A bundle holds the stamps of the specs, the gate thresholds, the ledger head it was built
-at, the counted trials (each with the digest of its ledger rows), the gold anchor's 2x2
-table and every number, each number with the digest of the trials behind it, and a digest
-of the whole document.
+at (with the key it is chained under, or ``unkeyed``, and the signed checkpoint of that
+head, when a checkpoint key is configured), the counted trials (each with the digest of
+its ledger rows), the gold anchor's 2x2 table and every number, each number with the
+digest of the trials behind it, and a digest of the whole document.
 
 ``verify_bundle`` recomputes instead of trusting. Without a database it recomputes every
 number from the trials the bundle lists and checks the stamps, thresholds and hypothesis
 definitions against the current specs; with one it rebuilds the whole bundle from the
 ledger as it stood at the bundle's head and compares the two. Either way it names each
-part that differs.
+part that differs. With the public key it checks the checkpoint's signature and that the
+checkpoint is the bundle's head; an unsigned or unkeyed bundle is said so in ``notes``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.checkpoints import Checkpoint, CheckpointVerifier
 from core.specs import SpecSet
 from core.stamps import canonical_json, sha256_hex
 from core.store import Store
@@ -38,8 +41,14 @@ def _digest(document: Mapping[str, Any]) -> str:
     return sha256_hex(canonical_json({k: v for k, v in document.items() if k != "bundle_digest"}))
 
 
-def build_bundle(evaluation: Evaluation, decision: GateDecision, created_at: str) -> dict[str, Any]:
-    """The bundle document for ``evaluation`` (the caller refuses when not publishable)."""
+def build_bundle(
+    evaluation: Evaluation,
+    decision: GateDecision,
+    created_at: str,
+    checkpoint: Checkpoint | None = None,
+) -> dict[str, Any]:
+    """The bundle document for ``evaluation`` (the caller refuses when not publishable);
+    ``checkpoint``: the signed checkpoint of the evaluation's head (None: unsigned)."""
     specs = evaluation.specs
     document: dict[str, Any] = {
         "format": BUNDLE_FORMAT,
@@ -49,6 +58,8 @@ def build_bundle(evaluation: Evaluation, decision: GateDecision, created_at: str
             "rows": evaluation.chain.rows,
             "head_seq": evaluation.chain.head_seq,
             "head_hash": evaluation.chain.head_hash,
+            "key": evaluation.chain.key_id,
+            "checkpoint": checkpoint.to_dict() if checkpoint is not None else None,
         },
         "stamps": specs.stamp_report(),
         "gate": {
@@ -69,6 +80,7 @@ class BundleCheck:
 
     differences: tuple[str, ...]
     against: str  # "specs" (offline) or the database it was rebuilt from
+    notes: tuple[str, ...] = ()  # what could not be checked: unsigned, unkeyed, no key
 
     @property
     def ok(self) -> bool:
@@ -156,23 +168,65 @@ def _against_ledger(
         yield f"ledger: {problem}"
     rebuilt = build_bundle(evaluation, check(evaluation), str(bundle.get("created_at")))
     rebuilt["stamps"] = bundle.get("stamps")  # compared with the specs separately
+    # Checked against its signature and the bundle's head separately (``_checkpoint``).
+    rebuilt["ledger"]["checkpoint"] = bundle.get("ledger", {}).get("checkpoint")
     for key in ("format", "created_at", "bundle_digest"):
         rebuilt.pop(key, None)
     given = {k: v for k, v in bundle.items() if k in rebuilt}
     yield from differences(rebuilt, given)
 
 
+def _checkpoint(
+    ledger: Mapping[str, Any], verifier: CheckpointVerifier | None, notes: list[str]
+) -> Iterator[str]:
+    """The bundled checkpoint: signed by ``verifier``'s key, and for the bundle's head."""
+    if ledger.get("key", "unkeyed") == "unkeyed":
+        notes.append("unkeyed: the ledger behind this bundle is a plain SHA-256 chain")
+    signed = ledger.get("checkpoint")
+    if signed is None:
+        if verifier is not None:
+            yield "ledger.checkpoint: the bundle is unsigned, but a public key was given"
+        else:
+            notes.append("unsigned: the bundle carries no checkpoint")
+        return
+    try:
+        checkpoint = Checkpoint.from_dict(signed)
+    except ValueError as exc:
+        yield f"ledger.checkpoint: {exc}"
+        return
+    if verifier is None:
+        notes.append("checkpoint signature not checked: pass the public key (--public-key)")
+    else:
+        problem = verifier.problem(checkpoint)
+        yield from [f"ledger.checkpoint: {problem}"] if problem else []
+    head = (ledger.get("head_seq"), ledger.get("head_hash"), ledger.get("key", "unkeyed"))
+    if (checkpoint.ledger_seq, checkpoint.ledger_hash, checkpoint.key_id) != head:
+        yield (
+            f"ledger.checkpoint: signed row {checkpoint.ledger_seq} {checkpoint.ledger_hash} "
+            f"(key {checkpoint.key_id}), but the bundle's head is row {head[0]} {head[1]} "
+            f"(key {head[2]})"
+        )
+
+
 def verify_bundle(
-    bundle: Mapping[str, Any], specs: SpecSet, *, store: Store | None = None, workers: int = 1
+    bundle: Mapping[str, Any],
+    specs: SpecSet,
+    *,
+    store: Store | None = None,
+    workers: int = 1,
+    verifier: CheckpointVerifier | None = None,
 ) -> BundleCheck:
-    """Recompute ``bundle`` offline (from its own trials) or, with ``store``, from the ledger."""
+    """Recompute ``bundle`` offline (from its own trials) or, with ``store``, from the
+    ledger; with ``verifier``, check its checkpoint's signature."""
     if bundle.get("format") != BUNDLE_FORMAT:
         return BundleCheck((f"format: expected {BUNDLE_FORMAT}, got {bundle.get('format')!r}",), "")
-    found = list(_against_specs(bundle, specs))
+    notes: list[str] = []
+    found = list(_checkpoint(bundle.get("ledger") or {}, verifier, notes))
+    found.extend(_against_specs(bundle, specs))
     found.extend(_recomputed(bundle, specs))
     if store is not None:
         found.extend(_against_ledger(bundle, specs, store, workers))
     if bundle.get("bundle_digest") != _digest(bundle):
         found.append("bundle_digest: the document was changed after it was published")
     against = store.display_url if store is not None else "specs"
-    return BundleCheck(tuple(dict.fromkeys(found)), against)
+    return BundleCheck(tuple(dict.fromkeys(found)), against, tuple(notes))

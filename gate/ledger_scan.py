@@ -2,11 +2,11 @@
 
 The gate must re-walk the whole chain on every check (an edit to any old row has to be
 caught) and must read every payload (stamps, costs, fabricated marks however deeply
-nested), so both happen in the same pass. Each row's hash depends only on its own columns
+nested), so both happen in the same pass. Each row's link depends only on its own columns
 and its stored ``prev_hash``, so the pass splits by sequence number into ranges that
-worker processes scan independently; the ranges are stitched afterwards by comparing each
-range's first ``prev_hash`` with the previous range's last hash. The problems reported
-are worded exactly as ``Store.verify_ledger`` words them.
+worker processes walk independently (``core.chain.ChainWalk``); the walks are joined and
+checked by the same verifier ``Store.verify_ledger`` ends in (``core.integrity``), so the
+gate and ``ledger verify`` cannot disagree.
 
 A snapshot is taken by reading the head first and scanning only rows up to it, so rows
 appended while the scan runs are simply not part of it.
@@ -15,14 +15,12 @@ appended while the scan runs are simply not part of it.
 from __future__ import annotations
 
 import gc
-import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from datetime import date
 from functools import lru_cache
-from json.encoder import encode_basestring
 from multiprocessing import get_all_start_methods, get_context
 from multiprocessing.context import BaseContext
 from typing import Any
@@ -31,7 +29,8 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.chain import GENESIS_HASH, HASHED_COLUMNS, row_hash
+from core.chain import CHAIN_COLUMNS, ChainKey, ChainWalk, content_hash
+from core.integrity import LedgerCheck, LedgerKeys
 from core.model import Stamps, Tier, Verdict, iso_date
 from core.stamps import sha256_hex
 from core.store import Store, ledger_table
@@ -58,49 +57,13 @@ __all__ = [
 # Below this many rows, starting worker processes costs more than it saves.
 PARALLEL_MIN_ROWS = 40_000
 
-# ``content_hash`` reads the columns by position, in this order.
-_COLUMNS = (*HASHED_COLUMNS, "prev_hash", "row_hash")
+_COLUMNS = CHAIN_COLUMNS  # read by position, in this order
 _SELECT = sa.select(*(ledger_table.c[name] for name in _COLUMNS)).order_by(ledger_table.c.seq)
 _SANDBOX_TIERS = frozenset({Tier.COMPILE.value, Tier.TESTS.value})
 _REASON_CHARS = 300
 
-# ``core.store.row_hash`` hashes ``canonical_json`` of these columns (keys sorted). Building
-# that JSON through a dict and the generic encoder dominates a full scan, so the same text
-# is formatted directly; ``content_hash`` falls back to the generic path for any value of
-# an unexpected type, and a test holds the two equal.
-_quote = encode_basestring
-
-
-def content_hash(values: Sequence[Any]) -> str:
-    """The ledger row hash of a row given as ``_COLUMNS`` values (a stored hash is ignored)."""
-    seq, fab = values[0], values[9]
-    try:
-        if type(seq) is not int:
-            raise TypeError(seq)
-        content = (
-            f'{{"cache_key":{_quote(values[10])},"changeset_id":{_quote(values[4])},'
-            f'"fabricated":{"true" if fab else "false"},"model":{_quote(values[5])},'
-            f'"recipe":{_quote(values[6])},"recorded_at":{_quote(values[1])},'
-            f'"run_id":{_quote(values[2])},"seq":{seq},"tier":{_quote(values[7])},'
-            f'"trial_id":{_quote(values[3])},"verdict":{_quote(values[8])}}}'
-        )
-    except TypeError:  # not the types the store writes: let the generic path judge it
-        return row_hash(values[12], dict(zip(_COLUMNS, values, strict=False)))
-    return hashlib.sha256(f"{values[12]}\n{content}\n{values[11]}".encode()).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class ChainCheck:
-    """The hash chain up to the scanned head: rows seen and every problem found."""
-
-    rows: int
-    head_seq: int
-    head_hash: str
-    problems: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
+# The gate's name for the chain verdict; the verifier is the store's (``core.integrity``).
+ChainCheck = LedgerCheck
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,20 +181,12 @@ _OUTCOMES = {outcome.value: outcome for outcome in Outcome}
 
 @dataclass(slots=True)
 class _Range:
-    """What one worker found in its range of sequence numbers.
-
-    The first row's links (its sequence number follows the previous row's, its
-    ``prev_hash`` is the previous row's hash) are checked when the ranges are stitched.
-    """
+    """What one worker found in its range of sequence numbers: the chain walk of the range
+    (joined with the others by the verifier) and the trials it holds."""
 
     lo: int
-    rows: int = 0
-    first_seq: int = 0
-    first_prev: str = ""
-    last_seq: int = 0
-    last_hash: str = ""
+    walk: ChainWalk
     last_trial: str = ""
-    problems: list[str] = field(default_factory=list)
     trials: dict[str, _TrialBuilder] = field(default_factory=dict)
     # After ``settle``: the trials wholly inside the range, built where the range was
     # scanned, and the (at most two) at its ends, still open and packed for the trip.
@@ -351,29 +306,16 @@ def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, tex
     )
 
 
-def _link_problems(seq: int, prev_hash: str, last_seq: int, last_hash: str) -> list[str]:
-    problems = []
-    if seq != last_seq + 1:
-        problems.append(f"row {last_seq + 1} is missing (next row is {seq})")
-    if prev_hash != last_hash:
-        problems.append(f"row {seq}: does not chain to the row before it")
-    return problems
-
-
-def _scan_rows(batches: Iterable[Sequence[Sequence[Any]]], lo: int) -> _Range:
+def _scan_rows(batches: Iterable[Sequence[Sequence[Any]]], lo: int, key: ChainKey) -> _Range:
     """The hot loop of every gate check: kept flat, since it runs once per ledger row."""
-    found = _Range(lo=lo)
-    trials, problems = found.trials, found.problems
-    last_seq, last_hash, last_trial = 0, "", ""
+    walk = ChainWalk(key=key)
+    found = _Range(lo=lo, walk=walk)
+    trials, check = found.trials, walk.check
+    last_trial = ""
     for batch in batches:
         for row in batch:
-            seq, trial_id, prev_hash, stored = row[0], row[3], row[12], row[13]
-            if not found.rows:
-                found.first_seq, found.first_prev = seq, prev_hash  # checked at the seams
-            elif seq != last_seq + 1 or prev_hash != last_hash:
-                problems.extend(_link_problems(seq, prev_hash, last_seq, last_hash))
-            if content_hash(row) != stored:
-                problems.append(f"row {seq}: content does not match its hash (edited)")
+            seq, trial_id, stored = row[0], row[3], row[13]
+            check(seq, row[12], stored, content_hash(row, key))
             builder = trials.get(trial_id)
             if builder is None:
                 builder = _TrialBuilder(trial_id, row[2], row[4], row[5], row[6], row[1], seq)
@@ -381,9 +323,8 @@ def _scan_rows(batches: Iterable[Sequence[Sequence[Any]]], lo: int) -> _Range:
             builder.last_seq = seq
             builder.hashes.append(stored)
             _add_envelope(builder, seq, row[7], row[8], row[11])
-            found.rows += 1
-            last_seq, last_hash, last_trial = seq, stored, trial_id
-    found.last_seq, found.last_hash, found.last_trial = last_seq, last_hash, last_trial
+            last_trial = trial_id
+    found.last_trial = last_trial
     return found
 
 
@@ -406,16 +347,17 @@ def _sqlite_batches(conn: Connection, query: sa.Select[Any]) -> Iterator[list[An
 
 def _scan_range(store: Store, lo: int, hi: int) -> _Range:
     query = _SELECT.where(ledger_table.c.seq.between(lo, hi))
+    key = store.keys.chain
     with store.reading() as conn:
         if store.is_sqlite:
-            return _scan_rows(_sqlite_batches(conn, query), lo)
+            return _scan_rows(_sqlite_batches(conn, query), lo, key)
         result = conn.execution_options(yield_per=_BATCH).execute(query)  # streams, any backend
-        return _scan_rows(result.partitions(), lo)
+        return _scan_rows(result.partitions(), lo, key)
 
 
-def _scan_range_at(url: str, lo: int, hi: int) -> _Range:
+def _scan_range_at(url: str, key: ChainKey, lo: int, hi: int) -> _Range:
     """Worker-process entry point: its own connection to the same database."""
-    store = Store.attach(url)
+    store = Store.attach(url, LedgerKeys(chain=key))
     try:
         with collector_paused():
             found = _scan_range(store, lo, hi)
@@ -463,7 +405,8 @@ def _scan_parts(
         return [_settled(_scan_range(store, *ranges[0]))]
     url = store.engine.url.render_as_string(hide_password=False)
     with ProcessPoolExecutor(len(ranges) - 1, mp_context=_worker_context()) as pool:
-        futures = [pool.submit(_scan_range_at, url, lo, hi) for lo, hi in ranges[1:]]
+        key = store.keys.chain
+        futures = [pool.submit(_scan_range_at, url, key, lo, hi) for lo, hi in ranges[1:]]
         # Only now: with fork, every worker exists once the first job is submitted, so a
         # thread ``meanwhile`` starts cannot be mid-import in a forked child.
         meanwhile()
@@ -477,22 +420,6 @@ def _scan_parts(
 def _settled(found: _Range) -> _Range:
     found.settle()
     return found
-
-
-def _seams(parts: list[_Range]) -> tuple[list[str], int, str]:
-    """Join the ranges' chain checks in order, checking the links at the seams."""
-    problems: list[str] = []
-    last_seq, last_hash = 0, GENESIS_HASH
-    for part in parts:
-        if not part.rows:
-            continue
-        if part.first_seq != last_seq + 1:
-            problems.append(f"row {last_seq + 1} is missing (next row is {part.first_seq})")
-        if part.first_prev != last_hash:
-            problems.append(f"row {part.first_seq}: does not chain to the row before it")
-        problems.extend(part.problems)
-        last_seq, last_hash = part.last_seq, part.last_hash
-    return problems, last_seq, last_hash
 
 
 def _joined_trials(parts: list[_Range]) -> list[TrialFacts] | None:
@@ -520,27 +447,6 @@ def _joined_trials(parts: list[_Range]) -> list[TrialFacts] | None:
     trials = [*built.values(), *(builder.build() for builder in open_ends.values())]
     trials.sort(key=lambda t: t.first_seq)
     return trials
-
-
-_MAX_SEQ = sa.select(sa.func.max(ledger_table.c.seq))
-
-
-def _head_problem(store: Store, head: tuple[int, str], last: tuple[int, str]) -> str | None:
-    """verify_ledger's end-of-chain check, plus rows stored past the head without moving it."""
-    if head != last:
-        return (
-            f"ledger head says row {head[0]} is last, but the chain ends at row {last[0]} "
-            "(rows removed from the end?)"
-        )
-    with store.reading() as conn:
-        highest = conn.execute(_MAX_SEQ).scalar() or 0
-    current, _ = store.head()
-    if highest > current:
-        return (
-            f"ledger head says row {current} is last, but the chain ends at row {highest} "
-            "(rows removed from the end?)"
-        )
-    return None
 
 
 @contextmanager
@@ -579,16 +485,9 @@ def scan_ledger(
     last = head[0] if upto_seq is None else min(upto_seq, head[0])
     with collector_paused():
         parts = _scan_parts(store, last, workers, parallel_min_rows, meanwhile)
-        problems, last_seq, last_hash = _seams(parts)
         built = _joined_trials(parts)
         if built is None:
             parts = _scan_parts(store, last, 1, parallel_min_rows)
             built = _joined_trials(parts) or []
-    if upto_seq is None:
-        problem = _head_problem(store, head, (last_seq, last_hash))
-        problems.extend([problem] if problem else [])
-    elif last_seq != upto_seq:
-        problems.append(f"row {upto_seq} is missing (the chain ends at row {last_seq})")
-    rows = sum(part.rows for part in parts)
-    chain = ChainCheck(rows, last_seq, last_hash, tuple(problems))
+    chain = store.verify_walks([part.walk for part in parts], head, upto_seq=upto_seq)
     return LedgerScan(chain=chain, trials=tuple(built))

@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from core.clock import as_utc
 from core.gold import GoldLabel, GoldRow, gold_rows
 from core.model import Trial
+from core.records import RETRO_UNLOCK
 from core.schema import retro_trials_table, retro_unlock_table
 from core.store import Store
 from miners.policy import SurvivalPolicy
@@ -191,6 +192,7 @@ def record_unlock_if_earned(
     try:
         with store.engine.begin() as conn:
             conn.execute(retro_unlock_table.insert().values(**row))
+            store.record(conn, RETRO_UNLOCK, row)
     except IntegrityError:  # another process recorded it first; theirs stands
         return current_unlock(store), False
     return unlock, True

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from core.clock import as_utc
 from core.ports import PullRequestInfo
+from core.records import TRACKED_PR
 from core.schema import tracked_prs_table
 from core.store import Store
 
@@ -117,13 +118,14 @@ def _where(repo: str, number: int) -> sa.ColumnElement[bool]:
     return (tracked_prs_table.c.repo == repo) & (tracked_prs_table.c.number == number)
 
 
-def _insert_new(conn: Connection, row: Mapping[str, Any]) -> bool:
+def _insert_new(store: Store, conn: Connection, row: Mapping[str, Any]) -> bool:
     """Insert ``row``; False when another writer inserted the same PR first."""
     try:
         with conn.begin_nested():
             conn.execute(tracked_prs_table.insert().values(**row))
     except IntegrityError:
         return False
+    store.record(conn, TRACKED_PR, row)
     return True
 
 
@@ -133,13 +135,14 @@ def track_pr(store: Store, pr: TrackedPR) -> None:
     where = _where(pr.repo, pr.number)
     with store.engine.begin() as conn:
         exists = conn.execute(sa.select(tracked_prs_table.c.repo).where(where)).first()
-        if exists is None and _insert_new(conn, row):
+        if exists is None and _insert_new(store, conn, row):
             return
         changes = {k: v for k, v in row.items() if k not in ("repo", "number")}
         for name in _STICKY:
             if changes[name] is None:
                 del changes[name]
         conn.execute(tracked_prs_table.update().where(where).values(**changes))
+        store.record(conn, TRACKED_PR, row)
 
 
 def tracked_pr(store: Store, repo: str, number: int) -> TrackedPR | None:
@@ -165,3 +168,4 @@ def note_check(store: Store, pr: TrackedPR, at: datetime, error: str | None = No
     values = {"last_checked_at": _iso(at), "last_error": error}
     with store.engine.begin() as conn:
         conn.execute(tracked_prs_table.update().where(_where(pr.repo, pr.number)).values(**values))
+        store.record(conn, TRACKED_PR, {"repo": pr.repo, "number": pr.number})

@@ -19,6 +19,8 @@ import docker.errors
 import pytest
 import redis
 import sqlalchemy as sa
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.wiring import dependency_caches, registry_gate
 from core.model import Changeset, Trial
@@ -53,6 +55,22 @@ GIT_IDENTITY = {
     "GIT_AUTHOR_DATE": "2024-01-01T00:00:00+00:00",
     "GIT_COMMITTER_DATE": "2024-01-01T00:00:00+00:00",
 }
+
+
+LEDGER_KEY = "test-ledger-key-0123456789abcdef"
+
+
+def write_checkpoint_key(path: Path) -> Path:
+    """A fresh Ed25519 private key PEM at ``path`` (what ``openssl genpkey`` writes)."""
+    private = Ed25519PrivateKey.generate()
+    path.write_bytes(
+        private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return path
 
 
 def run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:

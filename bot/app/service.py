@@ -29,6 +29,7 @@ from bot.jobs.dispatch import CeleryDispatcher, Dispatcher, announcer, make_cele
 from bot.jobs.kinds import JobKind, KindRegistry
 from bot.jobs.pool import Handler, JobHandler, WorkerPool, ignoring_holder
 from bot.jobs.queue import Job, JobQueue
+from bot.ledger_keys import open_store as keyed_store
 from bot.plan import RunPlan, plan_of
 from core.clock import SystemClock
 from core.errors import ConfigError
@@ -120,7 +121,7 @@ def job_handlers(ctx: BotContext, github: GitHubApp) -> dict[JobKind, Handler]:
 
 def open_store(settings: Settings, *, pool_size: int | None = None) -> Store:
     """The store (every table is in its one schema)."""
-    return Store.open(settings.db_url, pool_size=pool_size)
+    return keyed_store(settings, pool_size=pool_size)
 
 
 def worker_handlers(settings: Settings, store: Store, queue: JobQueue) -> dict[JobKind, JobHandler]:

@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "ledger": (
         "bot.commands.ledger",
-        "inspect the results ledger",
+        "verify the results ledger and sign checkpoints of it",
     ),
     "db": (
         "bot.commands.db",

@@ -26,10 +26,11 @@ from bot.executor.driver import run_on_celery
 from bot.exits import ExitStatus
 from bot.grading import Grading
 from bot.heartbeat import reap_and_note
+from bot.ledger_keys import open_store
 from bot.plan import plan_of
 from bot.resume import plan_resume
 from core.changesets import LocatedChangeset, check_against_specs
-from core.errors import BudgetExceededError
+from core.errors import BudgetExceededError, StoreError
 from core.model import Changeset, RunSummary, Verdict
 from core.settings import Settings
 from core.specs import SpecSet, load_specs
@@ -141,6 +142,20 @@ def infra_error_limit(specs: SpecSet) -> float:
     return float(specs.oracle.section("gate")["max_infra_error_rate"])
 
 
+def _checkpoint(store: Store, stderr: Console) -> None:
+    """Sign where the ledger ends after a run, when a checkpoint key is configured. A
+    refusal (the chain no longer reaches the last checkpoint) is reported, not raised:
+    the run's results are written either way, and the verifier will refuse the ledger."""
+    if store.keys.signer is None:
+        return
+    try:
+        signed = store.checkpoint()
+    except StoreError as exc:
+        stderr.print(f"[bold red]checkpoint refused[/]: {exc}", highlight=False)
+        return
+    stderr.print(f"{signed.describe()}: row {signed.ledger_seq}", highlight=False)
+
+
 def grade(
     settings: Settings,
     changesets: Sequence[LocatedChangeset],
@@ -160,7 +175,7 @@ def grade(
     if resume is None:
         _check_budget(settings, specs, len(changesets))
     plan = plan_of(settings, specs)
-    store = Store.open(settings.db_url)
+    store = open_store(settings, warn=True)
     try:
         reap_and_note(store, settings)
         stderr = make_console(stderr=True)
@@ -183,6 +198,7 @@ def grade(
                 )
         details = {"database": store.display_url, **(extra or {})}
         _report(outcome, specs, as_json=as_json, out=out, extra=details, show_trials=show_trials)
+        _checkpoint(store, stderr)
     finally:
         store.close()
     return exit_status(outcome, infra_error_limit(specs)), outcome

@@ -14,6 +14,10 @@ from bot.commands import sentence, summary
 from bot.commands.options import add_store_options, settings_from_args
 from bot.exits import ExitStatus, UsageError
 from bot.heartbeat import reap_and_note
+from bot.ledger_keys import open_store
+from core.checkpoints import Checkpoint
+from core.integrity import LedgerCheck
+from core.settings import Settings
 from core.specs import load_specs
 from core.store import Store
 from gate.evaluation import Evaluation, evaluate
@@ -62,13 +66,28 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
     """The evaluation of the ledger and specs the command line points at."""
     settings = settings_from_args(args)
-    specs = load_specs(settings.specs_dir)
-    store = Store.open(settings.db_url)
+    store = open_store(settings, warn=True)
     try:
         reap_and_note(store, settings)
-        return evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs))
+        return _evaluate(args, settings, store)
     finally:
         store.close()
+
+
+def _evaluate(args: argparse.Namespace, settings: Settings, store: Store) -> Evaluation:
+    specs = load_specs(settings.specs_dir)
+    return evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs))
+
+
+def ledger_mark(chain: LedgerCheck) -> dict[str, object]:
+    """What the gate's output says about the ledger: its key (or ``unkeyed``), the latest
+    checkpoint that holds, and what could not be checked."""
+    checkpoint = chain.checkpoint
+    return {
+        "key": chain.key_id,
+        "checkpoint": None if checkpoint is None else checkpoint.ledger_seq,
+        "notes": list(chain.notes),
+    }
 
 
 def decision_table(decision: GateDecision) -> Table:
@@ -85,12 +104,17 @@ def decision_table(decision: GateDecision) -> Table:
 
 def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: bool) -> None:
     if as_json:
-        json.dump(decision.to_dict(), sys.stdout, indent=2)
+        document = {**decision.to_dict(), "ledger": ledger_mark(evaluation.chain)}
+        json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
     from bot.console import make_console  # noqa: PLC0415 - only human output needs rich
 
     console = make_console()
+    chain = evaluation.chain
+    signed = chain.checkpoint.describe() if chain.checkpoint else "no checkpoint"
+    key = chain.key_id if chain.keyed else "[bold yellow]UNKEYED[/]"
+    console.print(f"ledger: {chain.rows} row(s), key {key}, {signed}")
     trials = len(evaluation.selection.trials)
     if decision.publishable:
         console.print(f"[bold green]PUBLISHABLE[/]: {trials} counted trial(s), no refusal")
@@ -106,9 +130,27 @@ def run_check(args: argparse.Namespace) -> int:
     return ExitStatus.OK if decision.publishable else ExitStatus.GATE_REFUSED
 
 
+def _bundle_checkpoint(store: Store, evaluation: Evaluation) -> Checkpoint | None:
+    """The signed checkpoint of the evaluated head: the latest one when it is there
+    already, else a new one (None without a checkpoint key: the bundle is unsigned)."""
+    chain = evaluation.chain
+    latest = chain.checkpoint
+    if latest is not None and latest.ledger_seq == chain.head_seq:
+        return latest
+    if store.keys.signer is None:
+        return None
+    return store.checkpoint(at=(chain.head_seq, chain.head_hash))
+
+
 def run_publish(args: argparse.Namespace) -> int:
-    evaluation = evaluate_from_args(args)
-    decision = check(evaluation)
+    settings = settings_from_args(args)
+    store = open_store(settings, warn=True)
+    try:
+        evaluation = _evaluate(args, settings, store)
+        decision = check(evaluation)
+        signed = _bundle_checkpoint(store, evaluation) if decision.publishable else None
+    finally:
+        store.close()
     if not decision.publishable:
         _print_decision(decision, evaluation, as_json=args.json)
         print(
@@ -120,7 +162,7 @@ def run_publish(args: argparse.Namespace) -> int:
     from gate.bundle import build_bundle  # noqa: PLC0415 - only publishing builds one
 
     created = datetime.now(UTC).isoformat(timespec="seconds")
-    bundle = build_bundle(evaluation, decision, created)
+    bundle = build_bundle(evaluation, decision, created, signed)
     args.out.write_text(json.dumps(bundle, indent=1, sort_keys=True) + "\n")
     if args.json:
         json.dump({**decision.to_dict(), "bundle": str(args.out)}, sys.stdout, indent=2)
@@ -130,4 +172,5 @@ def run_publish(args: argparse.Namespace) -> int:
         print(
             f"bundle digest {bundle['bundle_digest']}, ledger head {bundle['ledger']['head_hash']}"
         )
+        print(f"signed by {signed.describe()}" if signed else "unsigned: no checkpoint key")
     return ExitStatus.OK

@@ -12,8 +12,8 @@ from bot.commands import summary
 from bot.commands.options import add_store_options, settings_from_args
 from bot.console import make_console
 from bot.exits import ExitStatus
+from bot.ledger_keys import open_store
 from core.specs import load_specs
-from core.store import Store
 from gate.reliability import JudgeReliability, judge_reliability
 
 HELP = "Cohen's kappa of each judge against the hand labels and of the two judges together"
@@ -37,7 +37,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     specs = load_specs(settings.specs_dir)
-    store = Store.open(settings.db_url)
+    store = open_store(settings)
     try:
         result = judge_reliability(store, specs, run_id=args.run)
     finally:

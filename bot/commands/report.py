@@ -13,8 +13,8 @@ from bot.commands import sentence, summary
 from bot.commands.gate import add_scan_options, scan_workers
 from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
+from bot.ledger_keys import open_store
 from core.specs import load_specs
-from core.store import Store
 from gate.evaluation import evaluate
 from gate.publication import check
 from gate.trial_detail import run_records
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     specs = load_specs(settings.specs_dir)
-    store = Store.open(settings.db_url)
+    store = open_store(settings)
     try:
         evaluation = evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs))
         runs = run_records(store)

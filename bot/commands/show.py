@@ -17,9 +17,9 @@ from typing import Any
 from bot.commands import sentence, summary
 from bot.commands.options import add_store_options, settings_from_args
 from bot.exits import ExitStatus
+from bot.ledger_keys import open_store
 from core.model import Tier
 from core.specs import load_specs
-from core.store import Store
 from gate.trial_detail import TierDetail, TrialDetail, trial_detail
 
 HELP = summary("show")
@@ -242,7 +242,7 @@ def _document(detail: TrialDetail, only: str | None) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     specs = load_specs(settings.specs_dir)
-    store = Store.open(settings.db_url)
+    store = open_store(settings)
     try:
         detail = trial_detail(store, args.id, run_id=args.run, specs=specs)
     finally:

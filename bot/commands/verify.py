@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,10 @@ from bot.commands import sentence, summary
 from bot.commands.gate import scan_workers
 from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
+from bot.ledger_keys import ledger_keys, open_store
+from core.checkpoints import CheckpointVerifier
 from core.errors import ConfigError
 from core.specs import load_specs
-from core.store import Store
 from gate.bundle import BundleCheck, verify_bundle
 
 HELP = summary("verify")
@@ -33,6 +35,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "stamps against the specs)",
     )
     parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
+    parser.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="PEM",
+        help="check the bundle's checkpoint signature with this Ed25519 public key "
+        "(`ledger checkpoint --public-key` prints it; default: "
+        "$MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY or the checkpoint key's public half)",
+    )
     parser.add_argument("--jobs", "-j", type=int, metavar="N", help="processes for the scan")
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
     parser.set_defaults(handler=run)
@@ -49,23 +59,38 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _verify(args: argparse.Namespace, bundle: dict[str, Any]) -> BundleCheck:
-    specs = load_specs(settings_from_args(args).specs_dir)
+    settings = settings_from_args(args)
+    specs = load_specs(settings.specs_dir)
+    verifier = (
+        CheckpointVerifier.from_pem(args.public_key)
+        if args.public_key
+        else ledger_keys(settings).checker
+    )
     if args.db is None:
-        return verify_bundle(bundle, specs)
+        return verify_bundle(bundle, specs, verifier=verifier)
     url = make_url(args.db)
     if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).exists():
         raise ConfigError(f"no ledger at {url.database}: verifying needs the database it came from")
-    store = Store.open(args.db)
+    keys = replace(ledger_keys(settings), verifier=verifier)  # the same public key for both
+    store = open_store(settings, url=args.db, keys=keys)
     try:
-        return verify_bundle(bundle, specs, store=store, workers=scan_workers(args.jobs))
+        workers = scan_workers(args.jobs)
+        return verify_bundle(bundle, specs, store=store, workers=workers, verifier=verifier)
     finally:
         store.close()
 
 
 def run(args: argparse.Namespace) -> int:
     result = _verify(args, _read(args.bundle))
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     if args.json:
-        document = {"ok": result.ok, "against": result.against, "differences": result.differences}
+        document = {
+            "ok": result.ok,
+            "against": result.against,
+            "differences": result.differences,
+            "notes": result.notes,
+        }
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif result.ok:

@@ -30,6 +30,7 @@ from bot.jobs.dispatch import Dispatcher, announcer
 from bot.jobs.kinds import JobKind, KindRegistry
 from bot.jobs.pool import JobHandler, execute
 from bot.jobs.queue import JobQueue
+from bot.ledger_keys import open_store
 from bot.plan import RunPlan, plan_of
 from core.errors import MigrationEvalsError
 from core.retry import Backoff
@@ -222,7 +223,7 @@ def build_worker(
     ``threads`` jobs run at once, each with a lease renewal beside it, so the pool keeps a
     connection for each and a few for housekeeping.
     """
-    store = Store.open(settings.db_url, pool_size=threads + 4)
+    store = open_store(settings, pool_size=threads + 4)
     scale = settings.scale
     queue = JobQueue(
         store,

@@ -13,7 +13,7 @@ import pytest
 from bot.cli import build_parser, main
 from bot.commands import COMMANDS, sentence
 from bot.exits import ExitStatus
-from tests.conftest import ROOT, SPECS_DIR
+from tests.conftest import LEDGER_KEY, ROOT, SPECS_DIR, write_checkpoint_key
 
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"
@@ -160,6 +160,23 @@ def test_ledger_verify_catches_an_edited_row(env: Path, capsys: pytest.CaptureFi
     capsys.readouterr()
     assert main(["ledger", "verify"]) == ExitStatus.LEDGER_TAMPERED
     assert "row 5: content does not match its hash" in capsys.readouterr().err
+
+
+def test_a_keyed_run_ends_with_a_signed_checkpoint(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MIGRATION_EVALS_LEDGER_KEY", LEDGER_KEY)
+    key = write_checkpoint_key(env / "checkpoint.pem")
+    monkeypatch.setenv("MIGRATION_EVALS_CHECKPOINT_KEY", str(key))
+    assert main(["run", str(JAVA), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "checkpoint 1 signed" in err and "LEDGER_KEY is not set" not in err
+    code, document, _ = _json_run(capsys, "ledger", "verify")
+    assert code == 0 and document["checkpoint"]["ledger_seq"] == document["rows"] > 0
+    with sqlite3.connect(env / "results.db") as db:
+        db.execute("UPDATE ledger SET verdict = 'pass' WHERE seq = 5")
+    assert main(["ledger", "verify"]) == ExitStatus.LEDGER_TAMPERED
+    assert "row 5: content does not match its MAC" in capsys.readouterr().err
 
 
 def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,39 +4,21 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from bot.cli import main
 from bot.exits import ExitStatus
-from core.specs import SpecSet, load_specs
+from core.specs import SpecSet
 from core.store import Store
 from gate.refusals import REMEDIES, RefusalCode
-from tests.conftest import SPECS_DIR
 from tests.gate.ledgers import add_gold, append, balanced
 
 
 @pytest.fixture
-def specs_dir(tmp_path: Path) -> Path:
-    """The real specs, hypotheses registered long before the results the tests write."""
-    folder = tmp_path / "specs"
-    shutil.copytree(SPECS_DIR, folder)
-    for path in (folder / "hypotheses").glob("*.yaml"):
-        data = yaml.safe_load(path.read_text())
-        data["registered_at"] = "2000-01-01"
-        path.write_text(yaml.safe_dump(data))
-    return folder
-
-
-@pytest.fixture
-def env(tmp_path: Path, specs_dir: Path, monkeypatch: pytest.MonkeyPatch) -> SpecSet:
-    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{tmp_path / 'results.db'}")
-    monkeypatch.setenv("MIGRATION_EVALS_SPECS_DIR", str(specs_dir))
-    monkeypatch.chdir(tmp_path)
-    return load_specs(specs_dir)
+def env(gate_env: SpecSet) -> SpecSet:
+    return gate_env
 
 
 def _ledger(env: SpecSet, tmp_path: Path, *, gold: bool = True) -> Store:
@@ -56,9 +38,13 @@ def test_check_passes_on_a_clean_ledger(
     env: SpecSet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _ledger(env, tmp_path).close()
-    assert _json(capsys, "gate", "check", "--json") == (0, {"publishable": True, "refusals": []})
+    code, document = _json(capsys, "gate", "check", "--json")
+    assert (code, document["publishable"], document["refusals"]) == (0, True, [])
+    assert document["ledger"]["key"] == "unkeyed"  # no MIGRATION_EVALS_LEDGER_KEY here
     assert main(["gate", "check"]) == 0
-    assert "PUBLISHABLE" in capsys.readouterr().out
+    out = capsys.readouterr()
+    assert "PUBLISHABLE" in out.out and "UNKEYED" in out.out
+    assert "MIGRATION_EVALS_LEDGER_KEY is not set" in out.err
 
 
 def test_check_lists_refusals_and_exits_non_zero(

@@ -6,9 +6,12 @@ from __future__ import annotations
 import multiprocessing
 import sqlite3
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from core.chain import ChainKey
+from core.integrity import LedgerKeys
 from core.model import FabricatedMark, Tier, Verdict
 from core.specs import SpecSet
 from core.store import GENESIS_HASH, Store, row_hash
@@ -51,10 +54,11 @@ def test_the_columns_are_where_content_hash_reads_them() -> None:
         {"recipe": "\u2028 line separator \u2029", "payload": '{"x":"é"}'},
     ],
 )
-def test_content_hash_equals_the_stores_row_hash(changes: dict[str, object]) -> None:
+@pytest.mark.parametrize("key", [ChainKey(), ChainKey(b"k" * 32)], ids=repr)
+def test_content_hash_equals_the_stores_row_hash(changes: dict[str, object], key: ChainKey) -> None:
     row = {**ROW, **changes}
     values = [row[name] for name in _COLUMNS[:13]]
-    assert content_hash(values) == row_hash(str(row["prev_hash"]), row)
+    assert content_hash(values, key) == row_hash(str(row["prev_hash"]), row, key)
 
 
 def test_content_hash_falls_back_for_unexpected_types() -> None:
@@ -89,11 +93,14 @@ TAMPERING = {
 }
 
 
+@pytest.mark.parametrize("keyed", [False, True], ids=["unkeyed", "keyed"])
 @pytest.mark.parametrize("workers", [1, 3])
 @pytest.mark.parametrize("how", sorted(TAMPERING))
 def test_problems_are_worded_as_verify_ledger_words_them(
-    store: Store, gate_specs: SpecSet, how: str, workers: int
+    tmp_path: Path, gate_specs: SpecSet, how: str, workers: int, keyed: bool
 ) -> None:
+    keys = LedgerKeys(chain=ChainKey(b"scan-key-0123456789abcdef" if keyed else None))
+    store = Store.open(f"sqlite:///{tmp_path / 'keyed.db'}", keys=keys)
     append(store, gate_specs, balanced(per_bucket=2))
     _sql(store, *TAMPERING[how])
     expected = store.verify_ledger()
@@ -104,6 +111,7 @@ def test_problems_are_worded_as_verify_ledger_words_them(
     else:
         assert scan.chain.problems == expected.problems
         assert scan.chain.rows == expected.rows
+    store.close()
 
 
 def test_a_clean_chain_matches_verify_ledger(store: Store, gate_specs: SpecSet) -> None:

@@ -1,0 +1,63 @@
+"""The ledger's keys, from the settings: what every command that opens the store passes.
+
+The key files are read here (the composition root), once per store; a missing or
+malformed file is a configuration error naming it.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from core.chain import ChainKey
+from core.checkpoints import CheckpointSigner, CheckpointVerifier
+from core.integrity import LedgerKeys
+from core.settings import Settings
+from core.store import Store
+
+__all__ = ["UNKEYED_WARNING", "ledger_keys", "open_store", "warn_if_unkeyed"]
+
+UNKEYED_WARNING = (
+    "migration-evals: warning: MIGRATION_EVALS_LEDGER_KEY is not set, so the ledger is "
+    "unkeyed (a plain SHA-256 chain): anyone who can write the database can rewrite it "
+    "undetected. Set it (e.g. `openssl rand -hex 32`) before a ledger's first run."
+)
+
+
+def ledger_keys(settings: Settings) -> LedgerKeys:
+    """The chain key and checkpoint keys ``settings`` name."""
+    config = settings.ledger
+    secret = config.key.encode() if config.key else None
+    signer = CheckpointSigner.from_pem(config.checkpoint_key) if config.checkpoint_key else None
+    verifier = (
+        CheckpointVerifier.from_pem(config.checkpoint_public_key)
+        if config.checkpoint_public_key
+        else None
+    )
+    return LedgerKeys(chain=ChainKey(secret), signer=signer, verifier=verifier)
+
+
+def open_store(
+    settings: Settings,
+    *,
+    url: str | None = None,
+    pool_size: int | None = None,
+    keys: LedgerKeys | None = None,
+    warn: bool = False,
+) -> Store:
+    """``Store.open`` with the settings' database (or ``url``) and keys (or ``keys``).
+
+    ``warn``: the unkeyed warning, for commands that write or verify the ledger; given
+    once the store is open, so that an error opening it stays the one line on stderr.
+    """
+    keys = keys or ledger_keys(settings)
+    store = Store.open(url or settings.db_url, pool_size=pool_size, keys=keys)
+    if warn:
+        warn_if_unkeyed(settings)
+    return store
+
+
+def warn_if_unkeyed(settings: Settings, stream: TextIO | None = None) -> None:
+    """The warning every command that writes or verifies the ledger gives without a key."""
+    if not settings.ledger.key:
+        print(UNKEYED_WARNING, file=stream or sys.stderr)

@@ -1,0 +1,189 @@
+"""Signed checkpoints: how far the ledger and the record chain reached at a moment.
+
+A keyed chain stops a writer without the key from editing rows and recomputing the links,
+but not from deleting the newest rows and moving the head back, and an unkeyed chain stops
+neither. A checkpoint is an Ed25519 signature over (ledger sequence number and link, the
+record chain's, the time, the ledger key's id); the verifier checks every stored one
+against the chain, so a chain that no longer reaches a checkpoint, or reaches it with a
+different link (recomputed), is refused. The private key signs (at the end of each run and
+on ``ledger checkpoint``), the public key verifies, and bundles carry the checkpoint of
+their head, so anyone with the public key checks a bundle offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from sqlalchemy.engine import Connection
+
+from core.errors import ConfigError
+from core.schema import ledger_checkpoints_table
+from core.stamps import canonical_json
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "Checkpoint",
+    "CheckpointSigner",
+    "CheckpointVerifier",
+    "load_checkpoints",
+    "store_checkpoint",
+]
+
+CHECKPOINT_FORMAT = "migration-evals-checkpoint/1"
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """One signed statement of both chains' ends."""
+
+    created_at: str
+    ledger_seq: int
+    ledger_hash: str
+    records_seq: int
+    records_hash: str
+    key_id: str  # the ledger key's id ("unkeyed" for a plain SHA-256 chain)
+    signer: str  # the public key's id
+    signature: str = ""  # hex
+    number: int = 0  # its row in ``ledger_checkpoints`` (0: not stored)
+
+    def message(self) -> bytes:
+        """What is signed: everything but the signature and where it is stored."""
+        signed = {k: v for k, v in asdict(self).items() if k not in ("signature", "number")}
+        return canonical_json({"format": CHECKPOINT_FORMAT, **signed}).encode()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k != "number"}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Checkpoint:
+        try:
+            return cls(
+                created_at=str(data["created_at"]),
+                ledger_seq=int(data["ledger_seq"]),
+                ledger_hash=str(data["ledger_hash"]),
+                records_seq=int(data["records_seq"]),
+                records_hash=str(data["records_hash"]),
+                key_id=str(data["key_id"]),
+                signer=str(data["signer"]),
+                signature=str(data["signature"]),
+                number=int(data.get("number") or 0),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a checkpoint: {exc}") from exc
+
+    def describe(self) -> str:
+        return f"checkpoint {self.number or '(bundled)'} signed {self.created_at}"
+
+
+def _key_id(public: Ed25519PublicKey) -> str:
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _read_pem(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the {what} {path}: {exc.strerror or exc}") from exc
+
+
+class CheckpointVerifier:
+    """Checks checkpoint signatures with a public key."""
+
+    def __init__(self, public: Ed25519PublicKey) -> None:
+        self.public = public
+        self.key_id = _key_id(public)
+
+    @classmethod
+    def from_pem(cls, path: Path) -> CheckpointVerifier:
+        """A public key PEM, or the private key's PEM (its public half is used)."""
+        data = _read_pem(path, "checkpoint public key")
+        try:
+            if b"PRIVATE KEY" in data:
+                return CheckpointSigner.from_pem(path).verifier()
+            public = serialization.load_pem_public_key(data)
+        except ValueError as exc:
+            raise ConfigError(f"{path} is not a PEM public key: {exc}") from exc
+        if not isinstance(public, Ed25519PublicKey):
+            raise ConfigError(f"{path} is not an Ed25519 public key (checkpoints are Ed25519)")
+        return cls(public)
+
+    def problem(self, checkpoint: Checkpoint) -> str | None:
+        """Why ``checkpoint``'s signature does not hold, or None."""
+        if checkpoint.signer != self.key_id:
+            return (
+                f"{checkpoint.describe()}: signed by key {checkpoint.signer}, "
+                f"not by the configured public key {self.key_id}"
+            )
+        try:
+            self.public.verify(bytes.fromhex(checkpoint.signature), checkpoint.message())
+        except (InvalidSignature, ValueError):
+            return f"{checkpoint.describe()}: the signature does not verify (forged or edited)"
+        return None
+
+    def public_pem(self) -> str:
+        return self.public.public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        ).decode()
+
+
+class CheckpointSigner:
+    """Signs checkpoints with an Ed25519 private key."""
+
+    def __init__(self, private: Ed25519PrivateKey) -> None:
+        self._private = private
+
+    @classmethod
+    def from_pem(cls, path: Path) -> CheckpointSigner:
+        data = _read_pem(path, "checkpoint key")
+        try:
+            private = serialization.load_pem_private_key(data, password=None)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(
+                f"{path} is not an unencrypted PEM private key: {exc} (make one with "
+                "`openssl genpkey -algorithm ed25519 -out FILE`)"
+            ) from exc
+        if not isinstance(private, Ed25519PrivateKey):
+            raise ConfigError(f"{path} is not an Ed25519 private key (checkpoints are Ed25519)")
+        return cls(private)
+
+    def verifier(self) -> CheckpointVerifier:
+        return CheckpointVerifier(self._private.public_key())
+
+    def sign(self, ledger: tuple[int, str], records: tuple[int, str], key_id: str) -> Checkpoint:
+        unsigned = Checkpoint(
+            created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+            ledger_seq=ledger[0],
+            ledger_hash=ledger[1],
+            records_seq=records[0],
+            records_hash=records[1],
+            key_id=key_id,
+            signer=_key_id(self._private.public_key()),
+        )
+        signature = self._private.sign(unsigned.message()).hex()
+        return Checkpoint(**{**asdict(unsigned), "signature": signature})
+
+
+def store_checkpoint(conn: Connection, checkpoint: Checkpoint) -> Checkpoint:
+    """Insert ``checkpoint``; returns it with its row number."""
+    values = checkpoint.to_dict()
+    number = conn.execute(ledger_checkpoints_table.insert().values(**values)).inserted_primary_key
+    assert number is not None
+    return Checkpoint(**{**values, "number": int(number[0])})
+
+
+def load_checkpoints(conn: Connection) -> list[Checkpoint]:
+    """Every stored checkpoint, oldest first."""
+    query = sa.select(ledger_checkpoints_table).order_by(ledger_checkpoints_table.c.id)
+    return [
+        Checkpoint.from_dict({**row, "number": row["id"]}) for row in conn.execute(query).mappings()
+    ]
