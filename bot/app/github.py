@@ -12,7 +12,8 @@ installation and refreshed five minutes before they expire (or at once after a 4
 ``Installation`` is the client the handlers take: every call goes through one loop that
 honours ``retry-after`` and ``x-ratelimit-reset``, backs off on 5xx and network errors,
 and gives up after ``max_retries``. Writes to one installation are serialised and paced
-(``write_interval_s``), as GitHub asks of integrations to avoid secondary rate limits.
+(``write_interval_s``), as GitHub asks of integrations to avoid secondary rate limits;
+check-run writes waiting for their turn go before comments and reactions.
 """
 
 from __future__ import annotations
@@ -201,13 +202,39 @@ class GitHubApp:
         return _with_retries(call, self.policy, self.sleep, self.clock, on_unauthorised=None)
 
 
+class _WriteTurns:
+    """One write at a time; a waiting urgent write (a check run) goes before the others."""
+
+    def __init__(self) -> None:
+        self._turn = threading.Condition()
+        self._busy = False
+        self._urgent_waiting = 0
+
+    @contextmanager
+    def turn(self, *, urgent: bool) -> Iterator[None]:
+        with self._turn:
+            self._urgent_waiting += urgent
+            try:
+                while self._busy or (not urgent and self._urgent_waiting):
+                    self._turn.wait()
+            finally:
+                self._urgent_waiting -= urgent
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._turn:
+                self._busy = False
+                self._turn.notify_all()
+
+
 class Installation:
     """The client handlers take: the calls the bot makes, as one installation."""
 
     def __init__(self, app: GitHubApp, installation_id: int) -> None:
         self.app = app
         self.installation_id = installation_id
-        self._write_lock = threading.Lock()
+        self._write_turns = _WriteTurns()
         self._last_write = 0.0
         self._github: Github | None = None
         self._github_token = ""
@@ -230,8 +257,8 @@ class Installation:
         return self._github.requester
 
     @contextmanager
-    def _write_slot(self) -> Iterator[None]:
-        with self._write_lock:
+    def _write_slot(self, *, urgent: bool = False) -> Iterator[None]:
+        with self._write_turns.turn(urgent=urgent):
             wait = self._last_write + self.app.policy.write_interval_s - self.app.clock()
             if wait > 0:
                 self.app.sleep(wait)
@@ -251,9 +278,10 @@ class Installation:
     ) -> Any:
         """One API call with retries; writes (anything but GET) one at a time."""
         headers = {"Accept": accept} if accept else None
+        urgent = "/check-runs" in path  # people wait for check runs, not for replies
 
         def call() -> Any:
-            with nullcontext() if verb == "GET" else self._write_slot():
+            with nullcontext() if verb == "GET" else self._write_slot(urgent=urgent):
                 _, data = self._requester().requestJsonAndCheck(
                     verb,
                     path,

@@ -21,6 +21,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask.testing import FlaskClient
+from markdown_it import MarkdownIt
 
 from bot.app.github import GitHubApp, RetryPolicy
 from bot.app.service import BotService, build_service
@@ -49,6 +50,15 @@ recipes:
   - recipe: java8-to-17
     label: bug
 """
+
+
+# CommonMark with GFM tables and strikethrough: how GitHub renders check runs and comments.
+_GITHUB_MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def render_markdown(text: str) -> str:
+    """``text`` as GitHub would show it (HTML), to compare with what a reader should see."""
+    return _GITHUB_MARKDOWN.render(text)
 
 
 @pytest.fixture(scope="session")
@@ -157,6 +167,8 @@ def make_harness(
         token_ttl_s: float = 3600.0,
         dispatcher: FakeDispatcher | None = None,
         anchored: bool = True,
+        app_slug: str = "migration-evals",
+        public_url: str | None = None,
     ) -> Harness:
         key_path, public = app_key
         fake = FakeGitHub(app_id=APP_ID, public_key=public, token_ttl_s=token_ttl_s)
@@ -177,6 +189,8 @@ def make_harness(
                 api_url=url,
                 workers=0,
                 scheduler=False,
+                app_slug=app_slug,
+                public_url=public_url,
             ),
             scale=ScaleSettings(executor=Executor.CELERY if dispatcher else Executor.EMBEDDED),
         )
