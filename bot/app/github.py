@@ -210,6 +210,10 @@ class _WriteTurns:
         self._busy = False
         self._urgent_waiting = 0
 
+    def waiting_urgent(self) -> int:
+        with self._turn:
+            return self._urgent_waiting
+
     @contextmanager
     def turn(self, *, urgent: bool) -> Iterator[None]:
         with self._turn:
