@@ -214,8 +214,7 @@ def _warnings(trial: Trial, broken_anchor: str | None) -> list[str]:
         )
     if broken_anchor:
         warnings.append(
-            f"> ⚠️ **This eval is broken:** {inline_text(broken_anchor)}. "
-            "The conclusion is neutral."
+            f"> ⚠️ **This eval is broken:** {inline_text(broken_anchor)}. The conclusion is neutral."
         )
     # Each banner is a block of its own: a line right after a blockquote would join it.
     return [line for warning in warnings for line in (warning, "")]
