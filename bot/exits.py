@@ -32,6 +32,7 @@ class ExitStatus(IntEnum):
     JUDGES_UNRELIABLE = 9
     MINING_INCOMPLETE = 10
     SCHEMA_BEHIND = 11
+    CONFIG_INVALID = 12
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 
@@ -48,6 +49,7 @@ TABLE: tuple[tuple[ExitStatus, str], ...] = (
     (ExitStatus.JUDGES_UNRELIABLE, "judges reliability: the judge pair is unreliable"),
     (ExitStatus.MINING_INCOMPLETE, "mine: some pull requests could not be read"),
     (ExitStatus.SCHEMA_BEHIND, "the database's schema is behind: run `db upgrade`"),
+    (ExitStatus.CONFIG_INVALID, "config check: the file has problems (all are listed)"),
     (ExitStatus.INTERRUPTED, "interrupted (Ctrl-C); finished trials are in the ledger"),
 )
 
