@@ -231,7 +231,7 @@ def _why(trial: Trial) -> list[str]:
     if stop is None:
         return []
     heading = f"### Stopped at {stop.tier.value}: {stop.verdict.value}"
-    lines = ["", heading, "", inline_text(stop.reason)]
+    lines = ["", heading, "", inline_text(stop.reason) or "(no reason given)"]
     shown = [e for e in stop.evidence if e.severity is not Severity.NOTICE] or list(stop.evidence)
     if shown:
         listed = [_evidence_line(e) for e in shown[:EVIDENCE_SHOWN]]
