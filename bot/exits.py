@@ -32,6 +32,7 @@ class ExitStatus(IntEnum):
     MINING_INCOMPLETE = 10
     SCHEMA_BEHIND = 11
     INFRA_ERRORS = 12
+    CONFIG_INVALID = 13
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 
@@ -52,6 +53,7 @@ TABLE: tuple[tuple[ExitStatus, str], ...] = (
         ExitStatus.INFRA_ERRORS,
         "run: infrastructure errors above the gate's max_infra_error_rate",
     ),
+    (ExitStatus.CONFIG_INVALID, "config check: the file has problems (all are listed)"),
     (ExitStatus.INTERRUPTED, "interrupted (Ctrl-C); finished trials are in the ledger"),
 )
 

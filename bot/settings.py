@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from core.errors import ConfigError
 from core.liveness import DEFAULT_HEARTBEAT_S
@@ -146,7 +147,21 @@ def github_app_from_env(env: Mapping[str, str]) -> GitHubAppSettings:
         reconcile_minutes=int(
             _number(env, "RECONCILE_MINUTES", defaults.reconcile_minutes, integer=True)
         ),
+        public_url=_public_url(env.get(PREFIX + "PUBLIC_URL")),
     )
+
+
+def _public_url(value: str | None) -> str | None:
+    """The App's public base URL (check runs link to its trial pages), or None."""
+    if not value:
+        return None
+    parsed = urlsplit(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc or parsed.query:
+        raise ConfigError(
+            f"{PREFIX}PUBLIC_URL={value!r} must be the App's http(s) base URL, "
+            "like https://evals.example.com (no query)"
+        )
+    return value.rstrip("/")
 
 
 def executor(value: str, source: str) -> Executor:

@@ -104,6 +104,9 @@ class GitHubAppSettings:
     scheduler: bool = True
     survival_cron: str = "17 3 * * *"
     reconcile_minutes: int = 30
+    # Where the App is reached from outside (``https://host``): check runs link to its
+    # trial pages. None: no details link.
+    public_url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
+from typing import Any
 
 from core.model import Evidence, Severity, Verdict
 from oracles.build_summaries import Disagreement, DisagreementKind
@@ -83,6 +84,8 @@ class TestReport:
     suites: Mapping[str, TestStatus] = field(default_factory=dict)
     # Where the reports and the build tool's own summary or exit status disagree.
     disagreements: tuple[Disagreement, ...] = ()
+    # A failing test's message (the assertion text), shown as evidence; never graded.
+    messages: Mapping[str, str] = field(default_factory=dict)
 
     def with_status(self, status: TestStatus) -> set[str]:
         return {name for name, value in self.results.items() if value is status}
@@ -125,10 +128,28 @@ def stable_test_name(method: str) -> str:
     return f"{found['method']}{found['rest'] or ''}"
 
 
+_FAILURE_TAGS = ("failure", "error", "rerunFailure", "rerunError")
+MESSAGE_CHARS = 300  # of a failing test's message kept as evidence
+
+
+def _short(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
+
+
+def _surefire_message(case: ET.Element) -> str:
+    """The first failure's message attribute, else the first line of its text."""
+    for child in case:
+        if child.tag.rsplit("}", 1)[-1] in _FAILURE_TAGS:
+            text = child.get("message") or (child.text or "").strip().split("\n", 1)[0]
+            return _short(text)
+    return ""
+
+
 def _surefire_case(case: ET.Element) -> tuple[str, TestStatus]:
     name = f"{case.get('classname', '')}#{stable_test_name(case.get('name', ''))}"
     children = {child.tag.rsplit("}", 1)[-1] for child in case}
-    if children & {"failure", "error", "rerunFailure", "rerunError"}:
+    if children & set(_FAILURE_TAGS):
         return name, TestStatus.FAILED
     if "skipped" in children:
         return name, TestStatus.SKIPPED
@@ -138,6 +159,7 @@ def _surefire_case(case: ET.Element) -> tuple[str, TestStatus]:
 def parse_surefire(artifacts: Mapping[str, str]) -> TestReport:
     """Read Surefire ``TEST-*.xml`` reports; an unparsable report is a problem."""
     results: dict[str, TestStatus] = {}
+    messages: dict[str, str] = {}
     problems: list[str] = []
     for path, text in sorted(artifacts.items()):
         if not path.endswith(".xml"):
@@ -152,7 +174,9 @@ def parse_surefire(artifacts: Mapping[str, str]) -> TestReport:
             # A duplicated name (re-runs inside one report) keeps its worst status.
             if results.get(name) is not TestStatus.FAILED:
                 results[name] = status
-    return TestReport(results, tuple(problems))
+            if status is TestStatus.FAILED and name not in messages:
+                messages[name] = _surefire_message(case)
+    return TestReport(results, tuple(problems), messages=messages)
 
 
 _GO_FINAL = {"pass": TestStatus.PASSED, "fail": TestStatus.FAILED, "skip": TestStatus.SKIPPED}
@@ -165,6 +189,7 @@ def parse_go_test_json(output: str) -> TestReport:
     """
     results: dict[str, TestStatus] = {}
     packages: dict[str, TestStatus] = {}
+    said: dict[str, list[str]] = {}
     for line in output.splitlines():
         if not line.startswith("{"):
             continue
@@ -174,6 +199,7 @@ def parse_go_test_json(output: str) -> TestReport:
             continue
         if not isinstance(event, dict):
             continue
+        _note_go_output(event, said)
         status = _GO_FINAL.get(str(event.get("Action")))
         if status is None:
             continue
@@ -184,7 +210,25 @@ def parse_go_test_json(output: str) -> TestReport:
         elif package:
             name = f"package {package}"
             packages[name] = _worst(packages.get(name), status)
-    return TestReport(results, suites=packages)
+    failed = {
+        name: _short(" ".join(said[name]))
+        for name, status in results.items()
+        if status is TestStatus.FAILED and said.get(name)
+    }
+    return TestReport(results, suites=packages, messages=failed)
+
+
+_GO_FRAMING = re.compile(r"^\s*(?:=== \w+|--- (?:FAIL|PASS|SKIP)|(?:FAIL|PASS|ok)\b)")
+
+
+def _note_go_output(event: Mapping[str, Any], said: dict[str, list[str]]) -> None:
+    """Keep the first lines a test printed (``t.Errorf`` text) beside go's own framing."""
+    if event.get("Action") != "output" or not event.get("Test"):
+        return
+    text = str(event.get("Output", "")).strip()
+    lines = said.setdefault(f"{event.get('Package', '')}.{event['Test']}", [])
+    if text and not _GO_FRAMING.match(text) and len(lines) < 3:
+        lines.append(text)
 
 
 def parse_exit_code(exit_code: int, name: str = "smoke test") -> TestReport:
@@ -286,10 +330,14 @@ class TestGrade:
 
 
 def _lost(name: str, patched: TestReport) -> str:
-    """How a test that passed at the base commit fails now (missing, skipped or failed)."""
+    """How a test that passed at the base commit fails now (missing, skipped or failed,
+    with its message)."""
     status = patched.results.get(name)
-    if name in patched.suites or status is TestStatus.FAILED:
+    if name in patched.suites:
         return ""
+    if status is TestStatus.FAILED:
+        message = patched.messages.get(name)
+        return f": {message}" if message else ""
     return " (missing)" if status is None else f" (now {status.value})"
 
 

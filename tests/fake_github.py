@@ -481,7 +481,7 @@ def _update_run(gh: FakeGitHub, api: _Api, params: dict[str, str], body: Any, _i
         run = next((r for r in gh.check_runs if r["id"] == int(params["check_run_id"])), None)
         if run is None:
             return _not_found()
-        for key in ("status", "conclusion", "actions", "external_id", "name"):
+        for key in ("status", "conclusion", "actions", "external_id", "name", "details_url"):
             if key in body:
                 run[key] = body[key]
         if "conclusion" in body:

@@ -5,21 +5,31 @@ says can be tested without GitHub. GitHub's documented limits apply: summary and
 most 65,535 characters (cut here with a note), at most 50 annotations per request (the
 caller sends the rest in further updates), three action buttons with 20-character labels
 and identifiers and 40-character descriptions.
+
+The summary is GitHub-flavoured Markdown: banners stand in blockquotes of their own (a
+line right after a blockquote would join it), the verdict, the tier table and the costs
+follow as separate blocks, then the stopped tier's evidence in a fenced block (compiler
+errors and assertion messages come from the candidate's build: a fence shows them as
+written and renders nothing in them), then the commands. Re-running is GitHub's own
+"Re-run" (``check_run.rerequested``); the one button is **Strict judge**.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from core.model import Envelope, Severity, Tier, Trial, Verdict
+from bot.app.commands import command_lines
+from core.model import Envelope, Evidence, Severity, Tier, Trial, Verdict
 
 __all__ = [
     "ANNOTATION_BATCH",
     "CHECK_NAME",
     "MAX_TEXT",
+    "TITLE_LIMIT",
     "Action",
     "CheckOutput",
     "Conclusion",
@@ -27,16 +37,23 @@ __all__ = [
     "actions",
     "annotation_batches",
     "check_name",
+    "code_span",
     "config_error_output",
     "cut",
     "error_output",
     "explain",
+    "fenced",
+    "inline_text",
+    "short_title",
     "trial_output",
 ]
 
 CHECK_NAME = "migration-evals"
 MAX_TEXT = 65_535
 ANNOTATION_BATCH = 50
+TITLE_LIMIT = 120  # what GitHub's checks list shows before it wraps
+EVIDENCE_SHOWN = 10  # lines of the stopped tier's evidence in the summary
+_EVIDENCE_CHARS = 300  # per line; the details text and the ledger have all of it
 _ANNOTATED_TIERS = (Tier.APPLY, Tier.COMPILE)
 
 
@@ -56,6 +73,8 @@ class Conclusion(StrEnum):
 class Action(StrEnum):
     """The identifiers of the check run's buttons (``check_run.requested_action``)."""
 
+    # No longer offered (GitHub's own Re-run sends ``rerequested``), still honoured: check
+    # runs published by earlier releases carry the button.
     RERUN = "rerun"
     STRICT = "strict"
 
@@ -66,7 +85,6 @@ def check_name(mode: Mode) -> str:
 
 def actions() -> list[dict[str, str]]:
     return [
-        {"label": "Re-run", "description": "Grade this commit again", "identifier": Action.RERUN},
         {
             "label": "Strict judge",
             "description": "Re-grade: two judges must agree",
@@ -84,6 +102,7 @@ class CheckOutput:
     summary: str
     text: str = ""
     annotations: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    details_url: str | None = None  # the trial's page, when the App knows its public URL
 
     def body(self, annotations: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
         output: dict[str, Any] = {"title": self.title, "summary": cut(self.summary)}
@@ -127,11 +146,47 @@ def _conclusion(trial: Trial, broken_anchor: str | None) -> Conclusion:
     return Conclusion.NEUTRAL
 
 
+def short_title(text: str, limit: int = TITLE_LIMIT) -> str:
+    """``text`` on one line within ``limit`` characters, cut after a whole word with "…"."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut_at = line.rfind(" ", 0, limit)
+    if cut_at <= 0:  # one word longer than the limit: nothing to cut on
+        return line[: limit - 1] + "…"
+    return line[:cut_at].rstrip(" ,;:") + "…"
+
+
 def _title(trial: Trial) -> str:
     stop = trial.stopped_at()
     if stop is None:
         return f"pass: all {len(trial.envelopes)} tiers passed"
-    return f"{stop.verdict.value} at {stop.tier.value}: {stop.reason.splitlines()[0][:120]}"
+    first = stop.reason.splitlines()[0] if stop.reason else "no reason given"
+    return short_title(f"{stop.verdict.value} at {stop.tier.value}: {first}")
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>&|~#!])")
+
+
+def inline_text(text: str) -> str:
+    """Untrusted text as one line of Markdown that renders as written (no links, no HTML,
+    no emphasis, no table cells)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def code_span(text: str) -> str:
+    """``text`` as an inline code span, whatever backticks it holds."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fenced(lines: Sequence[str]) -> list[str]:
+    """A fenced code block longer than any run of backticks in ``lines``."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}text", *lines, fence]
 
 
 def _tier_table(trial: Trial) -> list[str]:
@@ -154,40 +209,70 @@ def _warnings(trial: Trial, broken_anchor: str | None) -> list[str]:
         ports = ", ".join(sorted({m.port for m in trial.fabricated}))
         warnings.append(
             f"> ⚠️ **Fabricated, unpublishable:** {len(trial.fabricated)} answer(s) came from "
-            f"cassette misses (ports: {ports}). The conclusion is neutral and the publication "
-            "gate will refuse this result."
+            f"cassette misses (ports: {inline_text(ports)}). The conclusion is neutral and the "
+            "publication gate will refuse this result."
         )
     if broken_anchor:
-        warnings.append(f"> ⚠️ **This eval is broken:** {broken_anchor}. The conclusion is neutral.")
-    return warnings
+        warnings.append(
+            f"> ⚠️ **This eval is broken:** {inline_text(broken_anchor)}. The conclusion is neutral."
+        )
+    # Each banner is a block of its own: a line right after a blockquote would join it.
+    return [line for warning in warnings for line in (warning, "")]
 
 
-def _summary(trial: Trial, mode: Mode, broken_anchor: str | None) -> str:
+def _evidence_line(evidence: Evidence) -> str:
+    text = " ".join(str(evidence).split())
+    return text if len(text) <= _EVIDENCE_CHARS else text[: _EVIDENCE_CHARS - 1] + "…"
+
+
+def _why(trial: Trial) -> list[str]:
+    """The tier the trial stopped at: its reason and its first evidence lines."""
+    stop = trial.stopped_at()
+    if stop is None:
+        return []
+    heading = f"### Stopped at {stop.tier.value}: {stop.verdict.value}"
+    lines = ["", heading, "", inline_text(stop.reason) or "(no reason given)"]
+    shown = [e for e in stop.evidence if e.severity is not Severity.NOTICE] or list(stop.evidence)
+    if shown:
+        listed = [_evidence_line(e) for e in shown[:EVIDENCE_SHOWN]]
+        if len(shown) > EVIDENCE_SHOWN:
+            listed.append(f"… and {len(shown) - EVIDENCE_SHOWN} more (see the details below)")
+        lines.extend(["", *fenced(listed)])
+    return lines
+
+
+def _commands(app_slug: str) -> list[str]:
+    return ["", "---", "", "**Commands**", "", *command_lines(app_slug)]
+
+
+def _summary(trial: Trial, mode: Mode, broken_anchor: str | None, app_slug: str) -> str:
     stamps = trial.envelopes[0].stamps if trial.envelopes else None
+    changeset = trial.changeset
     lines = [
         *_warnings(trial, broken_anchor),
-        f"**{trial.verdict.value}** for `{trial.changeset.recipe}` by `{trial.changeset.model}`"
-        f" ({mode.value} judging), trial `{trial.id}`.",
+        f"**{trial.verdict.value}** for {code_span(changeset.recipe)} by "
+        f"{code_span(changeset.model)} ({mode.value} judging), trial {code_span(trial.id)}.",
         "",
         *_tier_table(trial),
         "",
-        f"**Total cost:** {_usd(trial.cost_usd)} list, {_usd(trial.actual_cost_usd)} actual.",
+        f"- **Total cost:** {_usd(trial.cost_usd)} list, {_usd(trial.actual_cost_usd)} actual",
     ]
     if stamps is not None:
         lines.append(
-            f"**Stamps:** oracle `{stamps.oracle[:12]}`, recipe `{stamps.recipe[:12]}`, "
-            f"hypotheses `{stamps.hypotheses[:12]}`."
+            f"- **Stamps:** oracle `{stamps.oracle[:12]}`, recipe `{stamps.recipe[:12]}`, "
+            f"hypotheses `{stamps.hypotheses[:12]}`"
         )
-    return "\n".join(lines)
+    return "\n".join([*lines, *_why(trial), *_commands(app_slug)])
 
 
 def _judge_lines(envelope: Envelope) -> list[str]:
     lines = []
     for judge in envelope.details.get("judges", ()) if envelope.details else ():
         answer = judge.get("answer", {})
+        said = answer.get("rationale") or answer.get("problem") or ""
         lines.append(
-            f"- judge `{judge.get('model')}` ({judge.get('role')}): "
-            f"{answer.get('verdict')} — {answer.get('rationale') or answer.get('problem')}"
+            f"- judge {code_span(str(judge.get('model')))} ({inline_text(str(judge.get('role')))}"
+            f"): {inline_text(str(answer.get('verdict')))} — {inline_text(str(said))}"
         )
     return lines
 
@@ -199,13 +284,15 @@ def explain(envelopes: Sequence[Envelope]) -> str:
         if e.verdict is Verdict.SKIPPED:
             continue
         lines.append(f"### {e.tier.value}: {e.verdict.value}")
-        lines.append(e.reason or "(no reason given)")
+        lines.append(inline_text(e.reason) if e.reason else "(no reason given)")
         lines.extend(
-            f"- `{ev.location()}` {ev.message}" if ev.path else f"- {ev.message}"
+            f"- {code_span(ev.location())} {inline_text(ev.message)}"
+            if ev.path
+            else f"- {inline_text(ev.message)}"
             for ev in e.evidence
         )
         lines.extend(_judge_lines(e))
-        lines.extend(f"- fabricated: {m.reason}" for m in e.fabricated)
+        lines.extend(f"- fabricated: {inline_text(m.reason)}" for m in e.fabricated)
         lines.append("")
     return "\n".join(lines)
 
@@ -235,25 +322,34 @@ def _annotations(trial: Trial) -> tuple[dict[str, Any], ...]:
     return tuple(found)
 
 
-def trial_output(trial: Trial, mode: Mode, *, broken_anchor: str | None = None) -> CheckOutput:
+def trial_output(
+    trial: Trial,
+    mode: Mode,
+    *,
+    broken_anchor: str | None = None,
+    app_slug: str = CHECK_NAME,
+    details_url: str | None = None,
+) -> CheckOutput:
     return CheckOutput(
         conclusion=_conclusion(trial, broken_anchor),
         title=_title(trial),
-        summary=_summary(trial, mode, broken_anchor),
+        summary=_summary(trial, mode, broken_anchor, app_slug),
         text=explain(trial.envelopes),
         annotations=_annotations(trial),
+        details_url=details_url,
     )
 
 
 def config_error_output(problems: Sequence[str], path: str) -> CheckOutput:
-    listed = "\n".join(f"- {p}" for p in problems)
+    listed = "\n".join(f"- {inline_text(p)}" for p in problems)
     return CheckOutput(
         conclusion=Conclusion.NEUTRAL,
-        title=f"configuration error in {path}",
-        summary=f"`{path}` could not be used, so nothing was graded:\n\n{listed}",
+        title=short_title(f"configuration error in {path}"),
+        summary=f"{code_span(path)} could not be used, so nothing was graded:\n\n{listed}\n\n"
+        f"Check the file before you push it: `migration-evals config check {path}`.",
     )
 
 
 def error_output(title: str, detail: str) -> CheckOutput:
     """A neutral result for anything that is not the candidate's fault."""
-    return CheckOutput(conclusion=Conclusion.NEUTRAL, title=title[:200], summary=detail)
+    return CheckOutput(conclusion=Conclusion.NEUTRAL, title=short_title(title), summary=detail)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from bot.app import anchor
 from bot.app.records import CheckRecords
@@ -15,7 +16,7 @@ from core.settings import CassetteMode
 from core.specs import SpecSet
 from core.store import Store
 
-__all__ = ["BotContext", "replayed"]
+__all__ = ["BotContext", "replayed", "trial_url"]
 
 
 @dataclass
@@ -30,8 +31,16 @@ class BotContext:
     grading: Grading
     app_slug: str = "migration-evals"
     app_id: int | None = None
+    public_url: str | None = None  # check runs link to ``{public_url}/trials/{id}``
     broken_anchor: Callable[[Store, SpecSet], str | None] = anchor.broken_anchor
     clock: Callable[[], float] = field(default=time.time)
+
+
+def trial_url(ctx: BotContext, trial_id: str) -> str | None:
+    """The trial's page on the App (``/trials/<id>``), when the App knows its public URL."""
+    if ctx.public_url is None:
+        return None
+    return f"{ctx.public_url}/trials/{quote(trial_id, safe='')}"
 
 
 def replayed(plan: RunPlan) -> bool:

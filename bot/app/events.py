@@ -3,7 +3,8 @@
 Handled: ``pull_request`` (opened, synchronize, reopened, ready_for_review → grade; closed
 and merged → survival tracking), ``check_run`` (rerequested, requested_action with our
 action identifiers), ``check_suite`` (rerequested), ``issue_comment`` (created, on a PR,
-with a command, not by the App itself). Everything else is not handled (204).
+addressed to the App by its prefix or slug, not by the App itself). Everything else is not
+handled (204).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from bot.app.checks import Action, Mode
 from bot.app.grading import AUTO, GradeTask, grade_key
 from bot.app.kinds import COMMAND, GRADE, TRACK_MERGE
-from bot.app.slash import parse_commands
+from bot.app.slash import command_subject, parse_commands
 from bot.jobs.queue import NewJob
 
 __all__ = ["Routed", "Routing", "route"]
@@ -142,22 +143,23 @@ def _issue_comment(
     via = (comment.get("performed_via_github_app") or {}).get("id")
     if author.lower() == f"{app_slug}[bot]".lower() or (app_id is not None and via == app_id):
         return _skip("the App's own comment")
-    commands = parse_commands(str(comment.get("body") or ""), app_slug)
-    if not commands:
+    parsed = parse_commands(str(comment.get("body") or ""), app_slug)
+    if not parsed:
         return _skip("no command in the comment")
     repo = payload["repository"]["full_name"]
     number = int(payload["issue"]["number"])
     job = NewJob(
         COMMAND,
         f"command:{repo}:{comment['id']}",
-        _subject(repo, number),
+        command_subject(repo, number),  # never holds up the PR's grade jobs
         {
             "installation_id": installation,
             "repo": repo,
             "number": number,
             "comment_id": int(comment["id"]),
             "author": author,
-            "commands": [c.value for c in commands],
+            "commands": [c.value for c in parsed.commands],
+            "unknown": list(parsed.unknown),
         },
     )
     return Routed(Routing.JOBS, (job,))

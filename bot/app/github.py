@@ -16,7 +16,8 @@ sleeps on an outage: a worker thread waiting for GitHub serves no one, so an una
 API surfaces at once as ``GitHubUnavailable`` with the wait the response asked for
 (``Retry-After``, ``x-ratelimit-reset``, read by ``core.retry``), and the job queue puts
 the job back with backoff. Writes to one installation are serialised and paced
-(``write_interval_s``), as GitHub asks of integrations to avoid secondary rate limits.
+(``write_interval_s``), as GitHub asks of integrations to avoid secondary rate limits;
+check-run writes waiting for their turn go before comments and reactions.
 """
 
 from __future__ import annotations
@@ -177,13 +178,43 @@ class GitHubApp:
         return _translated(call, self.clock, on_unauthorised=None)
 
 
+class _WriteTurns:
+    """One write at a time; a waiting urgent write (a check run) goes before the others."""
+
+    def __init__(self) -> None:
+        self._turn = threading.Condition()
+        self._busy = False
+        self._urgent_waiting = 0
+
+    def waiting_urgent(self) -> int:
+        with self._turn:
+            return self._urgent_waiting
+
+    @contextmanager
+    def turn(self, *, urgent: bool) -> Iterator[None]:
+        with self._turn:
+            self._urgent_waiting += urgent
+            try:
+                while self._busy or (not urgent and self._urgent_waiting):
+                    self._turn.wait()
+            finally:
+                self._urgent_waiting -= urgent
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._turn:
+                self._busy = False
+                self._turn.notify_all()
+
+
 class Installation:
     """The client handlers take: the calls the bot makes, as one installation."""
 
     def __init__(self, app: GitHubApp, installation_id: int) -> None:
         self.app = app
         self.installation_id = installation_id
-        self._write_lock = threading.Lock()
+        self._write_turns = _WriteTurns()
         self._last_write = 0.0
         self._github: Github | None = None
         self._github_token = ""
@@ -206,8 +237,8 @@ class Installation:
         return self._github.requester
 
     @contextmanager
-    def _write_slot(self) -> Iterator[None]:
-        with self._write_lock:
+    def _write_slot(self, *, urgent: bool = False) -> Iterator[None]:
+        with self._write_turns.turn(urgent=urgent):
             wait = self._last_write + self.app.policy.write_interval_s - self.app.clock()
             if wait > 0:
                 self.app.sleep(wait)
@@ -227,9 +258,10 @@ class Installation:
     ) -> Any:
         """One API call (a 401 refreshes the token once); writes one at a time, paced."""
         headers = {"Accept": accept} if accept else None
+        urgent = "/check-runs" in path  # people wait for check runs, not for replies
 
         def call() -> Any:
-            with nullcontext() if verb == "GET" else self._write_slot():
+            with nullcontext() if verb == "GET" else self._write_slot(urgent=urgent):
                 _, data = self._requester().requestJsonAndCheck(
                     verb,
                     path,

@@ -24,7 +24,7 @@ from bot.app.checks import (
     error_output,
     trial_output,
 )
-from bot.app.context import BotContext, replayed
+from bot.app.context import BotContext, replayed, trial_url
 from bot.app.pulls import changeset_for, filter_diff, pull_info
 from bot.app.records import CheckRecord, external_id
 from bot.app.repo_config import CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
@@ -167,6 +167,8 @@ class _CheckRun:
             "output": output.body(batches[0]),
             "actions": actions(),
         }
+        if output.details_url:
+            first["details_url"] = output.details_url
         self.client.update_check_run(self.pull.repo, self.id, first)
         for batch in batches[1:]:  # GitHub appends annotations sent in later updates
             self.client.update_check_run(self.pull.repo, self.id, {"output": output.body(batch)})
@@ -265,7 +267,13 @@ def _publish(
             trial,
         )
         return f"superseded while grading by {latest.head_sha[:12]}"
-    output = trial_output(trial, check.mode, broken_anchor=ctx.broken_anchor(ctx.store, ctx.specs))
+    output = trial_output(
+        trial,
+        check.mode,
+        broken_anchor=ctx.broken_anchor(ctx.store, ctx.specs),
+        app_slug=ctx.app_slug,
+        details_url=trial_url(ctx, trial.id),
+    )
     check.complete(output, trial)
     return f"{output.conclusion.value}: {output.title}"
 

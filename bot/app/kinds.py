@@ -7,6 +7,8 @@ from bot.jobs.kinds import JobKind
 __all__ = ["APP_KINDS", "COMMAND", "GRADE", "TRACK_MERGE"]
 
 GRADE = JobKind("grade")  # grade a PR head and publish its check run
-COMMAND = JobKind("command")  # slash commands in one PR comment
+# Slash commands in one PR comment: leased after grade jobs, announced on a broker queue of
+# their own, so a flood of comments never stands between a PR and its check run.
+COMMAND = JobKind("command", priority=1, queue="comments")
 TRACK_MERGE = JobKind("track-merge")  # hand a merged agent PR to survival mining
 APP_KINDS = (GRADE, COMMAND, TRACK_MERGE)

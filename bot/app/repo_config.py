@@ -37,6 +37,7 @@ __all__ = [
     "RecipeRule",
     "RepoConfig",
     "RepoConfigError",
+    "config_problems",
     "parse_repo_config",
 ]
 
@@ -146,26 +147,76 @@ def _schema_problems(data: Any) -> list[str]:
     return problems
 
 
-def _spec_problems(config: RepoConfig, specs: SpecSet) -> list[str]:
+def _items(data: Mapping[str, Any], key: str) -> list[tuple[int, Mapping[str, Any]]]:
+    """The entries of list ``key`` that are mappings, with their index: what the spec
+    checks can read even when the schema found problems elsewhere in the file."""
+    entries = data.get(key)
+    if not isinstance(entries, list):
+        return []
+    return [(i, entry) for i, entry in enumerate(entries) if isinstance(entry, Mapping)]
+
+
+def _model_problems(data: Mapping[str, Any], specs: SpecSet) -> list[str]:
     problems = []
-    for index, agent in enumerate(config.agents):
-        if agent.model not in specs.models:
+    for index, agent in _items(data, "agents"):
+        model = agent.get("model")
+        if isinstance(model, str) and model not in specs.models:
             problems.append(
-                f"agents[{index}].model: {agent.model!r} is not a known model "
+                f"agents[{index}].model: {model!r} is not a known model "
                 f"(known: {', '.join(sorted(specs.models))})"
             )
-    for index, rule in enumerate(config.recipes):
-        if rule.recipe not in specs.recipes:
+    return problems
+
+
+def _recipe_problems(data: Mapping[str, Any], specs: SpecSet) -> list[str]:
+    problems = []
+    for index, rule in _items(data, "recipes"):
+        recipe = rule.get("recipe")
+        if not isinstance(recipe, str):
+            continue  # the schema has said so
+        if recipe not in specs.recipes:
             known = ", ".join(sorted(specs.recipes))
-            problems.append(
-                f"recipes[{index}].recipe: unknown recipe {rule.recipe!r} (known: {known})"
-            )
+            problems.append(f"recipes[{index}].recipe: unknown recipe {recipe!r} (known: {known})")
             continue
-        schema = specs.recipes[rule.recipe].params_schema
-        for error in jsonschema.Draft202012Validator(schema).iter_errors(dict(rule.params)):
+        params = rule.get("params") or {}
+        if not isinstance(params, Mapping):
+            continue
+        schema = specs.recipes[recipe].params_schema
+        for error in jsonschema.Draft202012Validator(schema).iter_errors(dict(params)):
             inner = f".{_where(error)}" if error.path else ""
             problems.append(f"recipes[{index}].params{inner}: {error.message}")
     return problems
+
+
+def _spec_problems(data: Any, specs: SpecSet) -> list[str]:
+    """Problems against the specs (models, recipes, recipe params), read from the raw data."""
+    if not isinstance(data, Mapping):
+        return []
+    return [*_model_problems(data, specs), *_recipe_problems(data, specs)]
+
+
+def _checked(text: str, specs: SpecSet) -> tuple[Any, list[str]]:
+    """The file's data and every problem in it, schema and specs together, in one pass."""
+    try:
+        data = load_untrusted_yaml(text, name=CONFIG_PATH)
+    except SpecError as exc:
+        return None, [exc.expected]
+    if data is None:
+        return None, []
+    problems = [*_schema_problems(data), *_spec_problems(data, specs)]
+    return data, sorted(problems, key=_place)
+
+
+def _place(problem: str) -> tuple[bool, str]:
+    """Problems in the order of the file: the top level first, then by key and index."""
+    where = problem.split(":", 1)[0]
+    return where != "(top level)", where
+
+
+def config_problems(text: str, specs: SpecSet) -> list[str]:
+    """Every problem of a configuration file's text (empty: the file is usable), as the
+    App finds them: ``migration-evals config check`` runs this."""
+    return _checked(text, specs)[1]
 
 
 def _build(data: Mapping[str, Any]) -> RepoConfig:
@@ -190,17 +241,7 @@ def parse_repo_config(text: str | None, specs: SpecSet) -> RepoConfig:
     """The configuration from the file's text (None: no file, nothing is an agent)."""
     if text is None:
         return RepoConfig()
-    try:
-        data = load_untrusted_yaml(text, name=CONFIG_PATH)
-    except SpecError as exc:
-        raise RepoConfigError([exc.expected]) from exc
-    if data is None:
-        return RepoConfig()
-    problems = _schema_problems(data)
+    data, problems = _checked(text, specs)
     if problems:
         raise RepoConfigError(problems)
-    config = _build(data)
-    problems = _spec_problems(config, specs)
-    if problems:
-        raise RepoConfigError(problems)
-    return config
+    return RepoConfig() if data is None else _build(data)

@@ -23,6 +23,7 @@ from bot.app.kinds import APP_KINDS, COMMAND, GRADE, TRACK_MERGE
 from bot.app.records import CheckRecords
 from bot.app.scheduler import SingleScheduler
 from bot.app.slash import CommandTask, run_commands
+from bot.app.trial_page import TrialPages
 from bot.app.web import create_app
 from bot.grading import Grading
 from bot.jobs.dispatch import CeleryDispatcher, Dispatcher, announcer, make_celery
@@ -155,6 +156,7 @@ def build_context(
         grading=Grading.of(settings, store, specs),
         app_slug=gh.app_slug,
         app_id=gh.app_id,
+        public_url=gh.public_url,
         clock=clock,
     )
 
@@ -239,6 +241,7 @@ def build_service(
         app_id=gh.app_id,
         healthy=queue.ping,
         about=about,
+        trial_page=TrialPages(store, ctx.specs),
     )
     service = BotService(
         settings, store, queue, ctx, github, workers, app, about=about, dispatcher=dispatcher

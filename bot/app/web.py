@@ -1,4 +1,4 @@
-"""The Flask app factory: ``POST /webhook`` and ``GET /healthz``.
+"""The Flask app factory: ``POST /webhook``, ``GET /healthz`` and ``GET /trials/<id>``.
 
 The webhook answers fast and grades nothing: it checks the signature over the raw body
 before parsing anything, routes the event, writes the delivery and its jobs in one
@@ -7,6 +7,7 @@ transaction and answers 202. Statuses: 401 bad or missing signature (nothing wri
 not handle, 202 accepted (also for a repeated delivery, which creates nothing new), 503
 when the database cannot take the delivery (GitHub shows it failed; redeliver later).
 ``/healthz`` also says the grading mode (live or replay) and the adapters in use.
+``/trials/<id>`` is a trial's page (``bot.app.trial_page``), the check runs' details link.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from flask import Flask, Response, jsonify, request
 
 from bot.app.events import Routing, route
 from bot.app.signature import signature_ok
+from bot.app.trial_page import PAGE_HEADERS, TrialPage
 from bot.jobs.queue import JobQueue
 from core.errors import StoreError
 
@@ -85,6 +87,7 @@ def create_app(
     app_id: int | None = None,
     healthy: Callable[[], bool] | None = None,
     about: Mapping[str, Any] | None = None,
+    trial_page: TrialPage | None = None,
 ) -> Flask:
     """The WSGI app; everything it needs is passed in (nothing is read from the environment)."""
     app = Flask("migration_evals")
@@ -121,5 +124,12 @@ def create_app(
     def healthz() -> tuple[Response, int]:
         ok = healthy() if healthy is not None else True
         return _reply(200 if ok else 503, ok=ok, **(about or {}))
+
+    @app.get("/trials/<trial_id>")
+    def trial(trial_id: str) -> Response:
+        page = trial_page(trial_id) if trial_page is not None and len(trial_id) <= 128 else None
+        if page is None:
+            return Response("no such trial\n", 404, mimetype="text/plain", headers=PAGE_HEADERS)
+        return Response(page, 200, mimetype="text/html", headers=PAGE_HEADERS)
 
     return app

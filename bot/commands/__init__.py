@@ -65,6 +65,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "bot.commands.show",
         "show one trial's evidence: every tier's envelope, output tails, judge answers, stamps",
     ),
+    "config": (
+        "bot.commands.config",
+        "check a repository's .github/migration-evals.yml as the GitHub App reads it",
+    ),
     "report": (
         "bot.commands.report",
         "write the evaluation report (HTML, Markdown, JSON and plots) into a folder",

@@ -3,8 +3,8 @@
 The job system knows no kind of its own: the App defines its kinds (grading a pull
 request, slash commands, merge tracking), the executor its trial jobs, and whoever
 composes a queue hands it a ``KindRegistry`` of the kinds it may meet. A kind says how
-its jobs are leased (``exclusive``: one job of a subject at a time) and on which broker
-queue they are announced.
+its jobs are leased (``exclusive``: one job of a subject at a time), which kinds go first
+(``priority``) and on which broker queue they are announced.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ class JobKind:
     name: str
     exclusive: bool = True  # jobs of one subject never run at once
     queue: str = "bot"  # the broker queue's suffix
+    # Lower is leased first: a kind whose jobs may wait (replies to comments) must not
+    # hold up one whose results people wait for (check runs).
+    priority: int = 0
 
     def __str__(self) -> str:
         return self.name
@@ -49,6 +52,10 @@ class KindRegistry:
         except KeyError:
             known = ", ".join(sorted(self._kinds)) or "none"
             raise ConfigError(f"unknown job kind {name!r} (known here: {known})") from None
+
+    def priorities(self) -> dict[str, int]:
+        """Each kind's priority by name, for the kinds whose priority is not the default."""
+        return {kind.name: kind.priority for kind in self._kinds.values() if kind.priority}
 
     def free(self) -> list[JobKind]:
         """The kinds whose jobs are leased without waiting for others of their subject."""

@@ -358,9 +358,16 @@ class JobQueue:
             if kinds is not None:
                 query = query.where(jobs.kind.in_([kind.name for kind in kinds]))
             row = conn.execute(
-                query.order_by(jobs.id).limit(1).with_for_update(skip_locked=True)
+                query.order_by(*self._lease_order()).limit(1).with_for_update(skip_locked=True)
             ).first()
             return None if row is None else self._take(conn, row, worker, now)
+
+    def _lease_order(self) -> list[sa.ColumnElement[Any]]:
+        """Oldest first, within each kind's priority (lower first)."""
+        ranks = self.kinds.priorities()
+        if not ranks:
+            return [jobs_table.c.id]
+        return [sa.case(ranks, value=jobs_table.c.kind, else_=0), jobs_table.c.id]
 
     def lease_by_id(
         self, job_id: int, worker: str, *, kinds: Sequence[JobKind] | None = None

@@ -90,7 +90,10 @@ def _prefixed(report: TestReport, label: str | None) -> TestReport:
     disagreements = tuple(
         Disagreement(d.kind, f"{label}: {d.message}") for d in report.disagreements
     )
-    return TestReport(scope(report.results), problems, scope(report.suites), disagreements)
+    messages = {f"{label}: {name}": text for name, text in report.messages.items()}
+    return TestReport(
+        scope(report.results), problems, scope(report.suites), disagreements, messages
+    )
 
 
 def merge_reports(reports: Sequence[TestReport]) -> TestReport:
@@ -98,12 +101,14 @@ def merge_reports(reports: Sequence[TestReport]) -> TestReport:
     suites: dict[str, TestStatus] = {}
     problems: list[str] = []
     disagreements: list[Disagreement] = []
+    messages: dict[str, str] = {}
     for report in reports:
         results.update(report.results)
         suites.update(report.suites)
+        messages.update(report.messages)
         problems += report.problems
         disagreements += report.disagreements
-    return TestReport(results, tuple(problems), suites, tuple(disagreements))
+    return TestReport(results, tuple(problems), suites, tuple(disagreements), messages)
 
 
 @dataclass

@@ -60,6 +60,29 @@ def test_an_unreadable_report_is_a_problem_not_a_pass() -> None:
     assert grade_tests(report, TestReport()).verdict is Verdict.ERROR
 
 
+def test_a_failing_tests_message_is_kept_as_evidence_not_graded() -> None:
+    """The assertion text (Surefire's message, what a Go test printed) names the failure."""
+    surefire = parse_surefire({"TEST-x.CalcTest.xml": SUREFIRE})
+    assert surefire.messages == {"x.CalcTest#divides": "expected 2"}
+    events = "\n".join(
+        [
+            '{"Action":"run","Package":"m","Test":"TestGet"}',
+            '{"Action":"output","Package":"m","Test":"TestGet","Output":"=== RUN   TestGet\\n"}',
+            '{"Action":"output","Package":"m","Test":"TestGet",'
+            '"Output":"    kv_test.go:12: got 3, want 4\\n"}',
+            '{"Action":"output","Package":"m","Test":"TestGet","Output":"--- FAIL: TestGet\\n"}',
+            '{"Action":"fail","Package":"m","Test":"TestGet"}',
+        ]
+    )
+    go = parse_go_test_json(events)
+    assert go.messages == {"m.TestGet": "kv_test.go:12: got 3, want 4"}
+    grade = grade_tests(TestReport({"m.TestGet": P}), go)
+    assert grade.verdict is Verdict.FAIL
+    assert [e.message for e in grade.evidence] == [
+        "no longer passes: m.TestGet: kv_test.go:12: got 3, want 4"
+    ]
+
+
 def test_go_json_events_ignore_printed_text() -> None:
     report = parse_go_test_json(GO_EVENTS)
     assert report.results == {"m/kv.TestPut": P, "m/kv.TestGet": F}

@@ -22,6 +22,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask.testing import FlaskClient
+from markdown_it import MarkdownIt
 
 from bot.app.github import ClientPolicy, GitHubApp
 from bot.app.service import BotService, build_service
@@ -50,6 +51,15 @@ recipes:
   - recipe: java8-to-17
     label: bug
 """
+
+
+# CommonMark with GFM tables and strikethrough: how GitHub renders check runs and comments.
+_GITHUB_MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def render_markdown(text: str) -> str:
+    """``text`` as GitHub would show it (HTML), to compare with what a reader should see."""
+    return _GITHUB_MARKDOWN.render(text)
 
 
 @pytest.fixture(scope="session")
@@ -159,6 +169,8 @@ def make_harness(
         dispatcher: FakeDispatcher | None = None,
         anchored: bool = True,
         clock: Callable[[], float] = time.time,
+        app_slug: str = "migration-evals",
+        public_url: str | None = None,
     ) -> Harness:
         key_path, public = app_key
         fake = FakeGitHub(app_id=APP_ID, public_key=public, token_ttl_s=token_ttl_s)
@@ -179,6 +191,8 @@ def make_harness(
                 api_url=url,
                 workers=0,
                 scheduler=False,
+                app_slug=app_slug,
+                public_url=public_url,
             ),
             scale=ScaleSettings(executor=Executor.CELERY if dispatcher else Executor.EMBEDDED),
         )

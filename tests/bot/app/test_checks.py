@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import pytest
@@ -9,17 +10,21 @@ import pytest
 from bot.app.checks import (
     ANNOTATION_BATCH,
     MAX_TEXT,
+    TITLE_LIMIT,
+    Action,
     Conclusion,
     Mode,
     actions,
     annotation_batches,
     cut,
+    short_title,
     trial_output,
 )
 from bot.app.pulls import filter_diff
 from bot.app.repo_config import RepoConfigError, parse_repo_config
 from core.model import Changeset, Envelope, Evidence, FabricatedMark, Stamps, Tier, Trial, Verdict
 from core.specs import SpecSet
+from tests.bot.app.conftest import render_markdown
 
 STAMPS = Stamps("a" * 64, "b" * 64, "c" * 64)
 
@@ -57,13 +62,113 @@ def test_fabricated_results_are_neutral_with_a_visible_warning() -> None:
 
 def test_a_broken_anchor_is_neutral_and_shown() -> None:
     output = trial_output(_trial(Verdict.PASS), Mode.STANDARD, broken_anchor="phi 0.1 < 0.3")
-    assert output.conclusion is Conclusion.NEUTRAL and "phi 0.1 < 0.3" in output.summary
+    assert output.conclusion is Conclusion.NEUTRAL
+    assert "phi 0.1 &lt; 0.3" in render_markdown(output.summary)
 
 
-def test_actions_fit_githubs_limits() -> None:
+def test_actions_fit_githubs_limits_and_leave_re_running_to_github() -> None:
     for action in actions():
         assert len(action["label"]) <= 20 and len(action["identifier"]) <= 20
         assert len(action["description"]) <= 40
+    assert [a["identifier"] for a in actions()] == [Action.STRICT]
+
+
+def _compile_failure() -> Trial:
+    changeset = Changeset(
+        "o/r/pull/1@abc", "repo", "0" * 40, "", "java8-to-17", "gpt-5", date(2020, 1, 1)
+    )
+    applied = Envelope("t1", changeset.id, Tier.APPLY, Verdict.PASS, 0.001, 0.0, 0.1, STAMPS, "ok")
+    errors = (
+        Evidence("cannot find symbol <T> `x` | y", "src/A.java", 3, 5),
+        Evidence("';' expected", "src/B.java", 9),
+    )
+    compiled = Envelope(
+        "t1", changeset.id, Tier.COMPILE, Verdict.FAIL, 0.01, 0.002, 12.5, STAMPS,
+        "javac reported 2 errors", errors,
+    )  # fmt: skip
+    return Trial("t1", "r", changeset, (applied, compiled))
+
+
+_EXPECTED_HTML = """\
+<blockquote>
+<p>⚠️ <strong>This eval is broken:</strong> phi 0.1 &lt; floor 0.3. The conclusion is neutral.</p>
+</blockquote>
+<p><strong>fail</strong> for <code>java8-to-17</code> by <code>gpt-5</code> (standard judging), \
+trial <code>t1</code>.</p>
+<table>
+<thead>
+<tr>
+<th>tier</th>
+<th>verdict</th>
+<th style="text-align:right">cost (list)</th>
+<th style="text-align:right">cost (actual)</th>
+<th style="text-align:right">duration</th>
+<th style="text-align:center">cached</th>
+</tr>
+</thead>
+<tbody>
+<tr>
+<td>apply</td>
+<td>pass</td>
+<td style="text-align:right">$0.0010</td>
+<td style="text-align:right">$0.0000</td>
+<td style="text-align:right">0.10s</td>
+<td style="text-align:center"></td>
+</tr>
+<tr>
+<td>compile</td>
+<td>fail</td>
+<td style="text-align:right">$0.0100</td>
+<td style="text-align:right">$0.0020</td>
+<td style="text-align:right">12.50s</td>
+<td style="text-align:center"></td>
+</tr>
+</tbody>
+</table>
+<ul>
+<li><strong>Total cost:</strong> $0.0110 list, $0.0020 actual</li>
+<li><strong>Stamps:</strong> oracle <code>aaaaaaaaaaaa</code>, recipe <code>bbbbbbbbbbbb</code>, \
+hypotheses <code>cccccccccccc</code></li>
+</ul>
+<h3>Stopped at compile: fail</h3>
+<p>javac reported 2 errors</p>
+<pre><code class="language-text">src/A.java:3:5: cannot find symbol &lt;T&gt; `x` | y
+src/B.java:9: ';' expected
+</code></pre>
+<hr />
+"""
+
+
+def test_the_summary_renders_as_github_shows_it() -> None:
+    """Banner, verdict, table, costs and the compiler's first errors, each its own block."""
+    output = trial_output(
+        _compile_failure(), Mode.STANDARD, broken_anchor="phi 0.1 < floor 0.3", app_slug="me-bot"
+    )
+    html = render_markdown(output.summary)
+    body, commands = html.split("<hr />\n")
+    assert body + "<hr />\n" == _EXPECTED_HTML
+    assert "<li><code>/migration-evals rerun</code>: grade the PR" in commands
+    assert "<code>@me-bot &lt;command&gt;</code> works too" in commands
+    assert output.title == "fail at compile: javac reported 2 errors"
+
+
+def test_candidate_text_renders_inert() -> None:
+    """Markup in a reason (from the candidate's build) shows as written, in text and summary."""
+    trial = _trial(Verdict.FAIL, evidence=1)
+    hostile = "<img src=x onerror=alert(1)> [link](http://x) | **bold**"
+    trial = Trial("t", "r", trial.changeset, (replace(trial.envelopes[0], reason=hostile),))
+    output = trial_output(trial, Mode.STANDARD)
+    for html in (render_markdown(output.summary), render_markdown(output.text)):
+        assert "<img" not in html and "<a " not in html and "<strong>bold" not in html
+        assert "&lt;img src=x onerror=alert(1)&gt; [link](http://x) | **bold**" in html
+
+
+def test_titles_are_cut_after_a_word() -> None:
+    long = "javac reported " + "unresolvable-symbol " * 10
+    title = short_title(f"fail at compile: {long}")
+    assert len(title) <= TITLE_LIMIT and title.endswith("unresolvable-symbol…")
+    assert short_title("x" * 200).endswith("…") and len(short_title("x" * 200)) == TITLE_LIMIT
+    assert short_title("one\nline  only") == "one line only"
 
 
 def test_repo_config_errors_are_all_listed(specs: SpecSet) -> None:

@@ -45,7 +45,28 @@ def test_pr_opened_gives_one_check_run_in_progress_then_success(harness: Harness
     assert len(create) == 1 and create[0].body["status"] == "in_progress"
     assert run["status"] == "completed" and run["conclusion"] == "success", run["output"]
     assert "| apply | pass" in run["output"]["summary"]
-    assert [a["identifier"] for a in run["actions"]] == ["rerun", "strict"]
+    assert [a["identifier"] for a in run["actions"]] == ["strict"]  # Re-run is GitHub's own
+    assert "details_url" not in run  # the App was given no public URL
+
+
+def test_the_details_link_opens_the_trials_page_on_the_app(
+    make_harness: Callable[..., Harness],
+) -> None:
+    harness = make_harness(public_url="https://evals.example.com")
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    harness.drain()
+    [run] = harness.github.check_runs
+    [record] = harness.service.ctx.records.for_pull(REPO, 2)
+    assert record.trial_id and harness.github.schema_errors == []
+    assert run["details_url"] == f"https://evals.example.com/trials/{record.trial_id}"
+    page = harness.client.get(f"/trials/{record.trial_id}")
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    assert page.headers["Content-Security-Policy"].startswith("default-src 'none'")
+    html = page.get_data(as_text=True)
+    assert f"<code>{record.trial_id}</code>" in html and "<td>judge</td><td>pass</td>" in html
+    assert "<script" not in html
+    assert harness.client.get(f"/trials/{record.trial_id[:8]}").status_code == 404
+    assert harness.client.get("/trials/<script>").status_code == 404
 
 
 def test_without_a_gold_anchor_the_check_run_says_the_eval_is_broken(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
 import pytest
 
-from bot.app.github import GitHubError, GitHubUnavailable
+from bot.app.github import GitHubError, GitHubUnavailable, _WriteTurns
 from core.ports import PullRequestInfo
 from tests.bot.app.conftest import INSTALLATION, REPO, Harness, raw, with_head
 from tests.fakes import FakeTimer
@@ -135,3 +136,23 @@ def test_writes_to_one_installation_are_paced(harness: Harness) -> None:
     client.comment(REPO, 2, "one")
     client.comment(REPO, 2, "two")
     assert len(harness.sleeps) == 1 and 9.0 < harness.sleeps[0] <= 10.0
+
+
+def test_a_waiting_check_run_write_goes_before_waiting_comments() -> None:
+    turns = _WriteTurns()
+    order: list[str] = []
+
+    def write(name: str, urgent: bool) -> None:
+        with turns.turn(urgent=urgent):
+            order.append(name)
+
+    with turns.turn(urgent=False):  # a reply being written
+        reply = threading.Thread(target=write, args=("reaction", False))
+        reply.start()
+        check = threading.Thread(target=write, args=("check run", True))
+        check.start()
+        while turns.waiting_urgent() == 0:  # the check run is queued behind the reply
+            time.sleep(0.001)
+    check.join()
+    reply.join()
+    assert order == ["check run", "reaction"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.kinds import GRADE
+from bot.app.kinds import COMMAND, GRADE
 from bot.executor.trials import TRIAL
 from bot.jobs.kinds import JobKind
 from bot.jobs.queue import JobQueue, JobState, NewJob
@@ -200,3 +200,12 @@ def test_waiting_jobs_are_announced_again_only_when_their_queue_ran_dry(
     assert leased is not None
     clock.now += 11  # its worker died: due whatever the queue holds
     assert queue.due_for_dispatch(redispatch_s=60, starved=[]) == [(waiting, GRADE)]
+
+
+def test_a_kinds_priority_comes_before_age(queue: JobQueue) -> None:
+    """Replies to comments (priority 1) wait for grade jobs however many came first."""
+    for n in range(3):
+        queue.enqueue(NewJob(COMMAND, f"c{n}", f"o/r#{n}/comments", {}))
+    queue.enqueue(job("grade", subject="o/r#9"))
+    leased = [queue.lease("w") for _ in range(4)]
+    assert [j.key for j in leased if j is not None] == ["grade", "c0", "c1", "c2"]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from bot.app.kinds import GRADE
+from bot.app.kinds import COMMAND, GRADE
 from bot.executor.trials import TRIAL
 from bot.jobs.queue import JobQueue, JobState, NewJob
 from core.store import Store
@@ -76,3 +76,12 @@ def test_one_scheduler_among_processes(postgres_url: str) -> None:
     _queue(postgres_url).store.close()  # the schema exists before the race on the lease
     held = _in_processes(_hold, [(postgres_url, f"host:{i}") for i in range(4)])
     assert sorted(held) == [False, False, False, True]
+
+
+def test_grade_jobs_are_leased_before_older_command_jobs(postgres_url: str) -> None:
+    queue = _queue(postgres_url)
+    queue.enqueue(NewJob(COMMAND, "prio:c", "prio#1/comments", {}))
+    queue.enqueue(NewJob(GRADE, "prio:g", "prio#1", {}))
+    first = queue.lease("w")
+    assert first is not None and first.key == "prio:g"
+    queue.store.close()
