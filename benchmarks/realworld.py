@@ -26,7 +26,7 @@ and times per case) and totals; the last line is one JSON object with the figure
 
 Cause classes: ``pass``; ``candidate-fail`` (the grader blames the patch; when the reason
 reads like infrastructure the likely cause is shown beside it); ``inconclusive``;
-``infra:<cause>`` for infrastructure errors (registry, toolchain, build-root,
+``infra:<cause>`` for infrastructure errors (output-limit, registry, toolchain, build-root,
 base-does-not-build, not-supported, image-missing, engine, timeout, other); ``missing``
 (mirror or commit not found: reported, never a crash); ``runner-error`` (the command line
 produced no readable result).
@@ -72,6 +72,7 @@ REASON_WIDTH = 70
 _CAUSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in (
+        ("output-limit", r"exceeded the output limit"),
         (
             "base-does-not-build",
             r"base commit does not build|baseline (cannot|could not|did not|failed)|"
