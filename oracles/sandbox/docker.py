@@ -226,11 +226,10 @@ class DockerSandbox:
             removed = 0
             for container in containers:
                 if _stale(container.labels, now, host, alive):
-                    container.remove(force=True, v=True)
-                    removed += 1
+                    removed += _removed_by_us(container.remove, force=True, v=True)
             for volume in self.client.volumes.list(filters={"label": SANDBOX_LABEL}):
                 if _stale(volume.attrs.get("Labels") or {}, now, host, alive):
-                    volume.remove(force=True)
+                    _removed_by_us(volume.remove, force=True)
         except _ENGINE_ERRORS as exc:
             raise SandboxError(f"cannot clean up old sandbox containers: {exc}") from exc
         if removed:
@@ -797,6 +796,18 @@ class DockerSandbox:
             timeout=timeout_s + _GRACE_S,
         )
         return _read_build(stream, output)
+
+
+def _removed_by_us(remove: Callable[..., Any], **options: bool) -> int:
+    """Remove a leftover; 0 when another harness starting at the same time got there
+    first (it is gone, or its removal is under way: 404 or 409), 1 when we did."""
+    try:
+        remove(**options)
+    except docker.errors.APIError as exc:
+        if exc.status_code in (404, 409):
+            return 0
+        raise
+    return 1
 
 
 def _freeze(container: Any) -> bool:
