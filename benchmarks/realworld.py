@@ -26,7 +26,7 @@ and times per case) and totals; the last line is one JSON object with the figure
 
 Cause classes: ``pass``; ``candidate-fail`` (the grader blames the patch; when the reason
 reads like infrastructure the likely cause is shown beside it); ``inconclusive``;
-``infra:<cause>`` for infrastructure errors (registry, toolchain, build-root,
+``infra:<cause>`` for infrastructure errors (output-limit, registry, toolchain, build-root,
 base-does-not-build, not-supported, image-missing, engine, timeout, other); ``missing``
 (mirror or commit not found: reported, never a crash); ``runner-error`` (the command line
 produced no readable result).
@@ -72,6 +72,7 @@ REASON_WIDTH = 70
 _CAUSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in (
+        ("output-limit", r"exceeded the output limit"),
         (
             "base-does-not-build",
             r"base commit does not build|baseline (cannot|could not|did not|failed)|"
@@ -368,6 +369,7 @@ class Graded:
     problem: str | None = None
     evidence: dict[str, list[str]] = field(default_factory=dict)
     durations: dict[str, float] = field(default_factory=dict)
+    load: float | None = None  # one-minute load average as it started
 
 
 def grade(prepared: Prepared, workdir: Path, cache: Path, timeout: float) -> Graded:
@@ -615,6 +617,7 @@ class Bare:
     seconds: float | None = None
     ok: bool = False
     note: str = ""
+    load: float | None = None  # one-minute load average as it started
 
 
 def bare_build(
@@ -771,25 +774,15 @@ def run(args: argparse.Namespace) -> list[Row]:
             f"{len(ready)} of {len(rows)} case(s) ready; passes: {', '.join(passes)}; "
             f"cache {cache}; jobs {args.jobs}"
         )
-        for name in passes:
-            _grade_pass(name, ready, scratch, cache, args)
-        if not args.no_bare:
-            bare_caches = cache / BARE_DIR
-            for index, row in enumerate(ready, start=1):
-                _progress(f"bare [{index}/{len(ready)}] {row.case.id} ...")
-                work = scratch / "bare" / _safe(row.case.id)
-                work.mkdir(parents=True, exist_ok=True)
-                try:
-                    row.bare = bare_build(
-                        row.prepared, work, bare_caches, args.timeout, args.bare_goal
-                    )
-                except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
-                    row.bare = Bare(note=f"bare build could not run: {exc}")
-                shown = f"{row.bare.seconds:.1f} s" if row.bare.seconds is not None else "-"
-                _progress(
-                    f"bare [{index}/{len(ready)}] {row.case.id}: {shown}"
-                    f"{' (' + row.bare.note + ')' if row.bare.note else ''}"
-                )
+        if "cold" in passes:
+            _grade_pass("cold", ready, scratch, cache, args)
+        # The machine may be shared: each case's warm re-grade and its bare build run back
+        # to back, so both meet the same load (recorded beside them).
+        for index, row in enumerate(ready, start=1):
+            if "warm" in passes:
+                _grade_pass("warm", [row], scratch, cache, args, index=index, total=len(ready))
+            if not args.no_bare:
+                _bare_one(row, index, len(ready), scratch, cache, args=args)
         return rows
     finally:
         if args.keep:
@@ -798,16 +791,51 @@ def run(args: argparse.Namespace) -> list[Row]:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _grade_pass(
-    name: str, rows: list[Row], scratch: Path, cache: Path, args: argparse.Namespace
+def _bare_one(
+    row: Row, index: int, total: int, scratch: Path, cache: Path, *, args: argparse.Namespace
 ) -> None:
-    total = len(rows)
+    _progress(f"bare [{index}/{total}] {row.case.id} ...")
+    work = scratch / "bare" / _safe(row.case.id)
+    work.mkdir(parents=True, exist_ok=True)
+    load = _load()
+    try:
+        row.bare = bare_build(row.prepared, work, cache / BARE_DIR, args.timeout, args.bare_goal)
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+        row.bare = Bare(note=f"bare build could not run: {exc}")
+    row.bare.load = load
+    shown = f"{row.bare.seconds:.1f} s" if row.bare.seconds is not None else "-"
+    _progress(
+        f"bare [{index}/{total}] {row.case.id}: {shown}"
+        f"{' (' + row.bare.note + ')' if row.bare.note else ''}"
+    )
+
+
+def _load() -> float | None:
+    """The one-minute load average as a timing starts (the machine may be shared)."""
+    with contextlib.suppress(OSError, AttributeError):
+        return round(os.getloadavg()[0], 2)
+    return None
+
+
+def _grade_pass(
+    name: str,
+    rows: list[Row],
+    scratch: Path,
+    cache: Path,
+    args: argparse.Namespace,
+    *,
+    index: int | None = None,
+    total: int | None = None,
+) -> None:
+    total = total or len(rows)
 
     def one(indexed: tuple[int, Row]) -> None:
         index, row = indexed
         _progress(f"{name} [{index}/{total}] {row.case.id} ...")
         work = scratch / name / _safe(row.case.id)
+        load = _load()
         graded = grade(row.prepared, work, cache, args.timeout)
+        graded.load = load
         row.passes[name] = graded
         verdict = read_verdict(graded)
         hint = f" ~{verdict.hint}" if verdict.hint else ""
@@ -818,8 +846,9 @@ def _grade_pass(
 
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        list(pool.map(one, enumerate(rows, start=1)))
-    _progress(f"{name} pass done in {time.perf_counter() - started:.1f} s")
+        list(pool.map(one, enumerate(rows, start=index or 1)))
+    if index is None:
+        _progress(f"{name} pass done in {time.perf_counter() - started:.1f} s")
 
 
 # ---------------------------------------------------------------------------- report
@@ -840,6 +869,26 @@ def _fmt_ratio(value: float | None) -> str:
 
 def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
+
+
+def _load_range(values: Iterable[float | None]) -> dict[str, float] | None:
+    """The lowest, mean and highest one-minute load average of a set of timings."""
+    known = [v for v in values if v is not None]
+    if not known:
+        return None
+    return {"min": min(known), "mean": round(sum(known) / len(known), 2), "max": max(known)}
+
+
+def _load_line(summary: dict[str, Any]) -> str:
+    load = summary.get("load_average") or {}
+    parts = [
+        f"{name} {found['min']:.1f}-{found['max']:.1f} (mean {found['mean']:.1f})"
+        for name in ("warm", "bare")
+        if (found := load.get(name))
+    ]
+    shown = "; ".join(parts) or "not recorded"
+    cores = load.get("cores")
+    return f"- one-minute load average as each timing started, on {cores} cores: {shown}"
 
 
 def summarise(rows: list[Row], commit: str) -> dict[str, Any]:
@@ -913,6 +962,11 @@ def summarise(rows: list[Row], commit: str) -> dict[str, Any]:
         "warm_over_bare": round(warm_sum / bare_sum, 2) if bare_sum else None,
         "reached_tests_with_bare": len(full),
         "warm_over_bare_reached_tests": round(full_warm / full_bare, 2) if full_bare else None,
+        "load_average": {
+            "warm": _load_range(r.passes["warm"].load for r in with_both),
+            "bare": _load_range(r.bare.load for r in with_both),
+            "cores": os.cpu_count(),
+        },
         "per_case": {
             r.case.id: {
                 "tier": verdicts[r.case.id].reached,
@@ -1069,6 +1123,7 @@ def markdown(rows: list[Row], summary: dict[str, Any]) -> str:
         f"{summary['reached_tests_with_bare']} case(s) whose grade ran the suite (tier 3): "
         f"{_fmt_ratio(summary['warm_over_bare_reached_tests'])}; "
         f"wall {_seconds(seconds.get('wall'))} s",
+        _load_line(summary),
         "",
     ]
     return "\n".join(lines)
@@ -1139,10 +1194,16 @@ def raw_rows(rows: list[Row]) -> dict[str, Any]:
                     "problem": graded.problem,
                     "evidence": graded.evidence,
                     "durations": graded.durations,
+                    "load": graded.load,
                 }
                 for name, graded in row.passes.items()
             },
-            "bare": {"seconds": row.bare.seconds, "ok": row.bare.ok, "note": row.bare.note},
+            "bare": {
+                "seconds": row.bare.seconds,
+                "ok": row.bare.ok,
+                "note": row.bare.note,
+                "load": row.bare.load,
+            },
         }
         for row in rows
     }
@@ -1165,9 +1226,12 @@ def rescored_rows(path: Path, cases: list[Case]) -> tuple[list[Row], dict[str, A
                 problem=graded.get("problem"),
                 evidence=graded.get("evidence") or {},
                 durations=graded.get("durations") or {},
+                load=graded.get("load"),
             )
         bare = data.get("bare") or {}
-        row.bare = Bare(bare.get("seconds"), bool(bare.get("ok")), bare.get("note") or "")
+        row.bare = Bare(
+            bare.get("seconds"), bool(bare.get("ok")), bare.get("note") or "", bare.get("load")
+        )
         rows.append(row)
     return rows, earlier
 

@@ -20,6 +20,7 @@ from core.model import Changeset, FabricatedMark, iso_date
 __all__ = [
     "DEPENDENCY_CACHE_DIR",
     "SANDBOX_WORKDIR",
+    "UNLISTED_SPECIAL_ENTRIES",
     "CacheMount",
     "ChangesetProvider",
     "GitHubClient",
@@ -189,6 +190,11 @@ class SandboxRequest:
         return dict(self.pinned).get(self.image, self.image)
 
 
+# The last of a result's ``special_entries`` when there were more than a sandbox lists by
+# name: what is not listed cannot be compared with a base run's, so nothing excuses it.
+UNLISTED_SPECIAL_ENTRIES = "only files, folders and links in the workspace (more than it lists)"
+
+
 @dataclass(frozen=True, slots=True)
 class SandboxResult:
     """What a sandboxed command did: exit code, capped output, collected report files.
@@ -196,6 +202,11 @@ class SandboxResult:
     ``file_heads`` maps each inspected file to the hex of its first bytes. ``oom_killed``
     and ``workspace_exceeded`` say which limit stopped the run, beside ``timed_out``;
     ``workspace_limit`` names the workspace limit and its value, where the sandbox knows.
+    ``special_entries`` lists what the run left in its workspace that is neither a regular
+    file, a folder nor a link, or that its user cannot read (each worded as the limit it
+    breaks); when the workspace broke no other limit, ``workspace_limit`` is the first of
+    them. A run of the base commit may leave such entries itself (a suite that tests
+    copying a FIFO): tiers compare the patched run's with the base's.
     """
 
     exit_code: int
@@ -213,6 +224,12 @@ class SandboxResult:
     # Resolution runs: the Java packages in the jars they fetched, read by the harness.
     packages: tuple[str, ...] = ()
     fabricated: tuple[FabricatedMark, ...] = ()
+    special_entries: tuple[str, ...] = ()
+
+    @property
+    def special_entries_only(self) -> bool:
+        """Whether the only workspace limit the run broke is entries of a special kind."""
+        return bool(self.special_entries) and self.workspace_limit == self.special_entries[0]
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -233,6 +250,8 @@ class SandboxResult:
             data["fetches"] = [fetch.to_dict() for fetch in self.fetches]
         if self.packages:
             data["packages"] = list(self.packages)
+        if self.special_entries:
+            data["special_entries"] = list(self.special_entries)
         return data
 
     @classmethod
@@ -251,6 +270,7 @@ class SandboxResult:
             workspace_limit=str(data.get("workspace_limit", "")),
             fetches=tuple(RegistryFetch.from_dict(f) for f in data.get("fetches") or ()),
             packages=tuple(str(name) for name in data.get("packages") or ()),
+            special_entries=tuple(str(entry) for entry in data.get("special_entries") or ()),
         )
 
     @classmethod

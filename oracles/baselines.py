@@ -97,5 +97,7 @@ class BaselineCache:
 
 
 def _cacheable(result: SandboxResult) -> bool:
-    hit_limit = result.timed_out or result.oom_killed or result.workspace_exceeded
+    # Entries of a special kind the base's own run leaves are compared, not a limit hit.
+    exceeded = result.workspace_exceeded and not result.special_entries_only
+    hit_limit = result.timed_out or result.oom_killed or exceeded
     return bool(result.image_id) and not result.fabricated and not hit_limit

@@ -9,12 +9,22 @@ trials are decided here, before any build:
   (registry down, offline and not cached, artifacts the registry does not have): ``error``;
 * the patched tree needs artifacts or modules the registry does not have, and the base
   did not: ``fail``, naming them (a hallucinated version, a misspelt module).
+
+Each tree of a Go module builds the way the Go release its ``go`` directive names built
+it. Before Go 1.16 the go command completed ``go.mod`` and ``go.sum`` as it built
+(``-mod=mod``); since then builds are read-only and stop at a requirement or checksum the
+files lack ("missing go.sum entry"). Modules of that era often lack them (a dependency
+raised a requirement the module never wrote down), so a tree whose ``go.mod`` predates
+1.16 and vendors nothing builds with ``-mod=mod``: the go command fills in what is
+missing from the module cache resolution made (verified against the checksum database),
+in the sandbox's copy only, with no network either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.model import Evidence, FabricatedMark, Tier, Verdict
@@ -30,9 +40,13 @@ from oracles.deps import (
 from oracles.projects import BuildSystem, Project, ProjectSet, find_projects
 from oracles.tiers.base import TierOutcome, TrialContext
 
-__all__ = ["BuildPlan", "Builds", "ProjectBuild", "build_system"]
+__all__ = ["BuildPlan", "Builds", "ProjectBuild", "build_system", "go_build_env"]
 
 _MEMO = "build-plan"
+_GO_DIRECTIVE = re.compile(rb"^go\s+(\d+)\.(\d+)", re.MULTILINE)
+_READ_ONLY_SINCE = (1, 16)  # the first Go release whose builds leave go.mod as it is
+# The image's own GOFLAGS (specs/images/go.Dockerfile), which a request's replaces.
+_IMAGE_GOFLAGS = "-buildvcs=false"
 
 
 def build_system(context: TrialContext) -> BuildSystem | None:
@@ -48,6 +62,9 @@ class ProjectBuild:
     project: Project
     base: Resolution
     patched: Resolution
+    # What each tree's build adds to the recipe step's environment (its own Go's habits).
+    base_env: Mapping[str, str] = field(default_factory=dict)
+    patched_env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +158,12 @@ class Builds:
         if projects.unsupported:
             return BuildPlan(blocked=_error(projects.unsupported))
         builds = []
+        view = context.workspace.view()
         for project in projects.projects:
             base = self._resolve(context, project, patched=False)
             patched = self._resolve(context, project, patched=True)
-            builds.append(ProjectBuild(project, base, patched))
+            envs = [go_build_env(project, view.read_base), go_build_env(project, view.read)]
+            builds.append(ProjectBuild(project, base, patched, *envs))
         return BuildPlan(tuple(builds), _blocked(builds))
 
     def _resolve(self, context: TrialContext, project: Project, *, patched: bool) -> Resolution:
@@ -176,11 +195,30 @@ class Builds:
         return resolution
 
 
+def go_build_env(project: Project, read: Callable[[str], bytes | None]) -> dict[str, str]:
+    """What a Go module's build adds to the environment in one tree (``read`` reads its
+    files): ``-mod=mod`` where its ``go.mod`` predates read-only builds and it vendors
+    nothing (a vendor folder is what such a module builds from instead)."""
+    if project.system is not BuildSystem.GO:
+        return {}
+    folder = f"{project.root}/" if project.root else ""
+    module = read(f"{folder}go.mod")
+    if module is None or read(f"{folder}vendor/modules.txt") is not None:
+        return {}
+    found = _GO_DIRECTIVE.search(module)
+    # No go directive at all: the go command reads that as Go 1.16's predecessors did.
+    release = (int(found[1]), int(found[2])) if found else (1, 11)
+    if release >= _READ_ONLY_SINCE:
+        return {}
+    return {"GOFLAGS": f"{_IMAGE_GOFLAGS} -mod=mod"}
+
+
 def build_request(
     base: SandboxRequest, build: ProjectBuild, *, patched: bool, environment: Mapping[str, str]
 ) -> SandboxRequest:
     """``base`` (a recipe step's request) run in ``build``'s project with its dependencies."""
     resolution = build.patched if patched else build.base
+    environment = {**(build.patched_env if patched else build.base_env), **environment}
     return replace(
         base,
         workdir=build.project.root,

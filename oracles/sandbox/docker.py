@@ -81,7 +81,7 @@ from oracles.sandbox.hardening import (
 from oracles.sandbox.inspection import image_config
 from oracles.sandbox.pulls import ImageSource, pull_by_digest
 from oracles.sandbox.registry import GATE_PORT, GATE_SOCKET, RegistryGate
-from oracles.sandbox.usage import TreeLimits, limit_hit, measure_command
+from oracles.sandbox.usage import TreeLimits, limit_hit, measure_command, special_entries
 
 __all__ = ["DockerSandbox", "default_user"]
 
@@ -125,6 +125,7 @@ class _Finished:
     exit_code: int
     timed_out: bool = False
     workspace_limit: str = ""  # the workspace limit the run broke, named; empty: none
+    special: tuple[str, ...] = ()  # entries of a special kind it left in the workspace
     oom_killed: bool = False
     duration_s: float = 0.0
 
@@ -225,11 +226,10 @@ class DockerSandbox:
             removed = 0
             for container in containers:
                 if _stale(container.labels, now, host, alive):
-                    container.remove(force=True, v=True)
-                    removed += 1
+                    removed += _removed_by_us(container.remove, force=True, v=True)
             for volume in self.client.volumes.list(filters={"label": SANDBOX_LABEL}):
                 if _stale(volume.attrs.get("Labels") or {}, now, host, alive):
-                    volume.remove(force=True)
+                    _removed_by_us(volume.remove, force=True)
         except _ENGINE_ERRORS as exc:
             raise SandboxError(f"cannot clean up old sandbox containers: {exc}") from exc
         if removed:
@@ -462,16 +462,21 @@ class DockerSandbox:
         if not finished.timed_out:
             # Whatever the exit status: a run that filled its workspace and carried on
             # still hit the limit.
-            finished.workspace_limit = self._measure(container)
+            finished.workspace_limit, finished.special = self._measure(container)
         self._read_events(container, since, finished)
-        # Over a limit, nothing in the workspace counts: it is not read.
-        reading = (
-            WorkspaceReading() if finished.workspace_limit else self._read_back(container, request)
-        )
+        # Over a limit, nothing in the workspace counts: it is not read. Entries of a
+        # special kind alone do not stop the reading (the archive holds no data of
+        # theirs and only regular files are read), so a tier can still weigh them
+        # against the base commit's own run.
+        only_special = bool(finished.special) and finished.workspace_limit == finished.special[0]
+        over = finished.workspace_limit and not only_special
+        reading = WorkspaceReading() if over else self._read_back(container, request)
         packages = self._volume_packages(container, request)
         finished.duration_s = time.monotonic() - started
         cap = self.limits.output_limit_bytes
-        limit = finished.workspace_limit or self._reading_limit(reading)
+        # A reading cut short is over a limit that no base run excuses.
+        limit = finished.workspace_limit if over else ""
+        limit = limit or self._reading_limit(reading) or finished.workspace_limit
         return SandboxResult(
             exit_code=finished.exit_code,
             output=output.text(),
@@ -485,6 +490,7 @@ class DockerSandbox:
             workspace_exceeded=bool(limit),
             workspace_limit=limit,
             packages=packages,
+            special_entries=finished.special,
         )
 
     def _volume_packages(self, container: Any, request: SandboxRequest) -> tuple[str, ...]:
@@ -561,15 +567,17 @@ class DockerSandbox:
             max_depth=limits.workspace_depth,
         )
 
-    def _measure(self, container: Any) -> str:
+    def _measure(self, container: Any) -> tuple[str, tuple[str, ...]]:
         """The workspace or /tmp limit the finished run broke (``oracles.sandbox.usage``),
-        measured in its container; empty when none, or when it cannot answer any more."""
+        measured in its container, and the entries of a special kind it left; empty when
+        none, or when it cannot answer any more."""
         tree = self._tree_limits()
         try:
             done = container.exec_run(measure_command(tree), user=self.user)
         except _ENGINE_ERRORS:
-            return ""
-        return limit_hit(done.output.decode("utf-8", "replace"), tree)
+            return "", ()
+        output = done.output.decode("utf-8", "replace")
+        return limit_hit(output, tree), special_entries(output)
 
     def _reading_limit(self, reading: WorkspaceReading) -> str:
         """A workspace the harness could not read to the end is over its limits too."""
@@ -788,6 +796,18 @@ class DockerSandbox:
             timeout=timeout_s + _GRACE_S,
         )
         return _read_build(stream, output)
+
+
+def _removed_by_us(remove: Callable[..., Any], **options: bool) -> int:
+    """Remove a leftover; 0 when another harness starting at the same time got there
+    first (it is gone, or its removal is under way: 404 or 409), 1 when we did."""
+    try:
+        remove(**options)
+    except docker.errors.APIError as exc:
+        if exc.status_code in (404, 409):
+            return 0
+        raise
+    return 1
 
 
 def _freeze(container: Any) -> bool:

@@ -6,7 +6,9 @@ caps, the harness checks itself, inside the container and never on its own disk:
 deeper than the harness reads back, a path longer than the engine can send back, and
 entries in the workspace that are neither regular files, folders nor links (FIFOs,
 sockets, devices) or that the run's own user left unreadable. Each finding names the
-limit it broke; an empty answer is no limit hit.
+limit it broke; an empty answer is no limit hit. Entries of a special kind are listed (up
+to ``MAX_SPECIAL``; more is a finding of its own that nothing excuses), so a tier can
+compare a patched run's with what the base commit's own run left (``special_entries``).
 
 The measurement is one shell command the harness runs as the run's user, bounded by
 ``timeout``; its output is parsed here (``limit_hit``), so every rule can be tested
@@ -17,7 +19,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FULL_RATIO", "MAX_PATH", "TreeLimits", "limit_hit", "measure_command"]
+from core.ports import UNLISTED_SPECIAL_ENTRIES
+
+__all__ = [
+    "FULL_RATIO",
+    "MAX_PATH",
+    "MAX_SPECIAL",
+    "TOO_MANY_SPECIAL",
+    "TreeLimits",
+    "limit_hit",
+    "measure_command",
+    "special_entries",
+]
 
 FULL_RATIO = 0.99  # a file system this full after the run is the limit that stopped it
 _MEASURE_TIMEOUT_S = 60
@@ -27,6 +40,8 @@ _NAME_BYTES = 300  # of the first offending entry's path
 # than this, well short of that, could hide every report after it.
 MAX_PATH = 3_000
 _KINDS = {"p": "a FIFO", "s": "a socket", "b": "a block device", "c": "a character device"}
+MAX_SPECIAL = 50  # entries of a special kind listed by name
+TOO_MANY_SPECIAL = UNLISTED_SPECIAL_ENTRIES
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +74,8 @@ def measure_command(limits: TreeLimits) -> list[str]:
             f"{find} 1 -regextype posix-extended -regex '.{{{len(workspace) + MAX_PATH + 2},}}' "
             "-printf 'long\\n' -quit 2>/dev/null",
             "echo '== special'",
-            f"{find} 1 {special} -printf '%y %P\\n' -quit 2>/dev/null | head -c {_NAME_BYTES}",
+            f"{find} 1 {special} -printf '%y %P\\n' 2>/dev/null | head -n {MAX_SPECIAL + 1} "
+            f"| cut -c 1-{_NAME_BYTES}",
         ]
     )
     return ["sh", "-c", script]
@@ -70,7 +86,7 @@ def limit_hit(output: str, limits: TreeLimits) -> str:
     empty when none is."""
     head, _, rest = output.partition("\n== deep\n")
     deep, _, rest = rest.partition("== long\n")
-    long, _, special = rest.partition("== special\n")
+    long, _, _special_section = rest.partition("== special\n")
     found = _filled(head, limits)
     if found:
         return found
@@ -78,8 +94,19 @@ def limit_hit(output: str, limits: TreeLimits) -> str:
         return f"workspace depth ({limits.max_depth} folders)"
     if "long" in long.split():
         return f"workspace path length ({MAX_PATH} characters)"
-    line = special.split("\n", 1)[0]
-    return _special(line)
+    entries = special_entries(output)
+    return entries[0] if entries else ""
+
+
+def special_entries(output: str) -> tuple[str, ...]:
+    """Each entry of a special kind the measurement's ``output`` lists, worded as the
+    limit it breaks; the last says so when there were more than can be listed."""
+    _, _, special = output.partition("\n== special\n")
+    lines = [line for line in special.split("\n") if line]
+    found = [_special(line) for line in lines[:MAX_SPECIAL]]
+    if len(lines) > MAX_SPECIAL:
+        found.append(TOO_MANY_SPECIAL)
+    return tuple(found)
 
 
 def _filled(df_output: str, limits: TreeLimits) -> str:
@@ -107,10 +134,11 @@ def _filled(df_output: str, limits: TreeLimits) -> str:
 
 
 def _special(line: str) -> str:
-    """A finding from the first entry ``find -printf '%y %P'`` printed, if any."""
-    kind, _, path = line.partition(" ")
-    if not path:
-        return ""
+    """A finding from one line ``find -printf '%y %P'`` printed."""
+    kind, path = line[:1], line[2:]
+    if line[1:2] != " " or not path:
+        # A name with a line break in it: never mistaken for an entry the base left.
+        return f"a workspace the harness can read (a name it cannot list: {line!r})"
     what = _KINDS.get(kind)
     if what is not None:
         return f"only files, folders and links in the workspace ({what}: {path})"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.model import Changeset, Evidence, FabricatedMark, Tier, Verdict
-from core.ports import Sandbox, SandboxResult
+from core.ports import UNLISTED_SPECIAL_ENTRIES, Sandbox, SandboxResult
 from core.specs import Recipe
 from oracles.baselines import BaselineCache
 from oracles.builds import BuildPlan, Builds, ProjectBuild
@@ -44,17 +44,36 @@ from oracles.tiers.sandboxed import (
 __all__ = ["CompileOracle", "build_evidence", "limit_failure"]
 
 
-def limit_failure(result: SandboxResult, what: str) -> str | None:
-    """Why a run that hit a sandbox limit failed, or None if it hit none."""
+def limit_failure(
+    result: SandboxResult, what: str, *, base: SandboxResult | None = None
+) -> str | None:
+    """Why a run that hit a sandbox limit failed, or None if it hit none.
+
+    Entries of a special kind (FIFOs, sockets, unreadable files) that ``base``, the base
+    commit's run of the same step, left too are the project's own (a suite that tests
+    copying a named pipe) and break no limit; only those the run adds beyond the base's
+    do. A base run is weighed against itself."""
     if result.timed_out:
         return f"{what} timed out"
     if result.oom_killed:
         return f"{what} ran out of memory"
+    if result.workspace_limit and result.special_entries_only:
+        added = _added_special_entries(result, base)
+        return f"{what} went past a limit of its sandbox: {added[0]}" if added else None
     if result.workspace_limit:
         return f"{what} went past a limit of its sandbox: {result.workspace_limit}"
     if result.workspace_exceeded:
         return f"{what} wrote more than the workspace limit"
     return None
+
+
+def _added_special_entries(result: SandboxResult, base: SandboxResult | None) -> list[str]:
+    """The special entries ``result`` left that ``base`` did not (all of them when there
+    were more than the sandbox lists: those cannot be compared)."""
+    if UNLISTED_SPECIAL_ENTRIES in result.special_entries:
+        return [UNLISTED_SPECIAL_ENTRIES]
+    known = set((base or result).special_entries)
+    return [entry for entry in result.special_entries if entry not in known]
 
 
 def build_evidence(result: SandboxResult, root: str = "") -> list[Evidence]:
@@ -151,14 +170,14 @@ class CompileOracle:
         if build.base.status is not ResolutionStatus.ABSENT:
             base = self._base_build(sandboxed, build)
             outcome.record(build, "base", base)
-            if limit_failure(base, "") or base.exit_code not in (0, findings_exit):
+            if limit_failure(base, "", base=base) or base.exit_code not in (0, findings_exit):
                 return _base_does_not_build(base, build)
         rule: Mapping[str, Any] | None = sandboxed.context.recipe.sandbox.get("class_files")
         request = sandboxed.request("compile", inspect=rule["paths"] if rule else (), build=build)
         patched = sandboxed.run(request)
         outcome.record(build, "patched", patched)
         where = f" in {label}" if label != "." else ""
-        failure = limit_failure(patched, f"build{where}")
+        failure = limit_failure(patched, f"build{where}", base=base)
         if failure:
             return TierOutcome.failed(failure, build_evidence(patched, build.project.root))
         if patched.exit_code == findings_exit and findings_exit is not None:
@@ -268,7 +287,7 @@ def _new_findings(
 def _base_does_not_build(result: SandboxResult, build: ProjectBuild) -> TierOutcome:
     """The base commit's own build failed here: infrastructure, with its error lines."""
     label = build.project.label
-    limit = limit_failure(result, "the base commit's build")
+    limit = limit_failure(result, "the base commit's build", base=result)
     evidence = build_evidence(result, build.project.root)
     if limit:
         reason = f"{limit} ({label})"

@@ -168,7 +168,7 @@ class TrialSandbox:
 
 def sandbox_details(result: SandboxResult, *, tail: int = 4000) -> dict[str, Any]:
     """What an envelope keeps of a sandbox run: enough to re-grade, not the whole log."""
-    return {
+    details: dict[str, Any] = {
         "image_id": result.image_id,
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
@@ -178,6 +178,9 @@ def sandbox_details(result: SandboxResult, *, tail: int = 4000) -> dict[str, Any
         "output_tail": result.output[-tail:],
         "output_truncated": result.output_truncated,
     }
+    if result.special_entries:  # only then, so other envelopes stay as they were
+        details["special_entries"] = list(result.special_entries)
+    return details
 
 
 def sandbox_cost(context: TrialContext, *results: SandboxResult) -> float:

@@ -136,11 +136,12 @@ def _removed(baseline: TestReport, suite: _Suite) -> TestReport:
 def _stopped(suites: Sequence[_Suite]) -> TestGrade | None:
     """A limit hit: at baseline the infrastructure's problem, patched the candidate's."""
     for suite in suites:
-        if suite.baseline is not None:
-            stopped = limit_failure(suite.baseline, "baseline test run")
+        base = suite.baseline
+        if base is not None:
+            stopped = limit_failure(base, "baseline test run", base=base)
             if stopped:
                 return TestGrade(Verdict.ERROR, stopped)
-        stopped = limit_failure(suite.patched, "test suite") if suite.patched else None
+        stopped = limit_failure(suite.patched, "test suite", base=base) if suite.patched else None
         if stopped:
             return TestGrade(Verdict.FAIL, stopped)
     return None

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from core.model import Verdict
-from core.ports import RegistryFetch, SandboxAction, SandboxResult
+from core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
 from oracles.baselines import BaselineCache
-from oracles.builds import BuildPlan, Builds
+from oracles.builds import BuildPlan, Builds, build_request, go_build_env
 from oracles.deps import ResolutionStatus
+from oracles.projects import BuildSystem, Project
 from oracles.tiers.base import TrialContext
 from oracles.workspace import tree_hash
 from tests.conftest import TrialFactory
-from tests.fakes import BuildScript, FakeSandbox
+from tests.fakes import BuildScript, FakeSandbox, memory_tree
 
 POM = """<project>
   <modelVersion>4.0.0</modelVersion>
@@ -187,3 +188,47 @@ def test_key_material_follows_the_resolved_set(make_trial: TrialFactory) -> None
         materials.append(plan.key_material())
     assert materials[0] == materials[1]
     assert materials[0] != materials[2]
+
+
+# -- Go modules build the way their own Go release built them ---------------------------
+
+GO_MODULE = Project(BuildSystem.GO, "")
+
+
+def _go_env(files: dict[str, str]) -> dict[str, str]:
+    return go_build_env(GO_MODULE, memory_tree({}, files).read)
+
+
+def test_a_module_from_before_read_only_builds_builds_with_mod_mod() -> None:
+    # Go 1.13's own go command completed go.mod and go.sum as it built.
+    assert _go_env({"go.mod": "module x\n\ngo 1.13\n"}) == {"GOFLAGS": "-buildvcs=false -mod=mod"}
+    assert _go_env({"go.mod": "module x\n"}) == {"GOFLAGS": "-buildvcs=false -mod=mod"}
+
+
+def test_a_module_of_go_1_16_or_later_builds_read_only() -> None:
+    for directive in ("1.16", "1.22", "1.23.3"):
+        assert _go_env({"go.mod": f"module x\n\ngo {directive}\n"}) == {}
+
+
+def test_a_module_that_vendors_builds_from_its_vendor_folder() -> None:
+    files = {"go.mod": "module x\n\ngo 1.14\n", "vendor/modules.txt": "# y v1\n"}
+    assert _go_env(files) == {}
+
+
+def test_other_build_systems_add_nothing() -> None:
+    tree = memory_tree({}, {"pom.xml": "<project/>"})
+    assert go_build_env(Project(BuildSystem.MAVEN, ""), tree.read) == {}
+
+
+def test_each_tree_builds_with_its_own_go_directive(make_trial: TrialFactory) -> None:
+    """A patch that raises the directive past 1.16 is built read-only; its base is not."""
+    files = {"go.mod": "module x\n\ngo 1.13\n", "a.go": "package x\n"}
+    context = make_trial(files, {"go.mod": "module x\n\ngo 1.17\n"}, "go-import-rewrite")
+    plan, _sandbox = _plan(context)
+    (build,) = plan.builds
+    assert build.base_env == {"GOFLAGS": "-buildvcs=false -mod=mod"}
+    assert build.patched_env == {}
+    step = SandboxRequest(SandboxAction.RUN, "go", ("go", "build", "./..."), "t")
+    at_base = build_request(step, build, patched=False, environment={"A": "1"})
+    assert at_base.environment == (("A", "1"), ("GOFLAGS", "-buildvcs=false -mod=mod"))
+    assert build_request(step, build, patched=True, environment={}).environment == ()

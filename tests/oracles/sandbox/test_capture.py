@@ -1,4 +1,4 @@
-"""Output is drained whole but kept only up to its cap."""
+"""Output is drained whole but kept only up to its cap: its head and its tail."""
 
 from __future__ import annotations
 
@@ -13,13 +13,48 @@ def test_output_under_the_cap_is_kept_whole() -> None:
     assert not cap.truncated
 
 
-def test_output_over_the_cap_is_cut_and_says_so() -> None:
-    cap = OutputCap(4)
-    for chunk in (b"abc", b"defgh", b"ij"):
+def test_output_exactly_at_the_cap_is_kept_whole() -> None:
+    cap = OutputCap(8)
+    for chunk in (b"abc", b"defgh"):
+        cap.feed(chunk)
+    assert cap.text() == "abcdefgh"
+    assert not cap.truncated
+
+
+def test_output_over_the_cap_keeps_head_and_tail_and_says_what_was_cut() -> None:
+    cap = OutputCap(8)  # six bytes of head, two of tail
+    for chunk in (b"abc", b"defgh", b"ij", b"kl"):
         cap.feed(chunk)
     assert cap.truncated
-    assert cap.total == 10
-    assert cap.text().startswith("abcd\n[output truncated: 6 more bytes not kept]")
+    assert cap.total == 12
+    assert cap.text() == "abcdef\n[output truncated: 4 bytes not kept here; the last 2 follow]\nkl"
+
+
+def test_the_tail_starts_at_a_whole_line() -> None:
+    cap = OutputCap(400)
+    cap.feed(b"head\n" * 100)
+    for index in range(1000):
+        cap.feed(f"line {index:04d}\n".encode())
+    text = cap.text()
+    assert text.startswith("head\n")
+    tail = text.split("follow]\n", 1)[1]
+    assert tail.splitlines()[0].startswith("line ")
+    assert len(tail.splitlines()[0]) == len("line 0000")
+    assert tail.endswith("line 0999\n")
+
+
+def test_a_summary_printed_last_survives_a_flood_fed_in_small_chunks() -> None:
+    """What build tools print at the end (go test's package line, Maven's totals) is kept
+    however much came before it, and memory stays bounded while it streams."""
+    cap = OutputCap(1_000)
+    for _ in range(50_000):
+        cap.feed(b'{"Action":"output","Output":"=== RUN   TestX\\n"}\n')
+        assert len(cap._tail) <= 2 * 250 + 60
+    cap.feed(b"FAIL\tgithub.com/example/decimal\t8.2s\n")
+    text = cap.text()
+    assert text.endswith("FAIL\tgithub.com/example/decimal\t8.2s\n")
+    assert len(text.encode()) < 1_000 + 100
+    assert cap.truncated
 
 
 def test_a_cut_inside_a_character_still_decodes() -> None:

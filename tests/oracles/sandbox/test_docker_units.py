@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import docker.errors
+import pytest
+import requests
+
+from core.errors import SandboxError
+from oracles.sandbox import DockerSandbox, SandboxLimits
 from oracles.sandbox.capture import OutputCap
 from oracles.sandbox.docker import _read_build, _stale, default_user
-from oracles.sandbox.hardening import DEADLINE_LABEL, OWNER_LABEL
+from oracles.sandbox.hardening import DEADLINE_LABEL, OWNER_LABEL, SANDBOX_LABEL
 
 
 def test_a_build_reports_its_image_or_its_error() -> None:
@@ -35,3 +43,51 @@ def test_leftovers_are_stale_past_their_deadline_or_when_their_owner_died() -> N
 def test_the_container_user_is_never_root() -> None:
     assert default_user(euid=0, uid=0, gid=0) == "65534:65534"
     assert default_user(euid=1000, uid=1000, gid=100) == "1000:100"
+
+
+class _Leftover:
+    """A stale container or volume whose removal another harness may have started."""
+
+    def __init__(self, status: int | None) -> None:
+        self.labels = {SANDBOX_LABEL: "run", DEADLINE_LABEL: "0"}
+        self.attrs = {"Labels": self.labels}
+        self.status = status
+        self.removed = False
+
+    def remove(self, **_options: bool) -> None:
+        if self.status is not None:
+            response = requests.Response()
+            response.status_code = self.status
+            raise docker.errors.APIError("removal already in progress", response=response)
+        self.removed = True
+
+
+class _Listing:
+    def __init__(self, found: list[_Leftover]) -> None:
+        self.found = found
+
+    def list(self, **_filters: object) -> list[_Leftover]:
+        return self.found
+
+
+def _leftovers_client(containers: list[_Leftover], volumes: list[_Leftover]) -> Any:
+    api = type("Api", (), {"hooks": {"response": []}})()
+    return type(
+        "Client", (), {"api": api, "containers": _Listing(containers), "volumes": _Listing(volumes)}
+    )()
+
+
+def test_two_harnesses_reaping_the_same_leftovers_at_once_do_not_fail() -> None:
+    # 409: the other harness's removal is under way; 404: it is already gone.
+    containers = [_Leftover(409), _Leftover(None), _Leftover(404)]
+    volumes = [_Leftover(409), _Leftover(None)]
+    sandbox = DockerSandbox(_leftovers_client(containers, volumes), SandboxLimits())
+    assert sandbox.reap(now=100.0) == 1
+    assert [c.removed for c in containers] == [False, True, False]
+    assert volumes[1].removed
+
+
+def test_another_engine_error_while_reaping_is_an_infrastructure_error() -> None:
+    sandbox = DockerSandbox(_leftovers_client([_Leftover(500)], []), SandboxLimits())
+    with pytest.raises(SandboxError, match="cannot clean up old sandbox containers"):
+        sandbox.reap(now=100.0)

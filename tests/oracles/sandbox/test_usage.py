@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 from oracles.folders import remove_tree
-from oracles.sandbox.usage import MAX_PATH, TreeLimits, limit_hit, measure_command
+from oracles.sandbox.usage import (
+    MAX_PATH,
+    MAX_SPECIAL,
+    TOO_MANY_SPECIAL,
+    TreeLimits,
+    limit_hit,
+    measure_command,
+    special_entries,
+)
 from tests.conftest import deep_chain
 
 LIMITS = TreeLimits(
@@ -98,6 +106,31 @@ def test_a_name_that_imitates_the_measurement_changes_nothing() -> None:
     )
 
 
+def test_every_special_entry_is_listed_and_the_first_is_the_limit() -> None:
+    output = _output(_df(), special="p data/pipe\ns run/sock\nd locked\n")
+    assert special_entries(output) == (
+        "only files, folders and links in the workspace (a FIFO: data/pipe)",
+        "only files, folders and links in the workspace (a socket: run/sock)",
+        "a workspace the harness can read (left unreadable: locked)",
+    )
+    assert limit_hit(output, LIMITS) == special_entries(output)[0]
+
+
+def test_more_special_entries_than_are_listed_say_so() -> None:
+    lines = "".join(f"p pipe{index}\n" for index in range(MAX_SPECIAL + 1))
+    found = special_entries(_output(_df(), special=lines))
+    assert len(found) == MAX_SPECIAL + 1
+    assert found[-1] == TOO_MANY_SPECIAL
+
+
+def test_a_name_with_a_line_break_cannot_pass_for_another_entry() -> None:
+    # A FIFO named "\np data/pipe" prints as "p " and "p data/pipe": the first line is
+    # an entry of its own that no base run leaves, so it is never excused.
+    found = special_entries(_output(_df(), special="p \np data/pipe\n"))
+    assert found[0] == "a workspace the harness can read (a name it cannot list: 'p ')"
+    assert found[1] == "only files, folders and links in the workspace (a FIFO: data/pipe)"
+
+
 def test_an_answer_the_container_could_not_give_is_no_finding() -> None:
     assert limit_hit("df: cannot read table of mounted file systems\n", LIMITS) == ""
     assert limit_hit("", LIMITS) == ""
@@ -160,3 +193,14 @@ def test_the_command_finds_a_fifo_and_a_socket(workspace: Path) -> None:
 def test_the_command_finds_an_unreadable_file(workspace: Path) -> None:
     (workspace / "src" / "main.go").chmod(0)
     assert _measure(workspace).endswith("(left unreadable: src/main.go)")
+
+
+def test_the_command_lists_every_fifo_it_finds(workspace: Path) -> None:
+    os.mkfifo(workspace / "src" / "a")
+    os.mkfifo(workspace / "b")
+    limits = replace(LIMITS, workspace=str(workspace), tmp=str(workspace))
+    done = subprocess.run(measure_command(limits), capture_output=True, text=True, check=False)
+    assert sorted(special_entries(done.stdout)) == [
+        "only files, folders and links in the workspace (a FIFO: b)",
+        "only files, folders and links in the workspace (a FIFO: src/a)",
+    ]
