@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 
 from bot.plan import RunPlan
 from bot.wiring import build_cascade
 from core.errors import ConfigError, MigrationEvalsError
 from core.model import Tier
+from core.ports import Sandbox
 from core.settings import CassetteMode, Settings
 from core.specs import SpecSet
 from core.store import Store
 from oracles.cascade import Cascade
 from oracles.sandbox import UnavailableSandbox
 
-__all__ = ["CascadeBuilder", "Cascades", "PlanRefusedError"]
+__all__ = ["CascadeBuilder", "Cascades", "PlanRefusedError", "cascade_sandbox"]
 
 # (this process's settings with the plan applied, store, specs) -> cascade
 CascadeBuilder = Callable[[Settings, Store, SpecSet], Cascade]
@@ -37,12 +39,30 @@ def _build(settings: Settings, store: Store, specs: SpecSet) -> Cascade:
     return build_cascade(settings, store=store, specs=specs)
 
 
+def cascade_sandbox(cascade: Cascade) -> Sandbox | None:
+    """The sandbox the cascade's build and test tiers run in."""
+    oracle = cascade.oracles.get(Tier.COMPILE)
+    sandbox: Sandbox | None = getattr(oracle, "sandbox", None)
+    return sandbox
+
+
 def unavailable_sandbox(cascade: Cascade) -> str | None:
     """Why the cascade's sandbox cannot run anything, when it cannot."""
-    oracle = cascade.oracles.get(Tier.COMPILE)
-    sandbox = getattr(oracle, "sandbox", None)
+    sandbox = cascade_sandbox(cascade)
     sandbox = getattr(sandbox, "live", sandbox)  # a recording sandbox wraps the live one
     return sandbox.reason if isinstance(sandbox, UnavailableSandbox) else None
+
+
+def _image_id(sandbox: Sandbox | None, image: str) -> str:
+    """``image``'s content id as this process's sandbox sees it; empty when it cannot say
+    (no engine, an image it does not have, a replayed answer that was never recorded)."""
+    if sandbox is None:
+        return ""
+    try:
+        found = sandbox.resolve(image)
+    except MigrationEvalsError:
+        return ""
+    return "" if found.fabricated else found.id
 
 
 class Cascades:
@@ -66,12 +86,13 @@ class Cascades:
     def for_plan(self, plan: RunPlan) -> Cascade:
         """The plan's cascade. A sandbox without an engine is not kept: the engine may
         answer for the next job."""
+        key = replace(plan, image_ids={}).key  # pinning images changes no adapter
         with self._lock:
-            cascade = self._built.get(plan.key)
+            cascade = self._built.get(key)
             if cascade is None:
                 cascade = self._build(plan.settings_for(self.settings), self.store, self.specs)
                 if unavailable_sandbox(cascade) is None:
-                    self._built[plan.key] = cascade
+                    self._built[key] = cascade
             return cascade
 
     def built(self) -> list[Cascade]:
@@ -91,7 +112,23 @@ class Cascades:
         why = unavailable_sandbox(cascade)
         if why is not None and plan.sandbox is not CassetteMode.REPLAY:
             return f"the plan's sandbox is {plan.sandbox.value} but {why}"
-        return None
+        return self._image_refusal(plan, cascade, recipe)
+
+    def _image_refusal(self, plan: RunPlan, cascade: Cascade, recipe: str | None) -> str | None:
+        spec = self.specs.recipes.get(recipe) if recipe is not None else None
+        image = str(spec.sandbox["image"]) if spec is not None else ""
+        if image not in plan.image_ids:
+            return None
+        found = _image_id(cascade_sandbox(cascade), image)
+        # Not resolvable here: the trial itself ends as an error naming the missing image.
+        return plan.image_problem(image, found) if found else None
+
+    def pinned(self, plan: RunPlan) -> RunPlan:
+        """``plan`` with the content id of each of its images as this process resolves
+        them, so that every worker grades in the image the run was planned with."""
+        sandbox = cascade_sandbox(self.for_plan(plan))
+        found = {image: _image_id(sandbox, image) for image in plan.images}
+        return replace(plan, image_ids={image: id_ for image, id_ in found.items() if id_})
 
     def honoured(self, plan: RunPlan, recipe: str | None) -> Cascade:
         """The plan's cascade; ``PlanRefusedError`` when this process cannot honour it."""

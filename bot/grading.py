@@ -97,6 +97,7 @@ def grade(
 
     ``on_trial`` hears of each finished trial, with the trial when it was graded here
     (None from workers, whose trials are read back at the end)."""
+    plan = where.cascades.pinned(plan)
     stored = run_options(plan, options, changesets)
     run_id = new_run_id()
     beat_s = where.settings.heartbeat_s

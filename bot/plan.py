@@ -78,6 +78,10 @@ class RunPlan:
     hypotheses_stamp: str = ""
     recipe_stamps: Mapping[str, str] = field(default_factory=dict)
     images: tuple[str, ...] = ()  # the recipes' sandbox images, by name
+    # Each image's content id where the run was planned (``Cascades.pinned``): a worker
+    # whose engine holds another image under that name refuses the plan. Empty when the
+    # planning process could not resolve it (no engine): the trial's envelope says why.
+    image_ids: Mapping[str, str] = field(default_factory=dict)
     dependencies: PlanDependencies = field(default_factory=PlanDependencies)
     image_registry: str | None = None
     anthropic_base_url: str | None = None
@@ -92,6 +96,18 @@ class RunPlan:
 
     def with_strict(self, strict: bool) -> RunPlan:
         return replace(self, strict=strict)
+
+    def image_problem(self, image: str, found_id: str) -> str | None:
+        """None when ``found_id`` is the content id the plan pinned for ``image`` (or the
+        plan pinned none); otherwise how they differ."""
+        pinned = self.image_ids.get(image, "")
+        if not pinned or pinned == found_id:
+            return None
+        return (
+            f"image {image} is {_short(found_id)} here but the run was planned with "
+            f"{_short(pinned)}: give this worker the same image (`migration-evals images "
+            "build` from the same specs, or the same MIGRATION_EVALS_IMAGE_REGISTRY)"
+        )
 
     def stamps_for(self, recipe: str) -> Stamps:
         if recipe not in self.recipe_stamps:
@@ -149,6 +165,7 @@ class RunPlan:
                 "recipes": dict(sorted(self.recipe_stamps.items())),
             },
             "images": list(self.images),
+            "image_ids": dict(sorted(self.image_ids.items())),
             "dependencies": self.dependencies.to_dict(),
             "endpoints": {
                 "image_registry": self.image_registry,
@@ -184,6 +201,8 @@ class RunPlan:
                 hypotheses_stamp=str(stamps["hypotheses"]),
                 recipe_stamps={str(k): str(v) for k, v in stamps["recipes"].items()},
                 images=tuple(str(i) for i in data["images"]),
+                # Absent from plans stored before images were pinned: nothing to compare.
+                image_ids={str(k): str(v) for k, v in data.get("image_ids", {}).items()},
                 dependencies=PlanDependencies.from_dict(data["dependencies"]),
                 image_registry=endpoints["image_registry"],
                 anthropic_base_url=endpoints["anthropic"],
@@ -192,6 +211,10 @@ class RunPlan:
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ConfigError(f"malformed run plan: {type(exc).__name__}: {exc}") from exc
+
+
+def _short(image_id: str) -> str:
+    return image_id.removeprefix("sha256:")[:12]
 
 
 def _images(specs: SpecSet) -> tuple[str, ...]:
