@@ -118,8 +118,9 @@ _COMMAND = _object(
     required=["command"],
 )
 
-# The tests step may also measure coverage (oracles.coverage): the report it writes, in
-# which format, and the tools the resolution must have fetched for it.
+# The tests step may also measure coverage (oracles.coverage): a shell script the tests
+# command runs under (as "$@"), the report it writes, in which format, and the tools the
+# resolution must have fetched for it.
 _TESTS_COMMAND = _COMMAND | {
     "properties": _COMMAND["properties"]
     | {
@@ -128,8 +129,9 @@ _TESTS_COMMAND = _COMMAND | {
                 "format": {"enum": ["jacoco-xml", "go-profile"]},
                 "report": {"type": "string", "minLength": 1},
                 "tools": _STRINGS,
+                "wrapper": {"type": "string", "minLength": 1},
             },
-            required=["format", "report"],
+            required=["format", "report", "wrapper"],
         )
     }
 }
