@@ -309,6 +309,28 @@ def check_coverage(
     return CoverageCheck(Verdict.FAIL, reason, base, patched, max_drop, fell)
 
 
+_GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
+
+
+def go_module_path(go_mod: bytes | None) -> str | None:
+    """The module path a ``go.mod`` declares (quotes aside), if it declares one."""
+    if go_mod is None:
+        return None
+    found = _GO_MODULE.search(go_mod.decode("utf-8", "replace"))
+    return found.group(1).strip('"`') if found else None
+
+
+def within_module(coverage: Coverage, module: str | None) -> Coverage:
+    """Only the module's own files: with a ``replace`` to a folder, a dependency's code
+    is profiled too, and a migration that drops the dependency must not count as a fall."""
+    if module is None or not coverage.measured:
+        return coverage
+    files = {
+        path: counts for path, counts in coverage.files.items() if path.startswith(module + "/")
+    }
+    return Coverage(files, coverage.unit)
+
+
 def tools_in(resolved: Iterable[str], tools: Sequence[str]) -> bool:
     """Whether a resolution fetched every coverage tool (``group:artifact:version``), by
     the registry gate's own log."""

@@ -36,9 +36,11 @@ from oracles.coverage import (
     CoverageCheck,
     CoverageFormat,
     check_coverage,
+    go_module_path,
     merge_coverage,
     read_coverage,
     tools_in,
+    within_module,
 )
 from oracles.deps import ResolutionStatus
 from oracles.dockerfiles import builds_dockerfiles
@@ -56,6 +58,7 @@ from oracles.grading import (
     parse_surefire,
     suite_did_not_build,
 )
+from oracles.projects import BuildSystem
 from oracles.test_edits import EditKind, TestEdits, TestPolicy, classify_test_edits
 from oracles.tiers.base import TierOutcome, TrialContext
 from oracles.tiers.compile import limit_failure
@@ -210,7 +213,19 @@ def _not_tests(recipe: Recipe) -> tuple[str, ...]:
     return (spec.report,) if spec else ()
 
 
-def _coverage(spec: _CoverageSpec, suites: Sequence[_Suite]) -> CoverageCheck:
+def _module(context: TrialContext, build: ProjectBuild | None) -> str | None:
+    """The Go module path of a project at the base commit (None for Maven)."""
+    if build is None or build.project.system is not BuildSystem.GO:
+        return None
+    root = build.project.root
+    return go_module_path(
+        context.workspace.view().read_base(f"{root}/go.mod" if root else "go.mod")
+    )
+
+
+def _coverage(
+    context: TrialContext, spec: _CoverageSpec, suites: Sequence[_Suite]
+) -> CoverageCheck:
     """Base and patched coverage over the projects both trees have, and the drop rule.
     Whether a run had the tools comes from its resolution (the gate's log); a suite
     without a project (no dependency plan) has nothing to fetch them into."""
@@ -224,8 +239,9 @@ def _coverage(spec: _CoverageSpec, suites: Sequence[_Suite]) -> CoverageCheck:
         base_tools = build is None or tools_in(build.base.resolved, spec.tools)
         tools = build is None or tools_in(build.patched.resolved, spec.tools)
         patched_tools = patched_tools and tools
-        base.append((suite.label, _read(spec, suite.baseline, base_tools)))
-        patched.append((suite.label, _read(spec, suite.patched, tools)))
+        module = _module(context, suite.build)
+        base.append((suite.label, within_module(_read(spec, suite.baseline, base_tools), module)))
+        patched.append((suite.label, within_module(_read(spec, suite.patched, tools), module)))
     return check_coverage(
         merge_coverage(base), merge_coverage(patched), spec.max_drop, patched_tools=patched_tools
     )
@@ -354,7 +370,7 @@ class TestsOracle:
         if grade.regressions:
             grade = self._rerun(sandboxed, suites, report_format, grade, runs)
         spec = _CoverageSpec.of(context.recipe)
-        coverage = _coverage(spec, suites) if spec is not None else None
+        coverage = _coverage(context, spec, suites) if spec is not None else None
         grade = _guarded(grade, coverage)
         return self._outcome(
             sandboxed, runs, grade, plan, edits=edits, graded=graded, coverage=coverage

@@ -50,7 +50,9 @@ UNTESTED_JAVA = """
 """
 
 
-def _java_calc(tmp_path: Path) -> tuple[tuple[Path, str], dict[str, str | None]]:
+def _java_calc(live: LiveGrader, tmp_path: Path) -> tuple[tuple[Path, str], dict[str, str | None]]:
+    if "coverage" not in live.specs.recipe("java8-to-17").sandbox["tests"]:
+        pytest.skip("the java8-to-17 recipe does not measure coverage")
     repo = clone_example(tmp_path, "java-calc")
     return repo, good_patch_files(repo[0], "java-calc")
 
@@ -58,7 +60,7 @@ def _java_calc(tmp_path: Path) -> tuple[tuple[Path, str], dict[str, str | None]]
 def test_a_java_patch_that_leaves_coverage_alone_passes_with_both_numbers(
     live: LiveGrader, tmp_path: Path
 ) -> None:
-    repo, files = _java_calc(tmp_path)
+    repo, files = _java_calc(live, tmp_path)
     trial = live.grade(repo, diff_of(repo[0], files), "java8-to-17")
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.PASS, reason
@@ -72,7 +74,7 @@ def test_a_java_patch_that_leaves_coverage_alone_passes_with_both_numbers(
 def test_a_java_patch_adding_code_no_test_reaches_fails_naming_the_file(
     live: LiveGrader, tmp_path: Path
 ) -> None:
-    repo, files = _java_calc(tmp_path)
+    repo, files = _java_calc(live, tmp_path)
     calculator = "src/main/java/com/example/calc/Calculator.java"
     source = files[calculator]
     assert source is not None
@@ -90,7 +92,7 @@ def test_a_java_patch_adding_code_no_test_reaches_fails_naming_the_file(
 def test_a_java_patch_switching_the_agent_off_in_surefire_fails(
     live: LiveGrader, tmp_path: Path
 ) -> None:
-    repo, files = _java_calc(tmp_path)
+    repo, files = _java_calc(live, tmp_path)
     pom = files["pom.xml"]
     assert pom is not None and "</project>" in pom
     # Surefire's forks get an empty JAVA_TOOL_OPTIONS: no agent where the tests run.
