@@ -165,3 +165,13 @@ def test_tools_are_there_when_the_gate_served_every_one() -> None:
     assert tools_in([*tools, "junit:junit:4.13.2"], tools)
     assert not tools_in(tools[:1], tools)
     assert tools_in([], [])
+
+
+def test_only_the_modules_own_files_count_for_go() -> None:
+    from oracles.coverage import go_module_path, within_module
+
+    module = go_module_path(b'module "example.com/kv"\n\ngo 1.19\n')
+    assert module == "example.com/kv"
+    profiled = _coverage(**{"example.com/kv/a.go": (1, 2), "github.com/pkg/errors/e.go": (9, 9)})
+    assert within_module(profiled, module).files == {"example.com/kv/a.go": FileCoverage(1, 2)}
+    assert go_module_path(b"go 1.19\n") is None
