@@ -118,6 +118,24 @@ _COMMAND = _object(
     required=["command"],
 )
 
+# The tests step may also measure coverage (oracles.coverage): a shell script the tests
+# command runs under (as "$@"), the report it writes, in which format, and the tools the
+# resolution must have fetched for it.
+_TESTS_COMMAND = _COMMAND | {
+    "properties": _COMMAND["properties"]
+    | {
+        "coverage": _object(
+            {
+                "format": {"enum": ["jacoco-xml", "go-profile"]},
+                "report": {"type": "string", "minLength": 1},
+                "tools": _STRINGS,
+                "wrapper": {"type": "string", "minLength": 1},
+            },
+            required=["format", "report", "wrapper"],
+        )
+    }
+}
+
 # The families of settings ``oracles.test_config`` compares between base and patched trees.
 _INTEGRITY_SETTINGS = [
     "test-sources",
@@ -185,7 +203,7 @@ RECIPE_SCHEMA: dict[str, Any] = _object(
                 "build_system": {"enum": ["maven", "go"]},
                 "resolve": _COMMAND,
                 "compile": _COMMAND,
-                "tests": _COMMAND,
+                "tests": _TESTS_COMMAND,
                 "class_files": _object(
                     {"paths": _STRINGS, "major": {"type": "integer", "minimum": 45}}
                 ),
@@ -213,6 +231,8 @@ RECIPE_SCHEMA: dict[str, Any] = _object(
                 # them only where classified usable); forbidden: any edit fails.
                 "edits": {"enum": ["base-suite", "forbidden"]},
                 "rewrites": {"type": "array", "items": _REWRITE_GROUP},
+                # Percentage points the coverage of the main code may fall (default 1).
+                "max_coverage_drop": {"type": "number", "minimum": 0},
             },
             required=["test_paths", "edits"],
         ),

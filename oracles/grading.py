@@ -185,11 +185,14 @@ _GO_FINAL = {"pass": TestStatus.PASSED, "fail": TestStatus.FAILED, "skip": TestS
 def parse_go_test_json(output: str) -> TestReport:
     """Read ``go test -json`` events; lines that are not events (build output) are ignored.
 
-    Every test and every package keeps the worst status any of its events gave it.
+    Every test and every package keeps the worst status any of its events gave it. A
+    package that passes without running a test is skipped, as cmd/go reports a package
+    without test files ("?"), also when coverage is measured (then it "passes" at 0%).
     """
     results: dict[str, TestStatus] = {}
     packages: dict[str, TestStatus] = {}
     said: dict[str, list[str]] = {}
+    tested: set[str] = set()
     for line in output.splitlines():
         if not line.startswith("{"):
             continue
@@ -207,9 +210,13 @@ def parse_go_test_json(output: str) -> TestReport:
         if event.get("Test"):
             name = f"{package}.{event['Test']}"
             results[name] = _worst(results.get(name), status)
+            tested.add(f"package {package}")
         elif package:
             name = f"package {package}"
             packages[name] = _worst(packages.get(name), status)
+    for name, status in packages.items():
+        if status is TestStatus.PASSED and name not in tested:
+            packages[name] = TestStatus.SKIPPED
     failed = {
         name: _short(" ".join(said[name]))
         for name, status in results.items()

@@ -98,7 +98,7 @@ class TrialSandbox:
             SandboxAction.RUN,
             step,
             image=image,
-            command=tuple(command["command"]),
+            command=_measured(command),
             collect=tuple(command.get("collect", ())),
             pinned=self.pin([image]),
             patched=patched,
@@ -164,6 +164,16 @@ class TrialSandbox:
         result = self.sandbox.run(request)
         self.fabricated.extend(result.fabricated)
         return result
+
+
+def _measured(step: Mapping[str, Any]) -> tuple[str, ...]:
+    """A step's command, run under its coverage wrapper when it has one (the tests step:
+    ``oracles.coverage``), so the same run that grades the tests measures coverage."""
+    command = tuple(str(part) for part in step["command"])
+    coverage = step.get("coverage")
+    if not coverage:
+        return command
+    return ("sh", "-c", str(coverage["wrapper"]), "coverage", *command)
 
 
 def sandbox_details(result: SandboxResult, *, tail: int = 4000) -> dict[str, Any]:

@@ -12,8 +12,10 @@ spec's ``reruns``; a test that flips is inconclusive, never a pass. A baseline t
 cannot run is the infrastructure's problem (``error``); a patched tree that cannot run
 its suite is the candidate's (``fail``). Each run's reports are cross-checked with the
 build tool's own summary and exit status (``oracles.build_summaries``) before they are
-graded. Recipes that build the repository's Dockerfiles grade the images those build
-instead: ``oracles.tiers.image_tests``.
+graded. A suite that passes must not have lowered the coverage of the main code by the
+base's tests (``oracles.coverage``): the same runs measure it on both trees. Recipes
+that build the repository's Dockerfiles grade the images those build instead:
+``oracles.tiers.image_tests``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,18 @@ from core.specs import Recipe
 from oracles.baselines import BaselineCache
 from oracles.build_summaries import Disagreement, cross_check_go, cross_check_surefire
 from oracles.builds import BuildPlan, Builds, ProjectBuild
+from oracles.coverage import (
+    DEFAULT_MAX_DROP,
+    Coverage,
+    CoverageCheck,
+    CoverageFormat,
+    check_coverage,
+    go_module_path,
+    merge_coverage,
+    read_coverage,
+    tools_in,
+    within_module,
+)
 from oracles.deps import ResolutionStatus
 from oracles.dockerfiles import builds_dockerfiles
 from oracles.grading import (
@@ -44,6 +58,7 @@ from oracles.grading import (
     parse_surefire,
     suite_did_not_build,
 )
+from oracles.projects import BuildSystem
 from oracles.test_edits import EditKind, TestEdits, TestPolicy, classify_test_edits
 from oracles.tiers.base import TierOutcome, TrialContext
 from oracles.tiers.compile import limit_failure
@@ -59,17 +74,19 @@ from oracles.workspace import GradedTree
 __all__ = ["TestsOracle", "read_report"]
 
 
-def read_report(report_format: str, result: SandboxResult) -> TestReport:
+def read_report(
+    report_format: str, result: SandboxResult, *, not_tests: Sequence[str] = ()
+) -> TestReport:
     """Parse the harness-collected report of one run in the recipe's format, with the
-    run's exit status beside it."""
+    run's exit status beside it; ``not_tests`` are collected files that are no test
+    reports (the coverage report)."""
     if report_format == "exit-code":
         return parse_exit_code(result.exit_code)
     truncated = result.output_truncated
     if report_format == "surefire":
-        report = parse_surefire(result.artifacts)
-        found = cross_check_surefire(
-            result.artifacts, result.output, result.exit_code, truncated=truncated
-        )
+        reports = {p: text for p, text in result.artifacts.items() if p not in not_tests}
+        report = parse_surefire(reports)
+        found = cross_check_surefire(reports, result.output, result.exit_code, truncated=truncated)
     else:
         report = parse_go_test_json(result.output)
         if truncated:
@@ -173,6 +190,80 @@ def _unbuilt(suites: Sequence[_Suite], report_format: str) -> bool:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _CoverageSpec:
+    """The recipe's coverage guard: where its runs write the report, in which format,
+    the tools its resolutions must fetch, and how far coverage may fall."""
+
+    format: CoverageFormat
+    report: str
+    tools: tuple[str, ...]
+    max_drop: float
+
+    @classmethod
+    def of(cls, recipe: Recipe) -> _CoverageSpec | None:
+        spec = recipe.sandbox["tests"].get("coverage")
+        if not spec:
+            return None
+        policy = recipe.raw["test_policy"]
+        return cls(
+            CoverageFormat(spec["format"]),
+            str(spec["report"]),
+            tuple(spec.get("tools") or ()),
+            float(policy.get("max_coverage_drop", DEFAULT_MAX_DROP)),
+        )
+
+
+def _not_tests(recipe: Recipe) -> tuple[str, ...]:
+    spec = _CoverageSpec.of(recipe)
+    return (spec.report,) if spec else ()
+
+
+def _module(context: TrialContext, build: ProjectBuild | None) -> str | None:
+    """The Go module path of a project at the base commit (None for Maven)."""
+    if build is None or build.project.system is not BuildSystem.GO:
+        return None
+    root = build.project.root
+    return go_module_path(
+        context.workspace.view().read_base(f"{root}/go.mod" if root else "go.mod")
+    )
+
+
+def _coverage(
+    context: TrialContext, spec: _CoverageSpec, suites: Sequence[_Suite]
+) -> CoverageCheck:
+    """Base and patched coverage over the projects both trees have, and the drop rule.
+    Whether a run had the tools comes from its resolution (the gate's log); a suite
+    without a project (no dependency plan) has nothing to fetch them into."""
+    base: list[tuple[str | None, Coverage]] = []
+    patched: list[tuple[str | None, Coverage]] = []
+    patched_tools = True
+    for suite in suites:
+        if suite.baseline is None or suite.patched is None:
+            continue  # a project added or removed: no coverage to compare
+        build = suite.build
+        base_tools = build is None or tools_in(build.base.resolved, spec.tools)
+        tools = build is None or tools_in(build.patched.resolved, spec.tools)
+        patched_tools = patched_tools and tools
+        module = _module(context, suite.build)
+        base.append((suite.label, within_module(_read(spec, suite.baseline, base_tools), module)))
+        patched.append((suite.label, within_module(_read(spec, suite.patched, tools), module)))
+    return check_coverage(
+        merge_coverage(base), merge_coverage(patched), spec.max_drop, patched_tools=patched_tools
+    )
+
+
+def _read(spec: _CoverageSpec, result: SandboxResult, tools: bool) -> Coverage:
+    return read_coverage(spec.format, result.artifacts, spec.report, tools_available=tools)
+
+
+def _guarded(grade: TestGrade, check: CoverageCheck | None) -> TestGrade:
+    """A passing suite that lowered coverage (or switched its measurement off) fails."""
+    if check is None or grade.verdict is not Verdict.PASS or check.verdict is Verdict.PASS:
+        return grade
+    return TestGrade(Verdict.FAIL, check.reason, check.evidence)
+
+
 def _with_edits(
     grade: TestGrade, edits: TestEdits, graded: GradedTree | None, details: dict[str, object]
 ) -> TestGrade:
@@ -272,15 +363,24 @@ class TestsOracle:
         if stopped is not None:
             return self._outcome(sandboxed, runs, stopped, plan, edits=edits, graded=graded)
 
+        not_tests = _not_tests(context.recipe)
+
         def report(result: SandboxResult | None, label: str | None) -> TestReport:
-            return _prefixed(read_report(report_format, result), label) if result else TestReport()
+            if result is None:
+                return TestReport()
+            return _prefixed(read_report(report_format, result, not_tests=not_tests), label)
 
         at_base = merge_reports([_removed(report(s.baseline, s.label), s) for s in suites])
         patched = merge_reports([report(s.patched, s.label) for s in suites])
         grade = self._grade(context, at_base, patched)
         if grade.regressions:
             grade = self._rerun(sandboxed, suites, report_format, grade, runs)
-        return self._outcome(sandboxed, runs, grade, plan, edits=edits, graded=graded)
+        spec = _CoverageSpec.of(context.recipe)
+        coverage = _coverage(context, spec, suites) if spec is not None else None
+        grade = _guarded(grade, coverage)
+        return self._outcome(
+            sandboxed, runs, grade, plan, edits=edits, graded=graded, coverage=coverage
+        )
 
     def _rerun_graded(
         self,
@@ -353,7 +453,10 @@ class TestsOracle:
                     continue
                 result = sandboxed.run(replace(suite.request, attempt=attempt))
                 runs.append(result)
-                passing |= _prefixed(read_report(report_format, result), suite.label).passing()
+                report = read_report(
+                    report_format, result, not_tests=_not_tests(sandboxed.context.recipe)
+                )
+                passing |= _prefixed(report, suite.label).passing()
             flipped = [name for name in grade.regressions if name in passing]
             if flipped:
                 reason = f"flaky: {len(flipped)} test(s) failed, then passed on re-run {attempt}"
@@ -369,6 +472,7 @@ class TestsOracle:
         *,
         edits: TestEdits | None = None,
         graded: GradedTree | None = None,
+        coverage: CoverageCheck | None = None,
     ) -> TierOutcome:
         names = ["baseline", "patched"] if len(runs) > 1 else ["build"][: len(runs)]
         details: dict[str, object] = {
@@ -380,6 +484,8 @@ class TestsOracle:
         if plan is not None:
             details.update(plan.details())
             marks = (*marks, *plan.fabricated)
+        if coverage is not None:
+            details["coverage"] = coverage.to_dict()
         if edits is not None and edits.edits:
             grade = _with_edits(grade, edits, graded, details)
         return TierOutcome(

@@ -347,3 +347,20 @@ def test_a_disagreement_fails_even_where_nothing_else_would() -> None:
     grade = grade_tests(TestReport(same), _disagreeing(DisagreementKind.MISSING, same))
     assert grade.verdict is Verdict.FAIL
     assert grade_tests(TestReport(same), TestReport(same)).verdict is Verdict.PASS
+
+
+def test_a_go_package_that_passes_without_running_a_test_is_skipped() -> None:
+    # With coverage on, cmd/go reports a package without test files as passing at 0%.
+    from oracles.grading import TestStatus as Status
+    from oracles.grading import parse_go_test_json as parse
+
+    output = (
+        '{"Action":"output","Package":"m/cmd",'
+        '"Output":"\\tm/cmd\\t\\tcoverage: 0.0% of statements\\n"}\n'
+        '{"Action":"pass","Package":"m/cmd"}\n'
+        '{"Action":"run","Package":"m/kv","Test":"TestA"}\n'
+        '{"Action":"pass","Package":"m/kv","Test":"TestA"}\n'
+        '{"Action":"pass","Package":"m/kv"}\n'
+    )
+    suites = parse(output).suites
+    assert suites == {"package m/cmd": Status.SKIPPED, "package m/kv": Status.PASSED}

@@ -1,0 +1,177 @@
+"""The coverage guard offline: reading JaCoCo XML and Go profiles, and the drop rule."""
+
+from __future__ import annotations
+
+from core.model import Verdict
+from oracles.coverage import (
+    Coverage,
+    CoverageFormat,
+    FileCoverage,
+    check_coverage,
+    merge_coverage,
+    parse_go_profile,
+    parse_jacoco_xml,
+    read_coverage,
+    tools_in,
+)
+
+JACOCO = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" "report.dtd">
+<report name="JaCoCo Coverage Report">
+  <sessioninfo id="a" start="1" dump="2"/>
+  <package name="com/example/calc">
+    <class name="com/example/calc/Calculator" sourcefilename="Calculator.java">
+      <counter type="LINE" missed="99" covered="99"/>
+    </class>
+    <sourcefile name="Calculator.java">
+      <line nr="3" mi="0" ci="3" mb="0" cb="0"/>
+      <counter type="INSTRUCTION" missed="4" covered="40"/>
+      <counter type="LINE" missed="2" covered="8"/>
+    </sourcefile>
+    <sourcefile name="Operation.java">
+      <counter type="LINE" missed="1" covered="0"/>
+    </sourcefile>
+  </package>
+  <counter type="LINE" missed="3" covered="8"/>
+</report>
+"""
+
+GO_PROFILE = """mode: set
+example.com/kv/store.go:25.39,26.48 1 1
+example.com/kv/store.go:26.48,28.3 1 0
+example.com/kv/store.go:29.2,29.30 2 1
+example.com/cmd/main.go:15.13,16.41 1 0
+example.com/kv/store.go:26.48,28.3 1 1
+example.com/cmd/main.go:15.13,16.41 1 0
+"""
+
+
+def _coverage(**files: tuple[int, int]) -> Coverage:
+    return Coverage({name: FileCoverage(*counts) for name, counts in files.items()})
+
+
+def test_jacoco_lines_are_read_per_source_file_not_per_class() -> None:
+    coverage = parse_jacoco_xml(JACOCO)
+    assert coverage.files == {
+        "com/example/calc/Calculator.java": FileCoverage(8, 10),
+        "com/example/calc/Operation.java": FileCoverage(0, 1),
+    }
+    assert round(coverage.percent, 2) == 72.73
+    assert coverage.unit == "lines"
+
+
+def test_a_jacoco_report_declaring_entities_is_not_read() -> None:
+    bomb = '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaa">]><report>&a;</report>'
+    coverage = parse_jacoco_xml(bomb)
+    assert not coverage.measured
+    assert "entities" in (coverage.problem or "")
+
+
+def test_unreadable_jacoco_xml_is_unmeasured_with_the_parsers_message() -> None:
+    coverage = parse_jacoco_xml("<report><package")
+    assert not coverage.measured
+    assert "not readable XML" in (coverage.problem or "")
+
+
+def test_a_go_block_reported_by_several_test_binaries_counts_once() -> None:
+    coverage = parse_go_profile(GO_PROFILE)
+    # store.go: 4 statements, all run by some binary; main.go: 1 statement, never run.
+    assert coverage.files == {
+        "example.com/kv/store.go": FileCoverage(4, 4),
+        "example.com/cmd/main.go": FileCoverage(0, 1),
+    }
+    assert coverage.unit == "statements"
+
+
+def test_a_go_profile_with_a_line_that_is_no_block_is_unmeasured() -> None:
+    coverage = parse_go_profile("mode: set\nexample.com/a.go:1.1,2.2 1 1\nPASS coverage: 100%\n")
+    assert not coverage.measured
+    assert "line 3" in (coverage.problem or "")
+    assert not parse_go_profile("").measured
+
+
+def test_a_report_cut_at_the_size_limit_or_missing_or_without_its_tool_is_unmeasured() -> None:
+    jacoco = CoverageFormat.JACOCO_XML
+    cut = read_coverage(jacoco, {"r.xml": JACOCO[:200] + "\n[truncated]"}, "r.xml")
+    assert "size limit" in (cut.problem or "")
+    missing = read_coverage(jacoco, {}, "r.xml")
+    assert "no coverage report" in (missing.problem or "")
+    no_tool = read_coverage(jacoco, {"r.xml": JACOCO}, "r.xml", tools_available=False)
+    assert "not in the dependency cache" in (no_tool.problem or "")
+    assert read_coverage(jacoco, {"r.xml": JACOCO}, "r.xml").measured
+
+
+def test_a_drop_within_the_limit_passes_with_both_numbers() -> None:
+    base = _coverage(a=(80, 100))
+    patched = _coverage(a=(80, 101))
+    check = check_coverage(base, patched, 1.0)
+    assert check.verdict is Verdict.PASS
+    assert check.reason == "coverage 80.0% of lines at the base commit, 79.2% patched"
+    assert check.to_dict()["drop"] == 0.79
+
+
+def test_a_drop_beyond_the_limit_fails_naming_the_files_that_fell() -> None:
+    base = _coverage(a=(8, 10), b=(5, 10), c=(10, 10))
+    patched = _coverage(a=(8, 10), b=(2, 10), new=(0, 10))
+    check = check_coverage(base, patched, 1.0)
+    assert check.verdict is Verdict.FAIL
+    assert "fell by" in check.reason and "the recipe allows 1" in check.reason
+    # c is gone (0%), b fell; the added, untested file pulls the number down too.
+    assert [path for path, _before, _after in check.fell] == ["c", "b", "new"]
+    assert [str(e) for e in check.evidence][:2] == [
+        "c: coverage fell from 100.0% to 0.0%",
+        "b: coverage fell from 50.0% to 20.0%",
+    ]
+    assert "a file the patch added, 0.0% covered" in check.evidence[2].message
+
+
+def test_the_recipes_limit_decides() -> None:
+    base, patched = _coverage(a=(80, 100)), _coverage(a=(75, 100))
+    assert check_coverage(base, patched, 10.0).verdict is Verdict.PASS
+    assert check_coverage(base, patched, 4.0).verdict is Verdict.FAIL
+
+
+def test_coverage_not_measured_at_the_base_decides_nothing() -> None:
+    base = Coverage(problem="the run wrote no coverage report (r.xml)")
+    check = check_coverage(base, _coverage(a=(0, 10)), 1.0)
+    assert check.verdict is Verdict.PASS
+    assert check.reason.startswith("coverage not measured at the base commit")
+    assert check.to_dict()["base"] == {"measured": False, "problem": base.problem}
+
+
+def test_a_patched_tree_that_switched_the_measurement_off_fails() -> None:
+    patched = Coverage(problem="the run wrote no coverage report (r.xml)")
+    check = check_coverage(_coverage(a=(5, 10)), patched, 1.0)
+    assert check.verdict is Verdict.FAIL
+    assert "switch the coverage measurement off" in check.reason
+
+
+def test_a_tool_missing_for_the_patched_tree_only_is_not_the_candidates_fault() -> None:
+    patched = Coverage(problem="the coverage tool is not in the dependency cache")
+    check = check_coverage(_coverage(a=(5, 10)), patched, 1.0, patched_tools=False)
+    assert check.verdict is Verdict.PASS
+    assert "not measured on the patched tree" in check.reason
+
+
+def test_projects_merge_under_their_labels_and_one_unmeasured_makes_all_unmeasured() -> None:
+    merged = merge_coverage([("a", _coverage(x=(1, 2))), ("b", _coverage(x=(2, 2)))])
+    assert merged.files == {"a: x": FileCoverage(1, 2), "b: x": FileCoverage(2, 2)}
+    partial = merge_coverage([("a", _coverage(x=(1, 2))), ("b", Coverage(problem="no report"))])
+    assert partial.problem == "b: no report"
+
+
+def test_tools_are_there_when_the_gate_served_every_one() -> None:
+    tools = ["org.jacoco:org.jacoco.agent:0.8.12", "org.jacoco:org.jacoco.cli:0.8.12"]
+    assert tools_in([*tools, "junit:junit:4.13.2"], tools)
+    assert not tools_in(tools[:1], tools)
+    assert tools_in([], [])
+
+
+def test_only_the_modules_own_files_count_for_go() -> None:
+    from oracles.coverage import go_module_path, within_module
+
+    module = go_module_path(b'module "example.com/kv"\n\ngo 1.19\n')
+    assert module == "example.com/kv"
+    profiled = _coverage(**{"example.com/kv/a.go": (1, 2), "github.com/pkg/errors/e.go": (9, 9)})
+    assert within_module(profiled, module).files == {"example.com/kv/a.go": FileCoverage(1, 2)}
+    assert go_module_path(b"go 1.19\n") is None

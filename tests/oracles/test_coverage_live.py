@@ -1,0 +1,174 @@
+"""The coverage guard, live: the base commit's tests measure the main code's coverage on
+both trees (JaCoCo for Maven, ``go test -coverprofile`` for Go); a patch that lowers it by
+more than the recipe allows fails naming the file, and a patch that leaves it alone passes.
+
+Patches are the bundled examples' good patches, with code the tests never reach added to
+a main file they do exercise, graded by the real cascade as in ``test_tiers_live``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.model import Tier, Trial, Verdict
+from tests.conftest import LiveGrader, clone_example, diff_of, good_patch_files
+from tests.oracles.test_tiers_live import _tier
+
+pytestmark = pytest.mark.docker
+
+
+def _coverage(trial: Trial) -> dict[str, Any]:
+    envelope = next(e for e in trial.envelopes if e.tier is Tier.TESTS)
+    coverage: dict[str, Any] = envelope.details["coverage"]
+    return coverage
+
+
+def _evidence(trial: Trial) -> list[str]:
+    envelope = next(e for e in trial.envelopes if e.tier is Tier.TESTS)
+    return [str(e) for e in envelope.evidence]
+
+
+# Twelve lines no test of java-calc calls: Calculator.java's line coverage falls by half.
+UNTESTED_JAVA = """
+    public int checksum(String text) {
+        int sum = 0;
+        for (char c : text.toCharArray()) {
+            if (Character.isDigit(c)) {
+                sum += c - '0';
+            } else if (Character.isLetter(c)) {
+                sum += Character.toLowerCase(c) - 'a' + 1;
+            } else {
+                sum += 0;
+            }
+        }
+        return sum % 97;
+    }
+}
+"""
+
+
+def _java_calc(live: LiveGrader, tmp_path: Path) -> tuple[tuple[Path, str], dict[str, str | None]]:
+    if "coverage" not in live.specs.recipe("java8-to-17").sandbox["tests"]:
+        pytest.skip("the java8-to-17 recipe does not measure coverage")
+    repo = clone_example(tmp_path, "java-calc")
+    return repo, good_patch_files(repo[0], "java-calc")
+
+
+def test_a_java_patch_that_leaves_coverage_alone_passes_with_both_numbers(
+    live: LiveGrader, tmp_path: Path
+) -> None:
+    repo, files = _java_calc(live, tmp_path)
+    trial = live.grade(repo, diff_of(repo[0], files), "java8-to-17")
+    verdict, reason = _tier(trial, Tier.TESTS)
+    assert verdict is Verdict.PASS, reason
+    coverage = _coverage(trial)
+    assert coverage["base"]["measured"] and coverage["patched"]["measured"], coverage
+    assert coverage["base"]["unit"] == "lines"
+    assert coverage["base"]["total"] > 0
+    assert coverage["drop"] <= 1.0, coverage
+
+
+def test_a_java_patch_adding_code_no_test_reaches_fails_naming_the_file(
+    live: LiveGrader, tmp_path: Path
+) -> None:
+    repo, files = _java_calc(live, tmp_path)
+    calculator = "src/main/java/com/example/calc/Calculator.java"
+    source = files[calculator]
+    assert source is not None
+    diluted = source[: source.rstrip().rfind("}")] + UNTESTED_JAVA.lstrip("\n")
+    trial = live.grade(repo, diff_of(repo[0], {**files, calculator: diluted}), "java8-to-17")
+    verdict, reason = _tier(trial, Tier.TESTS)
+    assert verdict is Verdict.FAIL, reason
+    assert "coverage of the main code fell" in reason
+    assert "com/example/calc/Calculator.java" in reason
+    assert any("Calculator.java" in line and "coverage fell" in line for line in _evidence(trial))
+    coverage = _coverage(trial)
+    assert coverage["drop"] > 1.0, coverage
+
+
+def test_a_java_patch_switching_the_agent_off_in_surefire_fails(
+    live: LiveGrader, tmp_path: Path
+) -> None:
+    repo, files = _java_calc(live, tmp_path)
+    pom = files["pom.xml"]
+    assert pom is not None and "</project>" in pom
+    # Surefire's forks get an empty JAVA_TOOL_OPTIONS: no agent where the tests run.
+    plugin = """  <build>
+    <plugins>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-surefire-plugin</artifactId>
+        <configuration>
+          <environmentVariables><JAVA_TOOL_OPTIONS>-Dx=y</JAVA_TOOL_OPTIONS></environmentVariables>
+        </configuration>
+      </plugin>
+    </plugins>
+  </build>
+</project>"""
+    if "<build>" in pom:
+        pytest.skip("the example's POM already has a build section")
+    patched = pom.replace("</project>", plugin)
+    trial = live.grade(repo, diff_of(repo[0], {**files, "pom.xml": patched}), "java8-to-17")
+    verdict, reason = _tier(trial, Tier.TESTS)
+    assert verdict is Verdict.FAIL, reason
+    assert "coverage" in reason
+
+
+# An unexported copy of Get's lookup that nothing calls: store.go's coverage falls.
+UNTESTED_GO = """
+func (s *Store) unusedLookup(keys []string) (map[string][]byte, error) {
+	found := map[string][]byte{}
+	for _, key := range keys {
+		p, err := s.path(key)
+		if err != nil {
+			return nil, err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if len(data) == 0 {
+			data = nil
+		}
+		found[key] = data
+	}
+	if len(found) == 0 {
+		return nil, ErrBadKey
+	}
+	return found, nil
+}
+"""
+
+
+def test_a_go_patch_that_leaves_coverage_alone_passes_with_both_numbers(
+    live: LiveGrader, tmp_path: Path
+) -> None:
+    repo = clone_example(tmp_path, "go-ioutil")
+    files = good_patch_files(repo[0], "go-ioutil")
+    trial = live.grade(repo, diff_of(repo[0], files), "go-import-rewrite")
+    verdict, reason = _tier(trial, Tier.TESTS)
+    assert verdict is Verdict.PASS, reason
+    coverage = _coverage(trial)
+    assert coverage["base"]["measured"] and coverage["patched"]["measured"], coverage
+    assert coverage["base"]["unit"] == "statements"
+    assert coverage["drop"] <= 1.0, coverage
+
+
+def test_a_go_patch_adding_code_no_test_reaches_fails_naming_the_file(
+    live: LiveGrader, tmp_path: Path
+) -> None:
+    repo = clone_example(tmp_path, "go-ioutil")
+    files = good_patch_files(repo[0], "go-ioutil")
+    store = files["kv/store.go"]
+    assert store is not None
+    changes = {**files, "kv/store.go": store + UNTESTED_GO}
+    trial = live.grade(repo, diff_of(repo[0], changes), "go-import-rewrite")
+    verdict, reason = _tier(trial, Tier.TESTS)
+    assert verdict is Verdict.FAIL, reason
+    assert "coverage of the main code fell" in reason
+    assert "kv/store.go" in reason
+    fell = [entry["file"] for entry in _coverage(trial)["fell"]]
+    assert fell[0].endswith("kv/store.go"), fell

@@ -1,0 +1,89 @@
+"""Tier 3's coverage guard over faked runs: the same runs that grade the tests carry the
+coverage report, and a passing suite that lowered coverage (or stopped reporting it)
+fails."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from core.model import Verdict
+from core.ports import SandboxRequest, SandboxResult
+from oracles.baselines import BaselineCache
+from oracles.builds import Builds
+from oracles.tiers.base import TierOutcome, TrialContext
+from oracles.tiers.tests import TestsOracle
+from oracles.workspace import tree_hash
+from tests.conftest import TrialFactory
+from tests.fakes import GO_PASSING, BuildScript, FakeSandbox, fake_result
+
+REPORT = ".migration-evals/coverage/cover.out"
+GO_MOD = "module m\n\ngo 1.19\n"
+KV = (
+    'package kv\n\nimport "io/ioutil"\n\n'
+    "func Read(p string) ([]byte, error) { return ioutil.ReadFile(p) }\n"
+)
+FILES = {"go.mod": GO_MOD, "kv/kv.go": KV, "kv/kv_test.go": "package kv\n"}
+REWRITE = {"kv/kv.go": KV.replace('"io/ioutil"', '"os"').replace("ioutil.", "os.")}
+# kv.go: 10 statements, 8 run.
+COVERED = "mode: set\nm/kv/kv.go:1.1,2.2 8 1\nm/kv/kv.go:3.1,4.2 2 0\n"
+# kv.go: the same 8 run, 10 more that no test reaches.
+DILUTED = COVERED + "m/kv/kv.go:5.1,9.2 10 0\n"
+
+
+def _evaluate(context: TrialContext, profiles: Mapping[bool, str | None]) -> TierOutcome:
+    """Tier 3 with each tree's tests passing and reporting ``profiles[patched]``."""
+
+    def run(request: SandboxRequest, patched: bool) -> SandboxResult:
+        if "test" not in request.command:
+            return fake_result(request)
+        profile = profiles[patched]
+        artifacts = {REPORT: profile} if profile is not None else {}
+        return SandboxResult(0, GO_PASSING, image_id="sha256:fake", artifacts=artifacts)
+
+    base = tree_hash(context.changeset.base_commit, None)
+    sandbox = FakeSandbox(BuildScript(base, run=run))
+    oracle = TestsOracle(sandbox, builds=Builds(sandbox, BaselineCache(), registry="gate"))
+    outcome = oracle.evaluate(context)
+    tests = [r for r in sandbox.requests if "test" in r.command]
+    assert tests and all(r.command[:2] == ("sh", "-c") for r in tests), "not run measured"
+    return outcome
+
+
+def test_unchanged_coverage_passes_and_the_envelope_has_both_numbers(
+    make_trial: TrialFactory,
+) -> None:
+    context = make_trial(FILES, REWRITE, "go-import-rewrite")
+    outcome = _evaluate(context, {False: COVERED, True: COVERED})
+    assert outcome.verdict is Verdict.PASS, outcome.reason
+    coverage = outcome.details["coverage"]
+    assert coverage["base"]["percent"] == coverage["patched"]["percent"] == 80.0
+    assert coverage["drop"] == 0.0
+
+
+def test_coverage_lowered_beyond_the_recipes_limit_fails_naming_the_file(
+    make_trial: TrialFactory,
+) -> None:
+    context = make_trial(FILES, REWRITE, "go-import-rewrite")
+    outcome = _evaluate(context, {False: COVERED, True: DILUTED})
+    assert outcome.verdict is Verdict.FAIL
+    assert outcome.reason.startswith("coverage of the main code fell by 40.0 points")
+    assert [e.path for e in outcome.evidence] == ["m/kv/kv.go"]
+    assert outcome.details["coverage"]["patched"]["percent"] == 40.0
+
+
+def test_a_patched_run_without_its_report_fails_where_the_base_had_one(
+    make_trial: TrialFactory,
+) -> None:
+    context = make_trial(FILES, REWRITE, "go-import-rewrite")
+    outcome = _evaluate(context, {False: COVERED, True: None})
+    assert outcome.verdict is Verdict.FAIL
+    assert "switch the coverage measurement off" in outcome.reason
+
+
+def test_a_base_without_a_report_leaves_the_verdict_to_the_tests(
+    make_trial: TrialFactory,
+) -> None:
+    context = make_trial(FILES, REWRITE, "go-import-rewrite")
+    outcome = _evaluate(context, {False: None, True: DILUTED})
+    assert outcome.verdict is Verdict.PASS, outcome.reason
+    assert outcome.details["coverage"]["base"]["measured"] is False
