@@ -16,7 +16,7 @@ from rich.table import Table
 from bot.progress import RunProgress
 from core.model import RunSummary, Trial, Verdict
 from gate.tallies import Proportion
-from gate.trials import Outcome, TierFacts, outcome_of
+from gate.trials import Outcome, TierFacts, outcome_of, tier_ran
 
 __all__ = [
     "OnTrial",
@@ -125,7 +125,7 @@ def _outcome(trial: Trial) -> Outcome:
                 e.list_cost_usd,
                 e.actual_cost_usd,
                 e.cached,
-                e.verdict is Verdict.SKIPPED or e.cached or bool(e.adapter),
+                tier_ran(skipped=e.verdict is Verdict.SKIPPED, cached=e.cached, adapter=e.adapter),
             )
             for e in trial.envelopes
         ]

@@ -43,6 +43,7 @@ from gate.trials import (
     TrialFacts,
     judge_opinion,
     outcome_of,
+    tier_ran,
 )
 
 __all__ = [
@@ -299,8 +300,7 @@ def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, tex
             envelope["list_cost_usd"],
             envelope["actual_cost_usd"],
             cached,
-            # A tier ran when an adapter answered; a budget stop records none.
-            verdict == "skipped" or cached or bool(envelope["adapter"]),
+            tier_ran(skipped=verdict == "skipped", cached=cached, adapter=envelope["adapter"]),
             bool(marks),
         )
     )

@@ -32,6 +32,7 @@ __all__ = [
     "judge_opinion",
     "outcome_of",
     "set_digest",
+    "tier_ran",
 ]
 
 
@@ -197,6 +198,12 @@ class TrialFacts(NamedTuple):
             judge_usd=float(data["judge_usd"]),
             judge_tokens=(int(tokens_in), int(tokens_out)),
         )
+
+
+def tier_ran(*, skipped: bool, cached: bool, adapter: str) -> bool:
+    """Whether a tier ran: an adapter answered it (or the cache did, or it was skipped on
+    purpose); a budget stop records no adapter."""
+    return skipped or cached or bool(adapter)
 
 
 def outcome_of(tiers: Sequence[TierFacts]) -> Outcome:
