@@ -31,6 +31,7 @@ from core.model import Evidence, FabricatedMark, Tier, Verdict
 from core.ports import CacheMount, Sandbox, SandboxRequest
 from oracles.baselines import BaselineCache
 from oracles.deps import (
+    BUILD_CACHE_ENV,
     Resolution,
     ResolutionStatus,
     Resolver,
@@ -219,6 +220,8 @@ def build_request(
     """``base`` (a recipe step's request) run in ``build``'s project with its dependencies."""
     resolution = build.patched if patched else build.base
     environment = {**(build.patched_env if patched else build.base_env), **environment}
+    if resolution.build_cache:
+        environment[BUILD_CACHE_ENV] = resolution.build_cache
     return replace(
         base,
         workdir=build.project.root,

@@ -36,6 +36,7 @@ from oracles.baselines import BaselineCache
 from oracles.projects import BuildSystem, Project
 
 __all__ = [
+    "BUILD_CACHE_ENV",
     "Resolution",
     "ResolutionStatus",
     "classify",
@@ -45,6 +46,10 @@ __all__ = [
 ]
 
 MODULES_MARKER = "== modules =="
+# The build cache a resolution filled with the tree's compiled dependencies, by name; the
+# builds and tests of that tree start from a private copy of it (BUILD_CACHE_ENV).
+BUILD_CACHE_ENV = "MIGRATION_EVALS_BUILD_CACHE"
+_BUILD_CACHE = re.compile(r"^== build cache == ([0-9a-f]{32})$", re.MULTILINE)
 _MAVEN_TEXTS = (
     re.compile(r"Could not find artifact (\S+)"),
     re.compile(r"Failure to find (\S+)"),
@@ -85,6 +90,8 @@ class Resolution:
     packages: tuple[str, ...] = ()
     # What the tool said last, when it did not resolve everything (for the envelope).
     output_tail: str = ""
+    # The compiled dependencies' build cache, by name ("" when the resolution made none).
+    build_cache: str = ""
 
     @property
     def digest(self) -> str:
@@ -211,7 +218,9 @@ def classify(project: Project, result: SandboxResult, cache: str) -> Resolution:
         "packages": result.packages,
     }
     if result.exit_code == 0 and not result.timed_out:
-        return Resolution(status=ResolutionStatus.RESOLVED, **common)
+        found = _BUILD_CACHE.search(result.output)
+        built = found.group(1) if found else ""
+        return Resolution(status=ResolutionStatus.RESOLVED, build_cache=built, **common)
     common["output_tail"] = _ANSI.sub("", result.output)[-_TAIL:]
     if failed := _first(result.fetches, "upstream-error"):
         detail = f"the registry did not answer for {failed.route} {failed.path} ({failed.status})"

@@ -22,12 +22,16 @@ ENV PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sb
     GOMODCACHE=/deps/mod \
     CGO_ENABLED=0 \
     GOFLAGS=-buildvcs=false
-# Builds and tests start from a private copy of the standard library's build cache that
-# resolution made for the Go release in use (a writable cache shared between runs could
-# be poisoned by one candidate's code for the next).
+# Builds and tests start from a private copy of the build cache that resolution made for
+# the tree's dependencies ($MIGRATION_EVALS_BUILD_CACHE names it) or, from resolutions
+# before that, of the standard library's for the Go release in use: a writable cache
+# shared between runs could be poisoned by one candidate's code for the next.
 RUN printf '%s\n' '#!/bin/sh' \
       'release=$(go env GOVERSION) || exit $?' \
-      'if [ -d "/deps/build/$release" ]; then cp -R "/deps/build/$release" /tmp/go-build; fi' \
+      'key=${MIGRATION_EVALS_BUILD_CACHE:-}' \
+      'case "$key" in *[!0-9a-f]*) key="" ;; esac' \
+      'if [ -n "$key" ] && [ -d "/deps/build-deps/$key" ]; then cp -R "/deps/build-deps/$key" /tmp/go-build' \
+      'elif [ -d "/deps/build/$release" ]; then cp -R "/deps/build/$release" /tmp/go-build; fi' \
       'export GOCACHE=/tmp/go-build' \
       'exec "$@"' > /usr/local/bin/with-go-cache \
  && chmod 755 /usr/local/bin/with-go-cache

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from core.model import Verdict
 from core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
 from oracles.baselines import BaselineCache
@@ -232,3 +234,22 @@ def test_each_tree_builds_with_its_own_go_directive(make_trial: TrialFactory) ->
     at_base = build_request(step, build, patched=False, environment={"A": "1"})
     assert at_base.environment == (("A", "1"), ("GOFLAGS", "-buildvcs=false -mod=mod"))
     assert build_request(step, build, patched=True, environment={}).environment == ()
+
+
+def test_a_tree_whose_resolution_compiled_its_dependencies_builds_from_that_cache(
+    make_trial: TrialFactory,
+) -> None:
+    """The build cache's name goes to that tree's steps only (and into their keys)."""
+    files = {"go.mod": "module x\n\ngo 1.22\n", "a.go": "package x\n"}
+    context = make_trial(files, {"a.go": "package x // patched\n"}, "go-import-rewrite")
+    plan, _sandbox = _plan(context)
+    (build,) = plan.builds
+    key = "0123456789abcdef0123456789abcdef"
+    build = replace(build, patched=replace(build.patched, build_cache=key))
+    step = SandboxRequest(SandboxAction.RUN, "go", ("go", "build", "./..."), "t")
+    patched = build_request(step, build, patched=True, environment={})
+    assert patched.environment == (("MIGRATION_EVALS_BUILD_CACHE", key),)
+    assert build_request(step, build, patched=False, environment={}).environment == ()
+    assert (
+        patched.key_data() != build_request(step, build, patched=False, environment={}).key_data()
+    )

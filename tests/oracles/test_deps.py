@@ -228,6 +228,34 @@ def test_a_successful_go_run_lists_the_modules_after_the_marker() -> None:
     assert resolution.toolchain == {"go": "go1.23.4"}
 
 
+def test_the_build_cache_a_go_run_filled_is_named_for_its_builds() -> None:
+    key = "0123456789abcdef0123456789abcdef"
+    output = GO_RESOLVED.replace("== modules ==", f"== build cache == {key}\n== modules ==")
+    resolution = classify(GO_PROJECT, _result(0, output), "go")
+    assert resolution.build_cache == key
+    assert resolution.resolved[0] == "example.com/go-modern"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",  # the run made none (no packages, or the folder could not be made)
+        "== build cache == ../../etc",  # only a name of 32 hex digits is taken
+        "== build cache == 0123456789abcdef0123456789abcdef0",
+        "x == build cache == 0123456789abcdef0123456789abcdef",
+    ],
+)
+def test_no_build_cache_is_named_unless_the_run_said_one_exactly(line: str) -> None:
+    output = GO_RESOLVED.replace("== modules ==", f"{line}\n== modules ==")
+    assert classify(GO_PROJECT, _result(0, output), "go").build_cache == ""
+
+
+def test_a_run_that_failed_names_no_build_cache() -> None:
+    key = "0123456789abcdef0123456789abcdef"
+    output = f"go version go1.22.12 linux/amd64\n== build cache == {key}\n"
+    assert classify(GO_PROJECT, _result(1, output), "go").build_cache == ""
+
+
 def test_a_go_run_that_stopped_before_the_marker_resolved_nothing() -> None:
     output = "go version go1.22.12 linux/amd64\ngo: updates to go.mod needed\n"
     assert classify(GO_PROJECT, _result(1, output), "go").resolved == ()
