@@ -12,11 +12,12 @@ migration commit and its parent. For every case this script
 4. times it: a **cold** pass (empty cache directory) when asked for with ``--cold`` or when
    the cache directory is new, then a **warm** re-grade with the same cache directory and a
    fresh ledger, so no stored envelope can be reused (any reuse is reported);
-5. times a **bare** build and test of the same patched tree on this machine: Maven offline
+5. times a **bare** build and test of a fresh copy of the same patched tree on this machine,
+   with warm dependency caches and nothing of the project built before: Maven offline
    (``mvn -o test`` by default, ``--bare-goal verify`` for the full lifecycle) against a local
-   repository warmed by one untimed online run, ``go build ./... && go test
-   -count=1 ./...`` with a warm module and build cache (also warmed by one untimed run), as
-   an unprivileged user when run as root.
+   repository warmed by one untimed online run in another copy; ``go build ./... && go test
+   -count=1 ./...`` with a warm module cache and a build cache holding the dependencies
+   compiled (untimed), as an unprivileged user when run as root.
 
 Then it prints a table (tier reached, verdict, shortened reason, cause class, expectation
 and times per case) and totals; the last line is one JSON object with the figures.
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import re
 import shutil
@@ -52,6 +54,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -573,11 +577,20 @@ def matches(case: Case, verdict: Verdict) -> bool:
 # ---------------------------------------------------------------------------- bare builds
 
 
-def _as_user(command: str) -> list[str]:
-    """Run as an unprivileged user when we are root (tests behave as in the sandbox)."""
+def _as_user(command: str, cpus: int | None = None) -> list[str]:
+    """Run as an unprivileged user when we are root (tests behave as in the sandbox), on
+    the first ``cpus`` processors when given (the sandbox's CPU quota, like for like)."""
+    pin = ["taskset", "-c", f"0-{cpus - 1}"] if cpus and shutil.which("taskset") else []
     if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("runuser"):
-        return ["runuser", "-m", "-u", "nobody", "--", "sh", "-c", command]
-    return ["sh", "-c", command]
+        return [*pin, "runuser", "-m", "-u", "nobody", "--", "sh", "-c", command]
+    return [*pin, "sh", "-c", command]
+
+
+def sandbox_cpus() -> int:
+    """The sandbox's CPU quota (``specs/oracle.yaml``), rounded up to whole processors."""
+    limits = yaml.safe_load((ROOT / "specs" / "oracle.yaml").read_text(encoding="utf-8"))
+    quota = float(limits.get("sandbox", {}).get("cpus", 1.0))
+    return max(1, math.ceil(quota))
 
 
 def _chown_nobody(*paths: Path) -> None:
@@ -587,14 +600,20 @@ def _chown_nobody(*paths: Path) -> None:
 
 
 def _timed_shell(
-    command: str, cwd: Path, env: dict[str, str], log: Path, timeout: float
+    command: str,
+    cwd: Path,
+    env: dict[str, str],
+    log: Path,
+    timeout: float,
+    *,
+    cpus: int | None = None,
 ) -> tuple[int, float]:
     started = time.perf_counter()
     with log.open("ab") as out:
         out.write(f"\n$ {command}  (in {cwd})\n".encode())
         out.flush()
         with subprocess.Popen(
-            _as_user(command),
+            _as_user(command, cpus),
             cwd=cwd,
             env=env,
             stdout=out,
@@ -620,24 +639,59 @@ class Bare:
     load: float | None = None  # one-minute load average as it started
 
 
+# Every package the build and the tests need that is not the module's own: what the
+# grader's resolution compiles into its dependency build cache, compiled here the same way.
+_GO_DEPENDENCY_PACKAGES = (
+    "go list -e -deps -test -f '{{if not .Error}}{{if not .DepsErrors}}{{if not .Module}}"
+    "{{.ImportPath}}{{else if not .Module.Main}}{{.ImportPath}}{{end}}{{end}}{{end}}' ./..."
+    " | grep -v '[] []' | sort -u"
+)
+
+
+def _bare_commands(case: Case, tree: Path, goal: str, repo_local: str) -> tuple[str, str]:
+    """(warm-up, timed) commands: the warm-up fills the dependency caches without
+    building the project itself; the timed one builds and tests a fresh copy."""
+    if case.recipe == "go-import-rewrite":
+        warm_up = f"go mod download && go build $({_GO_DEPENDENCY_PACKAGES})"
+        return warm_up, "go build ./... && go test -count=1 ./..."
+    # the Maven the build asks for: its wrapper when it has one (from Maven Central)
+    maven = "sh ./mvnw" if (tree / case.roots[0] / "mvnw").exists() else "mvn"
+    return f"{maven} -B -q {repo_local} {goal}", f"{maven} -o -B {repo_local} {goal}"
+
+
 def bare_build(
-    prepared: Prepared, scratch: Path, caches: Path, timeout: float, goal: str = "test"
+    prepared: Prepared,
+    scratch: Path,
+    caches: Path,
+    timeout: float,
+    *,
+    goal: str = "test",
+    cpus: int | None = None,
 ) -> Bare:
-    """A bare build and test of the patched tree on this machine, caches warmed first."""
+    """A bare build and test of a fresh copy of the patched tree on this machine, with
+    warm dependency caches: Maven's local repository filled by an online run of the same
+    goal in another copy; Go's module cache, and a build cache holding every dependency
+    compiled (the module's own packages are not, as in a fresh checkout on a machine that
+    built the dependencies before). That is what the grader's warm re-grade has: the
+    dependencies resolved and compiled, the patched tree built from its sources. ``cpus``:
+    the timed run's processors (None: all of them)."""
     case = prepared.case
     if prepared.git_dir is None:
         return Bare(note="no mirror")
     if case.recipe == "base-image-bump":
         return Bare(note="n/a (a Dockerfile build needs its FROM images and their network)")
-    tree = scratch / "tree"
-    if tree.exists():
-        shutil.rmtree(tree)
-    export_tree(prepared.git_dir, case.commit, tree)
+    warm_tree, tree = scratch / "warm-up-tree", scratch / "tree"
+    for path in (warm_tree, tree):
+        if path.exists():
+            shutil.rmtree(path)
+        export_tree(prepared.git_dir, case.commit, path)
     home = caches / "home"
-    m2, gomod, gocache = caches / "m2", caches / "gomod", caches / "gocache"
+    m2, gomod = caches / "m2", caches / "gomod"
+    # one build cache per case: another case's module packages must not be in it
+    gocache, timed_cache = scratch / "gocache", scratch / "gocache-timed"
     for path in (home, m2, gomod, gocache):
         path.mkdir(parents=True, exist_ok=True)
-    _chown_nobody(tree, home, m2, gomod, gocache)
+    _chown_nobody(warm_tree, tree, home, m2, gomod, gocache)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
@@ -651,28 +705,28 @@ def bare_build(
             GOTOOLCHAIN=os.environ.get("GOTOOLCHAIN", "auto"),
             GOPROXY=os.environ.get("MIGRATION_EVALS_GOPROXY", "https://proxy.golang.org,direct"),
         )
-        warm_up = timed = "go build ./... && go test -count=1 ./..."
-        offline = dict(env, GOPROXY="off")
+        offline = dict(env, GOPROXY="off", GOCACHE=str(timed_cache))
     else:
         env["JAVA_HOME"] = os.environ.get("JAVA_HOME", _default_java_home())
         # Maven wrappers (and Maven) look in user.home, not $HOME, for their downloads
         env["MAVEN_USER_HOME"] = str(home / ".m2")
         env["MAVEN_OPTS"] = f"-Duser.home={home}"
         offline = env
-        repo_local = f"-Dmaven.repo.local={m2}"
-        # the Maven the build asks for: its wrapper when it has one (from Maven Central)
-        maven = "sh ./mvnw" if (tree / case.roots[0] / "mvnw").exists() else "mvn"
-        warm_up = f"{maven} -B -q {repo_local} {goal}"
-        timed = f"{maven} -o -B {repo_local} {goal}"
+    warm_up, timed = _bare_commands(case, tree, goal, f"-Dmaven.repo.local={m2}")
     total, passed, tested = 0.0, True, True
     for index, root in enumerate(case.roots):
-        cwd = tree / root
-        _timed_shell(warm_up, cwd, env, scratch / f"warm-up-{index}.log", timeout)
+        _timed_shell(warm_up, warm_tree / root, env, scratch / f"warm-up-{index}.log", timeout)
+        if timed_cache.exists():
+            shutil.rmtree(timed_cache)
+        shutil.copytree(gocache, timed_cache, symlinks=True)
+        _chown_nobody(timed_cache)
         log = scratch / f"timed-{index}.log"
-        code, seconds = _timed_shell(timed, cwd, offline, log, timeout)
+        code, seconds = _timed_shell(timed, tree / root, offline, log, timeout, cpus=cpus)
         total += seconds
         passed = passed and code == 0
         tested = tested and (code == 0 or _tests_ran(log))
+    for path in (warm_tree, tree, gocache, timed_cache):
+        shutil.rmtree(path, ignore_errors=True)
     if passed:
         return Bare(round(total, 1), True, "")
     if tested:  # the suite ran; some tests fail here (as they do at the base commit)
@@ -799,7 +853,14 @@ def _bare_one(
     work.mkdir(parents=True, exist_ok=True)
     load = _load()
     try:
-        row.bare = bare_build(row.prepared, work, cache / BARE_DIR, args.timeout, args.bare_goal)
+        row.bare = bare_build(
+            row.prepared,
+            work,
+            cache / BARE_DIR,
+            args.timeout,
+            goal=args.bare_goal,
+            cpus=args.bare_cpus,
+        )
     except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
         row.bare = Bare(note=f"bare build could not run: {exc}")
     row.bare.load = load
@@ -888,7 +949,9 @@ def _load_line(summary: dict[str, Any]) -> str:
     ]
     shown = "; ".join(parts) or "not recorded"
     cores = load.get("cores")
-    return f"- one-minute load average as each timing started, on {cores} cores: {shown}"
+    pinned = summary.get("bare_cpus")
+    on = f"; the bare builds ran on {pinned} of them" if pinned else ""
+    return f"- one-minute load average as each timing started, on {cores} cores: {shown}{on}"
 
 
 def summarise(rows: list[Row], commit: str) -> dict[str, Any]:
@@ -1142,6 +1205,19 @@ def project_commit() -> str:
     return done.stdout.decode().strip() or "unknown"
 
 
+def _cpus(text: str) -> int:
+    """``--bare-cpus``: a count of processors, or ``all`` (0: not pinned)."""
+    if text == "all":
+        return 0
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a count of processors: {text!r}") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError("at least 1 processor, or all")
+    return count
+
+
 def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirrors", type=Path, help="folder of bare git mirrors")
@@ -1159,6 +1235,14 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         default="test",
         help="Maven phase of the bare build (test: the phases tiers 2-3 run; verify adds "
         "packaging, javadoc and integration tests, which need more network in some cases)",
+    )
+    parser.add_argument(
+        "--bare-cpus",
+        type=_cpus,
+        default=None,
+        metavar="N|all",
+        help="processors the bare build's timed run may use (default: the sandbox's CPU "
+        "quota from specs/oracle.yaml, as the grade's builds get; all: every one)",
     )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per case and pass")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON figures here")
@@ -1238,6 +1322,8 @@ def rescored_rows(path: Path, cases: list[Case]) -> tuple[list[Row], dict[str, A
 
 def main(argv: Iterable[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.bare_cpus is None:
+        args.bare_cpus = sandbox_cpus()
     signal.signal(signal.SIGTERM, _stop)  # so running grades are ended, not orphaned
     if args.rescore is not None:
         rows, earlier = rescored_rows(args.rescore, load_cases(args.cases, args.only))
@@ -1250,6 +1336,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         started = time.perf_counter()
         rows = run(args)
         summary = summarise(rows, project_commit())
+        summary["bare_cpus"] = args.bare_cpus or os.cpu_count()
         summary["seconds"]["wall"] = round(time.perf_counter() - started, 1)
     print_table(rows, summary)
     if args.markdown:
