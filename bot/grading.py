@@ -25,7 +25,7 @@ from core.model import Changeset, Trial
 from core.settings import Executor, Settings
 from core.specs import SpecSet
 from core.store import Store
-from oracles.cascade import Budget
+from oracles.cascade import Budget, Carried
 from oracles.runner import Runner, RunOutcome, new_run_id
 
 __all__ = ["Grading", "RemoteRun", "grade", "resume", "run_options"]
@@ -91,12 +91,18 @@ def grade(
     options: Mapping[str, Any] | None = None,
     on_trial: Callable[[Trial | None], None] = lambda _trial: None,
     on_quiet: Callable[[str], None] = log.warning,
+    defer: bool = False,
+    carried: Carried | None = None,
 ) -> RunOutcome:
     """Grade ``changesets`` as ``plan`` says; the run is stored with the plan, and its
     heartbeat beats while this process grades it (``bot.heartbeat``).
 
     ``on_trial`` hears of each finished trial, with the trial when it was graded here
-    (None from workers, whose trials are read back at the end)."""
+    (None from workers, whose trials are read back at the end).
+
+    ``defer`` and ``carried``: one changeset graded here by a job with attempts left,
+    which an unavailable outside API puts back (``TrialDeferredError``) instead of
+    waiting in this thread, and what its earlier attempt made (``Runner.run``)."""
     plan = where.cascades.pinned(plan)
     stored = run_options(plan, options, changesets)
     run_id = new_run_id()
@@ -121,7 +127,13 @@ def grade(
         runner = _runner(plan, where, on_trial)
         budget = Budget(plan.budget_usd)
         return runner.run(
-            list(changesets), budget=budget, options=stored, run_id=run_id, holder=holder
+            list(changesets),
+            budget=budget,
+            options=stored,
+            run_id=run_id,
+            holder=holder,
+            defer=defer,
+            carried=carried,
         )
 
 

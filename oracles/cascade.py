@@ -5,6 +5,15 @@ evidence, stamps and fabricated marks. Infrastructure faults are ``error`` envel
 from candidate failures. A content-addressed cache reuses a stored envelope when repo, base
 commit, patch, recipe parameters, tier, stamps and the adapters of every tier up to it are
 the same; a reused envelope costs nothing and says it was cached.
+
+Inside a job with attempts left (``defer=True``), an outside API that is unavailable
+(``ServiceUnavailableError``: a judge API timing out, refusing, rate limiting) is not
+waited for: the trial stops with ``TrialDeferredError``, whose job is put back, the
+reservation of the tier that could not run is released, and the envelopes already made
+travel with the job (``Carried``). The next attempt reuses each of them whose cache key is
+unchanged (the cache itself only holds envelopes of trials in the ledger), so tiers 1-3 do
+not run again and their cost is counted once. On a job's last attempt, and outside jobs,
+the tier records ``error`` as for any infrastructure fault.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.errors import InfrastructureError
+from core.errors import InfrastructureError, ServiceUnavailableError
 from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
 from core.specs import SpecSet
 from core.stamps import stamp
@@ -27,7 +36,14 @@ from oracles.repos import RepoCache
 from oracles.tiers.base import TierOracle, TierOutcome, TrialContext
 from oracles.workspace import Workspace
 
-__all__ = ["Budget", "Cascade", "TrialRecord", "tier_actual_cost"]
+__all__ = [
+    "Budget",
+    "Carried",
+    "Cascade",
+    "TrialDeferredError",
+    "TrialRecord",
+    "tier_actual_cost",
+]
 
 
 class Budget:
@@ -53,6 +69,74 @@ class Budget:
                 return False
             self.spent_usd += amount
             return True
+
+    def release(self, amount: float) -> None:
+        """Give back a reservation that was not spent (a tier that could not run)."""
+        with self._lock:
+            self.spent_usd = max(0.0, self.spent_usd - amount)
+
+    def charge(self, amount: float) -> None:
+        """Count ``amount`` spent elsewhere (an earlier attempt under another budget):
+        it was spent, so it is never refused; an overrun exhausts the budget."""
+        with self._lock:
+            self.spent_usd += amount
+            if self.limit_usd is not None and self.spent_usd > self.limit_usd + 1e-12:
+                self.exhausted = True
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """The envelopes an attempt of a trial made before it was put back, for the next one.
+
+    ``tiers`` maps a tier to the cache key and the envelope made under it; ``run_id`` is
+    the run whose budget paid for them (the next attempt of a run's trial job reuses that
+    run and its reservations; a grade job's next attempt is a new run, charged anew).
+    """
+
+    run_id: str
+    tiers: Mapping[Tier, tuple[str, Envelope]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "tiers": {
+                tier.value: {"key": key, "envelope": envelope.to_dict()}
+                for tier, (key, envelope) in self.tiers.items()
+            },
+        }
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | None) -> Carried | None:
+        """From ``to_dict``'s form (a job's payload); None when there is none."""
+        if not data:
+            return None
+        tiers = {
+            Tier(name): (str(item["key"]), Envelope.from_dict(item["envelope"]))
+            for name, item in dict(data.get("tiers", {})).items()
+        }
+        return cls(str(data["run_id"]), tiers)
+
+
+class TrialDeferredError(ServiceUnavailableError):
+    """A trial stopped because an outside API is unavailable, to be tried again later.
+
+    ``carried``: the envelopes made so far; ``retry_after_s``: the wait the API asked for.
+    """
+
+    def __init__(
+        self, message: str, carried: Carried, *, retry_after_s: float | None = None
+    ) -> None:
+        super().__init__(message, retry_after_s=retry_after_s)
+        self.carried = carried
+
+
+class _TierDeferred(Exception):
+    """Raised by ``_run_tier`` to ``run_trial``, which knows what the trial made so far."""
+
+    def __init__(self, tier: Tier, cause: ServiceUnavailableError) -> None:
+        super().__init__(str(cause))
+        self.tier = tier
+        self.cause = cause
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +203,21 @@ class Cascade:
             for index, tier in enumerate(self.tiers)
         }
 
-    def run_trial(self, run_id: str, changeset: Changeset, budget: Budget) -> TrialRecord:
+    def run_trial(
+        self,
+        run_id: str,
+        changeset: Changeset,
+        budget: Budget,
+        *,
+        defer: bool = False,
+        carried: Carried | None = None,
+    ) -> TrialRecord:
+        """Grade ``changeset`` as a trial of ``run_id``.
+
+        ``defer``: the trial runs in a job with attempts left, so an unavailable outside
+        API raises ``TrialDeferredError`` instead of being retried at length; ``carried``:
+        what an earlier attempt of this trial made (reused where its key still matches).
+        """
         recipe = self.specs.recipe(changeset.recipe)
         stamps = self.specs.stamps_for(changeset.recipe)
         tid = trial_id(run_id, changeset.id)
@@ -131,14 +229,30 @@ class Cascade:
             self.repos, changeset, self.limits, scratch=self.scratch, run_id=run_id
         )
         with workspace:
-            context = TrialContext(changeset, recipe, self.specs, workspace, envelopes, self.strict)
+            context = TrialContext(
+                changeset,
+                recipe,
+                self.specs,
+                workspace,
+                envelopes,
+                self.strict,
+                defer_unavailable=defer,
+            )
+            earlier = _Earlier(carried, run_id)
             stopped = False
             for tier in self.tiers:
                 slot = _Slot(tid, changeset, tier, stamps)
                 if stopped:
                     envelopes.append(slot.envelope(TierOutcome(Verdict.SKIPPED, "not reached")))
                     continue
-                envelope, key = self._tier(slot, context, budget, tier_keys[tier], material)
+                try:
+                    envelope, key = self._tier(
+                        slot, context, budget, tier_keys[tier], material, earlier=earlier
+                    )
+                except _TierDeferred as deferred:
+                    raise _deferred_error(run_id, changeset, envelopes, keys, deferred) from (
+                        deferred.cause
+                    )
                 if key is not None:
                     keys[tier.value] = key
                 envelopes.append(envelope)
@@ -152,21 +266,33 @@ class Cascade:
         budget: Budget,
         key: str,
         material: dict[str, Any],
+        *,
+        earlier: _Earlier,
     ) -> tuple[Envelope, str | None]:
-        """One tier's envelope, reused from the cache when its key is known there, and the
-        key it is stored under (None: not reusable)."""
+        """One tier's envelope, reused from an earlier attempt or the cache when its key is
+        known there, and the key it is stored under (None: not reusable)."""
         spec = self.specs.oracle.tier(slot.tier)
-        if not budget.allows(spec.list_cost_usd):
+        # An earlier attempt of this run holds its reservation still: no new room is needed.
+        if not earlier.reserved(slot.tier) and not budget.allows(spec.list_cost_usd):
             # Nothing more is spent on a trial the budget cannot pay for, not even on
             # working out its cache key (dependency resolution).
             return slot.envelope(TierOutcome(Verdict.INCONCLUSIVE, _BUDGET_REASON)), None
         try:
             material.update(self.oracles[slot.tier].key_material(context))
+        except ServiceUnavailableError as exc:
+            if context.defer_unavailable:  # nothing was reserved for this tier yet
+                earlier.drop(slot.tier, budget)
+                raise _TierDeferred(slot.tier, exc) from exc
+            outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
+            return slot.envelope(outcome, adapter=self.oracles[slot.tier].identity), key
         except InfrastructureError as exc:
             outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
             return slot.envelope(outcome, adapter=self.oracles[slot.tier].identity), key
         if material:
             key = stamp({"key": key, "material": material})
+        made = earlier.take(slot, key, budget)
+        if made is not None:
+            return made, key
         hit = self.store.cached_envelope(key) if self.store else None
         envelope = slot.reuse(hit) if hit else self._run_tier(slot, context, budget)
         return envelope, (key if envelope.reason != _BUDGET_REASON else None)
@@ -179,6 +305,11 @@ class Cascade:
         started = time.perf_counter()
         try:
             outcome = oracle.evaluate(context)
+        except ServiceUnavailableError as exc:
+            if context.defer_unavailable:
+                budget.release(spec.list_cost_usd)  # the tier did not run: nothing spent
+                raise _TierDeferred(slot.tier, exc) from exc
+            outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
         except InfrastructureError as exc:
             outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
         duration = time.perf_counter() - started
@@ -207,6 +338,58 @@ def tier_actual_cost(
 
 
 _BUDGET_REASON = "budget exhausted before this tier"
+
+
+class _Earlier:
+    """What an earlier attempt of this trial made (``Carried``), as the cascade uses it."""
+
+    def __init__(self, carried: Carried | None, run_id: str) -> None:
+        self.tiers = dict(carried.tiers) if carried else {}
+        self.from_run = carried.run_id if carried else ""
+        # Same run: the earlier attempt's reservations are still in this budget.
+        self.same_run = carried is not None and carried.run_id == run_id
+
+    def reserved(self, tier: Tier) -> bool:
+        return self.same_run and tier in self.tiers
+
+    def take(self, slot: _Slot, key: str, budget: Budget) -> Envelope | None:
+        """The earlier envelope of ``slot``'s tier if it was made under ``key``, counted
+        once in ``budget``; None (its reservation given back) when the key has changed."""
+        found = self.tiers.pop(slot.tier, None)
+        if found is None:
+            return None
+        made_under, envelope = found
+        if made_under != key:
+            self._give_back(envelope, budget)
+            return None
+        if not self.same_run:
+            budget.charge(envelope.list_cost_usd)
+        return slot.restore(envelope, self.from_run)
+
+    def drop(self, tier: Tier, budget: Budget) -> None:
+        found = self.tiers.pop(tier, None)
+        if found is not None:
+            self._give_back(found[1], budget)
+
+    def _give_back(self, envelope: Envelope, budget: Budget) -> None:
+        if self.same_run:
+            budget.release(envelope.list_cost_usd)
+
+
+def _deferred_error(
+    run_id: str,
+    changeset: Changeset,
+    envelopes: Sequence[Envelope],
+    keys: Mapping[str, str],
+    deferred: _TierDeferred,
+) -> TrialDeferredError:
+    """The trial's deferral, carrying the envelopes it made (all passed: the cascade goes
+    on only past a pass), each under the key it would be stored under."""
+    made = {e.tier: (keys[e.tier.value], e) for e in envelopes if e.tier.value in keys}
+    message = f"{changeset.id}: tier {deferred.tier.value} put back: {deferred.cause}"
+    return TrialDeferredError(
+        message, Carried(run_id, made), retry_after_s=deferred.cause.retry_after_s
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +424,15 @@ class _Slot:
             fabricated=outcome.fabricated,
             adapter=adapter,
             details=dict(outcome.details),
+        )
+
+    def restore(self, made: Envelope, run_id: str) -> Envelope:
+        """An envelope an earlier attempt of this trial made, under this trial: as it was
+        made (its cost was spent for this trial), saying which attempt made it."""
+        details = dict(made.details)
+        details["carried_from"] = {"run_id": run_id, "trial_id": made.trial_id}
+        return replace(
+            made, trial_id=self.trial_id, changeset_id=self.changeset.id, details=details
         )
 
     def reuse(self, cached: Envelope) -> Envelope:

@@ -22,7 +22,7 @@ from core.liveness import Holder
 from core.model import Changeset, Envelope, RunSummary, Tier, Trial, Verdict
 from core.specs import SpecSet
 from core.store import Store
-from oracles.cascade import Budget, Cascade, TrialRecord, trial_id
+from oracles.cascade import Budget, Carried, Cascade, TrialDeferredError, TrialRecord, trial_id
 
 __all__ = [
     "RunOutcome",
@@ -40,6 +40,8 @@ class RunStatus(StrEnum):
     COMPLETED = "completed"
     STOPPED_BUDGET = "stopped: budget exhausted"
     INTERNAL_ERRORS = "completed with internal errors"
+    # The run's one trial was put back (an outside API unavailable): its job runs again.
+    DEFERRED = "deferred: an outside API was unavailable"
 
 
 def new_run_id() -> str:
@@ -187,11 +189,16 @@ class Runner:
         budget: Budget,
         errors: list[str],
         writer: _LedgerWriter,
+        *,
+        defer: bool = False,
+        carried: Carried | None = None,
     ) -> Trial | None:
         if budget.exhausted or writer.error is not None:
             return None
         try:
-            record = self.cascade.run_trial(run_id, changeset, budget)
+            record = self.cascade.run_trial(run_id, changeset, budget, defer=defer, carried=carried)
+        except TrialDeferredError:
+            raise
         except Exception as exc:  # one crashing trial must not lose the run
             log.exception("internal error grading %s", changeset.id)
             errors.append(f"{changeset.id}: {type(exc).__name__}: {exc}")
@@ -221,20 +228,36 @@ class Runner:
         options: Mapping[str, Any] | None = None,
         holder: Holder | None = None,
         earlier: Sequence[Trial] | None = None,
+        defer: bool = False,
+        carried: Carried | None = None,
     ) -> RunOutcome:
         """Grade ``changesets`` as run ``run_id`` (a new one by default).
 
         ``earlier``: resuming a run already started (and taken over by this process):
         its trials already in the ledger, which join the outcome and the run's summary;
-        nothing is started, only ``changesets`` (the missing ones) are graded."""
+        nothing is started, only ``changesets`` (the missing ones) are graded.
+
+        ``defer`` and ``carried``: a run of one trial graded by a job with attempts left
+        (``Cascade.run_trial``). When the trial is put back, the run ends ``deferred``
+        with no trial and ``TrialDeferredError`` is raised for the job to be put back."""
+        if defer and len(changesets) != 1:
+            raise ValueError("only a run of one trial can be put back with its job")
         run_id = run_id or new_run_id()
         if earlier is None:
             self.store.start_run(run_id, dict(options or {}), holder=holder)
         errors: list[str] = []
-        with _LedgerWriter(self.store, self._written) as writer:
-            results = self._grade_all(
-                changesets, lambda c: self._one(run_id, c, budget, errors, writer)
-            )
+        try:
+            with _LedgerWriter(self.store, self._written) as writer:
+                results = self._grade_all(
+                    changesets,
+                    lambda c: self._one(
+                        run_id, c, budget, errors, writer, defer=defer, carried=carried
+                    ),
+                )
+        except TrialDeferredError:
+            nothing = RunSummary.of([], self.cascade.tiers).to_dict()
+            self.store.finish_run(run_id, RunStatus.DEFERRED, nothing)
+            raise
         if writer.error is not None:
             raise StoreError(
                 f"could not write results to the ledger: {writer.error}"

@@ -16,11 +16,12 @@ import docker.errors
 from bot.app.kinds import APP_KINDS
 from bot.executor.trials import TRIAL
 from bot.jobs.kinds import KindRegistry
-from core.errors import ChangesetProviderError, SandboxError
+from core.errors import ChangesetProviderError, JudgeUnavailableError, SandboxError
 from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
 from core.ports import (
     ImageConfig,
     ImageRef,
+    Judge,
     JudgeReply,
     JudgeRequest,
     PullRequestInfo,
@@ -30,6 +31,7 @@ from core.ports import (
     SandboxResult,
 )
 from core.store import Store
+from oracles.judges.retry import Retrying, RetryPolicy
 from oracles.tree import ChangeKind, FileChange, MemoryTree
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "FakeSandbox",
     "FakeTimer",
     "LedgerGrader",
+    "OutageJudge",
     "all_kinds",
     "fake_result",
     "judge_json",
@@ -189,6 +192,55 @@ class FakeJudge:
     def ask(self, request: JudgeRequest) -> JudgeReply:
         self.requests.append(request)
         return self.respond(request)
+
+
+class OutageJudge:
+    """A live judge adapter whose API is unavailable for its first ``down`` calls (a 429
+    asking for ``retry_after_s``, or none), then answers as ``inner`` does; every call
+    goes through ``Retrying`` as the live adapters' do, sleeping on ``timer``."""
+
+    def __init__(
+        self,
+        inner: Judge,
+        timer: FakeTimer,
+        *,
+        down: int,
+        retry_after_s: float | None = None,
+        policy: RetryPolicy | None = None,
+    ) -> None:
+        self.inner = inner
+        self.timer = timer
+        self.down = down
+        self.retry_after_s = retry_after_s
+        self.calls = 0
+        self.answered = 0
+        self.retrying = Retrying(
+            policy or RetryPolicy(max_retries=4, deadline_s=180.0),
+            sleep=timer.sleep,
+            clock=timer,
+            jitter=lambda: 1.0,
+        )
+        self._lock = threading.Lock()
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    def ask(self, request: JudgeRequest) -> JudgeReply:
+        return self.retrying.call(lambda _timeout: self._call(request))
+
+    def _call(self, request: JudgeRequest) -> JudgeReply:
+        with self._lock:
+            self.calls += 1
+            unavailable = self.calls <= self.down
+        if unavailable:
+            raise JudgeUnavailableError(
+                "the judge API answered 429: rate limited", retry_after_s=self.retry_after_s
+            )
+        reply = self.inner.ask(request)
+        with self._lock:
+            self.answered += 1
+        return reply
 
 
 def judge_json(verdict: str, evidence: list[str], confidence: float = 0.9) -> str:

@@ -4,6 +4,10 @@ Order matters. The PR is read first: if its head moved on, the job is superseded
 publishes nothing. The check run is found by ``external_id`` (or created) and set
 ``in_progress`` before the slow part. Just before publishing, the head is read again, so a
 stale result never lands as if it were current: it is closed as neutral "superseded".
+
+A judge API that is unavailable puts the job back (``TrialDeferredError``), its check run
+left in progress, with the envelopes tiers 1-3 made; the next attempt finds the check run
+by ``external_id`` and starts from those envelopes. The last attempt grades ``error``.
 """
 
 from __future__ import annotations
@@ -29,11 +33,13 @@ from bot.app.pulls import changeset_for, filter_diff, pull_info
 from bot.app.records import CheckRecord, external_id
 from bot.app.repo_config import CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
 from bot.grading import grade as run_grading
+from bot.jobs.pool import CARRIED
 from bot.plan import RunPlan
 from core.errors import InfrastructureError
 from core.model import Trial
 from core.ports import GitHubClient, PullRequestInfo
 from core.settings import Executor
+from oracles.cascade import Carried
 
 __all__ = ["AUTO", "REPLAY_NOTE", "GradeTask", "grade", "grade_key", "load_config"]
 
@@ -54,6 +60,8 @@ class GradeTask:
     # The plan of the server that made the job (``RunPlan.to_dict``); None: the grading
     # process's own (a job queued by an earlier release).
     plan: Mapping[str, Any] | None = None
+    # What an earlier attempt made before a judge API was unavailable (``Carried``).
+    carried: Carried | None = None
 
     @classmethod
     def of(cls, payload: Mapping[str, Any], *, final_attempt: bool = False) -> GradeTask:
@@ -65,6 +73,7 @@ class GradeTask:
             mode=str(payload.get("mode", AUTO)),
             final_attempt=final_attempt,
             plan=payload.get("plan"),
+            carried=Carried.of(payload.get(CARRIED)),
         )
 
     def payload(self) -> dict[str, Any]:
@@ -201,7 +210,16 @@ def _run(
     if why is not None:  # retried, perhaps elsewhere; the last attempt's check run says why
         raise InfrastructureError(f"this process cannot honour the grade job's plan: {why}")
     options = {"input": "github", "source": pull.url, "mode": mode.value}
-    outcome = run_grading(plan, [changeset], ctx.grading, options=options)
+    # Before the last attempt, an unavailable judge API puts the job back (the check run
+    # stays in progress and is found again); on the last one its tier records ``error``.
+    outcome = run_grading(
+        plan,
+        [changeset],
+        ctx.grading,
+        options=options,
+        defer=not task.final_attempt,
+        carried=task.carried,
+    )
     return outcome.trials[0]
 
 

@@ -5,6 +5,8 @@ trials of one run are graded on many machines, so the limit and what has been sp
 one row, ``run_budgets``, and reserving is a single conditional update: no two workers
 can both take the last dollar. Once a reservation fails the run is exhausted: trials not
 started yet are not started, tiers not reached are ``inconclusive``, as embedded.
+A trial put back because an outside API was unavailable gives back the reservation of
+the tier that could not run (``release``), so no attempt is paid for twice.
 """
 
 from __future__ import annotations
@@ -81,6 +83,31 @@ class SharedBudget(Budget):
             else:
                 self.exhausted = True
         return bool(taken)
+
+    def release(self, amount: float) -> None:
+        budgets = budgets_table.c
+        spent = sa.case((budgets.spent_usd > amount, budgets.spent_usd - amount), else_=0.0)
+        with self.store.engine.begin() as conn:
+            mine = budgets.run_id == self.run_id
+            conn.execute(budgets_table.update().where(mine).values(spent_usd=spent))
+        with self._lock:
+            self.spent_usd = max(0.0, self.spent_usd - amount)
+
+    def charge(self, amount: float) -> None:
+        budgets = budgets_table.c
+        mine = budgets.run_id == self.run_id
+        with self.store.engine.begin() as conn:
+            conn.execute(
+                budgets_table.update().where(mine).values(spent_usd=budgets.spent_usd + amount)
+            )
+            over = conn.execute(
+                sa.select(budgets.spent_usd > budgets.limit_usd + _EPSILON).where(mine)
+            ).scalar()
+            if over:
+                conn.execute(budgets_table.update().where(mine).values(exhausted=True))
+        with self._lock:
+            self.spent_usd += amount
+            self.exhausted = self.exhausted or bool(over)
 
     @staticmethod
     def is_exhausted(store: Store, run_id: str) -> bool:

@@ -10,6 +10,10 @@ Writing is where "at least once" becomes "exactly once": the trial's envelopes, 
 in the ledger and the job's completion commit together, and only while the worker still
 holds the job. A worker that lost its lease (presumed dead, then alive after all), or a
 second run of a trial already written, writes nothing.
+
+A judge API that is unavailable while the job has attempts left puts the job back
+(``TrialDeferredError``, honouring the API's ``Retry-After``) with the envelopes made so
+far; on the job's last attempt the judge tier records ``error``, so the run still ends.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 from bot.cascades import CascadeBuilder, Cascades, PlanRefusedError
 from bot.executor.budget import SharedBudget
 from bot.jobs.kinds import JobKind
+from bot.jobs.pool import CARRIED
 from bot.jobs.queue import Job, JobQueue, NewJob
 from bot.plan import RunPlan
 from core.errors import ConfigError
@@ -29,7 +34,7 @@ from core.model import Changeset, Trial
 from core.settings import Settings
 from core.specs import SpecSet
 from core.store import Store
-from oracles.cascade import Budget, Cascade, TrialRecord
+from oracles.cascade import Budget, Carried, Cascade, TrialDeferredError, TrialRecord
 from oracles.runner import crashed_trial, internal_error_trial
 
 __all__ = [
@@ -68,6 +73,8 @@ class TrialTask:
     run_id: str
     changeset: Changeset
     plan: RunPlan
+    # What an earlier attempt made before an outside API was unavailable.
+    carried: Carried | None = None
 
     @property
     def budgeted(self) -> bool:
@@ -91,6 +98,7 @@ class TrialTask:
             run_id=str(payload["run_id"]),
             changeset=Changeset.from_dict(payload["changeset"]),
             plan=RunPlan.from_dict(payload["plan"]),
+            carried=Carried.of(payload.get(CARRIED)),
         )
 
 
@@ -159,7 +167,17 @@ class TrialGrader:
         if budget.exhausted:
             return None
         try:
-            return cascade.run_trial(task.run_id, task.changeset, budget)
+            # With attempts left, an unavailable judge API puts the job back (waiting is
+            # the queue's, not this thread's); the last attempt records ``error``.
+            return cascade.run_trial(
+                task.run_id,
+                task.changeset,
+                budget,
+                defer=job.attempts < job.max_attempts,
+                carried=task.carried,
+            )
+        except TrialDeferredError:
+            raise
         except Exception as exc:  # one crashing trial is recorded, like the embedded runner
             log.exception("internal error grading %s", task.changeset.id)
             return TrialRecord(crashed_trial(cascade, task.run_id, task.changeset, exc))

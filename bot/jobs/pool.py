@@ -3,8 +3,10 @@
 A running job's lease is renewed every third of its length, so a long grading keeps its
 job while a dead process's job is picked up by another worker once the lease runs out.
 A handler never waits for an outside API inside its thread: an unavailable one
-(``ServiceUnavailableError``: GitHub down, unreachable or rate limiting) puts the job back
-with backoff and jitter, no sooner than the server asked; the thread takes the next job.
+(``ServiceUnavailableError``: GitHub or a judge API down, unreachable or rate limiting)
+puts the job back with backoff and jitter, no sooner than the server asked; the thread
+takes the next job. A trial stopped so (``TrialDeferredError``) leaves the envelopes it
+made in the job's payload (``CARRIED``), and its next attempt starts from them.
 Other errors back off and retry the same way; a job that keeps failing ends ``failed``,
 its last error saying how many attempts were made and why the last one failed.
 """
@@ -20,8 +22,12 @@ from collections.abc import Callable, Mapping
 from bot.jobs.kinds import JobKind
 from bot.jobs.queue import Job, JobQueue
 from core.errors import MigrationEvalsError, ServiceUnavailableError
+from oracles.cascade import TrialDeferredError
 
-__all__ = ["Handler", "JobHandler", "WorkerPool", "execute", "ignoring_holder"]
+__all__ = ["CARRIED", "Handler", "JobHandler", "WorkerPool", "execute", "ignoring_holder"]
+
+CARRIED = "carried"
+"""The payload field of a job put back with the work its trial made (``Carried``)."""
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +98,9 @@ def execute(
     except ServiceUnavailableError as exc:  # not the job's fault: try again later
         beat.stop()
         log.info("job %s (%s) put back: %s", job.id, job.key, exc)
-        queue.fail(job, name, f"unavailable: {exc}", retry_after_s=exc.retry_after_s)
+        # A trial put back takes what it made so far with it (``Carried``).
+        carry = {CARRIED: exc.carried.to_dict()} if isinstance(exc, TrialDeferredError) else None
+        queue.fail(job, name, f"unavailable: {exc}", retry_after_s=exc.retry_after_s, carry=carry)
     except MigrationEvalsError as exc:
         beat.stop()
         log.warning("job %s (%s) failed: %s", job.id, job.key, exc)

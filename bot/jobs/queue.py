@@ -512,17 +512,29 @@ class JobQueue:
         )
 
     def fail(
-        self, job: Job, worker: str, error: str, *, retry_after_s: float | None = None
+        self,
+        job: Job,
+        worker: str,
+        error: str,
+        *,
+        retry_after_s: float | None = None,
+        carry: Mapping[str, Any] | None = None,
     ) -> bool:
         """Record a failed attempt: put the job back after a backoff with jitter (never
         sooner than ``retry_after_s``, the wait a server asked for), or give up after the
-        last attempt, saying how many were made and why the last one failed."""
+        last attempt, saying how many were made and why the last one failed.
+
+        ``carry``: fields merged into the payload of the job put back, for its next
+        attempt (the work an attempt made before an outside API was unavailable)."""
         if job.attempts >= job.max_attempts:
             why = f"gave up after {job.attempts} attempt(s); the last failed: {error}"
             return self._owned_update(
                 job, worker, state=JobState.FAILED, last_error=why, lease_until=None
             )
         wait = self.backoff.wait_s(job.attempts - 1, self.jitter(), asked_s=retry_after_s)
+        extra: dict[str, Any] = {}
+        if carry:
+            extra["payload"] = json.dumps({**job.payload, **carry}, sort_keys=True)
         return self._owned_update(
             job,
             worker,
@@ -530,6 +542,7 @@ class JobQueue:
             last_error=error,
             lease_until=None,
             run_after=self.clock() + wait,
+            **extra,
         )
 
     def complete_in(self, conn: Connection, job: Job, worker: str, result: str) -> bool:

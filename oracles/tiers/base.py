@@ -44,6 +44,9 @@ class TrialContext:
     workspace: Workspace
     earlier: list[Envelope] = field(default_factory=list)
     strict: bool = False
+    # Inside a job with attempts left: an unavailable outside API is not waited for in
+    # this thread (``ServiceUnavailableError`` escapes the cascade; the job is put back).
+    defer_unavailable: bool = False
     # Work tiers share within one trial (the build plan of tiers 2-3), made on first use.
     memo: dict[str, Any] = field(default_factory=dict)
 

@@ -2,11 +2,16 @@
 
 Strict mode asks a Claude judge and a non-Claude judge; both must say pass, and a
 disagreement is a fail ("judges disagree") that agreement statistics count.
+
+An unavailable judge API (``JudgeUnavailableError``) escapes ``evaluate``: the cascade
+records ``error``, or, in a job with attempts left (``defer_unavailable``), puts the trial
+back whole. There the question is asked ``briefly()`` (``oracles.judges.retry``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +19,7 @@ from core.model import Changeset, Tier, Verdict
 from core.ports import Judge, JudgeReply, JudgeRequest
 from core.specs import Recipe
 from core.stamps import sha256_hex, stamp
+from oracles.judges.retry import briefly
 from oracles.judging import JudgeAnswer, parse_answer, render_prompt
 from oracles.tiers.base import TierOutcome, TrialContext
 
@@ -105,7 +111,9 @@ class JudgeOracle:
             temperature=_optional_float(settings["temperature"]),
             max_tokens=int(settings["max_tokens"]),
         )
-        reply = judge.ask(request)
+        # In a job with attempts left, one quick retry at most: the job waits, not the thread.
+        with briefly() if context.defer_unavailable else nullcontext():
+            reply = judge.ask(request)
         answer = parse_answer(reply, shown)
         return _Opinion(role, request.model, answer, reply, judge_cost(model, reply), request)
 

@@ -14,8 +14,9 @@ from core.model import Changeset, Envelope, Tier, Verdict
 from core.ports import JudgeReply, SandboxAction, SandboxRequest, SandboxResult
 from core.specs import SpecSet
 from core.store import Store
-from oracles.cascade import Budget, Cascade, tier_actual_cost
+from oracles.cascade import Budget, Carried, Cascade, TrialDeferredError, tier_actual_cost
 from oracles.judges import ReplayingJudge
+from oracles.judges.retry import BRIEF_WAIT_S
 from oracles.repos import RepoCache
 from oracles.sandbox import ReplayingSandbox
 from oracles.tiers.apply import ApplyOracle
@@ -25,7 +26,15 @@ from oracles.tiers.judge import JudgeOracle
 from oracles.tiers.tests import TestsOracle
 from oracles.workspace import tree_hash
 from tests.conftest import RepoFactory, diff_of
-from tests.fakes import FakeJudge, FakeSandbox, fake_result, judge_json, surefire_run
+from tests.fakes import (
+    FakeJudge,
+    FakeSandbox,
+    FakeTimer,
+    OutageJudge,
+    fake_result,
+    judge_json,
+    surefire_run,
+)
 
 POM = """<project>
   <modelVersion>4.0.0</modelVersion>
@@ -453,3 +462,134 @@ def test_an_errored_judge_costs_no_sandbox_time_but_an_errored_build_does() -> N
     assert tier_actual_cost(Tier.COMPILE, errored, 180.0, 0.0001) == pytest.approx(0.018)
     answered = TierOutcome(Verdict.PASS, "ok", actual_cost_usd=0.02)
     assert tier_actual_cost(Tier.JUDGE, answered, 180.0, 0.0001) == 0.02
+
+
+# -- an unavailable judge API inside a job: put back, never waited for ----------------------
+
+_UP_TO_TESTS = 0.001 + 0.01 + 0.03  # list costs of tiers 1-3
+_ALL_TIERS = _UP_TO_TESTS + 0.08
+
+
+def _outage(down: int, retry_after_s: float | None = 30.0) -> tuple[OutageJudge, FakeTimer]:
+    timer = FakeTimer()
+    return OutageJudge(_passing_judge(), timer, down=down, retry_after_s=retry_after_s), timer
+
+
+def _deferred(
+    cascade: Cascade, run_id: str, changeset: Changeset, budget: Budget
+) -> TrialDeferredError:
+    with pytest.raises(TrialDeferredError) as raised:
+        cascade.run_trial(run_id, changeset, budget, defer=True)
+    return raised.value
+
+
+def test_in_a_job_an_unavailable_judge_puts_the_trial_back_with_what_it_made(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    judge, timer = _outage(down=5, retry_after_s=30.0)
+    cascade = _cascade(specs, tmp_path, FakeSandbox(), judge, store=store)
+    budget = Budget(1.0)
+    deferred = _deferred(cascade, "r1", _changeset(java_repo, _good_patch(java_repo)), budget)
+    assert deferred.retry_after_s == 30.0  # the API's Retry-After, for the queue to honour
+    assert "rate limited" in str(deferred)
+    # Asked once: a 30 s wait is the queue's to keep, not this thread's.
+    assert judge.calls == 1 and timer.sleeps == []
+    carried = deferred.carried
+    assert carried.run_id == "r1"
+    assert list(carried.tiers) == [Tier.APPLY, Tier.COMPILE, Tier.TESTS]
+    assert all(e.verdict is Verdict.PASS for _, e in carried.tiers.values())
+    # The judge's reservation is given back; what tiers 1-3 spent stays spent.
+    assert budget.spent_usd == pytest.approx(_UP_TO_TESTS)
+    # The cache holds only what the ledger holds: nothing of a trial that was put back.
+    assert all(store.cached_envelope(key) is None for key, _ in carried.tiers.values())
+    assert Carried.of(carried.to_dict()) == carried  # it travels in the job's payload
+
+
+def test_the_next_attempt_reuses_tiers_one_to_three_and_counts_them_once(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    judge, timer = _outage(down=1)
+    sandbox = FakeSandbox()
+    cascade = _cascade(specs, tmp_path, sandbox, judge)
+    changeset = _changeset(java_repo, _good_patch(java_repo))
+    budget = Budget(1.0)
+    carried = _deferred(cascade, "r1", changeset, budget).carried
+    runs = len(sandbox.requests)
+    record = cascade.run_trial("r1", changeset, budget, defer=True, carried=carried)
+    trial = record.trial
+    assert trial.verdict is Verdict.PASS and judge.answered == 1
+    assert len(sandbox.requests) == runs  # no build and no test ran again
+    assert [e.details.get("carried_from", {}).get("run_id") for e in trial.envelopes] == [
+        "r1",
+        "r1",
+        "r1",
+        None,
+    ]
+    # Each tier paid for once, in the envelopes and in the budget alike.
+    assert trial.cost_usd == pytest.approx(_ALL_TIERS)
+    assert budget.spent_usd == pytest.approx(_ALL_TIERS)
+    fresh = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge()).run_trial(
+        "r1", changeset, Budget(None)
+    )
+    assert record.cache_keys == fresh.cache_keys  # stored under the keys a fresh trial has
+    assert timer.sleeps == []
+
+
+def test_an_attempt_in_another_run_charges_the_carried_tiers_to_its_own_budget(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    judge, _ = _outage(down=1)
+    cascade = _cascade(specs, tmp_path, FakeSandbox(), judge)
+    changeset = _changeset(java_repo, _good_patch(java_repo))
+    carried = _deferred(cascade, "r1", changeset, Budget(None)).carried
+    budget = Budget(1.0)  # a grade job's next attempt is a run of its own
+    trial = cascade.run_trial("r2", changeset, budget, defer=True, carried=carried).trial
+    assert trial.verdict is Verdict.PASS
+    assert budget.spent_usd == pytest.approx(_ALL_TIERS)
+    assert trial.envelopes[0].trial_id == trial.id
+    assert trial.envelopes[0].details["carried_from"]["trial_id"] != trial.id
+
+
+def test_envelopes_made_for_another_patch_are_not_reused(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    judge, _ = _outage(down=1)
+    sandbox = FakeSandbox()
+    cascade = _cascade(specs, tmp_path, sandbox, judge)
+    carried = _deferred(
+        cascade, "r1", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
+    ).carried
+    runs = len(sandbox.requests)
+    other = diff_of(java_repo[0], {"pom.xml": UPGRADED_POM + "<!-- x -->\n"})
+    trial = cascade.run_trial(
+        "r1", _changeset(java_repo, other), Budget(None), carried=carried
+    ).trial
+    assert len(sandbox.requests) > runs
+    assert not any("carried_from" in e.details for e in trial.envelopes)
+
+
+def test_a_short_outage_is_retried_once_briefly_within_the_attempt(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    judge, timer = _outage(down=1, retry_after_s=None)
+    cascade = _cascade(specs, tmp_path, FakeSandbox(), judge)
+    changeset = _changeset(java_repo, _good_patch(java_repo))
+    trial = cascade.run_trial("r", changeset, Budget(None), defer=True).trial
+    assert trial.verdict is Verdict.PASS
+    assert judge.calls == 2 and timer.sleeps == [1.0]
+    assert max(timer.sleeps) <= BRIEF_WAIT_S
+
+
+def test_outside_a_job_or_on_its_last_attempt_the_judge_retries_then_records_error(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    judge, timer = _outage(down=99, retry_after_s=None)
+    cascade = _cascade(specs, tmp_path, FakeSandbox(), judge)
+    changeset = _changeset(java_repo, _good_patch(java_repo))
+    trial = cascade.run_trial("r", changeset, Budget(None)).trial  # defer=False
+    judged = trial.envelopes[3]
+    assert judged.verdict is Verdict.ERROR and trial.verdict is Verdict.ERROR
+    assert judged.reason.startswith("infrastructure error: the judge API answered 429")
+    assert "gave up after 5 attempt(s): 4 retries spent" in judged.reason
+    assert timer.sleeps == [1.0, 2.0, 4.0, 8.0]  # today's bounded retries

@@ -32,7 +32,9 @@ class _SteadyCascade:
 
     tiers = (Tier.APPLY,)
 
-    def run_trial(self, run_id: str, changeset: Changeset, budget: Budget) -> TrialRecord:
+    def run_trial(
+        self, run_id: str, changeset: Changeset, budget: Budget, **_options: object
+    ) -> TrialRecord:
         time.sleep(0.004)
         tid = trial_id(run_id, changeset.id)
         envelope = Envelope(tid, changeset.id, Tier.APPLY, Verdict.PASS, 0.001, 0.0, 0.0, STAMPS)

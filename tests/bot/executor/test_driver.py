@@ -119,7 +119,7 @@ def test_a_crash_while_grading_is_recorded_not_lost(
             self.specs = real.specs
             self.oracles = real.oracles
 
-        def run_trial(self, *_args: object) -> None:
+        def run_trial(self, *_args: object, **_options: object) -> None:
             raise RuntimeError("boom")
 
     def cascades(settings: Settings, store: Store, specs: SpecSet) -> Cascade:

@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 
 from bot.app.kinds import GRADE
-from bot.jobs.pool import Handler, execute
+from bot.jobs.pool import CARRIED, Handler, execute
 from bot.jobs.queue import Job, JobQueue, JobState, NewJob
 from core.errors import ConfigError, ServiceUnavailableError
+from core.model import Envelope, Stamps, Tier, Verdict
 from core.retry import Backoff
 from core.store import Store
+from oracles.cascade import Carried, TrialDeferredError
 from tests.fakes import FakeTimer, all_kinds
 
 
@@ -81,3 +83,21 @@ def test_other_errors_back_off_too_and_keep_their_type(queue: JobQueue, timer: F
     execute(queue, _leased(queue), "w", _raising(ConfigError("bad config")))
     [row] = queue.jobs()
     assert row["last_error"] == "ConfigError: bad config" and row["run_after"] == timer.now + 10
+
+
+def test_a_trial_put_back_keeps_what_it_made_in_the_jobs_payload(
+    queue: JobQueue, timer: FakeTimer
+) -> None:
+    queue.enqueue(NewJob(GRADE, "a", "o/r#1", {"repo": "o/r"}))
+    stamps = Stamps("o", "r", "h")
+    made = Envelope("t-1", "c1", Tier.APPLY, Verdict.PASS, 0.001, 0.0, 0.0, stamps)
+    carried = Carried("r-1", {Tier.APPLY: ("key-1", made)})
+    error = TrialDeferredError("judge answered 429", carried, retry_after_s=120.0)
+    assert execute(queue, _leased(queue), "w", _raising(error)) is None
+    [row] = queue.jobs()
+    assert row["state"] == JobState.QUEUED and row["run_after"] == timer.now + 120.0
+    assert timer.sleeps == []
+    timer.now = row["run_after"]
+    again = _leased(queue)
+    assert again.payload["repo"] == "o/r"
+    assert Carried.of(again.payload[CARRIED]) == carried

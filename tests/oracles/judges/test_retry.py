@@ -7,7 +7,14 @@ from datetime import UTC, datetime
 import pytest
 
 from core.errors import JudgeRequestError, JudgeUnavailableError
-from oracles.judges.retry import Retrying, RetryPolicy, retry_after_s
+from oracles.judges.retry import (
+    BRIEF_RETRIES,
+    BRIEF_WAIT_S,
+    Retrying,
+    RetryPolicy,
+    briefly,
+    retry_after_s,
+)
 from tests.fakes import FakeTimer
 
 
@@ -97,3 +104,40 @@ def test_a_wait_that_would_pass_the_deadline_is_not_taken() -> None:
 def test_retry_after_forms(headers: dict[str, str], expected: float | None) -> None:
     now = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
     assert retry_after_s(headers, now) == expected
+
+
+def test_briefly_a_question_is_retried_once_after_a_short_wait() -> None:
+    clock = FakeTimer()
+    attempt = Flaky(JudgeUnavailableError("503"), JudgeUnavailableError("503"))
+    with briefly(), pytest.raises(JudgeUnavailableError) as raised:
+        _retrying(clock, RetryPolicy(max_retries=4, base_delay_s=5.0)).call(attempt)
+    assert len(attempt.timeouts) == 1 + BRIEF_RETRIES
+    assert clock.sleeps == [BRIEF_WAIT_S]  # the backoff, cut to the brief wait
+    assert "1 retries spent" in str(raised.value)
+
+
+def test_briefly_a_longer_retry_after_is_not_waited_for_but_kept() -> None:
+    clock = FakeTimer()
+    attempt = Flaky(JudgeUnavailableError("429", retry_after_s=45.0))
+    with briefly(), pytest.raises(JudgeUnavailableError) as raised:
+        _retrying(clock, RetryPolicy()).call(attempt)
+    assert clock.sleeps == [] and len(attempt.timeouts) == 1
+    assert raised.value.retry_after_s == 45.0  # the job is put back no sooner than asked
+    assert "longer than a worker waits" in str(raised.value)
+
+
+def test_the_brief_mode_ends_with_its_block() -> None:
+    clock = FakeTimer()
+    with briefly():
+        pass
+    attempt = Flaky(*(JudgeUnavailableError("503") for _ in range(3)))
+    assert _retrying(clock, RetryPolicy(max_retries=4)).call(attempt) == "answer"
+    assert clock.sleeps == [1.0, 2.0, 4.0]
+
+
+def test_giving_up_keeps_the_wait_the_server_asked_for() -> None:
+    clock = FakeTimer()
+    attempt = Flaky(*(JudgeUnavailableError("429", retry_after_s=7.0) for _ in range(3)))
+    with pytest.raises(JudgeUnavailableError) as raised:
+        _retrying(clock, RetryPolicy(max_retries=2)).call(attempt)
+    assert raised.value.retry_after_s == 7.0
