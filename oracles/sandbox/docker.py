@@ -810,14 +810,31 @@ def _removed_by_us(remove: Callable[..., Any], **options: bool) -> int:
     return 1
 
 
-def _freeze(container: Any) -> bool:
+_FREEZE_ATTEMPTS = 5
+_FREEZE_PAUSE_S = 0.5
+
+
+def _freeze(container: Any, *, sleep: Callable[[float], None] = time.sleep) -> bool:
     """Pause a run's container so nothing in it changes while it is read; False when it
-    has stopped (its workspace is gone with it)."""
-    container.reload()
-    if container.status == "running":
-        container.pause()
+    has stopped (its workspace is gone with it).
+
+    The cgroup freezer gives up ("unable to freeze") when a process of the container does
+    not reach a freezable state in time, which a busy machine makes likely (a JVM writing
+    its coverage data as it exits); the pause is asked again a few times, a little later
+    each time, before that is an infrastructure error."""
+    for attempt in range(1, _FREEZE_ATTEMPTS + 1):
+        container.reload()
+        if container.status != "running":
+            return bool(container.status == "paused")
+        try:
+            container.pause()
+        except docker.errors.APIError as exc:
+            if attempt == _FREEZE_ATTEMPTS or "freeze" not in str(exc):
+                raise
+            sleep(_FREEZE_PAUSE_S * attempt)
+            continue
         return True
-    return bool(container.status == "paused")
+    return False  # not reached: the last attempt returns or raises
 
 
 def _cache_volume(cache: str) -> str:

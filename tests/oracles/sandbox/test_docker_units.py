@@ -11,7 +11,7 @@ import requests
 from core.errors import SandboxError
 from oracles.sandbox import DockerSandbox, SandboxLimits
 from oracles.sandbox.capture import OutputCap
-from oracles.sandbox.docker import _read_build, _stale, default_user
+from oracles.sandbox.docker import _freeze, _read_build, _stale, default_user
 from oracles.sandbox.hardening import DEADLINE_LABEL, OWNER_LABEL, SANDBOX_LABEL
 
 
@@ -91,3 +91,53 @@ def test_another_engine_error_while_reaping_is_an_infrastructure_error() -> None
     sandbox = DockerSandbox(_leftovers_client([_Leftover(500)], []), SandboxLimits())
     with pytest.raises(SandboxError, match="cannot clean up old sandbox containers"):
         sandbox.reap(now=100.0)
+
+
+class _Freezing:
+    """A container whose pause fails ``failures`` times with ``message`` before it holds."""
+
+    def __init__(self, failures: int, message: str = "unable to freeze: unknown") -> None:
+        self.status = "running"
+        self.failures = failures
+        self.message = message
+        self.pauses = 0
+
+    def reload(self) -> None:
+        pass
+
+    def pause(self) -> None:
+        self.pauses += 1
+        if self.pauses <= self.failures:
+            raise docker.errors.APIError(f"Cannot pause container: {self.message}")
+        self.status = "paused"
+
+
+def test_a_freeze_the_cgroup_gave_up_on_is_asked_again_a_little_later() -> None:
+    waits: list[float] = []
+    container = _Freezing(failures=2)
+    assert _freeze(container, sleep=waits.append)
+    assert container.pauses == 3
+    assert waits == [0.5, 1.0]
+
+
+def test_a_freeze_that_keeps_failing_is_an_engine_error_in_the_end() -> None:
+    waits: list[float] = []
+    container = _Freezing(failures=99)
+    with pytest.raises(docker.errors.APIError, match="unable to freeze"):
+        _freeze(container, sleep=waits.append)
+    assert container.pauses == 5
+    assert len(waits) == 4
+
+
+def test_other_pause_errors_are_not_asked_again() -> None:
+    container = _Freezing(failures=1, message="container is not running")
+    with pytest.raises(docker.errors.APIError, match="not running"):
+        _freeze(container, sleep=lambda _s: None)
+    assert container.pauses == 1
+
+
+def test_a_stopped_container_is_not_paused() -> None:
+    container = _Freezing(failures=0)
+    container.status = "exited"
+    assert not _freeze(container)
+    assert container.pauses == 0
