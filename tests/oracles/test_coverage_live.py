@@ -95,22 +95,15 @@ def test_a_java_patch_switching_the_agent_off_in_surefire_fails(
     repo, files = _java_calc(live, tmp_path)
     pom = files["pom.xml"]
     assert pom is not None and "</project>" in pom
-    # Surefire's forks get an empty JAVA_TOOL_OPTIONS: no agent where the tests run.
-    plugin = """  <build>
-    <plugins>
-      <plugin>
-        <groupId>org.apache.maven.plugins</groupId>
-        <artifactId>maven-surefire-plugin</artifactId>
-        <configuration>
-          <environmentVariables><JAVA_TOOL_OPTIONS>-Dx=y</JAVA_TOOL_OPTIONS></environmentVariables>
-        </configuration>
-      </plugin>
-    </plugins>
-  </build>
-</project>"""
-    if "<build>" in pom:
-        pytest.skip("the example's POM already has a build section")
-    patched = pom.replace("</project>", plugin)
+    # Surefire's forks get their own JAVA_TOOL_OPTIONS: no agent where the tests run.
+    surefire = "<artifactId>maven-surefire-plugin</artifactId>"
+    assert pom.count(surefire) == 1, "the example's POM names Surefire once"
+    configuration = (
+        "<configuration><environmentVariables>"
+        "<JAVA_TOOL_OPTIONS>-Dx=y</JAVA_TOOL_OPTIONS>"
+        "</environmentVariables></configuration>"
+    )
+    patched = pom.replace(surefire, surefire + configuration)
     trial = live.grade(repo, diff_of(repo[0], {**files, "pom.xml": patched}), "java8-to-17")
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason
