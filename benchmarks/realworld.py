@@ -639,8 +639,10 @@ class Bare:
     load: float | None = None  # one-minute load average as it started
 
 
-# Every package the build and the tests need that is not the module's own: what the
-# grader's resolution compiles into its dependency build cache, compiled here the same way.
+# Every package the build and the tests need that is not the module's own, as the
+# grader's resolution compiles them (specs/recipes/go-import-rewrite.yaml), less what only
+# the grader needs: coverage's runtime packages (the bare build measures none) and the
+# exclusion of local replacements (a guard against patches, not a cost).
 _GO_DEPENDENCY_PACKAGES = (
     "go list -e -deps -test -f '{{if not .Error}}{{if not .DepsErrors}}{{if not .Module}}"
     "{{.ImportPath}}{{else if not .Module.Main}}{{.ImportPath}}{{end}}{{end}}{{end}}' ./..."

@@ -822,7 +822,8 @@ def _freeze(container: Any, *, sleep: Callable[[float], None] = time.sleep) -> b
     not reach a freezable state in time, which a busy machine makes likely (a JVM writing
     its coverage data as it exits); the pause is asked again a few times, a little later
     each time, before that is an infrastructure error."""
-    for attempt in range(1, _FREEZE_ATTEMPTS + 1):
+    attempt = 1
+    while True:
         container.reload()
         if container.status != "running":
             return bool(container.status == "paused")
@@ -832,9 +833,9 @@ def _freeze(container: Any, *, sleep: Callable[[float], None] = time.sleep) -> b
             if attempt == _FREEZE_ATTEMPTS or "freeze" not in str(exc):
                 raise
             sleep(_FREEZE_PAUSE_S * attempt)
+            attempt += 1
             continue
         return True
-    return False  # not reached: the last attempt returns or raises
 
 
 def _cache_volume(cache: str) -> str:
