@@ -35,6 +35,7 @@ from core.model import Changeset, RunSummary, Verdict
 from core.settings import Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
+from gate.stats import preload as preload_statistics
 from oracles.runner import RunOutcome, RunStatus
 
 if TYPE_CHECKING:
@@ -170,6 +171,8 @@ def grade(
     """Check, plan, forecast, run and report; returns the exit code and the outcome.
 
     ``resume``: the id of an interrupted run to finish, with its own plan, instead."""
+    # The report's intervals need scipy: it loads while the trials wait on their sandboxes.
+    preload_statistics()
     specs = load_specs(settings.specs_dir)
     check_against_specs(changesets, specs)
     if resume is None:

@@ -16,13 +16,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.executor.budget import SharedBudget, open_budget
 from bot.executor.trials import TRIAL, TrialTask, run_key_prefix, run_subject, trial_job, trial_key
-from bot.jobs.dispatch import CeleryDispatcher, Dispatcher, make_celery
 from bot.jobs.kinds import KindRegistry
 from bot.jobs.queue import JobQueue, JobState
 from bot.plan import RunPlan, plan_of
@@ -34,6 +33,9 @@ from core.specs import SpecSet
 from core.store import Store
 from oracles.cascade import trial_id
 from oracles.runner import RunOutcome, RunStatus, internal_error_trial, new_run_id
+
+if TYPE_CHECKING:
+    from bot.jobs.dispatch import Dispatcher
 
 __all__ = ["CeleryRun", "run_on_celery"]
 
@@ -224,6 +226,9 @@ def run_on_celery(
 ) -> RunOutcome:
     """``CeleryRun`` of ``plan`` on the settings' broker, refusing to start unless the
     broker answers."""
+    # Celery and its Redis transport take half a second to load; only this path needs them.
+    from bot.jobs.dispatch import CeleryDispatcher, make_celery  # noqa: PLC0415
+
     dispatcher = CeleryDispatcher(make_celery(settings.scale), settings.scale)
     try:
         dispatcher.check()
