@@ -12,12 +12,14 @@ migration commit and its parent. For every case this script
 4. times it: a **cold** pass (empty cache directory) when asked for with ``--cold`` or when
    the cache directory is new, then a **warm** re-grade with the same cache directory and a
    fresh ledger, so no stored envelope can be reused (any reuse is reported);
-5. times a **bare** build and test of a fresh copy of the same patched tree on this machine,
-   with warm dependency caches and nothing of the project built before: Maven offline
-   (``mvn -o test`` by default, ``--bare-goal verify`` for the full lifecycle) against a local
-   repository warmed by one untimed online run in another copy; ``go build ./... && go test
-   -count=1 ./...`` with a warm module cache and a build cache holding the dependencies
-   compiled (untimed), as an unprivileged user when run as root.
+5. times a **bare** build and test of a fresh copy of the same patched tree, with warm
+   dependency caches and nothing of the project built before: Maven offline on this
+   machine (``mvn -o test`` by default, ``--bare-goal verify`` for the full lifecycle)
+   against a local repository warmed by one untimed online run in another copy, as an
+   unprivileged user when run as root; ``go build ./... && go test -count=1 ./...`` in the
+   recipe's image with the grade's own dependency caches (its module cache, and the build
+   cache its resolution made of the dependencies: compiled, and vetted for facts), no
+   network, on the sandbox's CPU quota. Only the go commands are timed.
 
 Then it prints a table (tier reached, verdict, shortened reason, cause class, expectation
 and times per case) and totals; the last line is one JSON object with the figures.
@@ -59,10 +61,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-try:  # the run's ledger is read back for evidence lines and durations
-    from core.store import Store
-except ImportError:  # run with an interpreter that lacks the project's packages
-    Store = None
+from core.store import Store  # the run's ledger is read back for evidence lines and durations
+from oracles.builds import go_build_env
+from oracles.projects import BuildSystem, Project
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CASES = ROOT / "benchmarks" / "realworld" / "cases.jsonl"
@@ -454,8 +455,6 @@ def _ledger_details(db: Path) -> tuple[dict[str, list[str]], dict[str, float]]:
     """Evidence lines and durations per tier, read back from the run's own ledger."""
     evidence: dict[str, list[str]] = {}
     durations: dict[str, float] = {}
-    if Store is None:
-        return evidence, durations
     with contextlib.suppress(Exception):  # the ledger's layout is the project's to change
         store = Store.open(f"sqlite:///{db}")
         try:
@@ -586,11 +585,15 @@ def _as_user(command: str, cpus: int | None = None) -> list[str]:
     return [*pin, "sh", "-c", command]
 
 
+def _sandbox_limits() -> dict[str, Any]:
+    """The limits of every sandboxed run (``specs/oracle.yaml``)."""
+    spec = yaml.safe_load((ROOT / "specs" / "oracle.yaml").read_text(encoding="utf-8"))
+    return dict(spec.get("sandbox", {}))
+
+
 def sandbox_cpus() -> int:
     """The sandbox's CPU quota (``specs/oracle.yaml``), rounded up to whole processors."""
-    limits = yaml.safe_load((ROOT / "specs" / "oracle.yaml").read_text(encoding="utf-8"))
-    quota = float(limits.get("sandbox", {}).get("cpus", 1.0))
-    return max(1, math.ceil(quota))
+    return max(1, math.ceil(float(_sandbox_limits().get("cpus", 1.0))))
 
 
 def _chown_nobody(*paths: Path) -> None:
@@ -639,26 +642,124 @@ class Bare:
     load: float | None = None  # one-minute load average as it started
 
 
-# Every package the build and the tests need that is not the module's own, as the
-# grader's resolution compiles them (specs/recipes/go-import-rewrite.yaml), less what only
-# the grader needs: coverage's runtime packages (the bare build measures none) and the
-# exclusion of local replacements (a guard against patches, not a cost).
-_GO_DEPENDENCY_PACKAGES = (
-    "go list -e -deps -test -f '{{if not .Error}}{{if not .DepsErrors}}{{if not .Module}}"
-    "{{.ImportPath}}{{else if not .Module.Main}}{{.ImportPath}}{{end}}{{end}}{{end}}' ./..."
-    " | grep -v '[] []' | sort -u"
-)
+# The Go bare build, in the recipe's image with the grade's own dependency cache mounted
+# read-only: the recipe's resolution command, offline, names the build cache it made for
+# this tree (it finds it made and makes nothing); then the build and the tests start from
+# a private copy of it, as the grade's steps do. Only the go commands are timed.
+_GO_BARE_SCRIPT = r"""cp -R /src/. /tmp/tree && cd "/tmp/tree/$ROOT" || exit 125
+key=$(GOPROXY=off GOSUMDB=off GOCACHE=/tmp/list-cache "$@" 2>/dev/null |
+  sed -n 's/^== build cache == //p')
+echo "== build cache == ${key:-none}"
+export MIGRATION_EVALS_BUILD_CACHE="$key" GOFLAGS="${BARE_GOFLAGS:-$GOFLAGS}"
+exec with-go-cache sh -c 's=$(date +%s%N); go build ./... && go test -count=1 ./...; rc=$?
+echo "== timed ms == $(( ($(date +%s%N) - s) / 1000000 ))"; exit $rc'
+"""
+_TIMED_MS = re.compile(r"^== timed ms == (\d+)$", re.M)
+_BARE_KEY = re.compile(r"^== build cache == (\S+)$", re.M)
 
 
-def _bare_commands(case: Case, tree: Path, goal: str, repo_local: str) -> tuple[str, str]:
-    """(warm-up, timed) commands: the warm-up fills the dependency caches without
+def _maven_commands(tree: Path, root: str, goal: str, repo_local: str) -> tuple[str, str]:
+    """(warm-up, timed) commands: the warm-up fills the local repository without
     building the project itself; the timed one builds and tests a fresh copy."""
-    if case.recipe == "go-import-rewrite":
-        warm_up = f"go mod download && go build $({_GO_DEPENDENCY_PACKAGES})"
-        return warm_up, "go build ./... && go test -count=1 ./..."
     # the Maven the build asks for: its wrapper when it has one (from Maven Central)
-    maven = "sh ./mvnw" if (tree / case.roots[0] / "mvnw").exists() else "mvn"
+    maven = "sh ./mvnw" if (tree / root / "mvnw").exists() else "mvn"
     return f"{maven} -B -q {repo_local} {goal}", f"{maven} -o -B {repo_local} {goal}"
+
+
+def _recipe_sandbox(recipe: str) -> dict[str, Any]:
+    path = ROOT / "specs" / "recipes" / f"{recipe}.yaml"
+    return dict(yaml.safe_load(path.read_text(encoding="utf-8"))["sandbox"])
+
+
+def _go_bare_flags(tree: Path) -> str:
+    """The GOFLAGS the grade's steps use in this module (``-mod=mod`` before Go 1.16)."""
+    module = tree / "go.mod"
+    found = go_build_env(
+        Project(BuildSystem.GO, ""),
+        lambda name: (tree / name).read_bytes() if (tree / name).is_file() else None,
+    )
+    return found.get("GOFLAGS", "") if module.is_file() else ""
+
+
+def go_bare_build(
+    prepared: Prepared, scratch: Path, grade_cache: Path, timeout: float, cpus: int | None
+) -> Bare:
+    """``go build ./... && go test -count=1 ./...`` of a fresh copy of the patched tree in
+    the recipe's image, with the grade's dependency caches (read-only) and limits: the
+    same toolchain and the same dependencies compiled, nothing of the module."""
+    case = prepared.case
+    deps = grade_cache / "deps" / "caches" / "go"
+    if not deps.is_dir():
+        return Bare(note=f"no Go dependency cache in {grade_cache}: grade the case first")
+    assert prepared.git_dir is not None
+    sandbox = _recipe_sandbox(case.recipe)
+    tree = scratch / "tree"
+    if tree.exists():
+        shutil.rmtree(tree)
+    export_tree(prepared.git_dir, case.commit, tree)
+    total, passed, tested, notes = 0.0, True, True, []
+    for index, root in enumerate(case.roots):
+        log = scratch / f"timed-{index}.log"
+        code, output = _docker_bare(
+            sandbox,
+            (tree, deps),
+            root,
+            cpus=cpus,
+            timeout=timeout,
+            goflags=_go_bare_flags(tree / root),
+        )
+        log.write_text(output, encoding="utf-8")
+        timed = _TIMED_MS.search(output)
+        key = _BARE_KEY.search(output)
+        if key is None or key[1] == "none":
+            notes.append(f"{root}: no build cache of the grade's")
+        if timed is None:
+            return Bare(note=f"bare build did not run (exit {code}): {output.strip()[-200:]}")
+        total += int(timed[1]) / 1000
+        passed = passed and code == 0
+        tested = tested and (code == 0 or _tests_ran(log))
+    shutil.rmtree(tree, ignore_errors=True)
+    return _bare_outcome(total, passed, tested, "; ".join(notes))
+
+
+def _docker_bare(
+    sandbox: dict[str, Any],
+    folders: tuple[Path, Path],
+    root: str,
+    *,
+    cpus: int | None,
+    timeout: float,
+    goflags: str,
+) -> tuple[int, str]:
+    """Run the Go bare script over ``folders`` (the tree, the Go dependency cache) with the
+    sandbox's memory and /tmp limits; (exit code, output)."""
+    tree, deps = folders
+    limits = _sandbox_limits()
+    cpu_quota = str(cpus or os.cpu_count() or 1)
+    tmpfs = f"/tmp:exec,size={limits.get('tmpfs_mb', 1024)}m"  # noqa: S108 (the container's)
+    command = [
+        "docker", "run", "--rm", "--network", "none", "--cpus", cpu_quota,
+        "--memory", f"{limits.get('memory_mb', 2048)}m", "--user", "65534:65534",
+        "--tmpfs", tmpfs,
+        "--mount", f"type=bind,source={deps},target=/deps,readonly",
+        "--mount", f"type=bind,source={tree},target=/src,readonly",
+        "-e", f"ROOT={root}", "-e", f"BARE_GOFLAGS={goflags}",
+        str(sandbox["image"]), "sh", "-c", _GO_BARE_SCRIPT, "bare",
+        *[str(part) for part in sandbox["resolve"]["command"]],
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return -1, f"no result within {timeout:.0f} s"
+    return done.returncode, (done.stdout + done.stderr).decode("utf-8", "replace")
+
+
+def _bare_outcome(total: float, passed: bool, tested: bool, note: str = "") -> Bare:
+    if passed:
+        return Bare(round(total, 1), True, note)
+    if tested:  # the suite ran; some tests fail here (as they do at the base commit)
+        return Bare(round(total, 1), True, note or "tests ran, some fail on this machine")
+    return Bare(round(total, 1), False, "did not build on this machine")
 
 
 def bare_build(
@@ -669,71 +770,61 @@ def bare_build(
     *,
     goal: str = "test",
     cpus: int | None = None,
+    grade_cache: Path | None = None,
 ) -> Bare:
-    """A bare build and test of a fresh copy of the patched tree on this machine, with
-    warm dependency caches: Maven's local repository filled by an online run of the same
-    goal in another copy; Go's module cache, and a build cache holding every dependency
-    compiled (the module's own packages are not, as in a fresh checkout on a machine that
-    built the dependencies before). That is what the grader's warm re-grade has: the
-    dependencies resolved and compiled, the patched tree built from its sources. ``cpus``:
-    the timed run's processors (None: all of them)."""
+    """A bare build and test of a fresh copy of the patched tree, with warm dependency
+    caches and nothing of the project built: what the grader's warm re-grade has, the
+    dependencies resolved (and, for Go, compiled), the patched tree built from its
+    sources. Go runs in the recipe's image on the grade's own caches (``grade_cache``);
+    Maven on this machine, its local repository filled by an online run of the same goal
+    in another copy. ``cpus``: the timed run's processors (None: all of them)."""
     case = prepared.case
     if prepared.git_dir is None:
         return Bare(note="no mirror")
     if case.recipe == "base-image-bump":
         return Bare(note="n/a (a Dockerfile build needs its FROM images and their network)")
+    if case.recipe == "go-import-rewrite":
+        return go_bare_build(prepared, scratch, grade_cache or caches.parent, timeout, cpus)
+    return maven_bare_build(prepared, scratch, caches, timeout, goal=goal, cpus=cpus)
+
+
+def maven_bare_build(
+    prepared: Prepared, scratch: Path, caches: Path, timeout: float, *, goal: str, cpus: int | None
+) -> Bare:
+    """``mvn -o`` of a fresh copy of the patched tree on this machine, after an untimed
+    online run of the same goal in another copy filled the local repository."""
+    case = prepared.case
+    assert prepared.git_dir is not None
     warm_tree, tree = scratch / "warm-up-tree", scratch / "tree"
     for path in (warm_tree, tree):
         if path.exists():
             shutil.rmtree(path)
         export_tree(prepared.git_dir, case.commit, path)
-    home = caches / "home"
-    m2, gomod = caches / "m2", caches / "gomod"
-    # one build cache per case: another case's module packages must not be in it
-    gocache, timed_cache = scratch / "gocache", scratch / "gocache-timed"
-    for path in (home, m2, gomod, gocache):
+    home, m2 = caches / "home", caches / "m2"
+    for path in (home, m2):
         path.mkdir(parents=True, exist_ok=True)
-    _chown_nobody(warm_tree, tree, home, m2, gomod, gocache)
+    _chown_nobody(warm_tree, tree, home, m2)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "LANG": "C.UTF-8",
-    }
-    if case.recipe == "go-import-rewrite":
-        env.update(
-            GOMODCACHE=str(gomod),
-            GOCACHE=str(gocache),
-            GOFLAGS="-buildvcs=false -mod=mod",
-            GOTOOLCHAIN=os.environ.get("GOTOOLCHAIN", "auto"),
-            GOPROXY=os.environ.get("MIGRATION_EVALS_GOPROXY", "https://proxy.golang.org,direct"),
-        )
-        offline = dict(env, GOPROXY="off", GOCACHE=str(timed_cache))
-    else:
-        env["JAVA_HOME"] = os.environ.get("JAVA_HOME", _default_java_home())
+        "JAVA_HOME": os.environ.get("JAVA_HOME", _default_java_home()),
         # Maven wrappers (and Maven) look in user.home, not $HOME, for their downloads
-        env["MAVEN_USER_HOME"] = str(home / ".m2")
-        env["MAVEN_OPTS"] = f"-Duser.home={home}"
-        offline = env
-    warm_up, timed = _bare_commands(case, tree, goal, f"-Dmaven.repo.local={m2}")
+        "MAVEN_USER_HOME": str(home / ".m2"),
+        "MAVEN_OPTS": f"-Duser.home={home}",
+    }
     total, passed, tested = 0.0, True, True
     for index, root in enumerate(case.roots):
+        warm_up, timed = _maven_commands(tree, root, goal, f"-Dmaven.repo.local={m2}")
         _timed_shell(warm_up, warm_tree / root, env, scratch / f"warm-up-{index}.log", timeout)
-        if timed_cache.exists():
-            shutil.rmtree(timed_cache)
-        shutil.copytree(gocache, timed_cache, symlinks=True)
-        _chown_nobody(timed_cache)
         log = scratch / f"timed-{index}.log"
-        code, seconds = _timed_shell(timed, tree / root, offline, log, timeout, cpus=cpus)
+        code, seconds = _timed_shell(timed, tree / root, env, log, timeout, cpus=cpus)
         total += seconds
         passed = passed and code == 0
         tested = tested and (code == 0 or _tests_ran(log))
-    for path in (warm_tree, tree, gocache, timed_cache):
+    for path in (warm_tree, tree):
         shutil.rmtree(path, ignore_errors=True)
-    if passed:
-        return Bare(round(total, 1), True, "")
-    if tested:  # the suite ran; some tests fail here (as they do at the base commit)
-        return Bare(round(total, 1), True, "tests ran, some fail on this machine")
-    return Bare(round(total, 1), False, "did not build on this machine")
+    return _bare_outcome(total, passed, tested)
 
 
 _TESTS_RAN = re.compile(
@@ -862,6 +953,7 @@ def _bare_one(
             args.timeout,
             goal=args.bare_goal,
             cpus=args.bare_cpus,
+            grade_cache=cache,
         )
     except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
         row.bare = Bare(note=f"bare build could not run: {exc}")
