@@ -157,6 +157,9 @@ class SandboxRequest:
     environment: tuple[tuple[str, str], ...] = ()
     # The digest of the resolved dependency sets the mounted caches hold.
     dependencies: str = ""
+    # What the output is, when the sandbox keeps it by its structure rather than by its
+    # head and tail ("go-test-json": a go test -json stream, kept by test).
+    output_events: str = ""
     tree: Callable[[int, int, str], IO[bytes]] | None = field(
         default=None, compare=False, repr=False
     )
@@ -181,6 +184,8 @@ class SandboxRequest:
             data["environment"] = [list(pair) for pair in self.environment]
         if self.dependencies:
             data["dependencies"] = self.dependencies
+        if self.output_events:
+            data["output_events"] = self.output_events
         if self.action is SandboxAction.START:
             data["timeout_s"] = self.timeout_s  # how long it must stay up decides the result
         return data

@@ -6,13 +6,25 @@ where build tools print their summaries (Maven's reactor summary and totals, go 
 last ``ok``/``FAIL`` lines and the package's final event). What falls between is counted,
 and the kept text says where and how much was cut. Memory stays bounded whatever the
 command prints: the tail is a window that slides over the stream.
+
+A ``go test -json`` stream is kept by event instead (``GoTestEvents``): every test's and
+package's actions and, of what each one printed, its first and last lines and go's own
+framing lines. A suite that logs tens of megabytes from passing tests still has every
+result read; only a stream whose kept events alone are over the budget is cut.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Protocol
 
-__all__ = ["OutputCap"]
+__all__ = ["GO_TEST_EVENTS", "Capture", "GoTestEvents", "OutputCap", "capture_for"]
+
+GO_TEST_EVENTS = "go-test-json"  # a request's ``output_events`` for go test -json streams
 
 # The share of the cap kept from the end of the output (the rest is its head).
 _TAIL_SHARE = 4
@@ -65,6 +77,175 @@ class OutputCap:
             f"\n[output truncated: {dropped} bytes not kept here; the last {len(tail)} follow]\n"
         )
         return _decode(head) + marker + _decode(tail)
+
+
+class Capture(Protocol):
+    """What the sandbox feeds a command's output into and reads back."""
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    @property
+    def truncated(self) -> bool: ...
+
+    def text(self) -> str: ...
+
+
+def capture_for(events: str, limit: int) -> Capture:
+    """The capture for a request's ``output_events`` ("" is plain output)."""
+    if events == GO_TEST_EVENTS:
+        return GoTestEvents(limit)
+    return OutputCap(limit)
+
+
+# go's own lines in a test's or package's output, which the cross-checks read
+# (oracles.build_summaries): "=== RUN", "--- FAIL: T", "ok  pkg", "FAIL pkg", "?   pkg".
+_GO_FRAMING = re.compile(r"^\s*(?:=== \w+|--- \w+|(?:ok|FAIL|PASS|\?)(?:\s|$))")
+_FINAL_ACTIONS = frozenset({"pass", "fail", "skip"})
+
+
+@dataclass
+class _Printed:
+    """What one test (or package) printed, held until its final action: the first and the
+    last lines, go's framing lines between them, and how many others were left out."""
+
+    head: list[bytes] = field(default_factory=list)
+    middle: list[bytes] = field(default_factory=list)
+    tail: deque[bytes] = field(default_factory=deque)
+    dropped: int = 0
+    size: int = 0  # bytes held
+
+
+class GoTestEvents:
+    """Keeps a ``go test -json`` stream by event, within ``budget_factor`` × ``limit``
+    bytes: every non-output event and every line that is not an event (build errors), and
+    per test or package the first and last ``lines`` of its output events and go's framing
+    lines between them. A test's output is written out, in order, just before its final
+    action. Safe to feed from another thread."""
+
+    def __init__(self, limit: int, *, lines: int = 20, budget_factor: int = 8) -> None:
+        self.limit = limit
+        self.lines = lines
+        self.budget = limit * budget_factor
+        self.total = 0
+        self._over = False
+        self._partial = bytearray()
+        self._kept: list[bytes] = []
+        self._size = 0  # bytes kept
+        self._held_size = 0  # bytes held for tests that have not finished
+        self._held: dict[tuple[str, str], _Printed] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def truncated(self) -> bool:
+        return self._over
+
+    def feed(self, chunk: bytes) -> None:
+        with self._lock:
+            self.total += len(chunk)
+            if self._over:
+                return
+            self._partial += chunk
+            *lines, rest = self._partial.split(b"\n")
+            self._partial = bytearray(rest)
+            for line in lines:
+                self._line(bytes(line) + b"\n")
+            if len(self._partial) > self.limit:  # one line longer than the whole cap
+                self._over = True
+
+    def _line(self, line: bytes) -> None:
+        event = _event(line)
+        if event is None:
+            self._keep(line)
+            return
+        key = (str(event.get("Package", "")), str(event.get("Test") or ""))
+        action = event.get("Action")
+        if action == "output":
+            self._hold(key, line)
+            return
+        if action in _FINAL_ACTIONS:
+            self._release(key)
+        self._keep(line)
+
+    def _hold(self, key: tuple[str, str], line: bytes) -> None:
+        printed = self._held.setdefault(key, _Printed())
+        printed.size += len(line)
+        self._held_size += len(line)
+        if len(printed.head) < self.lines:
+            printed.head.append(line)
+        else:
+            if len(printed.tail) == self.lines:
+                self._let_go(printed, printed.tail.popleft())
+            printed.tail.append(line)
+        self._check_budget()
+
+    def _let_go(self, printed: _Printed, line: bytes) -> None:
+        """A line that leaves the tail window: kept if it is go's framing, else counted."""
+        if _is_framing(line):
+            printed.middle.append(line)
+            return
+        printed.dropped += 1
+        printed.size -= len(line)
+        self._held_size -= len(line)
+
+    def _release(self, key: tuple[str, str]) -> None:
+        printed = self._held.pop(key, None)
+        if printed is not None:
+            self._held_size -= printed.size
+            for line in _written_out(key, printed):
+                self._keep(line)
+
+    def _keep(self, line: bytes) -> None:
+        self._kept.append(line)
+        self._size += len(line)
+        self._check_budget()
+
+    def _check_budget(self) -> None:
+        if self._size + self._held_size > self.budget:
+            self._over = True
+
+    def text(self) -> str:
+        with self._lock:
+            kept = list(self._kept)
+            held = list(self._held.items())
+            partial = bytes(self._partial)
+            over, total = self._over, self.total
+        for key, printed in held:  # tests that never finished (a timeout, a crash)
+            kept.extend(_written_out(key, printed))
+        body = _decode(b"".join(kept) + partial)
+        if over:
+            return body + f"\n[output truncated: over the limit of {self.budget} bytes kept]\n"
+        if total > self.limit:
+            return body + f"\n[output kept by test: {total} bytes printed in all]\n"
+        return body
+
+
+def _event(line: bytes) -> dict[str, object] | None:
+    if not line.startswith(b"{"):
+        return None
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def _is_framing(line: bytes) -> bool:
+    event = _event(line)
+    output = event.get("Output") if event else None
+    return isinstance(output, str) and bool(_GO_FRAMING.match(output))
+
+
+def _written_out(key: tuple[str, str], printed: _Printed) -> list[bytes]:
+    """A test's held output in order, with a line saying how much was left out."""
+    lines = [*printed.head, *printed.middle]
+    if printed.dropped:
+        package, test = key
+        note: dict[str, str] = {"Action": "output", "Package": package}
+        if test:
+            note["Test"] = test
+        note["Output"] = f"[{printed.dropped} more output line(s) not kept]\n"
+        lines.append(json.dumps(note).encode() + b"\n")
+    return [*lines, *printed.tail]
 
 
 def _decode(data: bytes) -> str:

@@ -64,7 +64,7 @@ from core.ports import (
 )
 from oracles.dockerfile_model import read_dockerfile
 from oracles.sandbox.archives import WorkspaceReading, jar_packages_in_stream, read_workspace
-from oracles.sandbox.capture import OutputCap
+from oracles.sandbox.capture import Capture, OutputCap, capture_for
 from oracles.sandbox.commands import build_arguments, build_target, dockerfile_in_context
 from oracles.sandbox.files import jar_packages, link_to_store, remove_tree
 from oracles.sandbox.hardening import (
@@ -451,7 +451,7 @@ class DockerSandbox:
             self._copy_in(container, request)
         except _ENGINE_ERRORS as exc:
             raise SandboxError(f"cannot put the tree into the sandbox: {exc}") from exc
-        output = OutputCap(self.limits.output_limit_bytes)
+        output = capture_for(request.output_events, self.limits.output_limit_bytes)
         try:
             finished = self._exec(container, request, command, output)
         except SandboxError:
@@ -473,7 +473,6 @@ class DockerSandbox:
         reading = WorkspaceReading() if over else self._read_back(container, request)
         packages = self._volume_packages(container, request)
         finished.duration_s = time.monotonic() - started
-        cap = self.limits.output_limit_bytes
         # A reading cut short is over a limit that no base run excuses.
         limit = finished.workspace_limit if over else ""
         limit = limit or self._reading_limit(reading) or finished.workspace_limit
@@ -484,7 +483,7 @@ class DockerSandbox:
             duration_s=round(finished.duration_s, 3),
             timed_out=finished.timed_out,
             image_id=request.image_id(),
-            output_truncated=output.truncated or output.total > cap,
+            output_truncated=output.truncated,
             file_heads=reading.heads,
             oom_killed=finished.oom_killed,
             workspace_exceeded=bool(limit),
@@ -519,7 +518,7 @@ class DockerSandbox:
                 raise SandboxError("the engine refused the tree")
 
     def _exec(
-        self, container: Any, request: SandboxRequest, command: tuple[str, ...], output: OutputCap
+        self, container: Any, request: SandboxRequest, command: tuple[str, ...], output: Capture
     ) -> _Finished:
         """Run ``command`` in the container and wait for it; kill the container at the
         deadline. The exit code is the engine's, never anything the code printed."""
@@ -918,7 +917,7 @@ def _cancel(responses: Iterable[requests.Response]) -> None:
                 sock.shutdown(socket.SHUT_RDWR)
 
 
-def _drain(stream: Iterable[bytes], output: OutputCap) -> None:
+def _drain(stream: Iterable[bytes], output: Capture) -> None:
     try:
         for chunk in stream:
             output.feed(chunk)

@@ -17,6 +17,7 @@ from core.ports import Sandbox, SandboxAction, SandboxRequest, SandboxResult
 from core.specs import Recipe
 from oracles.builds import ProjectBuild, build_request
 from oracles.dockerfiles import diff_images
+from oracles.sandbox.capture import GO_TEST_EVENTS
 from oracles.tiers.base import TrialContext
 from oracles.workspace import GradedTree
 
@@ -104,6 +105,7 @@ class TrialSandbox:
             patched=patched,
             inspect=tuple(inspect),
             graded=graded,
+            output_events=_output_events(command),
         )
         if build is None:
             return request
@@ -164,6 +166,12 @@ class TrialSandbox:
         result = self.sandbox.run(request)
         self.fabricated.extend(result.fabricated)
         return result
+
+
+def _output_events(step: Mapping[str, Any]) -> str:
+    """How the sandbox keeps a step's output: by test for a go test -json stream (its
+    report), so a suite that logs a lot is still read whole; else by head and tail."""
+    return GO_TEST_EVENTS if step.get("report_format") == GO_TEST_EVENTS else ""
 
 
 def _measured(step: Mapping[str, Any]) -> tuple[str, ...]:

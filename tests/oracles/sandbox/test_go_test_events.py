@@ -1,0 +1,129 @@
+"""A go test -json stream is kept by test: every result is read however much the tests
+log, go's framing lines are never dropped, and only events over the budget cut it."""
+
+from __future__ import annotations
+
+import json
+
+from oracles.build_summaries import DisagreementKind, cross_check_go
+from oracles.grading import TestStatus, parse_go_test_json
+from oracles.sandbox.capture import GO_TEST_EVENTS, GoTestEvents, OutputCap, capture_for
+
+PKG = "example.com/m"
+
+
+def _event(action: str, test: str = "", output: str | None = None) -> bytes:
+    event: dict[str, str] = {"Action": action, "Package": PKG}
+    if test:
+        event["Test"] = test
+    if output is not None:
+        event["Output"] = output
+    return json.dumps(event).encode() + b"\n"
+
+
+def _test(name: str, action: str, said: list[str]) -> list[bytes]:
+    lines = [_event("run", name), _event("output", name, f"=== RUN   {name}\n")]
+    lines += [_event("output", name, f"    {line}\n") for line in said]
+    lines += [_event("output", name, f"--- {action.upper()}: {name} (0.00s)\n")]
+    return [*lines, _event(action, name)]
+
+
+def _suite(noisy_lines: int) -> list[bytes]:
+    chatter = [f"vector {i}: 0x{i:08x} ok" for i in range(noisy_lines)]
+    return [
+        *_test("TestNoisy", "pass", chatter),
+        *_test("TestQuiet", "pass", []),
+        *_test("TestNoisier", "pass", chatter),
+        *_test("TestBroken", "fail", ["main_test.go:12: got 3, want 4"]),
+        _event("output", "", "FAIL\n"),
+        _event("output", "", f"FAIL\t{PKG}\t0.010s\n"),
+        _event("fail"),
+    ]
+
+
+def _fed(capture: GoTestEvents | OutputCap, lines: list[bytes], chunk: int = 997) -> str:
+    data = b"".join(lines)
+    for start in range(0, len(data), chunk):
+        capture.feed(data[start : start + chunk])
+    return capture.text()
+
+
+def test_a_suite_logging_far_over_the_cap_still_has_every_result_read() -> None:
+    lines = _suite(noisy_lines=50_000)
+    assert sum(map(len, lines)) > 80 * 100_000  # eighty times the cap
+    capture = GoTestEvents(100_000)
+    text = _fed(capture, lines)
+    assert not capture.truncated
+    report = parse_go_test_json(text)
+    assert report.results == {
+        f"{PKG}.TestNoisy": TestStatus.PASSED,
+        f"{PKG}.TestQuiet": TestStatus.PASSED,
+        f"{PKG}.TestNoisier": TestStatus.PASSED,
+        f"{PKG}.TestBroken": TestStatus.FAILED,
+    }
+    assert report.messages[f"{PKG}.TestBroken"] == "main_test.go:12: got 3, want 4"
+    assert cross_check_go(text, 1, truncated=capture.truncated) == ()
+    assert len(text) < 100_000
+    # Of each noisy test's 50,002 lines: the first 20 and the last 20 (its framing among them).
+    assert text.count('"Output": "[49962 more output line(s) not kept]\\n"') == 2
+
+
+def test_the_same_stream_kept_by_head_and_tail_loses_results() -> None:
+    """What the plain cap did with it (why the events are kept apart)."""
+    capture = OutputCap(100_000)
+    text = _fed(capture, _suite(noisy_lines=50_000))
+    assert capture.truncated
+    results = parse_go_test_json(text).results
+    assert f"{PKG}.TestBroken" in results
+    assert f"{PKG}.TestQuiet" not in results
+
+
+def test_framing_lines_a_test_prints_among_its_chatter_are_never_dropped() -> None:
+    """A test that prints "--- FAIL:" for another test in the middle of its noise still
+    meets the cross-check: the line is kept however far from the head and the tail."""
+    said = [f"noise {i}" for i in range(500)]
+    said[250] = "--- FAIL: TestQuiet (0.00s)"
+    lines = [*_test("TestNoisy", "pass", said), *_test("TestQuiet", "pass", []), _event("pass")]
+    capture = GoTestEvents(100_000)
+    text = _fed(capture, lines)
+    assert "--- FAIL: TestQuiet" in text
+    found = cross_check_go(text, 0, truncated=capture.truncated)
+    assert any("TestQuiet" in d.message for d in found), found
+
+
+def test_output_kept_stays_in_its_order_and_unfinished_tests_are_written_out() -> None:
+    said = [f"line {i}" for i in range(60)]
+    lines = [_event("run", "TestHangs"), *[_event("output", "TestHangs", s + "\n") for s in said]]
+    capture = GoTestEvents(1_000_000, lines=5)
+    text = _fed(capture, lines, chunk=7)
+    outputs = [json.loads(line).get("Output", "") for line in text.splitlines() if line]
+    assert outputs[1:6] == [f"line {i}\n" for i in range(5)]
+    assert outputs[6] == "[50 more output line(s) not kept]\n"
+    assert outputs[7:] == [f"line {i}\n" for i in range(55, 60)]
+
+
+def test_lines_that_are_not_events_are_kept_as_build_output() -> None:
+    lines = [b"# example.com/m\n", b"./main.go:3:2: undefined: x\n", _event("fail")]
+    capture = GoTestEvents(1_000)
+    assert _fed(capture, lines, chunk=5).startswith("# example.com/m\n./main.go:3:2: undefined")
+
+
+def test_events_over_the_budget_cut_the_stream_as_the_output_limit() -> None:
+    lines = [line for i in range(2_000) for line in _test(f"Test{i}", "pass", [])]
+    capture = GoTestEvents(10_000, budget_factor=4)
+    text = _fed(capture, lines)
+    assert capture.truncated
+    assert text.endswith("[output truncated: over the limit of 40000 bytes kept]\n")
+    found = cross_check_go(text, 0, truncated=capture.truncated)
+    assert [d.kind for d in found] == [DisagreementKind.UNREADABLE]
+
+
+def test_one_line_longer_than_the_cap_is_over_the_limit() -> None:
+    capture = GoTestEvents(1_000)
+    capture.feed(b"x" * 2_000)
+    assert capture.truncated
+
+
+def test_only_go_test_streams_are_kept_by_event() -> None:
+    assert isinstance(capture_for(GO_TEST_EVENTS, 10), GoTestEvents)
+    assert isinstance(capture_for("", 10), OutputCap)
