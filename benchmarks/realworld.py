@@ -647,7 +647,7 @@ class Bare:
 # this tree (it finds it made and makes nothing); then the build and the tests start from
 # a private copy of it, as the grade's steps do. Only the go commands are timed.
 _GO_BARE_SCRIPT = r"""cp -R /src/. /tmp/tree && cd "/tmp/tree/$ROOT" || exit 125
-key=$(GOPROXY=off GOSUMDB=off GOCACHE=/tmp/list-cache "$@" 2>/dev/null |
+key=$(GOPROXY=off GOCACHE=/tmp/list-cache "$@" 2>/dev/null |
   sed -n 's/^== build cache == //p')
 echo "== build cache == ${key:-none}"
 export MIGRATION_EVALS_BUILD_CACHE="$key" GOFLAGS="${BARE_GOFLAGS:-$GOFLAGS}"
@@ -743,6 +743,8 @@ def _docker_bare(
         "--tmpfs", tmpfs,
         "--mount", f"type=bind,source={deps},target=/deps,readonly",
         "--mount", f"type=bind,source={tree},target=/src,readonly",
+        # the sandbox's own HOME and TMPDIR (oracles/sandbox/hardening.py)
+        "-e", "HOME=/tmp", "-e", "TMPDIR=/tmp",
         "-e", f"ROOT={root}", "-e", f"BARE_GOFLAGS={goflags}",
         str(sandbox["image"]), "sh", "-c", _GO_BARE_SCRIPT, "bare",
         *[str(part) for part in sandbox["resolve"]["command"]],

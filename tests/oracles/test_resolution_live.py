@@ -8,6 +8,7 @@ offline test, only the dependency cache a previous grade filled).
 from __future__ import annotations
 
 import http.server
+import re
 import socket
 import subprocess
 import threading
@@ -292,3 +293,59 @@ def test_offline_mode_grades_from_the_dependency_cache_alone(
     for project, recipe in cases:
         trial = offline.grade(_example(tmp_path, project), _patch(project, "good"), recipe)
         assert _verdicts(trial) == ["pass"] * 3, trial.envelopes
+
+
+# -- what resolution leaves for the builds ------------------------------------------------
+
+# In the recipe's image, over a tree and the Go dependency cache (read-only): the build
+# cache the recipe's resolution named for the tree (found offline, made already), then
+# go vet and go test's own vet run over the module from a private copy of it, printing
+# every command they run (-x): a dependency built or vetted again shows as a "cd" into it
+# (with no build cache, the standard library's packages are).
+_AFTER_RESOLUTION = r"""cp -R /src/. /tmp/tree && cd /tmp/tree || exit 125
+key=$(GOPROXY=off GOCACHE=/tmp/list-cache "$@" 2>/dev/null |
+  sed -n 's/^== build cache == //p')
+echo "== build cache == $key"
+MIGRATION_EVALS_BUILD_CACHE=$key with-go-cache sh -c \
+  'go vet -x ./... && go test -x -count=1 -exec /bin/true ./...' 2>&1
+"""
+
+
+def test_resolution_leaves_every_dependency_compiled_and_vetted_for_the_build(
+    grader: LiveGrader,
+    docker_client: docker.DockerClient,
+    specs: SpecSet,
+    tmp_path: Path,
+    dependency_cache: Path,
+) -> None:
+    repo, base = _example(tmp_path, "go-modern")
+    trial = grader.grade((repo, base), _patch("go-modern", "good"), "go-import-rewrite")
+    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    tree = tmp_path / "base-tree"
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", base], check=True, capture_output=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    recipe = specs.recipe("go-import-rewrite").sandbox
+    output = docker_client.containers.run(
+        str(recipe["image"]),
+        ["sh", "-c", _AFTER_RESOLUTION, "check", *map(str, recipe["resolve"]["command"])],
+        user="65534:65534",
+        environment={"HOME": "/tmp", "TMPDIR": "/tmp"},  # as the sandbox's own
+        network_mode="none",
+        tmpfs={"/tmp": "exec,size=1g"},
+        mounts=[
+            docker.types.Mount(
+                "/deps", str(dependency_cache / "deps" / "caches" / "go"), "bind", read_only=True
+            ),
+            docker.types.Mount("/src", str(tree), "bind", read_only=True),
+        ],
+        remove=True,
+    ).decode("utf-8", "replace")
+    lines = output.splitlines()
+    assert any(re.fullmatch(r"== build cache == [0-9a-f]{32}", line) for line in lines), output
+    # The module's own packages are vetted here (so -x shows what runs) ...
+    assert any("vet.cfg" in line for line in lines), output
+    # ... and no dependency's or standard-library package is compiled or vetted again.
+    assert [line for line in lines if line.startswith("cd /deps/")] == [], output
