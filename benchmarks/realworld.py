@@ -673,12 +673,11 @@ def _recipe_sandbox(recipe: str) -> dict[str, Any]:
 
 def _go_bare_flags(tree: Path) -> str:
     """The GOFLAGS the grade's steps use in this module (``-mod=mod`` before Go 1.16)."""
-    module = tree / "go.mod"
     found = go_build_env(
         Project(BuildSystem.GO, ""),
         lambda name: (tree / name).read_bytes() if (tree / name).is_file() else None,
     )
-    return found.get("GOFLAGS", "") if module.is_file() else ""
+    return found.get("GOFLAGS", "")
 
 
 def go_bare_build(

@@ -110,7 +110,7 @@ class _Printed:
 
     head: list[bytes] = field(default_factory=list)
     middle: list[bytes] = field(default_factory=list)
-    tail: deque[bytes] = field(default_factory=deque)
+    tail: deque[tuple[bytes, bool]] = field(default_factory=deque)  # (line, go's framing)
     dropped: int = 0
     size: int = 0  # bytes held
 
@@ -160,13 +160,13 @@ class GoTestEvents:
         key = (str(event.get("Package", "")), str(event.get("Test") or ""))
         action = event.get("Action")
         if action == "output":
-            self._hold(key, line)
+            self._hold(key, line, event.get("Output"))
             return
         if action in _FINAL_ACTIONS:
             self._release(key)
         self._keep(line)
 
-    def _hold(self, key: tuple[str, str], line: bytes) -> None:
+    def _hold(self, key: tuple[str, str], line: bytes, output: object) -> None:
         printed = self._held.setdefault(key, _Printed())
         printed.size += len(line)
         self._held_size += len(line)
@@ -174,13 +174,14 @@ class GoTestEvents:
             printed.head.append(line)
         else:
             if len(printed.tail) == self.lines:
-                self._let_go(printed, printed.tail.popleft())
-            printed.tail.append(line)
+                self._let_go(printed, *printed.tail.popleft())
+            framing = isinstance(output, str) and bool(_GO_FRAMING.match(output))
+            printed.tail.append((line, framing))
         self._check_budget()
 
-    def _let_go(self, printed: _Printed, line: bytes) -> None:
+    def _let_go(self, printed: _Printed, line: bytes, framing: bool) -> None:
         """A line that leaves the tail window: kept if it is go's framing, else counted."""
-        if _is_framing(line):
+        if framing:
             printed.middle.append(line)
             return
         printed.dropped += 1
@@ -229,12 +230,6 @@ def _event(line: bytes) -> dict[str, object] | None:
     return event if isinstance(event, dict) else None
 
 
-def _is_framing(line: bytes) -> bool:
-    event = _event(line)
-    output = event.get("Output") if event else None
-    return isinstance(output, str) and bool(_GO_FRAMING.match(output))
-
-
 def _written_out(key: tuple[str, str], printed: _Printed) -> list[bytes]:
     """A test's held output in order, with a line saying how much was left out."""
     lines = [*printed.head, *printed.middle]
@@ -245,7 +240,7 @@ def _written_out(key: tuple[str, str], printed: _Printed) -> list[bytes]:
             note["Test"] = test
         note["Output"] = f"[{printed.dropped} more output line(s) not kept]\n"
         lines.append(json.dumps(note).encode() + b"\n")
-    return [*lines, *printed.tail]
+    return [*lines, *(line for line, _framing in printed.tail)]
 
 
 def _decode(data: bytes) -> str:
