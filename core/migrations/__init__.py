@@ -13,21 +13,27 @@ and checking the present ones, and keeps every row.
 Adding a migration: a new module in ``versions/`` whose ``down_revision`` is the current
 head, and the same change in ``core.schema``; ``tests/core/test_migrations.py`` fails
 while the two differ.
+
+Alembic is imported only to upgrade. Every command opens the ledger, and reading where it
+stands (the revision row, and the chain's ids from the version modules' source) needs no
+more than SQLAlchemy; importing Alembic cost a few tenths of a second per command.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from alembic.config import Config
-from alembic.runtime.environment import EnvironmentContext
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
+
+if TYPE_CHECKING:
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
 
 from core.schema import metadata
 
@@ -66,23 +72,62 @@ class SchemaState:
         return f"{at}; this release's schema is revision {self.head}"
 
 
+_VERSIONS = Path(__file__).with_name("versions")
+_VERSION_TABLE = "alembic_version"  # Alembic's own name for it
+
+
 @functools.cache
 def _scripts() -> ScriptDirectory:
+    from alembic.config import Config  # noqa: PLC0415 - deferred on purpose, see above
+    from alembic.script import ScriptDirectory  # noqa: PLC0415
+
     config = Config()
     config.set_main_option("script_location", "core:migrations")
     return ScriptDirectory.from_config(config)
 
 
-def head() -> str:
-    """This release's newest revision."""
-    found = _scripts().get_current_head()
-    assert found is not None, "core.migrations.versions holds no revision"
+@functools.cache
+def _chain() -> dict[str, str | None]:
+    """Each revision of ``versions/`` and the one it revises, read from the modules'
+    ``revision``/``down_revision`` assignments without importing them (nor Alembic)."""
+    chain: dict[str, str | None] = {}
+    for module in sorted(_VERSIONS.glob("v*.py")):
+        names = _assigned_constants(module)
+        chain[str(names["revision"])] = names.get("down_revision")
+    return chain
+
+
+def _assigned_constants(module: Path) -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for node in ast.parse(module.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and isinstance(node.value.value, str | None):
+                    found[target.id] = node.value.value
     return found
+
+
+def head() -> str:
+    """This release's newest revision: the one no other revises."""
+    chain = _chain()
+    heads = set(chain) - set(chain.values())
+    assert len(heads) == 1, f"core.migrations.versions has heads {sorted(heads)}, not one"
+    return heads.pop()
+
+
+def _current_revision(conn: Connection) -> str | None:
+    if not sa.inspect(conn).has_table(_VERSION_TABLE):
+        return None
+    version = sa.column("version_num", sa.String)
+    query = sa.select(version).select_from(sa.table(_VERSION_TABLE))
+    rows = conn.execute(query).scalars().all()
+    assert len(rows) <= 1, f"{_VERSION_TABLE} has {len(rows)} rows; this chain has one head"
+    return rows[0] if rows else None
 
 
 def state(conn: Connection) -> SchemaState:
     """Where the database behind ``conn`` stands; reads only."""
-    revision = MigrationContext.configure(conn).get_current_revision()
+    revision = _current_revision(conn)
     newest = head()
     if revision == newest:
         standing = Standing.CURRENT
@@ -97,7 +142,7 @@ def state(conn: Connection) -> SchemaState:
 
 
 def _known(revision: str) -> bool:
-    return any(script.revision == revision for script in _scripts().walk_revisions())
+    return revision in _chain()
 
 
 def upgrade(conn: Connection) -> SchemaState:
@@ -118,6 +163,9 @@ def upgrade(conn: Connection) -> SchemaState:
 
 
 def _run(conn: Connection) -> None:
+    from alembic.config import Config  # noqa: PLC0415 - deferred on purpose, see above
+    from alembic.runtime.environment import EnvironmentContext  # noqa: PLC0415
+
     scripts = _scripts()
 
     def steps(revision: Any, _context: MigrationContext) -> Any:

@@ -4,6 +4,8 @@ release before them without losing a row, and servers never upgrade on their own
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -136,3 +138,34 @@ def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(url: str) -> No
     assert read_rows(url, ["ledger_head"])["ledger_head"] == [
         {"id": 1, "seq": 0, "row_hash": "0" * 64}
     ]
+
+
+def test_the_chain_read_without_alembic_is_alembics_own() -> None:
+    scripts = migrations._scripts()
+    assert migrations.head() == scripts.get_current_head()
+    assert migrations._chain() == {
+        script.revision: script.down_revision for script in scripts.walk_revisions()
+    }
+
+
+def test_the_revision_read_without_alembic_is_alembics_own(url: str) -> None:
+    Store.open(url).close()
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        assert (
+            migrations.state(conn).revision
+            == MigrationContext.configure(conn).get_current_revision()
+        )
+        assert migrations.state(conn).revision == migrations.head()
+    engine.dispose()
+
+
+def test_reading_a_current_ledger_imports_no_alembic(url: str) -> None:
+    Store.open(url).close()
+    probe = (
+        "import sys; from core.store import Store; "
+        f"Store.open({url!r}).close(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
