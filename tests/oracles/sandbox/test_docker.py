@@ -461,3 +461,26 @@ def test_an_image_that_stays_up_is_stopped_at_its_timeout_and_removed(
     assert result.timed_out and not result.oom_killed
     assert time.monotonic() - started < 30
     assert _ours(docker_client, sandbox) == []
+
+
+def test_a_command_is_seen_to_end_when_its_output_does_not_a_poll_later(
+    docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
+    user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
+    owner = f"test-{uuid.uuid4().hex[:12]}:{os.getpid()}"
+    slow_poll = DockerSandbox(
+        docker_client, SMALL, user=user, as_root=os.geteuid() == 0, owner=owner, poll_s=30.0
+    )
+    started = time.monotonic()
+    result = slow_poll.run(_request(tmp_path, "echo done; exit 4"))
+    assert (result.exit_code, result.output.strip()) == (4, "done")
+    assert time.monotonic() - started < 20  # a poll of 30 s would have been waited out
+
+
+def test_a_command_that_closes_its_output_and_carries_on_gets_its_own_exit_code(
+    docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
+    sandbox = _sandbox(docker_client)
+    result = sandbox.run(_request(tmp_path, "echo before; exec >/dev/null 2>&1; sleep 1; exit 7"))
+    assert (result.exit_code, result.output.strip()) == (7, "before")
+    assert not _ours(docker_client, sandbox)
