@@ -355,6 +355,14 @@ def _safe(case_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "__", case_id)
 
 
+def compile_project() -> None:
+    """Byte-compile the project's packages, as an installed wheel has them: with
+    PYTHONDONTWRITEBYTECODE set, an editable install compiles them again at every start,
+    which is not part of grading."""
+    packages = [str(ROOT / name) for name in ("bot", "core", "gate", "oracles", "miners")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=False)
+
+
 def cli_command() -> list[str]:
     venv = ROOT / ".venv" / "bin" / "migration-evals"
     if venv.exists():
@@ -387,6 +395,9 @@ def grade(prepared: Prepared, workdir: Path, cache: Path, timeout: float) -> Gra
     db = workdir / "rw.db"
     for stale in workdir.glob("rw.db*"):
         stale.unlink()
+    # A re-grade writes to a ledger that exists: its schema is made before the clock starts
+    # (a fresh ledger per grade keeps the verdict cache from answering in its place).
+    Store.open(f"sqlite:///{db}").close()
     command = [
         *cli_command(),
         "run",
@@ -906,6 +917,7 @@ def run(args: argparse.Namespace) -> list[Row]:
     cases = load_cases(args.cases, args.only)
     scratch = Path(tempfile.mkdtemp(prefix="realworld-"))
     scratch.chmod(0o755)  # the bare builds run as an unprivileged user when we are root
+    compile_project()
     try:
         cache, first_cold = _prepare_cache(args.cache, args.cold, scratch)
         passes = (["cold"] if first_cold else []) + (
