@@ -10,7 +10,11 @@ command prints: the tail is a window that slides over the stream.
 A ``go test -json`` stream is kept by event instead (``GoTestEvents``): every test's and
 package's actions and, of what each one printed, its first and last lines and go's own
 framing lines. A suite that logs tens of megabytes from passing tests still has every
-result read; only a stream whose kept events alone are over the budget is cut.
+result read. Once what is kept passes the cap, a test that passes or is skipped keeps its
+result alone (and any ``--- FAIL:`` line it printed, which the cross-checks weigh), and
+go's progress events (``run``/``pause``/``cont`` and their ``=== RUN`` lines) are no longer
+kept for tests that finish: tens of thousands of table-driven subtests then fit. Only a
+stream whose kept results alone are over the budget is cut.
 """
 
 from __future__ import annotations
@@ -100,7 +104,13 @@ def capture_for(events: str, limit: int) -> Capture:
 # go's own lines in a test's or package's output, which the cross-checks read
 # (oracles.build_summaries): "=== RUN", "--- FAIL: T", "ok  pkg", "FAIL pkg", "?   pkg".
 _GO_FRAMING = re.compile(r"^\s*(?:=== \w+|--- \w+|(?:ok|FAIL|PASS|\?)(?:\s|$))")
+# go's progress lines in a test's output ("=== RUN", "=== PAUSE", "=== CONT", "=== NAME"),
+# which no reader of the report weighs.
+_GO_PROGRESS = re.compile(r"^\s*=== \w+")
+# The one framing line of a passing test's output that the cross-checks weigh.
+_GO_FAIL_LINE = re.compile(r"^\s*--- FAIL")
 _FINAL_ACTIONS = frozenset({"pass", "fail", "skip"})
+_PROGRESS_ACTIONS = frozenset({"pause", "cont"})
 
 
 @dataclass
@@ -113,6 +123,10 @@ class _Printed:
     tail: deque[tuple[bytes, bool]] = field(default_factory=deque)  # (line, go's framing)
     dropped: int = 0
     size: int = 0  # bytes held
+    run: bytes = b""  # its run event, held once the stream is kept compactly
+
+    def lines(self) -> list[bytes]:
+        return [*self.head, *self.middle, *(line for line, _framing in self.tail)]
 
 
 class GoTestEvents:
@@ -133,6 +147,7 @@ class GoTestEvents:
         self._size = 0  # bytes kept
         self._held_size = 0  # bytes held for tests that have not finished
         self._held: dict[tuple[str, str], _Printed] = {}
+        self._compact = False  # what is kept has passed the cap (see the module's text)
         self._lock = threading.Lock()
 
     @property
@@ -159,12 +174,32 @@ class GoTestEvents:
             return
         key = (str(event.get("Package", "")), str(event.get("Test") or ""))
         action = event.get("Action")
+        self._compact = self._compact or self._size + self._held_size > self.limit
+        if self._compact and key[1] and self._progress(key, line, action, event.get("Output")):
+            return
         if action == "output":
             self._hold(key, line, event.get("Output"))
             return
         if action in _FINAL_ACTIONS:
-            self._release(key)
+            if self._compact and key[1] and action != "fail":
+                self._release_result(key)
+            else:
+                self._release(key)
         self._keep(line)
+
+    def _progress(self, key: tuple[str, str], line: bytes, action: object, output: object) -> bool:
+        """A test's progress event in a compact stream: its run event is held with the
+        test (written out only if the test fails or never finishes), the others are not
+        kept. False for any other event."""
+        if action == "run":
+            printed = self._held.setdefault(key, _Printed())
+            printed.run = line
+            printed.size += len(line)
+            self._held_size += len(line)
+            self._check_budget()
+            return True
+        progress = action == "output" and isinstance(output, str) and _GO_PROGRESS.match(output)
+        return action in _PROGRESS_ACTIONS or bool(progress)
 
     def _hold(self, key: tuple[str, str], line: bytes, output: object) -> None:
         printed = self._held.setdefault(key, _Printed())
@@ -195,6 +230,18 @@ class GoTestEvents:
             for line in _written_out(key, printed):
                 self._keep(line)
 
+    def _release_result(self, key: tuple[str, str]) -> None:
+        """A test that passed or was skipped in a compact stream: of what it held, only
+        the ``--- FAIL:`` lines it printed are kept."""
+        printed = self._held.pop(key, None)
+        if printed is not None:
+            self._held_size -= printed.size
+            for line in printed.lines():
+                event = _event(line)
+                output = event.get("Output") if event else None
+                if isinstance(output, str) and _GO_FAIL_LINE.match(output):
+                    self._keep(line)
+
     def _keep(self, line: bytes) -> None:
         self._kept.append(line)
         self._size += len(line)
@@ -209,14 +256,15 @@ class GoTestEvents:
             kept = list(self._kept)
             held = list(self._held.items())
             partial = bytes(self._partial)
-            over, total = self._over, self.total
+            over, total, compact = self._over, self.total, self._compact
         for key, printed in held:  # tests that never finished (a timeout, a crash)
             kept.extend(_written_out(key, printed))
         body = _decode(b"".join(kept) + partial)
         if over:
             return body + f"\n[output truncated: over the limit of {self.budget} bytes kept]\n"
         if total > self.limit:
-            return body + f"\n[output kept by test: {total} bytes printed in all]\n"
+            how = " (passing tests by their results alone)" if compact else ""
+            return body + f"\n[output kept by test{how}: {total} bytes printed in all]\n"
         return body
 
 
@@ -232,7 +280,7 @@ def _event(line: bytes) -> dict[str, object] | None:
 
 def _written_out(key: tuple[str, str], printed: _Printed) -> list[bytes]:
     """A test's held output in order, with a line saying how much was left out."""
-    lines = [*printed.head, *printed.middle]
+    lines = [*([printed.run] if printed.run else []), *printed.head, *printed.middle]
     if printed.dropped:
         package, test = key
         note: dict[str, str] = {"Action": "output", "Package": package}

@@ -102,6 +102,76 @@ def test_output_kept_stays_in_its_order_and_unfinished_tests_are_written_out() -
     assert outputs[7:] == [f"line {i}\n" for i in range(55, 60)]
 
 
+def _subtest(name: str, action: str, said: list[str]) -> list[bytes]:
+    """A parallel subtest as go test -json reports it: run, pause, cont, then its lines."""
+    lines = [_event("run", name), _event("output", name, f"=== RUN   {name}\n")]
+    lines += [_event("pause", name), _event("output", name, f"=== PAUSE {name}\n")]
+    lines += [_event("cont", name), _event("output", name, f"=== CONT  {name}\n")]
+    lines += [_event("output", name, f"    {line}\n") for line in said]
+    lines += [_event("output", name, f"    --- {action.upper()}: {name} (0.00s)\n")]
+    return [*lines, _event(action, name)]
+
+
+def _table_suite(cases: int) -> list[bytes]:
+    """Thousands of table-driven subtests that each log two lines, as a decimal
+    arithmetic suite does; one fails, and one prints a --- FAIL: line for another."""
+    lines = [_event("run", "TestTable")]
+    for i in range(cases):
+        said = [f"table.go:420: case {i}", f"table.go:421: add {i} {i} = {2 * i}"]
+        if i == cases // 3:
+            said.append("--- FAIL: TestTable/case-0 (0.00s)")
+        action = "fail" if i == cases // 2 else "pass"
+        lines += _subtest(f"TestTable/case-{i}", action, said)
+    lines += [_event("fail", "TestTable"), _event("output", "", f"FAIL\t{PKG}\t9.9s\n")]
+    return [*lines, _event("fail")]
+
+
+def test_thousands_of_passing_subtests_keep_their_results_alone_past_the_cap() -> None:
+    cases = 5_000
+    lines = _table_suite(cases)
+    assert sum(map(len, lines)) > 40 * 100_000  # more than the whole budget in full
+    capture = GoTestEvents(100_000, budget_factor=8)
+    text = _fed(capture, lines, chunk=4096)
+    assert not capture.truncated
+    assert text.endswith(
+        "(passing tests by their results alone): "
+        + f"{sum(map(len, lines))} bytes printed in all]\n"
+    )
+    report = parse_go_test_json(text)
+    assert len(report.results) == cases + 1
+    failing = f"{PKG}.TestTable/case-{cases // 2}"
+    assert {name for name, status in report.results.items() if status is TestStatus.FAILED} == {
+        f"{PKG}.TestTable",
+        failing,
+    }
+    # The failing subtest keeps its run event and what it said; passing ones say nothing.
+    assert report.messages[failing] == f"table.go:420: case {cases // 2} table.go:421: add " + (
+        f"{cases // 2} {cases // 2} = {cases // 2 * 2}"
+    )
+    assert f"table.go:420: case {cases - 1}" not in text
+    # The --- FAIL: line a passing subtest printed for another is still weighed.
+    found = cross_check_go(text, 1, truncated=capture.truncated)
+    assert [d.message for d in found] == [
+        f"go test printed --- FAIL: TestTable/case-0 in {PKG}, reported as passed"
+    ]
+
+
+def test_a_subtest_that_never_finishes_in_a_compact_stream_is_still_seen_to_start() -> None:
+    lines = _table_suite(3_000)[:-3]  # cut before the parent's and the package's results
+    lines += [_event("run", "TestHangs"), _event("output", "TestHangs", "    waiting\n")]
+    capture = GoTestEvents(50_000)
+    text = _fed(capture, lines)
+    assert not capture.truncated
+    kept = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    assert {"Action": "run", "Package": PKG, "Test": "TestHangs"} in kept
+    assert {
+        "Action": "output",
+        "Package": PKG,
+        "Test": "TestHangs",
+        "Output": "    waiting\n",
+    } in kept
+
+
 def test_lines_that_are_not_events_are_kept_as_build_output() -> None:
     lines = [b"# example.com/m\n", b"./main.go:3:2: undefined: x\n", _event("fail")]
     capture = GoTestEvents(1_000)
