@@ -59,6 +59,7 @@ from oracles.grading import (
     suite_did_not_build,
 )
 from oracles.projects import BuildSystem
+from oracles.sandbox.capture import GO_TEST_EVENTS
 from oracles.test_edits import EditKind, TestEdits, TestPolicy, classify_test_edits
 from oracles.tiers.base import TierOutcome, TrialContext
 from oracles.tiers.compile import limit_failure
@@ -93,6 +94,14 @@ def read_report(
             report = replace(report, problems=("go test output exceeded the output limit",))
         found = cross_check_go(result.output, result.exit_code, truncated=truncated)
     return exit_status_suite(replace(report, disagreements=found), result.exit_code)
+
+
+def _readable(request: SandboxRequest, result: SandboxResult) -> bool:
+    """Whether a base run's report can be read whole, and so kept for later trials. A cut
+    go test event stream cannot (its results are lost with it); it is not kept, so that a
+    harness that keeps more of the stream reads the base again rather than the cut copy.
+    A Maven run's reports are files, which a cut output leaves whole."""
+    return not (result.output_truncated and request.output_events == GO_TEST_EVENTS)
 
 
 def _prefixed(report: TestReport, label: str | None) -> TestReport:
@@ -431,7 +440,9 @@ class TestsOracle:
         key = BaselineCache.key(
             context.changeset, request, self.sandbox.identity, context.specs.oracle_stamp
         )
-        return self.baselines.get_or_run(key, lambda: sandboxed.run(request))
+        return self.baselines.get_or_run(
+            key, lambda: sandboxed.run(request), keep=lambda result: _readable(request, result)
+        )
 
     def _grade(self, context: TrialContext, baseline: TestReport, patched: TestReport) -> TestGrade:
         # Edits of test files were decided before the runs (``_weakened``).

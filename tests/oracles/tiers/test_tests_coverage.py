@@ -1,6 +1,6 @@
 """Tier 3's coverage guard over faked runs: the same runs that grade the tests carry the
 coverage report, and a passing suite that lowered coverage (or stopped reporting it)
-fails."""
+fails. Also which base runs over the same go module are kept for later trials."""
 
 from __future__ import annotations
 
@@ -87,3 +87,33 @@ def test_a_base_without_a_report_leaves_the_verdict_to_the_tests(
     outcome = _evaluate(context, {False: None, True: DILUTED})
     assert outcome.verdict is Verdict.PASS, outcome.reason
     assert outcome.details["coverage"]["base"]["measured"] is False
+
+
+def _base_runs(context: TrialContext, cache: BaselineCache, *, truncated: bool) -> int:
+    """Grade tier 3 with ``cache``; how many base test runs the sandbox saw."""
+    base = tree_hash(context.changeset.base_commit, None)
+    seen: list[bool] = []
+
+    def run(request: SandboxRequest, patched: bool) -> SandboxResult:
+        if "test" not in request.command:
+            return fake_result(request)
+        seen.append(patched)
+        cut = truncated and not patched
+        return SandboxResult(0, GO_PASSING, image_id="sha256:fake", output_truncated=cut)
+
+    sandbox = FakeSandbox(BuildScript(base, run=run))
+    builds = Builds(sandbox, BaselineCache(), registry="gate")
+    TestsOracle(sandbox, baselines=cache, builds=builds).evaluate(context)
+    return seen.count(False)
+
+
+def test_a_base_run_whose_event_stream_was_cut_is_run_again_not_reused(
+    make_trial: TrialFactory,
+) -> None:
+    context = make_trial(FILES, REWRITE, "go-import-rewrite")
+    cache = BaselineCache()
+    assert _base_runs(context, cache, truncated=True) == 1
+    assert _base_runs(context, cache, truncated=True) == 1  # not kept: run again
+    whole = BaselineCache()
+    assert _base_runs(context, whole, truncated=False) == 1
+    assert _base_runs(context, whole, truncated=False) == 0  # kept: reused
