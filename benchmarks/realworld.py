@@ -304,7 +304,7 @@ class Prepared:
     note: str = ""
 
 
-def prepare(case: Case, mirrors: Path, scratch: Path) -> Prepared:
+def prepare(case: Case, mirrors: Path, trims: Path) -> Prepared:
     prepared = Prepared(case)
     git_dir = find_git_dir(mirrors, case.mirror)
     if git_dir is None:
@@ -328,7 +328,7 @@ def prepare(case: Case, mirrors: Path, scratch: Path) -> Prepared:
     if not is_complete(git_dir):
         try:
             prepared.graded_repo = trimmed_repo(
-                git_dir, case.parent, scratch / "repos" / _safe(case.id)
+                git_dir, case.parent, trims / _safe(case.id)
             )
             prepared.note = "mirror lacks objects; graded from a depth-1 copy of the parent"
         except RuntimeError as exc:
@@ -923,7 +923,11 @@ def run(args: argparse.Namespace) -> list[Row]:
         passes = (["cold"] if first_cold else []) + (
             [] if args.no_warm and first_cold else ["warm"]
         )
-        rows = [Row(case, prepare(case, args.mirrors, scratch)) for case in cases]
+        # The depth-1 copies live with the cache: grades key what they keep by the
+        # repository's address, so a warm pass run apart from its cold pass must grade
+        # from the same copy to find the base commit's builds and runs.
+        trims = cache / "benchmark-repos"
+        rows = [Row(case, prepare(case, args.mirrors, trims)) for case in cases]
         for row in rows:
             if row.prepared.problem:
                 _progress(f"{row.case.id}: skipped, {row.prepared.problem}")
