@@ -110,6 +110,8 @@ _GO_PROGRESS = re.compile(r"^\s*=== \w+")
 # The one framing line of a passing test's output that the cross-checks weigh.
 _GO_FAIL_LINE = re.compile(r"^\s*--- FAIL")
 _FINAL_ACTIONS = frozenset({"pass", "fail", "skip"})
+# One decoder for every line: json.loads would look for the encoding of each one again.
+_DECODER = json.JSONDecoder()
 _PROGRESS_ACTIONS = frozenset({"pause", "cont"})
 
 
@@ -124,9 +126,7 @@ class _Printed:
     dropped: int = 0
     size: int = 0  # bytes held
     run: bytes = b""  # its run event, held once the stream is kept compactly
-
-    def lines(self) -> list[bytes]:
-        return [*self.head, *self.middle, *(line for line, _framing in self.tail)]
+    fail_lines: list[bytes] = field(default_factory=list)  # its "--- FAIL:" lines
 
 
 class GoTestEvents:
@@ -203,6 +203,8 @@ class GoTestEvents:
 
     def _hold(self, key: tuple[str, str], line: bytes, output: object) -> None:
         printed = self._held.setdefault(key, _Printed())
+        if isinstance(output, str) and _GO_FAIL_LINE.match(output):
+            printed.fail_lines.append(line)
         printed.size += len(line)
         self._held_size += len(line)
         if len(printed.head) < self.lines:
@@ -236,11 +238,8 @@ class GoTestEvents:
         printed = self._held.pop(key, None)
         if printed is not None:
             self._held_size -= printed.size
-            for line in printed.lines():
-                event = _event(line)
-                output = event.get("Output") if event else None
-                if isinstance(output, str) and _GO_FAIL_LINE.match(output):
-                    self._keep(line)
+            for line in printed.fail_lines:
+                self._keep(line)
 
     def _keep(self, line: bytes) -> None:
         self._kept.append(line)
@@ -272,7 +271,7 @@ def _event(line: bytes) -> dict[str, object] | None:
     if not line.startswith(b"{"):
         return None
     try:
-        event = json.loads(line)
+        event = _DECODER.decode(line.decode("utf-8", "replace"))
     except ValueError:
         return None
     return event if isinstance(event, dict) else None
