@@ -25,7 +25,22 @@ class _StrictLoader(yaml.SafeLoader):
     """SafeLoader that refuses duplicate mapping keys (PyYAML silently keeps the last)."""
 
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+# The same on libyaml's parser, where PyYAML was built with it: ten times faster on the
+# specs every command reads. Only for the project's and the operator's own files; YAML
+# from outside keeps the pure-Python parser its screening walks.
+try:
+    from yaml import CSafeLoader as _SafeLoader
+except ImportError:  # a PyYAML built without libyaml
+    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+
+
+class _OwnFileLoader(_SafeLoader):
+    """``_StrictLoader`` for files of the project's or the operator's own."""
+
+
+def _construct_mapping(
+    loader: _StrictLoader | _OwnFileLoader, node: yaml.MappingNode
+) -> dict[Any, Any]:
     loader.flatten_mapping(node)
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
@@ -39,13 +54,18 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[An
     return mapping
 
 
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+for _loader in (_StrictLoader, _OwnFileLoader):
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def load_yaml_text(text: str, *, name: str) -> Any:
     """Parse YAML text; dates become ISO strings so the result is plain JSON data."""
+    return _load(text, name, _StrictLoader)
+
+
+def _load(text: str, name: str, loader: type[_StrictLoader | _OwnFileLoader]) -> Any:
     try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise SpecError(name, "", f"is not valid YAML: {exc}") from exc
     return json.loads(canonical_json(data))
@@ -59,7 +79,7 @@ def load_yaml_file(path: Path, *, name: str | None = None) -> Any:
         raise SpecError(label, "", "file not found") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(label, "", f"cannot be read: {exc}") from exc
-    return load_yaml_text(text, name=label)
+    return _load(text, label, _OwnFileLoader)
 
 
 @dataclass(frozen=True, slots=True)

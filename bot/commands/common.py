@@ -167,13 +167,15 @@ def grade(
     options: dict[str, Any] | None = None,
     show_trials: bool = False,
     resume: str | None = None,
+    specs: SpecSet | None = None,
 ) -> tuple[int, RunOutcome]:
     """Check, plan, forecast, run and report; returns the exit code and the outcome.
 
-    ``resume``: the id of an interrupted run to finish, with its own plan, instead."""
+    ``resume``: the id of an interrupted run to finish, with its own plan, instead.
+    ``specs``: those of ``settings.specs_dir`` when the caller has read them already."""
     # The report's intervals need scipy: it loads while the trials wait on their sandboxes.
     preload_statistics()
-    specs = load_specs(settings.specs_dir)
+    specs = specs or load_specs(settings.specs_dir)
     check_against_specs(changesets, specs)
     if resume is None:
         _check_budget(settings, specs, len(changesets))

@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     source = args.changesets or _resumed_input(settings, args.resume)
     # With the specs, unknown recipes or models and bad recipe params are reported in the
     # same pass as malformed lines: every problem of the file at once.
-    changesets = read_changesets(source, load_specs(settings.specs_dir))
+    specs = load_specs(settings.specs_dir)
+    changesets = read_changesets(source, specs)
     options = {"input": str(source)}
     code, _ = grade(
         settings,
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         options=options,
         show_trials=args.trials,
         resume=args.resume,
+        specs=specs,
     )
     return code
 

@@ -4,11 +4,12 @@ object is built; ordinary YAML reads as before."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
 from core.errors import SpecError
-from core.yamlio import UntrustedYamlLimits, load_untrusted_yaml
+from core.yamlio import UntrustedYamlLimits, load_untrusted_yaml, load_yaml_file
 
 BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
     f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)
@@ -48,3 +49,12 @@ def test_too_many_nodes_and_too_many_bytes() -> None:
         )
     with pytest.raises(SpecError, match="at most 65536 are read"):
         load_untrusted_yaml("# " + "x" * 70_000, name="c")
+
+
+def test_the_projects_own_files_read_alike_with_duplicate_keys_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("when: 2026-12-03\nlevels: [8, 17]\nname: a\n", encoding="utf-8")
+    assert load_yaml_file(spec) == {"when": "2026-12-03", "levels": [8, 17], "name": "a"}
+    spec.write_text("name: a\nlevels: [8]\nname: b\n", encoding="utf-8")
+    with pytest.raises(SpecError, match=r"duplicate key 'name' \(line 3\)"):
+        load_yaml_file(spec)
