@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from oracles.go_framing import GO_FAILED_TEST
+
 __all__ = [
     "Counts",
     "Disagreement",
@@ -189,7 +191,6 @@ def cross_check_surefire(
 
 # cmd/go's line per package: "ok  \tpkg\t0.01s", "FAIL\tpkg [build failed]", "?   \tpkg\t[...]".
 _GO_SUMMARY = re.compile(r"^(?P<word>ok|FAIL|\?)\s+(?P<package>\S+)(?:\s|$)")
-_GO_FAILED_TEST = re.compile(r"^\s*--- FAIL: (?P<test>\S+)")
 _GO_ACTIONS = {"pass", "fail", "skip"}
 
 
@@ -222,7 +223,7 @@ def _events(output: str) -> Iterable[dict[str, object]]:
 
 
 def _read_output(log: GoLog, package: str, test: str, text: str) -> None:
-    if failed := _GO_FAILED_TEST.match(text):
+    if failed := GO_FAILED_TEST.match(text):
         log.failed_lines.setdefault(package, set()).add(failed["test"])
     summary = _GO_SUMMARY.match(text)
     if not test and summary and summary["package"] == package:

@@ -33,6 +33,7 @@ from typing import Any
 
 from core.model import Evidence, Severity, Verdict
 from oracles.build_summaries import Disagreement, DisagreementKind
+from oracles.go_framing import GO_FRAMING
 from oracles.tree import ChangeKind, FileChange
 
 __all__ = [
@@ -225,16 +226,13 @@ def parse_go_test_json(output: str) -> TestReport:
     return TestReport(results, suites=packages, messages=failed)
 
 
-_GO_FRAMING = re.compile(r"^\s*(?:=== \w+|--- (?:FAIL|PASS|SKIP)|(?:FAIL|PASS|ok)\b)")
-
-
 def _note_go_output(event: Mapping[str, Any], said: dict[str, list[str]]) -> None:
     """Keep the first lines a test printed (``t.Errorf`` text) beside go's own framing."""
     if event.get("Action") != "output" or not event.get("Test"):
         return
     text = str(event.get("Output", "")).strip()
     lines = said.setdefault(f"{event.get('Package', '')}.{event['Test']}", [])
-    if text and not _GO_FRAMING.match(text) and len(lines) < 3:
+    if text and not GO_FRAMING.match(text) and len(lines) < 3:
         lines.append(text)
 
 

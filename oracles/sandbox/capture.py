@@ -26,6 +26,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from oracles.go_framing import GO_FAILED_TEST, GO_FRAMING
+
 __all__ = ["GO_TEST_EVENTS", "Capture", "GoTestEvents", "OutputCap", "capture_for"]
 
 GO_TEST_EVENTS = "go-test-json"  # a request's ``output_events`` for go test -json streams
@@ -101,14 +103,9 @@ def capture_for(events: str, limit: int) -> Capture:
     return OutputCap(limit)
 
 
-# go's own lines in a test's or package's output, which the cross-checks read
-# (oracles.build_summaries): "=== RUN", "--- FAIL: T", "ok  pkg", "FAIL pkg", "?   pkg".
-_GO_FRAMING = re.compile(r"^\s*(?:=== \w+|--- \w+|(?:ok|FAIL|PASS|\?)(?:\s|$))")
 # go's progress lines in a test's output ("=== RUN", "=== PAUSE", "=== CONT", "=== NAME"),
 # which no reader of the report weighs.
 _GO_PROGRESS = re.compile(r"^\s*=== \w+")
-# The one framing line of a passing test's output that the cross-checks weigh.
-_GO_FAIL_LINE = re.compile(r"^\s*--- FAIL")
 _FINAL_ACTIONS = frozenset({"pass", "fail", "skip"})
 # One decoder for every line: json.loads would look for the encoding of each one again.
 _DECODER = json.JSONDecoder()
@@ -203,7 +200,7 @@ class GoTestEvents:
 
     def _hold(self, key: tuple[str, str], line: bytes, output: object) -> None:
         printed = self._held.setdefault(key, _Printed())
-        if isinstance(output, str) and _GO_FAIL_LINE.match(output):
+        if isinstance(output, str) and GO_FAILED_TEST.match(output):
             printed.fail_lines.append(line)
         printed.size += len(line)
         self._held_size += len(line)
@@ -212,7 +209,7 @@ class GoTestEvents:
         else:
             if len(printed.tail) == self.lines:
                 self._let_go(printed, *printed.tail.popleft())
-            framing = isinstance(output, str) and bool(_GO_FRAMING.match(output))
+            framing = isinstance(output, str) and bool(GO_FRAMING.match(output))
             printed.tail.append((line, framing))
         self._check_budget()
 
