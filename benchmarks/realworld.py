@@ -327,9 +327,7 @@ def prepare(case: Case, mirrors: Path, trims: Path) -> Prepared:
     prepared.graded_repo = git_dir
     if not is_complete(git_dir):
         try:
-            prepared.graded_repo = trimmed_repo(
-                git_dir, case.parent, trims / _safe(case.id)
-            )
+            prepared.graded_repo = trimmed_repo(git_dir, case.parent, trims / _safe(case.id))
             prepared.note = "mirror lacks objects; graded from a depth-1 copy of the parent"
         except RuntimeError as exc:
             prepared.problem = f"mirror lacks objects and no depth-1 copy could be made: {exc}"
