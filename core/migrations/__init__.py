@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import threading
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -162,7 +163,18 @@ def upgrade(conn: Connection) -> SchemaState:
     return before
 
 
+# Alembic's ``context`` and ``op`` are process-wide proxies of the migration running now,
+# so two threads upgrading two databases at once would run each other's steps (tables
+# made twice, crashes in the driver). One upgrade runs at a time in a process.
+_ONE_UPGRADE_AT_A_TIME = threading.Lock()
+
+
 def _run(conn: Connection) -> None:
+    with _ONE_UPGRADE_AT_A_TIME:
+        _run_alone(conn)
+
+
+def _run_alone(conn: Connection) -> None:
     from alembic.config import Config  # noqa: PLC0415 - deferred on purpose, see above
     from alembic.runtime.environment import EnvironmentContext  # noqa: PLC0415
 

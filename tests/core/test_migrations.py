@@ -6,7 +6,9 @@ from __future__ import annotations
 import multiprocessing
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -138,6 +140,24 @@ def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(url: str) -> No
     assert read_rows(url, ["ledger_head"])["ledger_head"] == [
         {"id": 1, "seq": 0, "row_hash": "0" * 64}
     ]
+
+
+def test_threads_making_new_sqlite_ledgers_at_once_each_get_the_whole_schema(
+    tmp_path: Path,
+) -> None:
+    urls = [f"sqlite:///{tmp_path}/ledger-{n}.db" for n in range(6)]
+    together = threading.Barrier(len(urls))
+
+    def make(url: str) -> int:
+        together.wait()
+        store = Store.open(url)
+        rows = store.head()[0]
+        store.close()
+        return rows
+
+    with ThreadPoolExecutor(len(urls)) as pool:
+        assert list(pool.map(make, urls)) == [0] * len(urls)
+    assert [schema_differences(url) for url in urls] == [[]] * len(urls)
 
 
 def test_the_chain_read_without_alembic_is_alembics_own() -> None:
