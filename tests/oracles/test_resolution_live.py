@@ -311,17 +311,16 @@ MIGRATION_EVALS_BUILD_CACHE=$key with-go-cache sh -c \
 """
 
 
-def test_resolution_leaves_every_dependency_compiled_and_vetted_for_the_build(
-    grader: LiveGrader,
+def _rebuilt_after_resolution(
     docker_client: docker.DockerClient,
     specs: SpecSet,
-    tmp_path: Path,
+    repo: Path,
+    base: str,
     dependency_cache: Path,
-) -> None:
-    repo, base = _example(tmp_path, "go-modern")
-    trial = grader.grade((repo, base), _patch("go-modern", "good"), "go-import-rewrite")
-    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
-    tree = tmp_path / "base-tree"
+) -> list[str]:
+    """What builds and vets again when the base tree's module is vetted and its tests'
+    vet run made, after a grade resolved it: every "cd" into the dependency cache."""
+    tree = repo.parent / f"{repo.name}-base-tree"
     tree.mkdir()
     archive = subprocess.run(
         ["git", "-C", str(repo), "archive", base], check=True, capture_output=True
@@ -347,5 +346,110 @@ def test_resolution_leaves_every_dependency_compiled_and_vetted_for_the_build(
     assert any(re.fullmatch(r"== build cache == [0-9a-f]{32}", line) for line in lines), output
     # The module's own packages are vetted here (so -x shows what runs) ...
     assert any("vet.cfg" in line for line in lines), output
+    return [line for line in lines if line.startswith("cd /deps/")]
+
+
+def test_resolution_leaves_every_dependency_compiled_and_vetted_for_the_build(
+    grader: LiveGrader,
+    docker_client: docker.DockerClient,
+    specs: SpecSet,
+    tmp_path: Path,
+    dependency_cache: Path,
+) -> None:
+    repo, base = _example(tmp_path, "go-modern")
+    trial = grader.grade((repo, base), _patch("go-modern", "good"), "go-import-rewrite")
+    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
     # ... and no dependency's or standard-library package is compiled or vetted again.
-    assert [line for line in lines if line.startswith("cd /deps/")] == [], output
+    assert _rebuilt_after_resolution(docker_client, specs, repo, base, dependency_cache) == []
+
+
+# A module from before Go 1.17's pruned module graphs, as many real ones are: go.mod names
+# testify alone, and go-spew, difflib and yaml.v3 come only as testify's requirements.
+# The module itself could not import a package of theirs without changing go.mod.
+_LEGACY_GO_MOD = """module example.com/legacy
+
+go 1.16
+
+require github.com/stretchr/testify v1.7.0
+"""
+_LEGACY_GO_SUM = "".join(
+    f"{module} {digest}\n"
+    for module, digest in [
+        ("github.com/davecgh/go-spew v1.1.0", "h1:ZDRjVQ15GmhC3fiQ8ni8+OwkZQO4DARzQgrnXU1Liz8="),
+        (
+            "github.com/davecgh/go-spew v1.1.0/go.mod",
+            "h1:J7Y8YcW2NihsgmVo/mv3lAwl/skON4iLHjSsI+c5H38=",
+        ),
+        ("github.com/pmezard/go-difflib v1.0.0", "h1:4DBwDE0NGyQoBHbLQYPwSUPoCMWR5BEzIk/f1lZbAQM="),
+        (
+            "github.com/pmezard/go-difflib v1.0.0/go.mod",
+            "h1:iKH77koFhYxTK1pcRnkKkqfTogsbg7gZNVY4sRDYZ/4=",
+        ),
+        (
+            "github.com/stretchr/objx v0.1.0/go.mod",
+            "h1:HFkY916IF+rwdDfMAkV7OtwuqBVzrE8GR6GFx+wExME=",
+        ),
+        ("github.com/stretchr/testify v1.7.0", "h1:nwc3DEeHmmLAfoZucVR881uASk0Mfjw8xYJ99tb5CcY="),
+        (
+            "github.com/stretchr/testify v1.7.0/go.mod",
+            "h1:6Fq8oRcR53rry900zMqJjRRixrwX3KX962/h/Wwjteg=",
+        ),
+        (
+            "gopkg.in/check.v1 v0.0.0-20161208181325-20d25e280405",
+            "h1:yhCVgyC4o1eVCa2tZl7eS0r+SDo693bJlVdllGtEeKM=",
+        ),
+        (
+            "gopkg.in/check.v1 v0.0.0-20161208181325-20d25e280405/go.mod",
+            "h1:Co6ibVJAznAaIkqp8huTwlJQCZ016jof/cbN4VW5Yz0=",
+        ),
+        (
+            "gopkg.in/yaml.v3 v3.0.0-20200313102051-9f266ea9e77c",
+            "h1:dUUwHk2QECo/6vqA44rthZ8ie2QXMNeKRTHCNY2nXvo=",
+        ),
+        (
+            "gopkg.in/yaml.v3 v3.0.0-20200313102051-9f266ea9e77c/go.mod",
+            "h1:K4uyk7z7BCEPqu6E+C64Yfv1cQ7kz7rIZviUmN+EgEM=",
+        ),
+    ]
+)
+_LEGACY_MAIN = """package legacy
+
+import "{package}"
+
+// Read returns the named file.
+func Read(name string) ([]byte, error) {{ return {call}(name) }}
+"""
+_LEGACY_TEST = """package legacy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestRead(t *testing.T) {
+	_, err := Read("legacy.go")
+	assert.NoError(t, err)
+}
+"""
+
+
+def test_a_module_without_a_pruned_graph_gets_its_dependencies_vet_facts_too(
+    grader: LiveGrader,
+    docker_client: docker.DockerClient,
+    specs: SpecSet,
+    make_repo: RepoFactory,
+    dependency_cache: Path,
+) -> None:
+    repo, base = make_repo(
+        {
+            "go.mod": _LEGACY_GO_MOD,
+            "go.sum": _LEGACY_GO_SUM,
+            "legacy.go": _LEGACY_MAIN.format(package="io/ioutil", call="ioutil.ReadFile"),
+            "legacy_test.go": _LEGACY_TEST,
+        }
+    )
+    patch = diff_of(repo, {"legacy.go": _LEGACY_MAIN.format(package="os", call="os.ReadFile")})
+    trial = grader.grade((repo, base), patch, "go-import-rewrite")
+    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    assert _rebuilt_after_resolution(docker_client, specs, repo, base, dependency_cache) == []
