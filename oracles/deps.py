@@ -285,6 +285,16 @@ def resolution_request(
 _SETTLED = (ResolutionStatus.RESOLVED, ResolutionStatus.MISSING)
 
 
+def _stopped_by_the_tree(result: SandboxResult) -> bool:
+    """Whether an incomplete run ended on its own, with every fetch answered: it stopped
+    where the tree's own build stops (a module that does not compile), and a run of the
+    same tree, keyed by its hash, would stop there again. A run cut short (the time
+    limit, memory, the workspace's size, a signal) is asked again next time, as is one
+    the registry failed (classified apart)."""
+    cut_short = result.timed_out or result.oom_killed or result.workspace_exceeded
+    return not cut_short and 0 < result.exit_code < 128
+
+
 class Resolver:
     """Runs (or reuses) resolution for a project's base and patched trees."""
 
@@ -311,9 +321,10 @@ class Resolver:
             return self._run(request)
 
         def settled(result: SandboxResult) -> bool:
-            # A registry that failed is asked again next time, and so is a run that stopped
-            # half-way (its cache may lack what a later tree of the same build files needs).
-            return classify(project, result, cache).status in _SETTLED
+            status = classify(project, result, cache).status
+            return status in _SETTLED or (
+                status is ResolutionStatus.INCOMPLETE and _stopped_by_the_tree(result)
+            )
 
         result = self._cache.get_or_run(
             key, run, keep=settled, valid=lambda _result: self._has_cache(cache)

@@ -3,6 +3,7 @@ the digests that key caches, and which outcomes the resolver keeps."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import pytest
@@ -368,14 +369,22 @@ def test_a_missing_outcome_is_settled_and_reused() -> None:
     assert _twice(missing) == 1
 
 
+def test_a_run_the_trees_own_build_stopped_is_settled_and_reused() -> None:
+    # Every fetch answered, and a module did not compile: the same tree stops there again.
+    assert _twice(_result(1, MAVEN_COMPILE_ERROR, _fetch(f"{JUNIT}.jar"))) == 1
+
+
 @pytest.mark.parametrize(
     "result",
     [
         _result(1, MAVEN_MISSING, _fetch(f"{LANG3}.jar", 502, "upstream-error")),
         _result(1, MAVEN_MISSING, _fetch(f"{LANG3}.jar", 503, "offline")),
-        _result(1, MAVEN_COMPILE_ERROR),
+        dataclasses.replace(_result(1, MAVEN_COMPILE_ERROR), timed_out=True),
+        dataclasses.replace(_result(1, MAVEN_COMPILE_ERROR), oom_killed=True),
+        dataclasses.replace(_result(1, MAVEN_COMPILE_ERROR), workspace_exceeded=True),
+        _result(137, MAVEN_COMPILE_ERROR),
     ],
-    ids=["unreachable", "offline", "incomplete"],
+    ids=["unreachable", "offline", "timed-out", "out-of-memory", "workspace-full", "killed"],
 )
 def test_an_unsettled_outcome_is_asked_again(result: SandboxResult) -> None:
     assert _twice(result) == 2
