@@ -3,6 +3,8 @@ test_docker.py, which needs an engine)."""
 
 from __future__ import annotations
 
+import pytest
+
 from core.ports import SANDBOX_WORKDIR
 from core.specs import SpecSet
 from oracles.sandbox.hardening import (
@@ -39,11 +41,33 @@ def test_container_options_apply_every_setting() -> None:
     (mount,) = options["mounts"]
     assert mount["Target"] == SANDBOX_WORKDIR and mount["Source"] == "me-ws-x"
     assert mount["Type"] == "volume"
-    assert set(options["environment"]) == {"HOME", "TMPDIR", "LANG"}
+    assert set(options["environment"]) == {"HOME", "TMPDIR", "LANG", "GOMAXPROCS"}
     assert options["labels"] == {"a": "b"}
     assert options["log_config"]["Type"] == "none"
     fsize = next(u for u in options["ulimits"] if u["Name"] == "fsize")
     assert fsize["Hard"] == 32 * 1024 * 1024
+
+
+@pytest.mark.parametrize(("cpus", "processors"), [(1.0, "1"), (1.5, "2"), (0.5, "1"), (4, "4")])
+def test_go_schedules_on_as_many_processors_as_the_cpu_quota_allows(
+    cpus: float, processors: str
+) -> None:
+    limits = SandboxLimits(cpus=cpus)
+    options = container_options(limits, workspace="w", user=UNPRIVILEGED_USER, labels={})
+    assert options["environment"]["GOMAXPROCS"] == processors
+
+
+def test_a_recipes_environment_cannot_replace_the_harnesss_own() -> None:
+    options = container_options(
+        LIMITS,
+        workspace="w",
+        user=UNPRIVILEGED_USER,
+        labels={},
+        environment={"GOMAXPROCS": "64", "HOME": "/workspace", "GOFLAGS": "-mod=mod"},
+    )
+    environment = options["environment"]
+    assert (environment["GOMAXPROCS"], environment["HOME"]) == ("2", "/tmp")
+    assert environment["GOFLAGS"] == "-mod=mod"
 
 
 def test_build_limits_cap_memory_without_swap() -> None:
