@@ -241,6 +241,15 @@ def test_a_timeout_kills_the_whole_container_and_leaves_no_process(
     assert _ours(docker_client, sandbox) == []
 
 
+def test_the_command_is_told_how_many_processors_its_cpu_quota_allows(
+    docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
+    sandbox = _sandbox(docker_client, dataclasses.replace(SMALL, cpus=2.0))
+    result = sandbox.run(_request(tmp_path, 'echo "procs=$GOMAXPROCS"', environment=(("A", "b"),)))
+    assert result.exit_code == 0, result.output
+    assert "procs=2" in result.output
+
+
 def test_output_is_capped(docker_client: docker.DockerClient, tmp_path: Path) -> None:
     sandbox = _sandbox(docker_client)
     result = sandbox.run(_request(tmp_path, "head -c 5000000 /dev/zero | tr '\\0' x; echo done"))
