@@ -7,17 +7,12 @@ The agent is pointed at a stand-in jar so the wrapper takes its measuring branch
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
-
-import pytest
 
 from core.specs import load_specs
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
-
-pytestmark = pytest.mark.skipif(shutil.which("grep") is None, reason="needs grep and sh")
 
 
 def _agent_options(tree: Path, tmp_path: Path) -> str:
