@@ -7,6 +7,7 @@ condition with its own status (``bot.exits``, printed by ``--help``).
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import importlib.metadata
 import logging
@@ -17,7 +18,7 @@ from bot.commands import COMMANDS
 from bot.exits import ExitStatus, UsageError, epilog
 from core.errors import BudgetExceededError, MigrationEvalsError, SchemaBehindError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "command_line", "main"]
 
 # The errors whose condition has a status of its own; any other is ``ERROR``.
 _STATUS_OF: tuple[tuple[type[MigrationEvalsError], ExitStatus], ...] = (
@@ -104,5 +105,16 @@ def _status_of(exc: MigrationEvalsError) -> ExitStatus:
     return next((status for kind, status in _STATUS_OF if isinstance(exc, kind)), ExitStatus.ERROR)
 
 
+def command_line() -> int:
+    """The console script: ``main``, then an exit that skips the interpreter's last
+    collections of every object the process made (they are frozen out of the collector's
+    reach; the operating system reclaims the memory all the same). Everything the command
+    writes is written and closed by then. A one-trial grade spent a sixth of a second of
+    its life in those collections."""
+    code = main()
+    gc.freeze()
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command_line())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import sqlite3
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bot import cli
 from bot.cli import build_parser, main
 from bot.commands import COMMANDS, sentence
 from bot.exits import ExitStatus
@@ -235,3 +237,15 @@ def test_commands_that_read_no_spec_offer_no_specs_option(
         main([*argv, "--help"])
     text = capsys.readouterr().out
     assert "--specs" not in text and "--db URL" in text
+
+
+def test_the_console_script_exits_with_mains_status_past_the_collectors_last_sweeps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cli, "main", lambda: ExitStatus.GATE_REFUSED)
+    try:
+        assert cli.command_line() == ExitStatus.GATE_REFUSED
+        # What the process made is out of the collector's reach for the interpreter's exit.
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
