@@ -47,7 +47,7 @@ __all__ = [
 
 MODULES_MARKER = "== modules =="
 # The build cache a resolution filled with the tree's compiled dependencies, by name; the
-# builds and tests of that tree start from a private copy of it (BUILD_CACHE_ENV).
+# builds and tests of that tree start from a private cache seeded with it (BUILD_CACHE_ENV).
 BUILD_CACHE_ENV = "MIGRATION_EVALS_BUILD_CACHE"
 _BUILD_CACHE = re.compile(r"^== build cache == ([0-9a-f]{32})$", re.MULTILINE)
 _MAVEN_TEXTS = (

@@ -299,7 +299,7 @@ def test_offline_mode_grades_from_the_dependency_cache_alone(
 
 # In the recipe's image, over a tree and the Go dependency cache (read-only): the build
 # cache the recipe's resolution named for the tree (found offline, made already), then
-# go vet and go test's own vet run over the module from a private copy of it, printing
+# go vet and go test's own vet run over the module from a private cache seeded with it, printing
 # every command they run (-x): a dependency built or vetted again shows as a "cd" into it
 # (with no build cache, the standard library's packages are).
 _AFTER_RESOLUTION = r"""cp -R /src/. /tmp/tree && cd /tmp/tree || exit 125
@@ -311,25 +311,26 @@ MIGRATION_EVALS_BUILD_CACHE=$key with-go-cache sh -c \
 """
 
 
-def _rebuilt_after_resolution(
+def _over_the_base_tree(
     docker_client: docker.DockerClient,
     specs: SpecSet,
     repo: Path,
     base: str,
     dependency_cache: Path,
-) -> list[str]:
-    """What builds and vets again when the base tree's module is vetted and its tests'
-    vet run made, after a grade resolved it: every "cd" into the dependency cache."""
+    script: str,
+) -> str:
+    """The output of ``script`` (given the recipe's resolution command as its arguments)
+    in the recipe's image, over the base tree and the Go dependency cache (read-only)."""
     tree = repo.parent / f"{repo.name}-base-tree"
-    tree.mkdir()
+    tree.mkdir(exist_ok=True)
     archive = subprocess.run(
         ["git", "-C", str(repo), "archive", base], check=True, capture_output=True
     )
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     recipe = specs.recipe("go-import-rewrite").sandbox
-    output = docker_client.containers.run(
+    output: bytes = docker_client.containers.run(
         str(recipe["image"]),
-        ["sh", "-c", _AFTER_RESOLUTION, "check", *map(str, recipe["resolve"]["command"])],
+        ["sh", "-c", script, "check", *map(str, recipe["resolve"]["command"])],
         user="65534:65534",
         environment={"HOME": "/tmp", "TMPDIR": "/tmp"},  # as the sandbox's own
         network_mode="none",
@@ -341,7 +342,22 @@ def _rebuilt_after_resolution(
             docker.types.Mount("/src", str(tree), "bind", read_only=True),
         ],
         remove=True,
-    ).decode("utf-8", "replace")
+    )
+    return output.decode("utf-8", "replace")
+
+
+def _rebuilt_after_resolution(
+    docker_client: docker.DockerClient,
+    specs: SpecSet,
+    repo: Path,
+    base: str,
+    dependency_cache: Path,
+) -> list[str]:
+    """What builds and vets again when the base tree's module is vetted and its tests'
+    vet run made, after a grade resolved it: every "cd" into the dependency cache."""
+    output = _over_the_base_tree(
+        docker_client, specs, repo, base, dependency_cache, _AFTER_RESOLUTION
+    )
     lines = output.splitlines()
     assert any(re.fullmatch(r"== build cache == [0-9a-f]{32}", line) for line in lines), output
     # The module's own packages are vetted here (so -x shows what runs) ...
@@ -361,6 +377,43 @@ def test_resolution_leaves_every_dependency_compiled_and_vetted_for_the_build(
     assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
     # ... and no dependency's or standard-library package is compiled or vetted again.
     assert _rebuilt_after_resolution(docker_client, specs, repo, base, dependency_cache) == []
+
+
+# A build's private cache holds links into the shared, read-only one: code in the sandbox
+# that writes through a link (to poison what the next run compiles with) is refused, and
+# what it adds stays in its own folder.
+_THROUGH_THE_LINKS = r"""cp -R /src/. /tmp/tree && cd /tmp/tree || exit 125
+key=$(GOPROXY=off GOCACHE=/tmp/list-cache "$@" 2>/dev/null |
+  sed -n 's/^== build cache == //p')
+MIGRATION_EVALS_BUILD_CACHE=$key with-go-cache sh -c '
+  link=$(find "$GOCACHE" -type l -name "*-d" | head -n 1)
+  [ -n "$link" ] || { echo "no links in $GOCACHE"; exit 2; }
+  echo "target=$(readlink "$link")"
+  if echo poisoned > "$link"; then echo "overwrote=yes"; else echo "overwrote=no"; fi
+  if rm -f "$(readlink "$link")"; then echo "removed=yes"; else echo "removed=no"; fi
+  echo mine > "$GOCACHE/00/added-d" && echo "added=$(cat "$GOCACHE/00/added-d")"' 2>&1
+"""
+
+
+def test_code_in_a_build_cannot_write_through_its_cache_links_into_the_shared_cache(
+    grader: LiveGrader,
+    docker_client: docker.DockerClient,
+    specs: SpecSet,
+    tmp_path: Path,
+    dependency_cache: Path,
+) -> None:
+    repo, base = _example(tmp_path, "go-modern")
+    trial = grader.grade((repo, base), _patch("go-modern", "good"), "go-import-rewrite")
+    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    output = _over_the_base_tree(
+        docker_client, specs, repo, base, dependency_cache, _THROUGH_THE_LINKS
+    )
+    found = dict(line.split("=", 1) for line in output.splitlines() if "=" in line)
+    assert found.get("target", "").startswith("/deps/build-deps/"), output
+    assert (found["overwrote"], found["removed"], found["added"]) == ("no", "no", "mine"), output
+    shared = dependency_cache / "deps" / "caches" / "go"
+    target = shared / found["target"].removeprefix("/deps/")
+    assert target.is_file() and b"poisoned" not in target.read_bytes()
 
 
 # A module from before Go 1.17's pruned module graphs, as many real ones are: go.mod names
