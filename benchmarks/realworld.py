@@ -25,7 +25,8 @@ Then it prints a table (tier reached, verdict, shortened reason, cause class, ex
 and times per case) and totals; the last line is one JSON object with the figures.
 
     python benchmarks/realworld.py --mirrors DIR [--cases FILE] [--only ID ...] [--jobs N]
-                                   [--cache DIR] [--cold] [--no-bare] [--no-warm] [--out FILE]
+                                   [--cache DIR] [--cold] [--no-bare] [--no-warm] [--repeat N]
+                                   [--out FILE]
 
 Cause classes: ``pass``; ``candidate-fail`` (the grader blames the patch; when the reason
 reads like infrastructure the likely cause is shown beside it); ``inconclusive``;
@@ -654,7 +655,7 @@ class Bare:
 # The Go bare build, in the recipe's image with the grade's own dependency cache mounted
 # read-only: the recipe's resolution command, offline, names the build cache it made for
 # this tree (it finds it made and makes nothing); then the build and the tests start from
-# a private copy of it, as the grade's steps do. Only the go commands are timed.
+# a private cache seeded with it, as the grade's steps do. Only the go commands are timed.
 _GO_BARE_SCRIPT = r"""cp -R /src/. /tmp/tree && cd "/tmp/tree/$ROOT" || exit 125
 key=$(GOPROXY=off GOCACHE=/tmp/list-cache "$@" 2>/dev/null |
   sed -n 's/^== build cache == //p')
@@ -865,6 +866,8 @@ class Row:
     prepared: Prepared
     passes: dict[str, Graded] = field(default_factory=dict)
     bare: Bare = field(default_factory=Bare)
+    warm_runs: list[Graded] = field(default_factory=list)  # each of --repeat's
+    bare_runs: list[Bare] = field(default_factory=list)
 
     @property
     def final(self) -> Graded | None:
@@ -939,18 +942,37 @@ def run(args: argparse.Namespace) -> list[Row]:
         if "cold" in passes:
             _grade_pass("cold", ready, scratch, cache, args)
         # The machine may be shared: each case's warm re-grade and its bare build run back
-        # to back, so both meet the same load (recorded beside them).
+        # to back, so both meet the same load (recorded beside them); with --repeat N,
+        # N times in turn, and each keeps its median run.
         for index, row in enumerate(ready, start=1):
-            if "warm" in passes:
-                _grade_pass("warm", [row], scratch, cache, args, index=index, total=len(ready))
-            if not args.no_bare:
-                _bare_one(row, index, len(ready), scratch, cache, args=args)
+            for _ in range(max(1, args.repeat)):
+                if "warm" in passes:
+                    _grade_pass("warm", [row], scratch, cache, args, index=index, total=len(ready))
+                    row.warm_runs.append(row.passes["warm"])
+                if not args.no_bare:
+                    _bare_one(row, index, len(ready), scratch, cache, args=args)
+                    row.bare_runs.append(row.bare)
+            _keep_medians(row)
         return rows
     finally:
         if args.keep:
             _progress(f"kept work files in {scratch}")
         else:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _keep_medians(row: Row) -> None:
+    """A repeated case keeps its median warm re-grade and its median bare build (the
+    upper one of an even count); a bare build that gave no time is kept if any did."""
+    if row.warm_runs:
+        ranked = sorted(row.warm_runs, key=lambda graded: graded.seconds)
+        row.passes["warm"] = ranked[len(ranked) // 2]
+    timed = sorted(
+        (bare for bare in row.bare_runs if bare.seconds is not None),
+        key=lambda bare: bare.seconds or 0.0,
+    )
+    if timed and len(timed) == len(row.bare_runs):
+        row.bare = timed[len(timed) // 2]
 
 
 def _bare_one(
@@ -1153,6 +1175,8 @@ def summarise(rows: list[Row], commit: str) -> dict[str, Any]:
                 "warm_s": round(r.passes["warm"].seconds, 1) if "warm" in r.passes else None,
                 "bare_s": r.bare.seconds,
                 "bare_ok": r.bare.ok,
+                "warm_runs_s": [round(g.seconds, 1) for g in r.warm_runs],
+                "bare_runs_s": [b.seconds for b in r.bare_runs],
                 "reason": verdicts[r.case.id].reason,
             }
             for r in rows
@@ -1352,6 +1376,14 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         metavar="N|all",
         help="processors the bare build's timed run may use (default: the sandbox's CPU "
         "quota from specs/oracle.yaml, as the grade's builds get; all: every one)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="time each case's warm re-grade and bare build N times in turn and keep the "
+        "median of each (a shared machine's noise)",
     )
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per case and pass")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON figures here")
