@@ -365,6 +365,14 @@ def _rebuilt_after_resolution(
     return [line for line in lines if line.startswith("cd /deps/")]
 
 
+def _resolved_by_a_passing_grade(grader: LiveGrader, tmp_path: Path) -> tuple[Path, str]:
+    """The go-modern example, graded (and so resolved) with its good patch: repo, base."""
+    repo, base = _example(tmp_path, "go-modern")
+    trial = grader.grade((repo, base), _patch("go-modern", "good"), "go-import-rewrite")
+    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    return repo, base
+
+
 def test_resolution_leaves_every_dependency_compiled_and_vetted_for_the_build(
     grader: LiveGrader,
     docker_client: docker.DockerClient,
@@ -372,9 +380,7 @@ def test_resolution_leaves_every_dependency_compiled_and_vetted_for_the_build(
     tmp_path: Path,
     dependency_cache: Path,
 ) -> None:
-    repo, base = _example(tmp_path, "go-modern")
-    trial = grader.grade((repo, base), _patch("go-modern", "good"), "go-import-rewrite")
-    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    repo, base = _resolved_by_a_passing_grade(grader, tmp_path)
     # ... and no dependency's or standard-library package is compiled or vetted again.
     assert _rebuilt_after_resolution(docker_client, specs, repo, base, dependency_cache) == []
 
@@ -402,9 +408,7 @@ def test_code_in_a_build_cannot_write_through_its_cache_links_into_the_shared_ca
     tmp_path: Path,
     dependency_cache: Path,
 ) -> None:
-    repo, base = _example(tmp_path, "go-modern")
-    trial = grader.grade((repo, base), _patch("go-modern", "good"), "go-import-rewrite")
-    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    repo, base = _resolved_by_a_passing_grade(grader, tmp_path)
     output = _over_the_base_tree(
         docker_client, specs, repo, base, dependency_cache, _THROUGH_THE_LINKS
     )
