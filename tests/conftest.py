@@ -465,6 +465,7 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 _SERVICE_MARKERS = ("docker", "postgres", "redis")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups to tag node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist, run every test of a real service on one worker, one at a time:
     they share the engine, the database server and Redis, and start processes of their own."""
