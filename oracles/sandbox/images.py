@@ -77,6 +77,15 @@ _SCHEMA: dict[str, Any] = {
                     "tag": {"type": "string", "minLength": 1},
                     "suite": {"type": "string", "pattern": "^[a-z]+$"},
                     "offline_packages": _STRINGS,
+                    # apt configuration (``-o`` options) for this suite on the mirror, for
+                    # every apt-get run on it, here and in the layers built FROM the base:
+                    # a mirror's copy of a suite whose Release file is past its Valid-Until
+                    # date (a snapshot of Debian unstable) needs the date check off. One
+                    # ``Key=value`` each, no spaces: a layer's Dockerfile splits them on spaces.
+                    "apt_options": {
+                        "type": "array",
+                        "items": {"type": "string", "pattern": r"^[A-Za-z][\w-]*(::[\w-]+)*=\S+$"},
+                    },
                 },
             },
         },
@@ -121,9 +130,23 @@ class BaseImage:
     tag: str
     suite: str
     offline_packages: tuple[str, ...] = ()
+    apt_options: tuple[str, ...] = ()
 
     def definition(self) -> str:
-        return stamp({"kind": "base", "suite": self.suite, "offline": list(self.offline_packages)})
+        fields: dict[str, Any] = {
+            "kind": "base",
+            "suite": self.suite,
+            "offline": list(self.offline_packages),
+        }
+        # Only when set, so the definitions of bases without options (and the images
+        # carrying them) stay what they were.
+        if self.apt_options:
+            fields["apt_options"] = list(self.apt_options)
+        return stamp(fields)
+
+    def apt_flags(self) -> list[str]:
+        """``apt_options`` as apt-get's command-line flags."""
+        return [flag for option in self.apt_options for flag in ("-o", option)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +183,13 @@ def load_image_set(path: Path) -> ImageSet:
     data = load_yaml_file(path, name=str(path))
     validate(data, _SCHEMA, file=str(path))
     bases = tuple(
-        BaseImage(b["tag"], b["suite"], tuple(b.get("offline_packages", ()))) for b in data["bases"]
+        BaseImage(
+            b["tag"],
+            b["suite"],
+            tuple(b.get("offline_packages", ())),
+            tuple(b.get("apt_options", ())),
+        )
+        for b in data["bases"]
     )
     layers = tuple(
         LayerImage(
@@ -405,7 +434,7 @@ class ImageBuilder:
                 ],
                 what=f"debootstrap {base.suite}",
             )
-            self._offline_source(rootfs, base.offline_packages)
+            self._offline_source(rootfs, base)
             self._slim(rootfs)
             archive = work / "rootfs.tar"
             self._run(
@@ -428,24 +457,25 @@ class ImageBuilder:
     def _chroot(self, rootfs: Path, *command: str) -> str:
         return self._run(["chroot", str(rootfs), *command], what=" ".join(command[:3]))
 
-    def _offline_source(self, rootfs: Path, packages: Sequence[str]) -> None:
-        """Download ``packages`` and their dependencies into a flat apt repository inside
-        the root filesystem and make it the image's only package source."""
+    def _offline_source(self, rootfs: Path, base: BaseImage) -> None:
+        """Download the base's offline packages and their dependencies into a flat apt
+        repository inside the root filesystem and make it the image's only package source."""
         sources = rootfs / "etc" / "apt" / "sources.list"
-        if not packages:
+        if not base.offline_packages:
             sources.write_text("")
             return
-        self._chroot(rootfs, "apt-get", "update", "-q")
+        apt_get = ("apt-get", *base.apt_flags())
+        self._chroot(rootfs, *apt_get, "update", "-q")
         self._chroot(rootfs, "apt-get", "clean")  # drop what debootstrap left behind
         self._chroot(
             rootfs,
-            "apt-get",
+            *apt_get,
             "install",
             "-q",
             "-y",
             "--download-only",
             "--no-install-recommends",
-            *packages,
+            *base.offline_packages,
         )
         repo = rootfs / OFFLINE_SOURCE.lstrip("/")
         repo.mkdir(parents=True, exist_ok=True)
@@ -497,14 +527,26 @@ class ImageBuilder:
     # -- layers ------------------------------------------------------------------------
 
     def _build_args(self, layer: LayerImage) -> dict[str, str]:
+        """The layer's own build arguments and, for one that installs from the mirror, the
+        apt source of its base's suite (``APT_SOURCES``) and that suite's apt options
+        (``APT_OPTIONS``, only when the base has any: other Dockerfiles do not declare it)."""
         args = dict(layer.build_args)
         if layer.needs_mirror:
-            suites = {b.tag: b.suite for b in self.images.bases}
-            parents = [p for p in layer.parents() if p in suites]
-            if not parents:
-                raise SandboxError(f"{layer.tag}: needs_mirror layers must build FROM a base")
-            args["APT_SOURCES"] = f"deb {self._require_mirror()} {suites[parents[0]]} main"
+            base = self._mirror_base(layer)
+            args["APT_SOURCES"] = f"deb {self._require_mirror()} {base.suite} main"
+            if base.apt_options:
+                args["APT_OPTIONS"] = " ".join(base.apt_flags())
         return args
+
+    def _mirror_base(self, layer: LayerImage) -> BaseImage:
+        bases = {base.tag: base for base in self.images.bases}
+        parents = [bases[p] for p in layer.parents() if p in bases]
+        if not parents:
+            raise SandboxError(
+                f"{layer.tag}: a needs_mirror layer must build FROM one of the bases in "
+                "images.yaml, whose suite it installs from; fix its Dockerfile or build_args"
+            )
+        return parents[0]
 
     def _build_layer(self, layer: LayerImage, definition: str) -> str:
         self.workdir.mkdir(parents=True, exist_ok=True)
