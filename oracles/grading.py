@@ -366,16 +366,35 @@ def _left_out(baseline: TestReport, limit: int = 20) -> tuple[Evidence, ...]:
     return tuple(listed)
 
 
-def _regression_reason(regressions: set[str], suite_names: Iterable[str]) -> str:
+def _regression_reason(
+    regressions: set[str],
+    suite_names: Iterable[str],
+    stopped: str | None = None,
+    patched: TestReport | None = None,
+) -> str:
     # Suites are told apart by where the report keeps them, not by their names: with
     # several projects every name is scoped ("core: (exit status)").
     suites = regressions & set(suite_names)
-    tests = len(regressions - suites)
+    tests = sorted(regressions - suites)
     if tests:
-        return f"{tests} test(s) that passed at the base commit no longer pass"
+        # The first test by name, with how it fails now: the cause leads, not the count.
+        first = f"{tests[0]}{_lost(tests[0], patched)}" if patched else tests[0]
+        more = f" (and {len(tests) - 1} more)" if len(tests) > 1 else ""
+        return f"{len(tests)} test(s) that passed at the base commit no longer pass: {first}{more}"
+    # No test names the failure: where the build tool stopped does.
+    why = f": {stopped}" if stopped else ""
     if any(name.endswith(EXIT_STATUS) for name in suites):
-        return "the test command now exits non-zero, although no test reports a failure"
-    return f"{len(suites)} package(s) that passed at the base commit now fail"
+        return f"the test command now exits non-zero, although no test reports a failure{why}"
+    return f"{len(suites)} package(s) that passed at the base commit now fail{why}"
+
+
+def _dropped_reason(before: int, after: int, stopped: str | None) -> str:
+    """Fewer tests reported than at the base commit, and where the build tool stopped
+    (the reports cannot say why they are missing; the build's output can)."""
+    reason = f"number of tests dropped from {before} to {after}"
+    if stopped is None:
+        return reason
+    return f"{reason}: {stopped}" + (" before any test ran" if after == 0 else "")
 
 
 def grade_test_edits(
@@ -436,6 +455,7 @@ def grade_tests(
     *,
     edited_tests: Sequence[str] = (),
     allow_test_changes: bool = False,
+    stopped: str | None = None,
 ) -> TestGrade:
     """Compare the patched run against the baseline run (both harness-parsed).
 
@@ -443,6 +463,10 @@ def grade_tests(
     from the patched tree, which the same harness read fine at baseline, is the
     candidate's (its code writes the reports and the output). The graded set is the
     base's passing tests: each must pass again, none missing, none newly skipped.
+
+    ``stopped`` says where the patched run's build stopped
+    (``oracles.compiler_output.describe_build_stop``); it only words the reason when
+    tests went missing or only a suite's status regressed, never changes the verdict.
     """
     if baseline.problems:
         return TestGrade(Verdict.ERROR, f"baseline test report unusable: {baseline.problems[0]}")
@@ -459,11 +483,10 @@ def grade_tests(
     left_out = _left_out(baseline)
     before, after = len(baseline.results), len(patched.results)
     if after < before:
-        reason = f"number of tests dropped from {before} to {after}"
-        return TestGrade(Verdict.FAIL, reason, left_out)
+        return TestGrade(Verdict.FAIL, _dropped_reason(before, after, stopped), left_out)
     regressions = baseline.passing() - patched.passing()
     if regressions:
-        reason = _regression_reason(regressions, baseline.suites)
+        reason = _regression_reason(regressions, baseline.suites, stopped, patched)
         evidence = (*_listed(regressions, patched), *left_out)
         return TestGrade(Verdict.FAIL, reason, evidence, tuple(sorted(regressions)))
     passed = len(patched.with_status(TestStatus.PASSED))

@@ -6,6 +6,7 @@ import pytest
 
 from core.model import Severity, Verdict
 from oracles.build_summaries import Disagreement, DisagreementKind
+from oracles.compiler_output import describe_build_stop
 from oracles.grading import (
     TestReport,
     TestStatus,
@@ -21,6 +22,7 @@ from oracles.grading import (
     suite_did_not_build,
 )
 from oracles.tree import ChangeKind, FileChange
+from tests.oracles.build_outputs import PLUGIN_PLUGIN
 
 SUREFIRE = """<?xml version="1.0" encoding="UTF-8"?>
 <testsuite name="x.CalcTest" tests="3" failures="1" errors="0" skipped="1">
@@ -364,3 +366,55 @@ def test_a_go_package_that_passes_without_running_a_test_is_skipped() -> None:
     )
     suites = parse(output).suites
     assert suites == {"package m/cmd": Status.SKIPPED, "package m/kv": Status.PASSED}
+
+
+PLUGIN_STOP = describe_build_stop(PLUGIN_PLUGIN)
+
+
+def test_tests_dropped_to_none_say_where_the_build_stopped() -> None:
+    """maven-plugin-plugin 3.6.0 cannot read Java 17 class files: the build stops before
+    Surefire, and the reason says so rather than only counting the missing reports."""
+    baseline = exit_status_suite(TestReport({f"x.ATest#t{i}": P for i in range(89)}), 0)
+    patched = exit_status_suite(parse_surefire({}), 1)
+    grade = grade_tests(baseline, patched, stopped=PLUGIN_STOP)
+    assert grade.verdict is Verdict.FAIL
+    assert grade.reason == (
+        "number of tests dropped from 89 to 0: the build stopped at "
+        "maven-plugin-plugin:3.6.0:descriptor (Unsupported class file major version 61) "
+        "before any test ran"
+    )
+
+
+def test_tests_dropped_to_some_say_where_the_build_stopped_without_claiming_none_ran() -> None:
+    stop = "the build stopped at package m/kv (kv/kv.go:3:2: undefined: x)"
+    grade = grade_tests(TestReport({"a": P, "b": P}), TestReport({"a": P}), stopped=stop)
+    assert grade.reason == f"number of tests dropped from 2 to 1: {stop}"
+    assert grade_tests(TestReport({"a": P, "b": P}), TestReport({"a": P})).reason == (
+        "number of tests dropped from 2 to 1"
+    )
+
+
+def test_a_suite_that_regressed_alone_says_where_the_build_stopped() -> None:
+    report = TestReport({"a": P})
+    grade = grade_tests(
+        exit_status_suite(report, 0), exit_status_suite(report, 1), stopped=PLUGIN_STOP
+    )
+    assert grade.reason == (
+        f"the test command now exits non-zero, although no test reports a failure: {PLUGIN_STOP}"
+    )
+    # A failing test names the failure itself.
+    failing = grade_tests(report, TestReport({"a": F}), stopped=PLUGIN_STOP)
+    assert failing.reason == "1 test(s) that passed at the base commit no longer pass: a"
+
+
+def test_a_regression_reason_names_the_first_test_and_how_it_fails_now() -> None:
+    base = TestReport({"x.ATest#a": P, "x.ATest#b": P, "x.ATest#c": P})
+    patched = TestReport(
+        {"x.ATest#a": F, "x.ATest#b": F, "x.ATest#c": P},
+        messages={"x.ATest#a": "Unable to make field private final byte[] value accessible"},
+    )
+    grade = grade_tests(base, patched)
+    assert grade.reason == (
+        "2 test(s) that passed at the base commit no longer pass: x.ATest#a: Unable to make "
+        "field private final byte[] value accessible (and 1 more)"
+    )
