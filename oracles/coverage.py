@@ -2,14 +2,20 @@
 base tree and on the graded (patched) tree, and whether the patch lowered it.
 
 Tier 3's runs measure coverage themselves (the recipe's test command: the JaCoCo agent in
-every JVM of a Maven run and its CLI's XML report afterwards; ``go test -coverprofile``
-with ``-coverpkg=./...``, so every package of the module counts, tested or not). This
-module reads the reports the harness collected, per source file, and applies the rule:
+every JVM of a Maven run and its CLI's XML report of each module afterwards; ``go test
+-coverprofile`` with ``-coverpkg=./...``, so every package of the module counts, tested or
+not). This module reads the reports the harness collected, per source file (per module
+too, so that one ``package/File.java`` in two modules stays two files), and applies the
+rule:
 
 * a drop of the whole tree's coverage by more than the recipe's ``max_coverage_drop``
   (percentage points) is ``fail``, naming the files whose coverage fell;
 * coverage that cannot be measured at the base (the tool is not in the dependency cache,
-  no report) is said in the evidence and decides nothing: it is not the candidate's fault;
+  no report) is said in the reason and decides nothing: it is not the candidate's fault;
+* a module the tool ran for but wrote no report of (its log is there, its report not)
+  makes the whole tree unmeasured, as a missing report does: a number without it would
+  compare different code. A module whose tests never ran is no such case: its report is
+  there, its lines not covered, on both trees alike;
 * coverage measured at the base but not on the patched tree, with the tool as available
   there as at the base, is ``fail``: a patch must not switch the measurement off
   (an agent override in the build files, a JVM that never writes its data).
@@ -26,9 +32,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import unquote
 
 from core.model import Evidence, Verdict
+from oracles.grading import path_matches
 
 __all__ = [
     "DEFAULT_MAX_DROP",
@@ -41,11 +50,14 @@ __all__ = [
     "parse_go_profile",
     "parse_jacoco_xml",
     "read_coverage",
+    "report_files",
 ]
 
 DEFAULT_MAX_DROP = 1.0  # percentage points, when the recipe does not say
 _TRUNCATED = "\n[truncated]"
 _SHOWN_FILES = 10
+_ROOT = "."  # the module at the run's own folder: its files keep their bare names
+_SAID = 160  # characters of a tool's log quoted in a reason
 # "path/file.go:12.34,15.2 3 1": a block's range, its statement count and its hit count.
 _GO_BLOCK = re.compile(r"^(?P<file>.+):(?P<range>\d+\.\d+,\d+\.\d+) (?P<stmts>\d+) (?P<count>\d+)$")
 
@@ -177,11 +189,31 @@ def read_coverage(
     *,
     tools_available: bool = True,
 ) -> Coverage:
-    """One run's coverage from the report the harness collected at ``report``."""
-    unit = report_format.unit
+    """One run's coverage from what the harness collected: the report at ``report``, or
+    for a pattern, one report per module (``_read_modules``)."""
     if not tools_available:
-        return unmeasured("the coverage tool is not in the dependency cache", unit)
-    text = artifacts.get(report)
+        return unmeasured("the coverage tool is not in the dependency cache", report_format.unit)
+    if _is_pattern(report):
+        return _read_modules(report_format, artifacts, report)
+    return _read_report(report_format, artifacts.get(report), report)
+
+
+def report_files(report: str) -> tuple[str, ...]:
+    """What the harness collects for a coverage ``report`` (none of it a test report):
+    the report, or for per-module reports, each one and the tool's log beside it."""
+    return (report, _log_pattern(report)) if _is_pattern(report) else (report,)
+
+
+def _is_pattern(report: str) -> bool:
+    return "*" in report or "?" in report
+
+
+def _log_pattern(pattern: str) -> str:
+    return str(PurePosixPath(pattern).with_suffix(".log"))
+
+
+def _read_report(report_format: CoverageFormat, text: str | None, report: str) -> Coverage:
+    unit = report_format.unit
     if text is None:
         return unmeasured(f"the run wrote no coverage report ({report})", unit)
     if text.endswith(_TRUNCATED) or text.startswith("[not read"):
@@ -191,10 +223,48 @@ def read_coverage(
     return parse_go_profile(text)
 
 
+def _read_modules(
+    report_format: CoverageFormat, artifacts: Mapping[str, str], pattern: str
+) -> Coverage:
+    """Each module's report (named by the module's folder, escaped as in a URL; "." the
+    run's own) merged, keyed by module. The tool's log beside each names every module it
+    ran for, so one it failed on (a log, no report) is said, not left out."""
+    unit = report_format.unit
+    reports = {_module_of(p): p for p in artifacts if path_matches(p, [pattern])}
+    logs = {_module_of(p): p for p in artifacts if path_matches(p, [_log_pattern(pattern)])}
+    if not reports and not logs:
+        return unmeasured(f"the run wrote no coverage report ({pattern})", unit)
+    parts: list[tuple[str | None, Coverage]] = []
+    for module in sorted(reports.keys() | logs.keys()):
+        if module in reports:
+            report = reports[module]
+            coverage = _read_report(report_format, artifacts[report], report)
+        else:
+            said = _cause(artifacts[logs[module]])
+            coverage = unmeasured(f"the coverage tool wrote no report ({said})", unit)
+        parts.append((None if module == _ROOT else module, coverage))
+    return merge_coverage(parts)
+
+
+def _module_of(path: str) -> str:
+    return unquote(PurePosixPath(path).stem)
+
+
+def _cause(log: str) -> str:
+    """What a tool's log says went wrong: the innermost cause of a Java stack trace (the
+    outer exception only says where), else its first line."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    causes = [line for line in lines if line.startswith("Caused by: ")]
+    line = causes[-1].removeprefix("Caused by: ") if causes else next(iter(lines), "")
+    if not line:
+        return "it said nothing"
+    return line if len(line) <= _SAID else line[: _SAID - 3] + "..."
+
+
 def merge_coverage(parts: Sequence[tuple[str | None, Coverage]]) -> Coverage:
-    """Several projects' coverage as one, file names scoped by project label; any
-    project that could not be measured makes the whole unmeasured (a partial number
-    would compare different code)."""
+    """Several projects' (or modules') coverage as one, file names scoped by label; any
+    part that could not be measured makes the whole unmeasured (a partial number would
+    compare different code)."""
     if not parts:
         return unmeasured("no project ran its tests")
     unit = parts[0][1].unit
@@ -222,6 +292,11 @@ class CoverageCheck:
     max_drop: float
     # (file, base % or None for a file the patch added, patched %)
     fell: tuple[tuple[str, float | None, float], ...] = ()
+
+    @property
+    def compared(self) -> bool:
+        """Whether the rule compared the two trees: a PASS also means it could not."""
+        return self.base.measured and bool(self.base.total) and self.patched.measured
 
     @property
     def evidence(self) -> tuple[Evidence, ...]:

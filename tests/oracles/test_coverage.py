@@ -12,6 +12,7 @@ from oracles.coverage import (
     parse_go_profile,
     parse_jacoco_xml,
     read_coverage,
+    report_files,
     tools_in,
 )
 
@@ -175,3 +176,80 @@ def test_only_the_modules_own_files_count_for_go() -> None:
     profiled = _coverage(**{"example.com/kv/a.go": (1, 2), "github.com/pkg/errors/e.go": (9, 9)})
     assert within_module(profiled, module).files == {"example.com/kv/a.go": FileCoverage(1, 2)}
     assert go_module_path(b"go 1.19\n") is None
+
+
+# -- one report per module ----------------------------------------------------------------
+
+MODULES = ".migration-evals/coverage/modules/*.xml"
+
+
+def _jacoco(source: str, missed: int, covered: int) -> str:
+    """A JaCoCo report of one source file in package com/example."""
+    return (
+        '<report name="m"><package name="com/example">'
+        f'<sourcefile name="{source}"><counter type="LINE" missed="{missed}" covered="{covered}"/>'
+        "</sourcefile></package></report>"
+    )
+
+
+def _modules(**reports: str) -> dict[str, str]:
+    """Collected artifacts: each module's report (by its escaped name) and its empty log."""
+    folder = MODULES.rsplit("/", 1)[0]
+    artifacts = {f"{folder}/{name}.xml": text for name, text in reports.items()}
+    return artifacts | {f"{folder}/{name}.log": "" for name in reports}
+
+
+def test_one_class_name_in_two_modules_counts_twice_keyed_by_module() -> None:
+    artifacts = _modules(
+        **{
+            ".": _jacoco("App.java", 0, 2),
+            "core": _jacoco("Util.java", 2, 8),
+            "web%2Fapi": _jacoco("Util.java", 5, 5),
+        }
+    )
+    coverage = read_coverage(CoverageFormat.JACOCO_XML, artifacts, MODULES)
+    assert coverage.files == {
+        "com/example/App.java": FileCoverage(2, 2),  # the root module keeps bare names
+        "core: com/example/Util.java": FileCoverage(8, 10),
+        "web/api: com/example/Util.java": FileCoverage(5, 10),
+    }
+
+
+def test_a_module_the_tool_failed_on_makes_the_tree_unmeasured_naming_it() -> None:
+    artifacts = _modules(a=_jacoco("A.java", 0, 1))
+    artifacts[MODULES.replace("*.xml", "b.log")] = (
+        'Exception in thread "main" java.io.IOException: Error while analyzing ./b/x.class\n'
+        "\tat org.jacoco.cli.internal.core.analysis.Analyzer.analyzerError(Analyzer.java:163)\n"
+        "Caused by: java.lang.IllegalStateException: Can't add different class with same "
+        "name: com/example/Util\n"
+    )
+    coverage = read_coverage(CoverageFormat.JACOCO_XML, artifacts, MODULES)
+    assert coverage.problem == (
+        "b: the coverage tool wrote no report (java.lang.IllegalStateException: "
+        "Can't add different class with same name: com/example/Util)"
+    )
+
+
+def test_no_module_report_nor_log_is_no_report_and_a_silent_failure_says_so() -> None:
+    none = read_coverage(CoverageFormat.JACOCO_XML, {}, MODULES)
+    assert none.problem == f"the run wrote no coverage report ({MODULES})"
+    silent = read_coverage(
+        CoverageFormat.JACOCO_XML, {MODULES.replace("*.xml", "..log"): ""}, MODULES
+    )
+    assert silent.problem == "the coverage tool wrote no report (it said nothing)"
+
+
+def test_the_logs_beside_per_module_reports_are_no_test_reports_either() -> None:
+    assert report_files(MODULES) == (MODULES, ".migration-evals/coverage/modules/*.log")
+    assert report_files(".migration-evals/coverage/cover.out") == (
+        ".migration-evals/coverage/cover.out",
+    )
+
+
+def test_a_pass_says_whether_both_trees_were_compared() -> None:
+    measured = _coverage(a=(5, 10))
+    assert check_coverage(measured, measured, 1.0).compared
+    assert not check_coverage(Coverage(problem="no report"), measured, 1.0).compared
+    assert not check_coverage(_coverage(), measured, 1.0).compared  # no main code
+    no_tool = Coverage(problem="the coverage tool is not in the dependency cache")
+    assert not check_coverage(measured, no_tool, 1.0, patched_tools=False).compared

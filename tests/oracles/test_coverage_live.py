@@ -3,7 +3,8 @@ both trees (JaCoCo for Maven, ``go test -coverprofile`` for Go); a patch that lo
 more than the recipe allows fails naming the file, and a patch that leaves it alone passes.
 
 Patches are the bundled examples' good patches, with code the tests never reach added to
-a main file they do exercise, graded by the real cascade as in ``test_tiers_live``.
+a main file they do exercise, graded by the real cascade as in ``test_tiers_live``; and a
+reactor made here that brings its own JaCoCo and defines one class name in two modules.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from core.model import Tier, Trial, Verdict
-from tests.conftest import LiveGrader, clone_example, diff_of, good_patch_files
+from tests.conftest import LiveGrader, RepoFactory, clone_example, diff_of, good_patch_files
 from tests.oracles.test_tiers_live import _tier
 
 pytestmark = pytest.mark.docker
@@ -165,3 +166,122 @@ def test_a_go_patch_adding_code_no_test_reaches_fails_naming_the_file(
     assert "kv/store.go" in reason
     fell = [entry["file"] for entry in _coverage(trial)["fell"]]
     assert fell[0].endswith("kv/store.go"), fell
+
+
+# A reactor with its own JaCoCo (prepare-agent, its agent in Surefire's forks through
+# @{argLine}, a check goal with a rule) and com.example.Util in both of its modules.
+PARENT_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId>
+  <artifactId>parent</artifactId>
+  <version>1.0</version>
+  <packaging>pom</packaging>
+  <modules><module>a</module><module>b</module></modules>
+  <properties>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+{levels}
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>junit</groupId><artifactId>junit</artifactId><version>4.13.2</version>
+      <scope>test</scope>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <artifactId>maven-compiler-plugin</artifactId><version>3.13.0</version>
+      </plugin>
+      <plugin>
+        <artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version>
+        <configuration><argLine>@{{argLine}} -Dfile.encoding=UTF-8</argLine></configuration>
+      </plugin>
+      <plugin>
+        <groupId>org.jacoco</groupId><artifactId>jacoco-maven-plugin</artifactId>
+        <version>0.8.12</version>
+        <executions>
+          <execution><id>agent</id><goals><goal>prepare-agent</goal></goals></execution>
+          <execution>
+            <id>rules</id><phase>test</phase><goals><goal>check</goal></goals>
+            <configuration><rules><rule><element>BUNDLE</element><limits><limit>
+              <counter>LINE</counter><value>COVEREDRATIO</value><minimum>0.10</minimum>
+            </limit></limits></rule></rules></configuration>
+          </execution>
+        </executions>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+"""
+JAVA_8 = """    <maven.compiler.source>1.8</maven.compiler.source>
+    <maven.compiler.target>1.8</maven.compiler.target>"""
+CHILD_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <parent><groupId>com.example</groupId><artifactId>parent</artifactId><version>1.0</version></parent>
+  <artifactId>{name}</artifactId>
+</project>
+"""
+UTIL_A = """package com.example;
+
+public class Util {
+    public static int twice(int x) {
+        return 2 * x;
+    }
+
+    public static int untested(int x) {
+        int y = x + 1;
+        return y * 3;
+    }
+}
+"""
+UTIL_B = """package com.example;
+
+public class Util {
+    public static String hello() {
+        return "hello";
+    }
+}
+"""
+UTIL_TEST = """package com.example;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class UtilTest {{
+    @Test
+    public void {name}() {{
+        assertEquals({expected}, Util.{call});
+    }}
+}}
+"""
+OWN_JACOCO = {
+    "pom.xml": PARENT_POM.format(levels=JAVA_8),
+    "a/pom.xml": CHILD_POM.format(name="a"),
+    "a/src/main/java/com/example/Util.java": UTIL_A,
+    "a/src/test/java/com/example/UtilTest.java": UTIL_TEST.format(
+        name="twice", expected="4", call="twice(2)"
+    ),
+    "b/pom.xml": CHILD_POM.format(name="b"),
+    "b/src/main/java/com/example/Util.java": UTIL_B,
+    "b/src/test/java/com/example/UtilTest.java": UTIL_TEST.format(
+        name="hello", expected='"hello"', call="hello()"
+    ),
+}
+
+
+def test_a_reactor_with_its_own_jacoco_and_one_class_in_two_modules_is_measured(
+    live: LiveGrader, make_repo: RepoFactory
+) -> None:
+    repo = make_repo(OWN_JACOCO)
+    release = "    <maven.compiler.release>17</maven.compiler.release>"
+    patch = diff_of(repo[0], {"pom.xml": PARENT_POM.format(levels=release)})
+    trial = live.grade(repo, patch, "java8-to-17")
+    verdict, reason = _tier(trial, Tier.TESTS)
+    # With a second agent in them, JDK 17's forks die before any test runs.
+    assert verdict is Verdict.PASS, reason
+    assert "coverage not" not in reason, reason
+    coverage = _coverage(trial)
+    assert coverage["base"]["measured"] and coverage["patched"]["measured"], coverage
+    assert coverage["base"]["files"] == coverage["patched"]["files"] == 2, coverage
+    assert coverage["drop"] <= 1.0, coverage

@@ -1,20 +1,22 @@
 """Tier 3's coverage guard over faked runs: the same runs that grade the tests carry the
 coverage report, and a passing suite that lowered coverage (or stopped reporting it)
-fails. Also which base runs over the same go module are kept for later trials."""
+fails; one whose coverage could not be compared says so in its reason. Maven runs report
+per module. Also which base runs over the same go module are kept for later trials."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from core.model import Verdict
-from core.ports import SandboxRequest, SandboxResult
+from core.ports import RegistryFetch, SandboxRequest, SandboxResult
 from oracles.baselines import BaselineCache
 from oracles.builds import Builds
 from oracles.tiers.base import TierOutcome, TrialContext
 from oracles.tiers.tests import TestsOracle
 from oracles.workspace import tree_hash
 from tests.conftest import TrialFactory
-from tests.fakes import GO_PASSING, BuildScript, FakeSandbox, fake_result
+from tests.fakes import GO_PASSING, BuildScript, FakeSandbox, fake_result, surefire_run
 
 REPORT = ".migration-evals/coverage/cover.out"
 GO_MOD = "module m\n\ngo 1.19\n"
@@ -87,6 +89,10 @@ def test_a_base_without_a_report_leaves_the_verdict_to_the_tests(
     outcome = _evaluate(context, {False: None, True: DILUTED})
     assert outcome.verdict is Verdict.PASS, outcome.reason
     assert outcome.details["coverage"]["base"]["measured"] is False
+    # A pass without the guard never reads like a guarded one.
+    assert outcome.reason.endswith(
+        f"; coverage not measured at the base commit: the run wrote no coverage report ({REPORT})"
+    )
 
 
 def _base_runs(context: TrialContext, cache: BaselineCache, *, truncated: bool) -> int:
@@ -117,3 +123,102 @@ def test_a_base_run_whose_event_stream_was_cut_is_run_again_not_reused(
     whole = BaselineCache()
     assert _base_runs(context, whole, truncated=False) == 1
     assert _base_runs(context, whole, truncated=False) == 0  # kept: reused
+
+
+# -- Maven: one report per module -----------------------------------------------------------
+
+PARENT = """<project>
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId><artifactId>parent</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <modules><module>a</module><module>b</module></modules>
+  <properties><maven.compiler.release>{release}</maven.compiler.release></properties>
+</project>
+"""
+CHILD = """<project>
+  <modelVersion>4.0.0</modelVersion>
+  <parent><groupId>com.example</groupId><artifactId>parent</artifactId><version>1</version></parent>
+  <artifactId>{name}</artifactId>
+</project>
+"""
+UTIL = "package com.example;\n\npublic class Util {\n}\n"
+# Both modules define com.example.Util: one JaCoCo report could not hold both.
+TWO_MODULES = {
+    "pom.xml": PARENT.format(release="8"),
+    "a/pom.xml": CHILD.format(name="a"),
+    "a/src/main/java/com/example/Util.java": UTIL,
+    "b/pom.xml": CHILD.format(name="b"),
+    "b/src/main/java/com/example/Util.java": UTIL,
+}
+TO_17 = {"pom.xml": PARENT.format(release="17")}
+MODULES = ".migration-evals/coverage/modules"
+JACOCO_JARS = (
+    "org/jacoco/org.jacoco.agent/0.8.12/org.jacoco.agent-0.8.12-runtime.jar",
+    "org/jacoco/org.jacoco.cli/0.8.12/org.jacoco.cli-0.8.12-nodeps.jar",
+)
+# A module's coverage: the lines of its Util.java covered of 10, or None for a module
+# JaCoCo's CLI failed on (its log, no report).
+Modules = Mapping[str, int | None]
+
+
+def _module_reports(modules: Modules) -> dict[str, str]:
+    artifacts = {}
+    for name, covered in modules.items():
+        artifacts[f"{MODULES}/{name}.log"] = (
+            "" if covered else "Caused by: java.io.IOException: boom"
+        )
+        if covered is not None:
+            artifacts[f"{MODULES}/{name}.xml"] = (
+                '<report name="r"><package name="com/example"><sourcefile name="Util.java">'
+                f'<counter type="LINE" missed="{10 - covered}" covered="{covered}"/>'
+                "</sourcefile></package></report>"
+            )
+    return artifacts
+
+
+def _evaluate_maven(context: TrialContext, modules: Mapping[bool, Modules]) -> TierOutcome:
+    """Tier 3 over a Maven reactor whose tests pass on both trees, each run's coverage
+    reports per module as ``modules[patched]`` says; the resolution fetched JaCoCo."""
+
+    def run(request: SandboxRequest, patched: bool) -> SandboxResult:
+        if "test" not in request.command:
+            return fake_result(request)
+        result = surefire_run({"passes": True}, image_id="sha256:fake")
+        return replace(result, artifacts={**result.artifacts, **_module_reports(modules[patched])})
+
+    fetches = tuple(RegistryFetch("maven", jar, 200, "upstream") for jar in JACOCO_JARS)
+    resolved = SandboxResult(0, "[INFO] BUILD SUCCESS\n", image_id="sha256:r", fetches=fetches)
+    base = tree_hash(context.changeset.base_commit, None)
+    sandbox = FakeSandbox(BuildScript(base, resolved=resolved, run=run))
+    builds = Builds(sandbox, BaselineCache(), registry="gate")
+    return TestsOracle(sandbox, builds=builds).evaluate(context)
+
+
+def test_one_class_name_in_two_modules_is_two_files_and_a_fall_in_one_names_it(
+    make_trial: TrialFactory,
+) -> None:
+    context = make_trial(TWO_MODULES, TO_17)
+    outcome = _evaluate_maven(context, {False: {"a": 5, "b": 8}, True: {"a": 5, "b": 2}})
+    assert outcome.verdict is Verdict.FAIL, outcome.reason
+    assert outcome.reason.startswith("coverage of the main code fell by 30.0 points")
+    assert [e.path for e in outcome.evidence] == ["b: com/example/Util.java"]
+    assert outcome.details["coverage"]["base"]["files"] == 2
+
+
+def test_a_pass_whose_base_could_not_be_measured_says_so_in_its_reason(
+    make_trial: TrialFactory,
+) -> None:
+    context = make_trial(TWO_MODULES, TO_17)
+    outcome = _evaluate_maven(context, {False: {"a": 5, "b": None}, True: {"a": 5, "b": 2}})
+    assert outcome.verdict is Verdict.PASS, outcome.reason
+    assert outcome.reason.endswith(
+        "; none regressed; coverage not measured at the base commit: "
+        "b: the coverage tool wrote no report (java.io.IOException: boom)"
+    )
+
+
+def test_a_guarded_pass_reads_as_before(make_trial: TrialFactory) -> None:
+    context = make_trial(TWO_MODULES, TO_17)
+    outcome = _evaluate_maven(context, {False: {"a": 5, "b": 8}, True: {"a": 5, "b": 8}})
+    assert outcome.verdict is Verdict.PASS, outcome.reason
+    assert outcome.reason.endswith("; none regressed")
