@@ -36,6 +36,7 @@ from core.stamps import sha256_hex
 from core.store import Store, ledger_table
 from gate.fabrication import find_marks, may_hold_marks
 from gate.provenance import envelope_origin
+from gate.suite_counts import table_cells
 from gate.trials import (
     JudgeOpinion,
     Outcome,
@@ -112,6 +113,7 @@ class _TrialBuilder:
     judge_opinion: JudgeOpinion | None = None
     origins: list[str] = field(default_factory=list)
     stop_reason: str = ""
+    test_counts: tuple[str, ...] = ()
 
     def merge(self, later: _TrialBuilder) -> None:
         """Append the rows of the same trial found in a later range."""
@@ -131,6 +133,7 @@ class _TrialBuilder:
         self.judge_opinion = later.judge_opinion or self.judge_opinion
         self.origins.extend(later.origins)
         self.stop_reason = self.stop_reason or later.stop_reason
+        self.test_counts = self.test_counts or later.test_counts
 
     def pack(self) -> tuple[Any, ...]:
         """Plain values for the trip back from a worker (pickling objects costs more)."""
@@ -170,6 +173,7 @@ class _TrialBuilder:
             judge_opinion=self.judge_opinion,
             origins=tuple(self.origins),
             stop_reason=self.stop_reason,
+            test_counts=self.test_counts,
         )
 
 
@@ -286,6 +290,8 @@ def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, tex
             builder.sandbox_s += _sandbox_seconds(details)
         elif tier == "judge":
             _judge_usage(builder, details, cached)
+        if tier == "tests":
+            builder.test_counts = table_cells(details)
     if tier == "judge" and verdict != "skipped":
         builder.judge_opinion = judge_opinion(envelope)
     if verdict == "error" and not builder.error_reason:

@@ -24,6 +24,7 @@ from core.specs import SpecSet
 from core.store import Store, StoredEnvelope, TrialRef
 from gate.fabrication import find_marks
 from gate.provenance import envelope_origin, resolve_origin
+from gate.suite_counts import counts_document
 
 __all__ = [
     "TierDetail",
@@ -80,6 +81,8 @@ class TierDetail:
             "dependencies": list(details.get("dependencies") or ()),
             "judges": [dict(j) for j in self.judges],
             "other_details": {k: v for k, v in details.items() if k not in _SPLIT_OUT},
+            # Tier 3's counts per side, apart from the runs' output (``gate.suite_counts``).
+            "test_counts": counts_document(details) if self.tier is Tier.TESTS else {},
         }
 
 

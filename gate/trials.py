@@ -149,6 +149,8 @@ class TrialFacts(NamedTuple):
     # see ``gate.provenance``) and the reason of the tier that ended the trial.
     origins: tuple[str, ...] = ()
     stop_reason: str = ""
+    # Ledger-only too: tier 3's base and patched counts as worded (``gate.suite_counts``).
+    test_counts: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:

@@ -31,6 +31,7 @@ __all__ = [
     "DisagreementKind",
     "GoLog",
     "MavenLog",
+    "TestTotals",
     "cross_check_go",
     "cross_check_surefire",
     "parse_go_log",
@@ -72,6 +73,39 @@ class Counts:
         return f"{self.run} run, {self.failed} failed, {self.skipped} skipped"
 
 
+@dataclass(frozen=True, slots=True)
+class TestTotals:
+    """A run's totals as the tool prints them, for people to read (``Counts`` is what the
+    cross-checks compare): run (skipped included), failures, errors and skipped apart, as
+    Surefire words them. go test has no errors: a test passes, fails or is skipped."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    run: int = 0
+    failures: int = 0
+    errors: int = 0
+    skipped: int = 0
+
+    def __add__(self, other: TestTotals) -> TestTotals:
+        return TestTotals(
+            self.run + other.run,
+            self.failures + other.failures,
+            self.errors + other.errors,
+            self.skipped + other.skipped,
+        )
+
+    def counts(self) -> Counts:
+        return Counts(self.run, self.failures + self.errors, self.skipped)
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "tests_run": self.run,
+            "tests_failed": self.failures,
+            "tests_errors": self.errors,
+            "tests_skipped": self.skipped,
+        }
+
+
 # -- Maven --------------------------------------------------------------------------------
 
 _LEVEL = r"(?:\[(?:INFO|WARNING|ERROR)\] )?"
@@ -93,14 +127,21 @@ _REACTOR = re.compile(r"^\[(?:INFO|ERROR)\] (?P<module>\S.*?) \.+ ?(?P<status>FA
 @dataclass(frozen=True, slots=True)
 class MavenLog:
     """Maven's own account: each test execution's ``Results:`` totals, keyed
-    ``"<module> (<plugin>)"``, whether it said failures were ignored, and its result."""
+    ``"<module> (<plugin>)"``, whether it said failures were ignored, and its result.
+    ``printed`` keeps the same totals with failures and errors apart."""
 
     modules: Mapping[str, Counts] = field(default_factory=dict)
     failures_ignored: bool = False
     build_failed: bool = False
+    printed: Mapping[str, TestTotals] = field(default_factory=dict)
 
     def total(self) -> Counts:
         return sum(self.modules.values(), Counts())
+
+    def printed_total(self) -> TestTotals:
+        """Summed over the reactor's executions; a module that stopped before its tests
+        printed none and adds nothing."""
+        return sum(self.printed.values(), TestTotals())
 
 
 def _test_plugin(plugin: str) -> str | None:
@@ -113,7 +154,7 @@ def _test_plugin(plugin: str) -> str | None:
 def parse_maven_log(output: str) -> MavenLog:
     """The totals after each Surefire/Failsafe execution's ``Results:`` line (the last one
     in that execution wins: lines a test printed come before Maven's own block)."""
-    modules: dict[str, Counts] = {}
+    printed: dict[str, TestTotals] = {}
     section: str | None = None
     in_results = ignored = failed = False
     for raw in output.splitlines():
@@ -126,15 +167,14 @@ def parse_maven_log(output: str) -> MavenLog:
         elif section and _RESULTS.match(line):
             in_results = True
         elif section and in_results and (totals := _TOTALS.match(line)):
-            modules[section] = Counts(
-                int(totals["run"]),
-                int(totals["failures"]) + int(totals["errors"]),
-                int(totals["skipped"]),
+            printed[section] = TestTotals(
+                *(int(totals[k]) for k in ("run", "failures", "errors", "skipped"))
             )
         ignored = ignored or bool(_IGNORED.match(line))
         failed = failed or bool(_BUILD.match(line) and "FAILURE" in line)
         failed = failed or bool(_REACTOR.match(line))
-    return MavenLog(modules, ignored, failed)
+    modules = {section: totals.counts() for section, totals in printed.items()}
+    return MavenLog(modules, ignored, failed, printed)
 
 
 def _case_counts(case: ET.Element) -> Counts:
@@ -208,6 +248,15 @@ class GoLog:
 
     def packages(self) -> set[str]:
         return {*self.actions, *self.printed, *self.tests}
+
+    def totals(self) -> TestTotals:
+        """Tests and subtests by their worst final action, as the graded report reads
+        them (``oracles.grading.parse_go_test_json``); a parent counts beside its subtests."""
+        totals = TestTotals()
+        for tests in self.tests.values():
+            for seen in tests.values():
+                totals += TestTotals(1, int("fail" in seen), 0, int(seen == {"skip"}))
+        return totals
 
 
 def _events(output: str) -> Iterable[dict[str, object]]:

@@ -20,6 +20,7 @@ from bot.exits import ExitStatus
 from bot.ledger_keys import open_store
 from core.model import Tier
 from core.specs import load_specs
+from gate.suite_counts import count_lines
 from gate.trial_detail import TierDetail, TrialDetail, trial_detail
 
 HELP = summary("show")
@@ -203,6 +204,8 @@ def _tier_lines(tier: TierDetail, lines: int | None) -> Iterator[tuple[str, str]
         yield "", f"   evidence{level} {where + ': ' if where else ''}{item.get('message')}"
     for dep in env.get("details", {}).get("dependencies") or ():
         yield "", f"   {_dependency_line(dep)}"
+    if tier.tier is Tier.TESTS:
+        yield from (("", f"   {line}") for line in count_lines(env.get("details") or {}))
     for run in tier.sandbox_runs:
         yield from (("", f"   {line}") for line in _run_lines(run, lines))
     for judge in tier.judges:

@@ -38,6 +38,8 @@ COLUMNS = (
     "actual",
     "origin",
     "run",
+    "base tests",
+    "patched tests",
 )
 _FIRST = {
     Outcome.ERROR: 0,
@@ -80,6 +82,7 @@ def _row(trial: TrialFacts) -> list[Any]:
         round(trial.actual_cost_usd, 6),
         _origins(trial),
         trial.run_id,
+        *(trial.test_counts or ("", "")),
     ]
 
 

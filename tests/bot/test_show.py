@@ -246,3 +246,64 @@ def test_a_trial_id_prefix_and_unknown_ids(
     assert "no trial or changeset 'nothing-like-it'" in capsys.readouterr().err
     assert main(["show", "t-run-1-c-pass", "--run", "run-2"]) == 1
     assert "in run run-2" in capsys.readouterr().err
+
+
+def _side(jdk: str, run: int, failed: int, errors: int, skipped: int) -> dict[str, Any]:
+    """Tier 3's object for one side, as the tier now records it."""
+    return {
+        "exit_code": int(bool(failed or errors)),
+        "duration_s": 20.0,
+        "output_tail": "[INFO] BUILD SUCCESS\n",
+        "output_truncated": False,
+        "toolchain": {"maven": "3.9.11", "java": jdk},
+        "jdk": jdk,
+        "tests_run": run,
+        "tests_failed": failed,
+        "tests_errors": errors,
+        "tests_skipped": skipped,
+    }
+
+
+COUNTED = {
+    "baseline": _side("1.8.0_504", 89, 0, 0, 2),
+    "patched": _side("17.0.15", 89, 3, 1, 2),
+}
+
+
+def test_tier_3_shows_each_sides_counts_and_jdk(
+    tmp_path: Path,
+    specs: SpecSet,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = f"sqlite:///{tmp_path / 'counts.db'}"
+    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", url)
+    store = Store.open(url)
+    append(store, specs, [Plan("c/counted", outcome="fail@tests", details={Tier.TESTS: COUNTED})])
+    store.close()
+    _, text = _show(capsys, "c/counted")
+    assert "   base    (JDK 1.8.0_504): 89 run, 0 failed, 0 errors, 2 skipped\n" in text
+    assert "   patched (JDK 17.0.15): 89 run, 3 failed, 1 errors, 2 skipped\n" in text
+    tests = _json(capsys, "c/counted", "--tier", "tests")["tiers"][0]
+    counts = tests["test_counts"]
+    assert counts["baseline"] == {
+        k: v for k, v in COUNTED["baseline"].items() if "test" in k or k in ("jdk", "toolchain")
+    }
+    assert counts["patched"]["tests_failed"] == 3 and counts["patched"]["jdk"] == "17.0.15"
+    assert counts["lines"][1].startswith("patched (JDK 17.0.15): 89 run, 3 failed")
+    # The runs keep the objects whole, as the details have them.
+    runs = {r["label"]: r for r in tests["sandbox_runs"]}
+    assert {k: runs["patched"][k] for k in COUNTED["patched"]} == COUNTED["patched"]
+
+
+def test_an_envelope_from_before_the_counts_says_they_were_not_recorded(
+    ledger: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, text = _show(capsys, "t-run-1-c-pass", "--tier", "tests")
+    assert "   base: counts not recorded\n   patched: counts not recorded\n" in text
+    counts = _json(capsys, "t-run-1-c-pass", "--tier", "tests")["tiers"][0]["test_counts"]
+    assert (counts["baseline"], counts["patched"]) == (None, None)
+    compile_ = _json(capsys, "t-run-1-c-pass", "--tier", "compile")["tiers"][0]
+    assert compile_["test_counts"] == {}
+    _, text = _show(capsys, "t-run-1-c-pass", "--tier", "compile")
+    assert "counts not recorded" not in text

@@ -89,3 +89,54 @@ def test_text_from_candidates_stays_in_its_script(
     assert isinstance(details, dict)
     (detail,) = details.values()
     assert detail["tiers"][1]["sandbox_runs"][0]["output_tail"] == HOSTILE
+
+
+def _side(jdk: str, run: int, failed: int) -> dict[str, object]:
+    return {
+        "exit_code": int(failed > 0),
+        "output_tail": "[INFO] Tests run: ...",
+        "toolchain": {"maven": "3.9.11", "java": jdk},
+        "jdk": jdk,
+        "tests_run": run,
+        "tests_failed": failed,
+        "tests_errors": 0,
+        "tests_skipped": 2,
+    }
+
+
+def test_tier_3_counts_are_in_the_table_and_the_trials_detail(
+    store: Store, gate_specs: SpecSet, tmp_path: Path
+) -> None:
+    counted = {"baseline": _side("1.8.0_504", 89, 0), "patched": _side("17.0.15", 89, 3)}
+    plans = [
+        Plan("counted", outcome="fail@tests", details={Tier.TESTS: counted}),
+        Plan("old", outcome="fail@tests"),  # recorded before the counts were kept
+        Plan("stopped", outcome="fail@compile"),  # tier 3 never ran
+    ]
+    append(store, gate_specs, plans)
+    evaluation = evaluate(store, gate_specs)
+    page = trials_page(store, evaluation.selection.trials, gate_specs, run_records(store))
+    cells = {row[1]: row[-2:] for row in page.rows}
+    assert cells == {
+        "counted": [
+            "89 run, 0 failed, 0 errors, 2 skipped",
+            "89 run, 3 failed, 0 errors, 2 skipped",
+        ],
+        "old": ["counts not recorded", "counts not recorded"],
+        "stopped": ["", ""],
+    }
+    assert page_module.COLUMNS[-2:] == ("base tests", "patched tests")
+    tests = page.details["t-run-1-counted"]["tiers"][2]
+    assert tests["test_counts"]["lines"] == [
+        "base    (JDK 1.8.0_504): 89 run, 0 failed, 0 errors, 2 skipped",
+        "patched (JDK 17.0.15): 89 run, 3 failed, 0 errors, 2 skipped",
+    ]
+    old = page.details["t-run-1-old"]["tiers"][2]["test_counts"]
+    assert old["lines"] == ["base: counts not recorded", "patched: counts not recorded"]
+    files = write_report(
+        report_document(evaluation, check(evaluation), "now"), tmp_path / "r", page
+    )
+    assert files.trials is not None
+    html = files.trials.read_text()
+    assert 'data-name="base-tests"' in html and 'data-name="patched-tests"' in html
+    assert "t.test_counts" in html  # the trial's detail draws the lines

@@ -7,6 +7,7 @@ import json
 from oracles.build_summaries import (
     Counts,
     DisagreementKind,
+    TestTotals,
     cross_check_go,
     cross_check_surefire,
     parse_go_log,
@@ -78,6 +79,40 @@ def test_maven_totals_are_read_per_test_execution_after_results() -> None:
     assert not log.build_failed
 
 
+# A reactor of two modules: core's tests run (one skipped); app's test sources do not
+# compile, so it stops before Surefire runs and prints nothing.
+MAVEN_STOPPED_BEFORE_TESTS = """\
+[INFO] --- surefire:3.5.2:test (default-test) @ core ---
+[WARNING] Tests run: 4, Failures: 0, Errors: 0, Skipped: 1, Time elapsed: 0.2 s -- in x.CoreTest
+[INFO]
+[INFO] Results:
+[INFO]
+[WARNING] Tests run: 4, Failures: 0, Errors: 0, Skipped: 1
+[INFO]
+[INFO] --- compiler:3.13.0:testCompile (default-testCompile) @ app ---
+[ERROR] COMPILATION ERROR :
+[ERROR] /w/app/src/test/java/x/AppTest.java:[7,5] cannot find symbol
+[INFO] Reactor Summary for parent 1.0.0:
+[INFO] core ............................................... SUCCESS [  2.110 s]
+[INFO] app ................................................ FAILURE [  0.410 s]
+[INFO] BUILD FAILURE
+"""
+
+
+def test_a_reactors_totals_are_summed_and_a_module_stopped_before_its_tests_adds_none() -> None:
+    log = parse_maven_log(MAVEN_STOPPED_BEFORE_TESTS)
+    assert log.printed == {"core (surefire)": TestTotals(4, 0, 0, 1)}
+    assert log.printed_total().to_dict() == {
+        "tests_run": 4,
+        "tests_failed": 0,
+        "tests_errors": 0,
+        "tests_skipped": 1,
+    }
+    both = parse_maven_log(MAVEN_IGNORED + MAVEN_STOPPED_BEFORE_TESTS)
+    assert both.printed_total() == TestTotals(run=9, failures=1, errors=0, skipped=1)
+    assert parse_maven_log("[ERROR] BUILD FAILURE\n").printed_total() == TestTotals()
+
+
 def test_maven_2_style_lines_and_failsafe_executions_are_read() -> None:
     output = (
         "[INFO] --- maven-failsafe-plugin:2.22.2:integration-test (default) @ web ---\n"
@@ -88,6 +123,8 @@ def test_maven_2_style_lines_and_failsafe_executions_are_read() -> None:
     )
     log = parse_maven_log(output)
     assert log.modules == {"web (failsafe)": Counts(4, 1, 2)}
+    # What people read keeps Surefire's words: an error is not a failure.
+    assert log.printed_total() == TestTotals(run=4, failures=0, errors=1, skipped=2)
     assert log.build_failed
 
 
@@ -259,3 +296,23 @@ def test_a_go_test_that_never_finished_is_not_called_a_forgery() -> None:
     is the tool's honest account, not a disagreement."""
     events = [*_passing("m/a")[:3], ("run", "m/a", "TestExits"), *_failing("m/a")[3:]]
     assert cross_check_go(_go(*events), exit_code=1) == ()
+
+
+def test_go_totals_count_tests_and_subtests_by_their_final_action() -> None:
+    output = _go(
+        ("run", "m/a", "TestA"),
+        ("run", "m/a", "TestA/one"),
+        ("pass", "m/a", "TestA/one"),
+        ("run", "m/a", "TestA/two"),
+        ("output", "m/a", "TestA/two", "--- FAIL: TestA/two (0.00s)\n"),
+        ("fail", "m/a", "TestA/two"),
+        ("fail", "m/a", "TestA"),
+        ("run", "m/a", "TestB"),
+        ("skip", "m/a", "TestB"),
+        ("fail", "m/a"),
+        *_passing("m/b"),
+        *NO_TESTS,
+        *BUILD_FAILED,
+    )
+    # TestA, its two subtests, TestB and m/b's test; packages are not tests.
+    assert parse_go_log(output).totals() == TestTotals(run=5, failures=2, errors=0, skipped=1)
