@@ -4,12 +4,14 @@ A real repository is rarely one build at its root. Maven: the project of a file 
 nearest folder above it with a ``pom.xml``, and its build root is the top of the reactor
 that aggregates that module (walking up ``<modules>`` entries, of the project and its
 profiles), so a module is built with the siblings it depends on. Go: the nearest folder
-with a ``go.mod``. Tier 1's contract and tiers 2-3 take their projects from here, so they
-look at the same builds.
+with a ``go.mod``; Go files that no ``go.mod`` owns in either tree (a GOPATH-era layout)
+make a project at the repository root that ``needs_module``: tiers 2-3 build it with a
+go.mod the harness makes at the base commit (``oracles.gopath``). Tier 1's contract and
+tiers 2-3 take their projects from here, so they look at the same builds.
 
 A layout the recipe cannot build is ``unsupported`` with a reason (a Gradle-only Java
-repository, Go files outside any module), which the tiers report as an infrastructure
-``error``: it says nothing about the patch.
+repository), which the tiers report as an infrastructure ``error``: it says nothing about
+the patch.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class Project:
 
     system: BuildSystem
     root: str
+    # Go: no go.mod owns its files in either tree (GOPATH era); the harness makes one.
+    needs_module: bool = False
 
     @property
     def label(self) -> str:
@@ -181,17 +185,20 @@ def _is_go_file(path: str) -> bool:
 
 def _go(tree: TreeView, changes: Sequence[FileChange]) -> ProjectSet:
     roots: set[str] = set()
+    gopath = False  # a touched file no go.mod owns: there is none at the root either
     for path in _touched(changes):
         if not _is_go_file(path):
             continue
         module = _nearest(tree, path, "go.mod")
-        if module is None:
-            reason = f"not supported: {path} is in no Go module (no go.mod; a GOPATH-era layout)"
-            return ProjectSet(unsupported=reason)
-        roots.add(module)
-    if not roots:
+        gopath = gopath or module is None
+        if module is not None:
+            roots.add(module)
+    if not roots and not gopath:
         return ProjectSet(unsupported="not supported: the patch touches no Go file")
-    return ProjectSet(_projects(BuildSystem.GO, roots))
+    found = _projects(BuildSystem.GO, roots)
+    if gopath:
+        found = (Project(BuildSystem.GO, "", needs_module=True), *found)
+    return ProjectSet(found)
 
 
 def _projects(system: BuildSystem, roots: Iterable[str]) -> tuple[Project, ...]:

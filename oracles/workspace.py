@@ -40,6 +40,7 @@ __all__ = [
     "Workspace",
     "remove_run_workspaces",
     "tree_hash",
+    "with_files",
     "workspace_prefix",
 ]
 
@@ -78,6 +79,15 @@ def remove_run_workspaces(run_id: str, scratch: Path | None) -> list[Path]:
 def tree_hash(base_commit: str, patch_sha256: str | None) -> str:
     """Identifies a tree by its base commit and the patch on top (none for the baseline)."""
     return sha256_hex(f"tree\n{base_commit}\n{patch_sha256 or ''}")
+
+
+def with_files(hashed: str, extra: Mapping[str, bytes]) -> str:
+    """The hash of tree ``hashed`` with harness-made files laid over it (``hashed`` itself
+    when there are none), so a run over them is never taken for a run without."""
+    if not extra:
+        return hashed
+    listing = "".join(f"{path}\n{sha256_hex(content)}\n" for path, content in sorted(extra.items()))
+    return sha256_hex(f"tree+files\n{hashed}\n{listing}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,10 +350,13 @@ class Workspace:
         patched: bool = True,
         subdir: str = "",
         graded: GradedTree | None = None,
+        extra: Mapping[str, bytes] | None = None,
     ) -> IO[bytes]:
         """The tree (with the patch on top if ``patched``; ``graded`` instead, if given)
         as an uncompressed tar stream, every entry owned by ``uid``:``gid``; only
-        ``subdir`` when given, as the root.
+        ``subdir`` when given, as the root. ``extra`` files (paths from the repository
+        root) are the harness's own, laid over the tree (a synthesized go.mod): they win
+        over the tree's files of the same path.
 
         The tree is never copied on disk: entries come from the read-only snapshot and
         the patch's in-memory overlay (a large stream spills to a temporary file).
@@ -357,6 +370,9 @@ class Workspace:
             if not applied.ok:
                 raise ValueError("cannot archive a patch that did not apply")
             overlay, executable = applied.overlay, applied.executable
+        if extra:
+            overlay = {**overlay, **extra}
+            executable = executable.difference(extra)
         return TreeArchive(uid, gid, subdir).build(self.base, overlay, executable)
 
 

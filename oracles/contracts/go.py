@@ -29,7 +29,7 @@ from core.specs import Recipe
 from oracles.syntax import language_of, load_language, parse
 from oracles.tree import FileChange, TreeView
 
-__all__ = ["check_go_imports"]
+__all__ = ["check_go_imports", "import_paths"]
 
 # Package members used through a package name: calls, values and types.
 _SELECTORS = """
@@ -93,6 +93,11 @@ def _imports(root: Node) -> list[_Import]:
         for child in declaration.named_children:  # a single spec, or a parenthesised group
             specs += [child] if child.type == "import_spec" else child.named_children
     return [imp for imp in map(_import_of, specs) if imp is not None]
+
+
+def import_paths(root: Node) -> list[str]:
+    """The paths a parsed Go file's import declarations name, in order."""
+    return [imp.path for imp in _imports(root)]
 
 
 @functools.cache  # a Query is immutable once built; each use gets its own QueryCursor

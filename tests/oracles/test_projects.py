@@ -190,12 +190,22 @@ def test_a_go_file_belongs_to_the_nearest_module() -> None:
     assert find_projects(GO, tree).projects == (Project(GO, ""), Project(GO, "tools"))
 
 
-def test_a_go_file_outside_any_module_is_unsupported_as_gopath() -> None:
+def test_go_files_outside_any_module_make_a_root_project_that_needs_one() -> None:
+    """GOPATH era: the harness makes the go.mod (oracles.gopath); a module beside it is
+    built as before."""
     files = {"svc/go.mod": b"module svc\n", "svc/s.go": GO_FILE, "legacy/l.go": GO_FILE}
     found = find_projects(GO, _tree(files, ["svc/s.go", "legacy/l.go"]))
-    assert found.projects == ()
-    assert found.unsupported is not None
-    assert "legacy/l.go" in found.unsupported and "GOPATH" in found.unsupported
+    assert found.unsupported is None
+    assert found.projects == (Project(GO, "", needs_module=True), Project(GO, "svc"))
+
+
+def test_a_gopath_tree_whose_patch_adds_a_go_mod_is_that_module() -> None:
+    changes = [
+        FileChange(ChangeKind.MODIFY, "a.go", "a.go"),
+        FileChange(ChangeKind.ADD, None, "go.mod"),
+    ]
+    tree = MemoryTree({"a.go": GO_FILE}, {"a.go": GO_FILE, "go.mod": b"module m\n"}, changes)
+    assert find_projects(GO, tree).projects == (Project(GO, ""),)
 
 
 def test_a_go_module_the_patch_deletes_is_still_found_in_the_base_tree() -> None:
