@@ -24,6 +24,7 @@ from core.specs import SpecSet
 from core.store import Store
 from oracles.cascade import Cascade
 from oracles.sandbox import UnavailableSandbox
+from oracles.toolchains import recipe_toolchain_images
 
 __all__ = ["CascadeBuilder", "Cascades", "PlanRefusedError", "cascade_sandbox"]
 
@@ -116,12 +117,15 @@ class Cascades:
 
     def _image_refusal(self, plan: RunPlan, cascade: Cascade, recipe: str | None) -> str | None:
         spec = self.specs.recipes.get(recipe) if recipe is not None else None
-        image = str(spec.sandbox["image"]) if spec is not None else ""
-        if image not in plan.image_ids:
-            return None
-        found = _image_id(cascade_sandbox(cascade), image)
-        # Not resolvable here: the trial itself ends as an error naming the missing image.
-        return plan.image_problem(image, found) if found else None
+        for image in recipe_toolchain_images(spec) if spec is not None else ():
+            if image not in plan.image_ids:
+                continue
+            found = _image_id(cascade_sandbox(cascade), image)
+            # Not resolvable here: the trial itself ends as an error naming the image.
+            problem = plan.image_problem(image, found) if found else None
+            if problem is not None:
+                return problem
+        return None
 
     def pinned(self, plan: RunPlan) -> RunPlan:
         """``plan`` with the content id of each of its images as this process resolves

@@ -25,6 +25,7 @@ from core.specs import SpecSet
 from core.stamps import canonical_json
 from oracles.sandbox.registry import redact_url
 from oracles.tiers.sandboxed import DOCKERFILE_IMAGE
+from oracles.toolchains import recipe_toolchain_images
 
 __all__ = ["PLAN_VERSION", "PlanDependencies", "RunPlan", "plan_of"]
 
@@ -218,7 +219,10 @@ def _short(image_id: str) -> str:
 
 
 def _images(specs: SpecSet) -> tuple[str, ...]:
-    named = {str(recipe.sandbox["image"]) for recipe in specs.recipes.values()}
+    """The images the recipes build in: each one's target and its base toolchains'."""
+    named = {
+        image for recipe in specs.recipes.values() for image in recipe_toolchain_images(recipe)
+    }
     return tuple(sorted(named - {DOCKERFILE_IMAGE}))
 
 

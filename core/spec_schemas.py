@@ -208,6 +208,24 @@ RECIPE_SCHEMA: dict[str, Any] = _object(
                     {"paths": _STRINGS, "major": {"type": "integer", "minimum": 45}}
                 ),
                 "build_dockerfile": {"type": "boolean"},
+                # The base commit builds on the toolchain its own build declares
+                # (``oracles.toolchains``); the patched tree on ``image``.
+                "base_images": _object(
+                    {
+                        "select": {"enum": ["java-level"]},
+                        "default": {"type": "integer", "minimum": 1},
+                        "jdks": {
+                            "type": "array",
+                            "minItems": 1,
+                            "items": _object(
+                                {
+                                    "jdk": {"type": "integer", "minimum": 1},
+                                    "image": {"type": "string", "minLength": 1},
+                                }
+                            ),
+                        },
+                    }
+                ),
                 # Recipes that build Dockerfiles: how base and patched images must compare.
                 "image_contract": _object(
                     {

@@ -2,8 +2,10 @@
 
 Made once per trial, the first time a sandboxed tier needs it (and for its cache key):
 the build roots that own the touched files (``oracles.projects``), then dependency
-resolution (``oracles.deps``) for each project in the base and the patched tree. Some
-trials are decided here, before any build:
+resolution (``oracles.deps``) for each project in the base and the patched tree. A Go
+project in no module (GOPATH era) first gets a go.mod made at the base commit
+(``oracles.gopath``), laid over both trees for every run of it. Some trials are decided
+here, before any build:
 
 * a layout the recipe cannot build, or a base whose own dependencies cannot be fetched
   (registry down, offline and not cached, artifacts the registry does not have): ``error``;
@@ -38,8 +40,18 @@ from oracles.deps import (
     resolution_cache,
     resolution_request,
 )
+from oracles.gopath import (
+    SynthesizedModule,
+    Synthesizer,
+    files_digest,
+    infer_module_path,
+    synthesis_request,
+    vendor_env,
+)
 from oracles.projects import BuildSystem, Project, ProjectSet, find_projects
 from oracles.tiers.base import TierOutcome, TrialContext
+from oracles.toolchains import SideToolchain, base_toolchain, patched_toolchain
+from oracles.workspace import with_files
 
 __all__ = ["BuildPlan", "Builds", "ProjectBuild", "build_system", "go_build_env"]
 
@@ -66,6 +78,36 @@ class ProjectBuild:
     # What each tree's build adds to the recipe step's environment (its own Go's habits).
     base_env: Mapping[str, str] = field(default_factory=dict)
     patched_env: Mapping[str, str] = field(default_factory=dict)
+    # The image each tree builds in (``oracles.toolchains``); None: the recipe's image.
+    base_toolchain: SideToolchain | None = None
+    patched_toolchain: SideToolchain | None = None
+    # The go.mod the harness made for a GOPATH-era project (``oracles.gopath``), if any.
+    synthesized: SynthesizedModule | None = None
+
+    @property
+    def files(self) -> Mapping[str, bytes]:
+        """Files the harness lays over both trees for every run of this project (paths
+        from the repository root): a synthesized go.mod and go.sum, or none."""
+        return self.synthesized.files if self.synthesized is not None else {}
+
+    def image(self, *, patched: bool) -> str | None:
+        """The image this project's ``patched`` or base tree builds and tests in."""
+        toolchain = self.patched_toolchain if patched else self.base_toolchain
+        return toolchain.image if toolchain is not None else None
+
+    def toolchains(self) -> dict[str, Any]:
+        """What an envelope keeps of each side's toolchain: image, JDK and why, with the
+        versions its resolution run reported (``mvn -V``, ``go version``)."""
+        sides = {}
+        for tree, chosen, resolution in (
+            ("base", self.base_toolchain, self.base),
+            ("patched", self.patched_toolchain, self.patched),
+        ):
+            sides[tree] = {
+                **(chosen.to_dict() if chosen is not None else {}),
+                "reported": dict(resolution.toolchain),
+            }
+        return {"project": self.project.label, **sides}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +120,7 @@ class BuildPlan:
         marks: list[FabricatedMark] = []
         for build in self.builds:
             marks += [*build.base.fabricated, *build.patched.fabricated]
+            marks += build.synthesized.fabricated if build.synthesized else ()
         return tuple(marks)
 
     def key_material(self) -> dict[str, Any]:
@@ -89,6 +132,7 @@ class BuildPlan:
                 for build in self.builds
             },
             "blocked": self.blocked.reason if self.blocked else None,
+            **self._synthesized(lambda made: files_digest(made.files)),
         }
 
     def details(self) -> dict[str, Any]:
@@ -100,7 +144,15 @@ class BuildPlan:
                 for build in self.builds
                 for tree, resolution in (("base", build.base), ("patched", build.patched))
             ],
+            "toolchains": [build.toolchains() for build in self.builds],
+            **self._synthesized(SynthesizedModule.details),
         }
+
+    def _synthesized(self, show: Callable[[SynthesizedModule], Any]) -> dict[str, Any]:
+        """``{"synthesized": {project: show(module)}}`` for the projects whose go.mod the
+        harness made; nothing otherwise, so other plans keep their keys and details."""
+        made = {b.project.label: show(b.synthesized) for b in self.builds if b.synthesized}
+        return {"synthesized": made} if made else {}
 
     @property
     def toolchain(self) -> dict[str, str]:
@@ -137,12 +189,23 @@ def _error(reason: str) -> TierOutcome:
     return TierOutcome(Verdict.ERROR, reason)
 
 
+def _not_synthesized(made: SynthesizedModule) -> TierOutcome:
+    """A GOPATH-era project whose go.mod could not be made: ``error`` either way (the
+    registry's fault, or a tree go mod tidy cannot complete), with the tool's lines."""
+    evidence = tuple(Evidence(line, None) for line in made.lines)
+    details = {"synthesized": {made.project.label: made.details()}}
+    return TierOutcome(
+        Verdict.ERROR, made.failure, evidence, details=details, fabricated=made.fabricated
+    )
+
+
 class Builds:
     """Makes (once per trial) and hands out build plans; shared by tiers 2 and 3."""
 
     def __init__(self, sandbox: Sandbox, cache: BaselineCache, *, registry: str) -> None:
         self.sandbox = sandbox
         self.resolver = Resolver(sandbox.run, cache, registry=registry, has_cache=sandbox.has_cache)
+        self.synthesizer = Synthesizer(sandbox.run, cache, registry=registry)
 
     def plan(self, context: TrialContext) -> BuildPlan | None:
         system = build_system(context)
@@ -161,21 +224,64 @@ class Builds:
         builds = []
         view = context.workspace.view()
         for project in projects.projects:
-            base = self._resolve(context, project, patched=False)
-            patched = self._resolve(context, project, patched=True)
-            envs = [go_build_env(project, view.read_base), go_build_env(project, view.read)]
-            builds.append(ProjectBuild(project, base, patched, *envs))
+            sides = (
+                base_toolchain(context.recipe, view, project),
+                patched_toolchain(context.recipe),
+            )
+            made = self._synthesize(context, project, sides[0].image)
+            if made is not None and made.failure:
+                return BuildPlan(blocked=_not_synthesized(made))
+            base = self._resolve(context, project, sides[0].image, patched=False, made=made)
+            patched = self._resolve(context, project, sides[1].image, patched=True, made=made)
+            envs = (go_build_env(project, view.read_base), go_build_env(project, view.read))
+            if made is not None:  # the same go.mod on both sides: the same habits
+                envs = (dict(made.env), dict(made.env))
+            builds.append(ProjectBuild(project, base, patched, *envs, *sides, synthesized=made))
         return BuildPlan(tuple(builds), _blocked(builds))
 
-    def _resolve(self, context: TrialContext, project: Project, *, patched: bool) -> Resolution:
+    def _synthesize(
+        self, context: TrialContext, project: Project, image: str
+    ) -> SynthesizedModule | None:
+        """The go.mod made at the base commit for a project that has none (GOPATH era)."""
+        if not project.needs_module:
+            return None
+        view = context.workspace.view()
+        changeset = context.changeset
+        module = infer_module_path(view, (changeset.source, changeset.repo))
+        found = self.sandbox.resolve(image)
+        request = synthesis_request(
+            project,
+            module,
+            context.recipe.sandbox["resolve"],
+            image=image,
+            pinned=((image, found.id),),
+            tree_hash=context.workspace.tree_hash(patched=False),
+            timeout_s=context.tier_spec(Tier.COMPILE).timeout_s,
+            tree=lambda uid, gid, subdir: context.workspace.archive(
+                uid, gid, patched=False, subdir=subdir
+            ),
+        )
+        made = self.synthesizer.synthesize(project, module, request, context.specs.oracle_stamp)
+        marks = (*made.fabricated, *found.fabricated)
+        return replace(made, env=vendor_env(view, project), fabricated=marks)
+
+    def _resolve(
+        self,
+        context: TrialContext,
+        project: Project,
+        image: str,
+        *,
+        patched: bool,
+        made: SynthesizedModule | None = None,
+    ) -> Resolution:
         view = context.workspace.view()
         marker = "pom.xml" if project.system is BuildSystem.MAVEN else "go.mod"
         path = f"{project.root}/{marker}" if project.root else marker
-        if (view.read(path) if patched else view.read_base(path)) is None:
+        files = made.files if made is not None else {}
+        if path not in files and (view.read(path) if patched else view.read_base(path)) is None:
             return Resolution(project, ResolutionStatus.ABSENT)
-        tree_hash = context.workspace.tree_hash(patched=patched)
+        tree_hash = with_files(context.workspace.tree_hash(patched=patched), files)
         cache = resolution_cache(project, tree_hash)
-        image = str(context.recipe.sandbox["image"])
         found = self.sandbox.resolve(image)
         request = resolution_request(
             project,
@@ -186,9 +292,12 @@ class Builds:
             tree_hash=tree_hash,
             timeout_s=context.tier_spec(Tier.COMPILE).timeout_s,
             tree=lambda uid, gid, subdir: context.workspace.archive(
-                uid, gid, patched=patched, subdir=subdir
+                uid, gid, patched=patched, subdir=subdir, extra=files
             ),
         )
+        if made is not None and made.env:  # its builds' settings, for resolution's go too
+            environment = {**dict(request.environment), **made.env}
+            request = replace(request, environment=tuple(sorted(environment.items())))
         resolution = self.resolver.resolve(project, request, context.specs.oracle_stamp)
         if found.fabricated:
             marks = (*resolution.fabricated, *found.fabricated)

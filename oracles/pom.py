@@ -74,13 +74,13 @@ def _major(text: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def active_scopes(root: ET.Element) -> list[ET.Element]:
-    """The project and the profiles a default build on ``BUILD_JDK`` activates: those
+def active_scopes(root: ET.Element, jdk: int = BUILD_JDK) -> list[ET.Element]:
+    """The project and the profiles a default build on JDK ``jdk`` activates: those
     active by default or by a matching ``<jdk>``."""
     scopes = [root]
     for profile in children(root, "profiles", "profile"):
         by_default = text_of(profile, "activation", "activeByDefault") == "true"
-        jdk = text_of(profile, "activation", "jdk")
-        if by_default or (jdk is not None and jdk_matches(jdk)):
+        wanted = text_of(profile, "activation", "jdk")
+        if by_default or (wanted is not None and jdk_matches(wanted, jdk)):
             scopes.append(profile)
     return scopes

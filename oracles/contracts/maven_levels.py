@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from oracles.pom import active_scopes, children, local, read_pom, text_of
+from oracles.pom import BUILD_JDK, active_scopes, children, local, read_pom, text_of
 from oracles.tree import TreeView
 
 __all__ = ["Setting", "module_settings"]
@@ -68,7 +68,9 @@ class _Pom:
         return self.lines.get(element, 0)
 
 
-def _load(tree: TreeView, path: str, cache: dict[str, _Pom | None]) -> _Pom | None:
+def _load(
+    tree: TreeView, path: str, cache: dict[str, _Pom | None], jdk: int = BUILD_JDK
+) -> _Pom | None:
     if path in cache:
         return cache[path]
     cache[path] = None  # a cycle of parents ends here
@@ -79,13 +81,13 @@ def _load(tree: TreeView, path: str, cache: dict[str, _Pom | None]) -> _Pom | No
         root, lines = read_pom(content)
     except ET.ParseError:
         return None  # the contract reports it as a malformed POM
-    pom = _Pom(path, root, lines, scopes=active_scopes(root))
+    pom = _Pom(path, root, lines, scopes=active_scopes(root, jdk))
     cache[path] = pom
-    _link_parent(tree, pom, cache)
+    _link_parent(tree, pom, cache, jdk)
     return pom
 
 
-def _link_parent(tree: TreeView, pom: _Pom, cache: dict[str, _Pom | None]) -> None:
+def _link_parent(tree: TreeView, pom: _Pom, cache: dict[str, _Pom | None], jdk: int) -> None:
     declared = next(children(pom.root, "parent"), None)
     if declared is None:
         return
@@ -95,7 +97,7 @@ def _link_parent(tree: TreeView, pom: _Pom, cache: dict[str, _Pom | None]) -> No
     target = posixpath.normpath(posixpath.join(folder, relative)) if relative else ""
     if target and not target.endswith(".xml"):
         target = posixpath.join(target, "pom.xml")
-    parent = _load(tree, target, cache) if target and not target.startswith("..") else None
+    parent = _load(tree, target, cache, jdk) if target and not target.startswith("..") else None
     wanted = text_of(declared, "artifactId")
     if parent is not None and text_of(parent.root, "artifactId") == wanted:
         pom.parent = parent
@@ -173,14 +175,17 @@ def _effective(pom: _Pom, key: str, properties: Mapping[str, _Value]) -> Setting
     return None
 
 
-def module_settings(tree: TreeView, poms: Sequence[str]) -> list[Setting] | None:
-    """The effective level settings of every module that compiles code among ``poms``;
-    None when none of them does (only aggregators)."""
+def module_settings(
+    tree: TreeView, poms: Sequence[str], *, jdk: int = BUILD_JDK
+) -> list[Setting] | None:
+    """The effective level settings of every module that compiles code among ``poms``,
+    with the profiles a build on JDK ``jdk`` activates; None when none of them compiles
+    code (only aggregators)."""
     cache: dict[str, _Pom | None] = {}
     found: list[Setting] = []
     modules = 0
     for path in poms:
-        pom = _load(tree, path, cache)
+        pom = _load(tree, path, cache, jdk)
         if pom is None or pom.packaging == "pom":
             continue
         modules += 1

@@ -1,10 +1,12 @@
 """Tier 2, compile: the recipe's build over each project the patch touches, in the sandbox.
 
-Anchored on the base commit: each project is built at the base commit first, with the same
-image, command, dependencies and limits (cached per repository, commit, image, command and
-resolved dependencies). A base that does not build here is the infrastructure's problem
-(``error``, with the build's own error lines); the candidate fails only where the base
-builds and the patched tree does not. A failure's evidence always carries the build tool's
+Anchored on the base commit: each project is built at the base commit first, on the
+toolchain its own build declares (``oracles.toolchains``: a Java 8 project on JDK 8), with
+the same command and limits (cached per repository, commit, image, command and resolved
+dependencies); the patched tree then builds on the recipe's target. A base that does not
+build here on its own toolchain is the infrastructure's problem (``error``, with the
+build's own error lines); the candidate fails only where the base builds and the patched
+tree does not. A failure's evidence always carries the build tool's
 error lines (file:line where it gave them).
 
 Before any build, no file the patch adds or changes may shadow a package or module of
@@ -78,7 +80,9 @@ def _added_special_entries(result: SandboxResult, base: SandboxResult | None) ->
 
 def build_evidence(result: SandboxResult, root: str = "") -> list[Evidence]:
     """A failed build's evidence: compiler diagnostics at file:line, else the tool's own
-    error lines, else the exit status. Never empty."""
+    error lines, the decisive one first (a refused Java level, an enforcer rule, an
+    unresolved dependency, a failed goal's cause: never Maven's banners), else the exit
+    status. Never empty; reasons quote its first item."""
     found = parse_compiler_output(result.output, root=root)
     if found:
         return found
@@ -95,11 +99,16 @@ class _Outcome:
     runs: list[SandboxResult] = field(default_factory=list)
     projects: list[dict[str, Any]] = field(default_factory=list)
     class_files: int = 0
+    images: dict[str, str] = field(default_factory=dict)  # each image built in, by id
 
-    def record(self, build: ProjectBuild, tree: str, result: SandboxResult) -> None:
+    def record(self, build: ProjectBuild, tree: str, result: SandboxResult, image: str) -> None:
         self.runs.append(result)
         entry = {"project": build.project.label, "tree": tree, **sandbox_details(result)}
+        toolchain = build.base_toolchain if tree == "base" else build.patched_toolchain
+        if toolchain is not None:
+            entry["image"], entry["jdk"] = toolchain.image, toolchain.jdk
         self.projects.append(entry)
+        self.images[image] = result.image_id
 
 
 class CompileOracle:
@@ -168,14 +177,14 @@ class CompileOracle:
         findings_exit = _findings_exit(sandboxed.context)
         base: SandboxResult | None = None
         if build.base.status is not ResolutionStatus.ABSENT:
-            base = self._base_build(sandboxed, build)
-            outcome.record(build, "base", base)
+            base, image = self._base_build(sandboxed, build)
+            outcome.record(build, "base", base, image)
             if limit_failure(base, "", base=base) or base.exit_code not in (0, findings_exit):
                 return _base_does_not_build(base, build)
         rule: Mapping[str, Any] | None = sandboxed.context.recipe.sandbox.get("class_files")
         request = sandboxed.request("compile", inspect=rule["paths"] if rule else (), build=build)
         patched = sandboxed.run(request)
-        outcome.record(build, "patched", patched)
+        outcome.record(build, "patched", patched, request.image)
         where = f" in {label}" if label != "." else ""
         failure = limit_failure(patched, f"build{where}", base=base)
         if failure:
@@ -193,7 +202,10 @@ class CompileOracle:
             outcome.class_files += len(patched.file_heads)
         return None
 
-    def _base_build(self, sandboxed: TrialSandbox, build: ProjectBuild) -> SandboxResult:
+    def _base_build(
+        self, sandboxed: TrialSandbox, build: ProjectBuild
+    ) -> tuple[SandboxResult, str]:
+        """The base commit's build of ``build``, on its own toolchain, and the image."""
         context = sandboxed.context
         rule: Mapping[str, Any] | None = context.recipe.sandbox.get("class_files")
         request = sandboxed.request(
@@ -202,7 +214,7 @@ class CompileOracle:
         key = BaselineCache.key(
             context.changeset, request, self.sandbox.identity, context.specs.oracle_stamp
         )
-        return self.baselines.get_or_run(key, lambda: sandboxed.run(request))
+        return self.baselines.get_or_run(key, lambda: sandboxed.run(request)), request.image
 
     def _finish(
         self, sandboxed: TrialSandbox, plan: BuildPlan, outcome: _Outcome, decided: TierOutcome
@@ -210,8 +222,7 @@ class CompileOracle:
         details: dict[str, Any] = {"builds": outcome.projects}
         if outcome.runs:
             details.update(sandbox_details(outcome.runs[-1]))
-            image = str(sandboxed.context.recipe.sandbox["image"])
-            details["images"] = {image: outcome.runs[-1].image_id}
+            details["images"] = dict(outcome.images)
         finished = TierOutcome(
             decided.verdict,
             decided.reason,
@@ -287,11 +298,13 @@ def _new_findings(
 def _base_does_not_build(result: SandboxResult, build: ProjectBuild) -> TierOutcome:
     """The base commit's own build failed here: infrastructure, with its error lines."""
     label = build.project.label
+    toolchain = build.base_toolchain
+    on = f" on JDK {toolchain.jdk}" if toolchain is not None and toolchain.jdk else ""
     limit = limit_failure(result, "the base commit's build", base=result)
     evidence = build_evidence(result, build.project.root)
     if limit:
-        reason = f"{limit} ({label})"
+        reason = f"{limit} ({label}{',' if on else ''}{on})"
     else:
-        reason = f"the base commit does not build here ({label}, exit {result.exit_code}): "
+        reason = f"the base commit does not build here{on} ({label}, exit {result.exit_code}): "
         reason += evidence[0].message
     return TierOutcome(Verdict.ERROR, reason, tuple(evidence))

@@ -19,7 +19,8 @@ from oracles.builds import ProjectBuild, build_request
 from oracles.dockerfiles import diff_images
 from oracles.sandbox.capture import GO_TEST_EVENTS
 from oracles.tiers.base import TrialContext
-from oracles.workspace import GradedTree
+from oracles.toolchains import recipe_toolchain_images
+from oracles.workspace import GradedTree, with_files
 
 __all__ = [
     "DOCKERFILE_IMAGE",
@@ -35,11 +36,11 @@ DOCKERFILE_IMAGE = "@dockerfile"  # a recipe whose image is built from the tree'
 
 def recipe_images(recipe: Recipe, changeset: Changeset) -> list[str]:
     """Images a trial of ``recipe`` depends on, known before its tree is read: the recipe's
-    image, or for Dockerfile recipes the images its parameters move between and the FROM
-    lines of the diff name."""
+    image and those its base commits may build in, or for Dockerfile recipes the images
+    its parameters move between and the FROM lines of the diff name."""
     image = str(recipe.sandbox["image"])
     if image != DOCKERFILE_IMAGE:
-        return [image]
+        return recipe_toolchain_images(recipe)
     rewrites: Mapping[str, str] = changeset.recipe_params.get("rewrites") or {}
     return sorted({*rewrites.keys(), *rewrites.values(), *diff_images(changeset.patch)})
 
@@ -92,8 +93,11 @@ class TrialSandbox:
     ) -> SandboxRequest:
         """The run of the recipe's ``step`` ("compile" or "tests") over the trial's tree
         (``graded`` instead of the patched tree, if given); with ``build``, in that
-        project's folder with its resolved dependencies."""
+        project's folder with its resolved dependencies, in the image of that tree's
+        toolchain unless ``image`` says otherwise."""
         command: Mapping[str, Any] = self.context.recipe.sandbox[step]
+        if image is None and build is not None:
+            image = build.image(patched=patched)  # each side on its own toolchain
         image = image or str(self.context.recipe.sandbox["image"])
         request = self._request(
             SandboxAction.RUN,
@@ -105,6 +109,7 @@ class TrialSandbox:
             patched=patched,
             inspect=tuple(inspect),
             graded=graded,
+            files=build.files if build is not None else None,
             output_events=_output_events(command),
         )
         if build is None:
@@ -148,16 +153,22 @@ class TrialSandbox:
         *,
         patched: bool,
         graded: GradedTree | None = None,
+        files: Mapping[str, bytes] | None = None,
         **fields: Any,
     ) -> SandboxRequest:
+        """``files`` are the harness's own, laid over the tree (a project's synthesized
+        go.mod): they go into the tree's hash, so the request's keys differ from a run
+        without them."""
         tier = Tier.COMPILE if step == "compile" else Tier.TESTS
         workspace = self.context.workspace
+        extra = files or {}
+        hashed = graded.tree_hash if graded else workspace.tree_hash(patched=patched)
         return SandboxRequest(
             action=action,
-            tree_hash=graded.tree_hash if graded else workspace.tree_hash(patched=patched),
+            tree_hash=with_files(hashed, extra),
             timeout_s=self.context.tier_spec(tier).timeout_s,
             tree=lambda uid, gid, subdir: workspace.archive(
-                uid, gid, patched=patched, subdir=subdir, graded=graded
+                uid, gid, patched=patched, subdir=subdir, graded=graded, extra=extra
             ),
             **fields,
         )

@@ -1,6 +1,11 @@
 """Tier 3, tests: the base commit's suite on the base commit and on the patched code,
 graded by the harness.
 
+Each side runs on its own toolchain (``oracles.toolchains``): the baseline on the JDK the
+base's build declares, as its authors ran it, the patched tree on the recipe's target. The
+tests that pass in the baseline are the obligations; one that only the new toolchain
+breaks is the candidate's to fix (that is the migration).
+
 The tree graded after the patch is the *graded tree* (``Workspace.graded``): the patched
 tree with every test file as the base has it and the test files the patch added left out,
 so nothing the patch writes under the test paths decides what runs. Each test file the
@@ -28,8 +33,16 @@ from core.model import Changeset, Evidence, Tier, Verdict
 from core.ports import Sandbox, SandboxRequest, SandboxResult
 from core.specs import Recipe
 from oracles.baselines import BaselineCache
-from oracles.build_summaries import Disagreement, cross_check_go, cross_check_surefire
-from oracles.builds import BuildPlan, Builds, ProjectBuild
+from oracles.build_summaries import (
+    Disagreement,
+    TestTotals,
+    cross_check_go,
+    cross_check_surefire,
+    parse_go_log,
+    parse_maven_log,
+)
+from oracles.builds import BuildPlan, Builds, ProjectBuild, build_system
+from oracles.compiler_output import describe_build_stop
 from oracles.coverage import (
     DEFAULT_MAX_DROP,
     Coverage,
@@ -39,6 +52,7 @@ from oracles.coverage import (
     go_module_path,
     merge_coverage,
     read_coverage,
+    report_files,
     tools_in,
     within_module,
 )
@@ -56,6 +70,7 @@ from oracles.grading import (
     parse_exit_code,
     parse_go_test_json,
     parse_surefire,
+    path_matches,
     suite_did_not_build,
 )
 from oracles.projects import BuildSystem
@@ -79,13 +94,13 @@ def read_report(
     report_format: str, result: SandboxResult, *, not_tests: Sequence[str] = ()
 ) -> TestReport:
     """Parse the harness-collected report of one run in the recipe's format, with the
-    run's exit status beside it; ``not_tests`` are collected files that are no test
-    reports (the coverage report)."""
+    run's exit status beside it; ``not_tests`` are patterns of collected files that are
+    no test reports (the coverage reports)."""
     if report_format == "exit-code":
         return parse_exit_code(result.exit_code)
     truncated = result.output_truncated
     if report_format == "surefire":
-        reports = {p: text for p, text in result.artifacts.items() if p not in not_tests}
+        reports = {p: t for p, t in result.artifacts.items() if not path_matches(p, not_tests)}
         report = parse_surefire(reports)
         found = cross_check_surefire(reports, result.output, result.exit_code, truncated=truncated)
     else:
@@ -173,6 +188,19 @@ def _stopped(suites: Sequence[_Suite]) -> TestGrade | None:
     return None
 
 
+def _build_stop(suites: Sequence[_Suite]) -> str | None:
+    """Where the graded run of the first project whose suite exited non-zero stopped
+    (``None`` when none did, or its output does not say): with fewer tests than at the
+    base, that is the cause, not the count."""
+    for suite in suites:
+        run = suite.patched
+        if run is None or run.exit_code == 0:
+            continue
+        if stop := describe_build_stop(run.output):
+            return f"{suite.label}: {stop}" if suite.label else stop
+    return None
+
+
 def _test_paths(context: TrialContext) -> tuple[str, ...]:
     """The recipe's test paths: what the graded tree takes from the base commit."""
     return tuple(context.recipe.raw["test_policy"]["test_paths"])
@@ -201,8 +229,9 @@ def _unbuilt(suites: Sequence[_Suite], report_format: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _CoverageSpec:
-    """The recipe's coverage guard: where its runs write the report, in which format,
-    the tools its resolutions must fetch, and how far coverage may fall."""
+    """The recipe's coverage guard: where its runs write the report (a path, or a pattern
+    matching one report per module), in which format, the tools its resolutions must
+    fetch, and how far coverage may fall."""
 
     format: CoverageFormat
     report: str
@@ -225,17 +254,18 @@ class _CoverageSpec:
 
 def _not_tests(recipe: Recipe) -> tuple[str, ...]:
     spec = _CoverageSpec.of(recipe)
-    return (spec.report,) if spec else ()
+    return report_files(spec.report) if spec else ()
 
 
 def _module(context: TrialContext, build: ProjectBuild | None) -> str | None:
-    """The Go module path of a project at the base commit (None for Maven)."""
+    """The Go module path of a project at the base commit (None for Maven): its go.mod's,
+    or the one the harness made for it (GOPATH era)."""
     if build is None or build.project.system is not BuildSystem.GO:
         return None
     root = build.project.root
-    return go_module_path(
-        context.workspace.view().read_base(f"{root}/go.mod" if root else "go.mod")
-    )
+    path = f"{root}/go.mod" if root else "go.mod"
+    made = build.files.get(path)
+    return go_module_path(made if made is not None else context.workspace.view().read_base(path))
 
 
 def _coverage(
@@ -267,10 +297,16 @@ def _read(spec: _CoverageSpec, result: SandboxResult, tools: bool) -> Coverage:
 
 
 def _guarded(grade: TestGrade, check: CoverageCheck | None) -> TestGrade:
-    """A passing suite that lowered coverage (or switched its measurement off) fails."""
-    if check is None or grade.verdict is not Verdict.PASS or check.verdict is Verdict.PASS:
+    """A passing suite that lowered coverage (or switched its measurement off) fails; one
+    whose coverage could not be compared says why, so that a pass without the guard
+    never reads like a guarded one."""
+    if check is None or grade.verdict is not Verdict.PASS:
         return grade
-    return TestGrade(Verdict.FAIL, check.reason, check.evidence)
+    if check.verdict is not Verdict.PASS:
+        return TestGrade(Verdict.FAIL, check.reason, check.evidence)
+    if not check.compared:
+        return replace(grade, reason=f"{grade.reason}; {check.reason}")
+    return grade
 
 
 def _with_edits(
@@ -293,6 +329,58 @@ def _with_edits(
         evidence = tuple(Evidence(e.reason, e.path) for e in left_out)
         grade = replace(grade, evidence=(*grade.evidence, *evidence))
     return grade
+
+
+# One side's first run of each project, with the versions its resolution run reported.
+_SideRuns = list[tuple[SandboxResult, Mapping[str, str]]]
+
+
+def _sides(suites: Sequence[_Suite]) -> dict[str, _SideRuns]:
+    """Each side's run of every project that has one, with the toolchain its own
+    resolution reported: the baseline, and the patched run that was graded (the patch's
+    usable test edits' run where the base's tests did not build against it). Re-runs of
+    failing tests are not counted."""
+    sides: dict[str, _SideRuns] = {"baseline": [], "patched": []}
+    for suite in suites:
+        build = suite.build
+        for name, run, resolution in (
+            ("baseline", suite.baseline, build.base if build else None),
+            ("patched", suite.patched, build.patched if build else None),
+        ):
+            if run is not None:
+                sides[name].append((run, resolution.toolchain if resolution else {}))
+    return sides
+
+
+def _printed_totals(system: BuildSystem, output: str) -> TestTotals:
+    """The build tool's own totals of one run (a module that failed before its tests
+    printed none; a cut output may have lost some)."""
+    if system is BuildSystem.MAVEN:
+        return parse_maven_log(output).printed_total()
+    return parse_go_log(output).totals()
+
+
+def _side_details(side: _SideRuns, system: BuildSystem | None) -> dict[str, object]:
+    """A side as the envelope keeps it: its first project's run (the baseline's tail as
+    long as the patched one's, so that its summary is in it), the tool's totals summed
+    over the projects and the toolchain it ran on, from its own resolution (the base may
+    run on an older JDK than the patched tree)."""
+    details: dict[str, object] = sandbox_details(side[0][0])
+    toolchain = next((dict(found) for _, found in side if found), {})
+    details["toolchain"] = toolchain
+    if "java" in toolchain:
+        details["jdk"] = toolchain["java"]
+    if system is not None:
+        totals = sum((_printed_totals(system, run.output) for run, _ in side), TestTotals())
+        details.update(totals.to_dict())
+    return details
+
+
+def _run_details(context: TrialContext, suites: Sequence[_Suite]) -> dict[str, object]:
+    """The ``baseline`` and ``patched`` objects of the details, each side that ran."""
+    system = build_system(context)
+    sides = _sides(suites)
+    return {name: _side_details(side, system) for name, side in sides.items() if side}
 
 
 class TestsOracle:
@@ -370,7 +458,9 @@ class TestsOracle:
             runs += self._rerun_graded(sandboxed, suites, patched_image, graded)
         stopped = _stopped(suites)
         if stopped is not None:
-            return self._outcome(sandboxed, runs, stopped, plan, edits=edits, graded=graded)
+            return self._outcome(
+                sandboxed, runs, stopped, plan, edits=edits, graded=graded, suites=suites
+            )
 
         not_tests = _not_tests(context.recipe)
 
@@ -381,14 +471,21 @@ class TestsOracle:
 
         at_base = merge_reports([_removed(report(s.baseline, s.label), s) for s in suites])
         patched = merge_reports([report(s.patched, s.label) for s in suites])
-        grade = self._grade(context, at_base, patched)
+        grade = grade_tests(at_base, patched, stopped=_build_stop(suites))
         if grade.regressions:
             grade = self._rerun(sandboxed, suites, report_format, grade, runs)
         spec = _CoverageSpec.of(context.recipe)
         coverage = _coverage(context, spec, suites) if spec is not None else None
         grade = _guarded(grade, coverage)
         return self._outcome(
-            sandboxed, runs, grade, plan, edits=edits, graded=graded, coverage=coverage
+            sandboxed,
+            runs,
+            grade,
+            plan,
+            edits=edits,
+            graded=graded,
+            coverage=coverage,
+            suites=suites,
         )
 
     def _rerun_graded(
@@ -444,10 +541,6 @@ class TestsOracle:
             key, lambda: sandboxed.run(request), keep=lambda result: _readable(request, result)
         )
 
-    def _grade(self, context: TrialContext, baseline: TestReport, patched: TestReport) -> TestGrade:
-        # Edits of test files were decided before the runs (``_weakened``).
-        return grade_tests(baseline, patched)
-
     def _rerun(
         self,
         sandboxed: TrialSandbox,
@@ -484,12 +577,9 @@ class TestsOracle:
         edits: TestEdits | None = None,
         graded: GradedTree | None = None,
         coverage: CoverageCheck | None = None,
+        suites: Sequence[_Suite] = (),
     ) -> TierOutcome:
-        names = ["baseline", "patched"] if len(runs) > 1 else ["build"][: len(runs)]
-        details: dict[str, object] = {
-            name: sandbox_details(run, tail=1000 if name == "baseline" else 4000)
-            for name, run in zip(names, runs, strict=False)
-        }
+        details = _run_details(sandboxed.context, suites)
         details["reruns"] = max(len(runs) - 2, 0)
         marks = tuple(sandboxed.fabricated)
         if plan is not None:

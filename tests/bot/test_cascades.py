@@ -92,6 +92,21 @@ def test_a_worker_with_another_image_under_the_name_refuses_the_plan(
     assert worker(FakeSandbox(missing={image})).refusal(plan, RECIPE) is None
 
 
+def test_a_worker_with_another_base_image_under_the_name_refuses_the_plan(
+    tmp_path: Path, store: Store, specs: SpecSet
+) -> None:
+    # The base commit's toolchain is pinned as the target's is: a worker whose JDK 8
+    # image differs would build the baselines in another environment.
+    base = "migration-evals/java8:1"
+    planned = {_image(specs): "sha256:" + "a" * 64, base: "sha256:" + "c" * 64}
+    plan, worker = _planned(tmp_path, store, specs, FakeSandbox(images=planned))
+    assert plan.image_ids[base] == "sha256:" + "c" * 64
+    assert worker(FakeSandbox(images=planned)).refusal(plan, RECIPE) is None
+    other = worker(FakeSandbox(images={**planned, base: "sha256:" + "d" * 64}))
+    why = other.refusal(plan, RECIPE)
+    assert why is not None and f"image {base} is {'d' * 12} here" in why
+
+
 def test_plans_stored_before_images_were_pinned_still_load(tmp_path: Path, specs: SpecSet) -> None:
     stored = plan_of(_settings(tmp_path), specs).to_dict()
     del stored["image_ids"]

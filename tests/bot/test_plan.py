@@ -39,7 +39,12 @@ def test_the_plan_says_every_port_and_survives_json(specs: SpecSet) -> None:
     )
     assert plan.strict and plan.budget_usd == 12.5 and plan.executor is Executor.EMBEDDED
     assert plan.recipe_stamps["java8-to-17"] == specs.recipe("java8-to-17").stamp
-    assert "migration-evals/java17:3" in plan.images
+    # Each side's image: the target, and those the base commits build in.
+    assert {
+        "migration-evals/java17:3",
+        "migration-evals/java8:1",
+        "migration-evals/java11:1",
+    } <= set(plan.images)
     text = json.dumps(plan.to_dict())
     assert "s3cret" not in text and "sk-ant" not in text and "ghp-" not in text
     assert plan.dependencies.maven_mirror == "https://mirror.example/maven2"

@@ -318,22 +318,27 @@ def test_the_image_id_is_in_every_sandbox_envelope_and_in_the_cache_key(
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     changeset = _changeset(java_repo, _good_patch(java_repo))
     image = str(specs.recipe("java8-to-17").sandbox["image"])
-    first_sandbox = FakeSandbox(images={image: "sha256:one"})
+    base_image = "migration-evals/java8:1"  # the base declares source 1.8
+    ids = {image: "sha256:one", base_image: "sha256:eight"}
+    first_sandbox = FakeSandbox(images=ids)
     first = _cascade(specs, tmp_path, first_sandbox, _passing_judge(), store=store).run_trial(
         "r1", changeset, Budget(None)
     )
     store.append_trial(first.trial, first.cache_keys)
     compile_envelope = first.trial.envelopes[1]
-    assert compile_envelope.details["images"] == {image: "sha256:one"}
+    assert compile_envelope.details["images"] == ids
     assert compile_envelope.details["image_id"] == "sha256:one"
     assert first.trial.envelopes[2].details["patched"]["image_id"] == "sha256:one"
-    rebuilt = FakeSandbox(images={image: "sha256:two"})
-    second = _cascade(specs, tmp_path, rebuilt, _passing_judge(), store=store).run_trial(
-        "r2", changeset, Budget(None)
-    )
-    cached = [e.cached for e in second.trial.envelopes]
-    assert cached == [True, False, False, False]  # apply does not depend on the image
-    assert rebuilt.requests
+    assert first.trial.envelopes[2].details["baseline"]["image_id"] == "sha256:eight"
+    # Rebuilding either side's image re-grades tiers 2-4.
+    for rebuilt_ids in ({**ids, image: "sha256:two"}, {**ids, base_image: "sha256:nine"}):
+        rebuilt = FakeSandbox(images=rebuilt_ids)
+        second = _cascade(specs, tmp_path, rebuilt, _passing_judge(), store=store).run_trial(
+            "r2", changeset, Budget(None)
+        )
+        cached = [e.cached for e in second.trial.envelopes]
+        assert cached == [True, False, False, False]  # apply does not depend on the image
+        assert rebuilt.requests
 
 
 def test_class_files_of_the_wrong_version_fail_the_compile_tier(

@@ -15,6 +15,7 @@ from oracles.tiers.compile import CompileOracle
 from oracles.workspace import tree_hash
 from tests.conftest import TrialFactory
 from tests.fakes import BuildScript, FakeSandbox, fake_result
+from tests.oracles import build_outputs
 
 POM = """<project>
   <modelVersion>4.0.0</modelVersion>
@@ -103,10 +104,12 @@ def test_a_base_that_does_not_build_is_an_error_with_the_tools_own_lines(
     )
     assert outcome.verdict is Verdict.ERROR
     assert outcome.reason.startswith(
-        "the base commit does not build here (., exit 1): [ERROR] Plugin "
+        "the base commit does not build here on JDK 11 (., exit 1): Plugin "
         "org.apache.maven.plugins:maven-enforcer-plugin:3.5.0"
     )
-    assert [e.message for e in outcome.evidence] == [OFFLINE_PLUGIN.splitlines()[1]]
+    # Maven's own line, without its level and its pointer to the help pages.
+    unresolved = OFFLINE_PLUGIN.splitlines()[1].removeprefix("[ERROR] ")
+    assert [e.message for e in outcome.evidence] == [unresolved.removesuffix(" -> [Help 1]")]
     assert len(_builds(sandbox)) == 1  # the patched tree is never built
 
 
@@ -115,7 +118,7 @@ def test_a_base_build_that_times_out_is_an_error(make_trial: TrialFactory) -> No
         make_trial(MAVEN_FILES, MAVEN_UPGRADE), base=_failed("", 137, timed_out=True)
     )
     assert outcome.verdict is Verdict.ERROR
-    assert outcome.reason == "the base commit's build timed out (.)"
+    assert outcome.reason == "the base commit's build timed out (., on JDK 11)"
     assert outcome.evidence
 
 
@@ -124,14 +127,41 @@ def test_a_patched_failure_without_file_and_line_still_carries_mavens_errors(
 ) -> None:
     outcome, _ = _evaluate(make_trial(MAVEN_FILES, MAVEN_UPGRADE), patched=_failed(ENFORCER))
     assert outcome.verdict is Verdict.FAIL
+    rule = (
+        "Rule 0: org.apache.maven.enforcer.rules.version.RequireJavaVersion failed with "
+        "message: Detected JDK version 17.0.19 is not in the allowed range [21,)."
+    )
     assert [e.message for e in outcome.evidence] == [
-        "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-enforcer-plugin:3.5.0:"
-        "enforce (enforce) on project app:",
-        "[ERROR] Rule 0: org.apache.maven.enforcer.rules.version.RequireJavaVersion failed "
-        "with message:",
-        "[ERROR] Detected JDK version 17.0.19 is not in the allowed range [21,).",
+        rule,
+        f"maven-enforcer-plugin:3.5.0:enforce failed: {rule}",
     ]
-    assert outcome.reason.startswith("build failed (exit 1): [ERROR] Failed to execute goal")
+    assert outcome.reason == f"build failed (exit 1): {rule}"
+
+
+@pytest.mark.parametrize(
+    ("output", "decisive"),
+    [
+        (build_outputs.SOURCE_OPTION, "Source option 6 is no longer supported. Use 7 or later."),
+        (
+            build_outputs.LOMBOK,
+            "maven-compiler-plugin:3.8.0:compile failed: Fatal error compiling: "
+            "java.lang.ExceptionInInitializerError: com.sun.tools.javac.code.TypeTags",
+        ),
+        (
+            build_outputs.PLUGIN_PLUGIN,
+            "maven-plugin-plugin:3.6.0:descriptor failed: Unsupported class file major version 61",
+        ),
+    ],
+    ids=["source-option", "lombok", "plugin-plugin"],
+)
+def test_a_failed_build_is_told_by_its_decisive_line_not_by_a_banner(
+    make_trial: TrialFactory, output: str, decisive: str
+) -> None:
+    coloured = build_outputs.coloured(output)
+    outcome, _ = _evaluate(make_trial(MAVEN_FILES, MAVEN_UPGRADE), patched=_failed(coloured))
+    assert outcome.verdict is Verdict.FAIL
+    assert outcome.reason == f"build failed (exit 1): {decisive}"
+    assert outcome.evidence[0].message == decisive
 
 
 def test_compiler_errors_point_at_the_file_in_the_repository(make_trial: TrialFactory) -> None:
@@ -292,7 +322,7 @@ def test_a_base_build_over_a_workspace_limit_is_an_error_naming_it(
     outcome, _ = _evaluate(make_trial(MAVEN_FILES, MAVEN_UPGRADE), base=_over(limit, 1))
     assert outcome.verdict is Verdict.ERROR
     assert outcome.reason == (
-        f"the base commit's build went past a limit of its sandbox: {limit} (.)"
+        f"the base commit's build went past a limit of its sandbox: {limit} (., on JDK 11)"
     )
 
 

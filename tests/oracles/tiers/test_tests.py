@@ -66,7 +66,9 @@ def test_with_several_projects_test_names_carry_their_project(make_trial: TrialF
         "no longer passes: b: (exit status)",
         "no longer passes: b: x.ATest#t2",
     ]
-    assert outcome.reason == "1 test(s) that passed at the base commit no longer pass"
+    assert (
+        outcome.reason == "1 test(s) that passed at the base commit no longer pass: b: x.ATest#t2"
+    )
 
 
 def test_with_several_projects_the_same_names_do_not_hide_each_other(
