@@ -490,4 +490,10 @@ def grade_tests(
         evidence = (*_listed(regressions, patched), *left_out)
         return TestGrade(Verdict.FAIL, reason, evidence, tuple(sorted(regressions)))
     passed = len(patched.with_status(TestStatus.PASSED))
-    return TestGrade(Verdict.PASS, f"{passed} of {after} tests pass; none regressed", left_out)
+    reason = f"{passed} of {after} tests pass; none regressed"
+    # A pass that could not check some tests says so where it is read, not only in the
+    # evidence: they failed at the base here, so nothing says whether the patch keeps them.
+    failing = len(baseline.with_status(TestStatus.FAILED))
+    if failing:
+        reason += f"; {failing} failing at the base commit here left out, unchecked"
+    return TestGrade(Verdict.PASS, reason, left_out)

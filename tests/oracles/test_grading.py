@@ -418,3 +418,16 @@ def test_a_regression_reason_names_the_first_test_and_how_it_fails_now() -> None
         "2 test(s) that passed at the base commit no longer pass: x.ATest#a: Unable to make "
         "field private final byte[] value accessible (and 1 more)"
     )
+
+
+def test_a_pass_that_left_out_tests_failing_at_the_base_says_so_in_its_reason() -> None:
+    base = TestReport({"x.ATest#a": P, "x.ATest#offline": F})
+    patched = TestReport({"x.ATest#a": P, "x.ATest#offline": F})
+    grade = grade_tests(base, patched)
+    assert grade.verdict is Verdict.PASS
+    assert grade.reason == (
+        "1 of 2 tests pass; none regressed; 1 failing at the base commit here left out, unchecked"
+    )
+    assert [e.message for e in grade.evidence] == [
+        "fails at the base commit, left out: x.ATest#offline"
+    ]
