@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench bench-gate bench-sandbox bench-webhooks bench-scale bench-realworld images clean
+.PHONY: setup demo test lint bench bench-gate bench-sandbox bench-webhooks bench-scale bench-realworld bench-freshbrew images clean
 
 setup: $(VENV)/.installed
 
@@ -45,6 +45,10 @@ bench-scale: setup
 bench-realworld: setup
 	$(if $(MIRRORS),,$(error set MIRRORS=DIR, the folder that holds the cases' bare git mirrors))
 	$(BIN)/python benchmarks/realworld.py --mirrors $(MIRRORS) $(REALWORLD_ARGS)
+
+bench-freshbrew: setup
+	$(if $(MIRRORS),,$(error set MIRRORS=DIR, the folder that holds the repositories' bare git mirrors and FreshBrew's))
+	$(BIN)/python benchmarks/freshbrew.py --mirrors $(MIRRORS) $(FRESHBREW_ARGS)
 
 images: setup
 	$(BIN)/migration-evals images build
