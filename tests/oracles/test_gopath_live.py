@@ -4,14 +4,10 @@ both trees with it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import docker
 import pytest
 
 from core.model import Tier, Verdict
-from core.specs import SpecSet
-from tests.conftest import LiveGrader, RepoFactory, diff_of, live_docker_sandbox
+from tests.conftest import LiveGrader, RepoFactory, diff_of
 
 pytestmark = pytest.mark.docker
 
@@ -75,15 +71,8 @@ func TestCheck(t *testing.T) {
 """
 
 
-@pytest.fixture
-def grader(
-    docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path, dependency_cache: Path
-) -> LiveGrader:
-    return LiveGrader(live_docker_sandbox(docker_client, specs, dependency_cache), specs, tmp_path)
-
-
 def test_a_gopath_tree_is_graded_with_the_go_mod_the_harness_made(
-    grader: LiveGrader, make_repo: RepoFactory
+    live: LiveGrader, make_repo: RepoFactory
 ) -> None:
     files = {"main.go": _MAIN, "greet/greet.go": _GREET, "greet/greet_test.go": _GREET_TEST}
     repo = make_repo(files)
@@ -92,7 +81,7 @@ def test_a_gopath_tree_is_graded_with_the_go_mod_the_harness_made(
     )
     rewritten = rewritten.replace('"errors"\n', '"errors"\n\t"fmt"\n', 1)
     patch = diff_of(repo[0], {"greet/greet.go": rewritten})
-    trial = grader.grade(repo, patch, "go-import-rewrite")
+    trial = live.grade(repo, patch, "go-import-rewrite")
     verdicts = [(e.tier, e.verdict, e.reason) for e in trial.envelopes if e.tier is not Tier.JUDGE]
     assert [v for _, v, _ in verdicts] == [Verdict.PASS] * 3, verdicts
     compiled = trial.envelopes[1].details
@@ -119,7 +108,7 @@ _GOPKG_LOCK = """[[projects]]
 
 
 def test_a_gopath_tree_pinned_by_dep_builds_with_the_versions_its_lock_names(
-    grader: LiveGrader, make_repo: RepoFactory
+    live: LiveGrader, make_repo: RepoFactory
 ) -> None:
     files = {
         "main.go": _MAIN,
@@ -132,7 +121,7 @@ def test_a_gopath_tree_pinned_by_dep_builds_with_the_versions_its_lock_names(
         'pkgerrors.Wrap(errNoName, "check")', 'fmt.Errorf("check: %w", errNoName)'
     )
     rewritten = rewritten.replace('"errors"\n', '"errors"\n\t"fmt"\n', 1)
-    trial = grader.grade(repo, diff_of(repo[0], {"greet/greet.go": rewritten}), "go-import-rewrite")
+    trial = live.grade(repo, diff_of(repo[0], {"greet/greet.go": rewritten}), "go-import-rewrite")
     made = trial.envelopes[1].details["synthesized"]["."]
     # Not today's v0.9.1: the release dep locked, whose Wrap cannot be unwrapped yet.
     assert "github.com/pkg/errors v0.8.0" in made["go_mod"], made["go_mod"]

@@ -22,6 +22,7 @@ from core.model import Tier, Trial, Verdict
 from core.settings import DependencySettings
 from core.specs import SpecSet
 from tests.conftest import ROOT, LiveGrader, RepoFactory, diff_of, live_docker_sandbox, run_git
+from tests.oracles.maven_poms import junit_pom
 
 pytestmark = pytest.mark.docker
 
@@ -111,36 +112,6 @@ def test_a_go_base_that_does_not_build_is_an_error_with_the_compilers_lines(
     assert "undefined: convertV1" in evidence[0].message
 
 
-_POM = """<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>com.example</groupId>
-  <artifactId>resolution-check</artifactId>
-  <version>1.0</version>
-  <properties>
-    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
-    <maven.compiler.release>{release}</maven.compiler.release>
-  </properties>
-  {extra}
-  <dependencies>
-    <dependency>
-      <groupId>junit</groupId><artifactId>junit</artifactId><version>4.13.2</version>
-      <scope>test</scope>
-    </dependency>
-    {dependency}
-  </dependencies>
-  <build>
-    <plugins>
-      <plugin>
-        <artifactId>maven-compiler-plugin</artifactId><version>3.13.0</version>
-      </plugin>
-      <plugin>
-        <artifactId>maven-surefire-plugin</artifactId><version>3.5.2</version>
-      </plugin>
-    </plugins>
-  </build>
-</project>
-"""
 _MAIN = "src/main/java/com/example/Main.java"
 _TEST = "src/test/java/com/example/MainTest.java"
 _TEST_SOURCE = """package com.example;
@@ -162,7 +133,8 @@ def _main_returning(expression: str) -> str:
 
 
 def _pom(release: int = 11, extra: str = "", dependency: str = "") -> str:
-    return _POM.format(release=release, extra=extra, dependency=dependency)
+    levels = f"<maven.compiler.release>{release}</maven.compiler.release>"
+    return junit_pom(levels, artifact="resolution-check", extra=extra, dependency=dependency)
 
 
 def test_a_maven_base_that_does_not_build_is_an_error_with_the_compilers_lines(

@@ -6,47 +6,16 @@ These reach Maven Central through the registry gate.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import docker
 import pytest
 
 from core.model import Tier, Trial, Verdict
-from core.specs import SpecSet
-from tests.conftest import LiveGrader, RepoFactory, diff_of, live_docker_sandbox
+from tests.conftest import LiveGrader, RepoFactory, diff_of
+from tests.oracles.maven_poms import junit_pom
 
 pytestmark = pytest.mark.docker
 
-_POM = """<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>com.example</groupId>
-  <artifactId>toolchains</artifactId>
-  <version>1.0</version>
-  <properties>
-    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
-    {levels}
-  </properties>
-  <dependencies>
-    <dependency>
-      <groupId>junit</groupId><artifactId>junit</artifactId><version>4.13.2</version>
-      <scope>test</scope>
-    </dependency>
-    {dependency}
-  </dependencies>
-  <build>
-    <plugins>
-      <plugin>
-        <artifactId>maven-compiler-plugin</artifactId><version>3.13.0</version>
-      </plugin>
-      <plugin>
-        <artifactId>maven-surefire-plugin</artifactId><version>3.5.2</version>
-      </plugin>
-    </plugins>
-  </build>
-</project>
-"""
 _MAIN = "src/main/java/com/example/Greeter.java"
 _TEST = "src/test/java/com/example/GreeterTest.java"
 _GREETER = """package com.example;
@@ -124,14 +93,7 @@ def _lombok(version: str) -> str:
 
 
 def _pom(levels: str, dependency: str = "") -> str:
-    return _POM.format(levels=levels, dependency=dependency)
-
-
-@pytest.fixture
-def grader(
-    docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path, dependency_cache: Path
-) -> LiveGrader:
-    return LiveGrader(live_docker_sandbox(docker_client, specs, dependency_cache), specs, tmp_path)
+    return junit_pom(levels, artifact="toolchains", dependency=dependency)
 
 
 def _envelope(trial: Trial, tier: Tier) -> Any:
@@ -149,11 +111,11 @@ def _verdicts(trial: Trial) -> list[str]:
 
 
 def test_a_test_passing_on_jdk_8_and_failing_on_17_fails_the_patch_naming_it(
-    grader: LiveGrader, make_repo: RepoFactory
+    live: LiveGrader, make_repo: RepoFactory
 ) -> None:
     repo = make_repo({"pom.xml": _pom(_levels("1.8")), _MAIN: _GREETER, _TEST: _JDK8_ONLY_TEST})
     patch = diff_of(repo[0], {"pom.xml": _pom(_levels(release="17"))})
-    trial = grader.grade(repo, patch, "java8-to-17")
+    trial = live.grade(repo, patch, "java8-to-17")
     sides = _sides(trial)
     assert (sides["base"]["jdk"], sides["patched"]["jdk"]) == (8, 17)
     assert sides["base"]["reported"]["java"].startswith("1.8")
@@ -167,11 +129,11 @@ def test_a_test_passing_on_jdk_8_and_failing_on_17_fails_the_patch_naming_it(
 
 
 def test_a_base_at_source_1_6_builds_on_jdk_8_and_its_migration_is_graded(
-    grader: LiveGrader, make_repo: RepoFactory
+    live: LiveGrader, make_repo: RepoFactory
 ) -> None:
     repo = make_repo({"pom.xml": _pom(_levels("1.6")), _MAIN: _GREETER, _TEST: _TEST_SOURCE})
     patch = diff_of(repo[0], {"pom.xml": _pom(_levels(release="17"))})
-    trial = grader.grade(repo, patch, "java8-to-17")
+    trial = live.grade(repo, patch, "java8-to-17")
     assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
     base = _sides(trial)["base"]
     assert base["jdk"] == 8
@@ -179,7 +141,7 @@ def test_a_base_at_source_1_6_builds_on_jdk_8_and_its_migration_is_graded(
 
 
 def test_a_patch_leaving_lombok_1_18_6_fails_with_the_cause_and_raising_it_is_graded(
-    grader: LiveGrader, make_repo: RepoFactory
+    live: LiveGrader, make_repo: RepoFactory
 ) -> None:
     files = {
         "pom.xml": _pom(_levels("1.8"), _lombok("1.18.6")),
@@ -188,23 +150,23 @@ def test_a_patch_leaving_lombok_1_18_6_fails_with_the_cause_and_raising_it_is_gr
     }
     repo = make_repo(files)
     minimal = diff_of(repo[0], {"pom.xml": _pom(_levels(release="17"), _lombok("1.18.6"))})
-    left = grader.grade(repo, minimal, "java8-to-17")
+    left = live.grade(repo, minimal, "java8-to-17")
     compiled = _envelope(left, Tier.COMPILE)
     # The base built (on JDK 8): the failure is the patch's, and says what broke.
     assert compiled.verdict is Verdict.FAIL, compiled.reason
     assert "lombok" in compiled.reason.lower() or "javac" in compiled.reason.lower()
     assert "COMPILATION ERROR" not in compiled.reason
     raised = diff_of(repo[0], {"pom.xml": _pom(_levels(release="17"), _lombok("1.18.30"))})
-    graded = grader.grade(repo, raised, "java8-to-17")
+    graded = live.grade(repo, raised, "java8-to-17")
     assert _verdicts(graded) == ["pass", "pass", "pass"], graded.envelopes
 
 
-def test_a_java_11_base_builds_on_jdk_11(grader: LiveGrader, make_repo: RepoFactory) -> None:
+def test_a_java_11_base_builds_on_jdk_11(live: LiveGrader, make_repo: RepoFactory) -> None:
     # String.isBlank is Java 11 API: the base needs JDK 11, not 8.
     greeter = _GREETER.replace('"Hello, " + name', '(name.isBlank() ? "Hello" : "Hello, ") + name')
     repo = make_repo({"pom.xml": _pom(_levels(release="11")), _MAIN: greeter, _TEST: _TEST_SOURCE})
     patch = diff_of(repo[0], {"pom.xml": _pom(_levels(release="17"))})
-    trial = grader.grade(repo, patch, "java8-to-17")
+    trial = live.grade(repo, patch, "java8-to-17")
     assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
     sides = _sides(trial)
     assert sides["base"]["jdk"] == 11
