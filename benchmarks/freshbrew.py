@@ -54,6 +54,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -983,6 +984,7 @@ def run(args: argparse.Namespace, chosen: list[tuple[Entry, str | None]]) -> lis
         ready = [row for row in rows if row.verdict.cause == "-"]
         if args.patches:
             return rows
+        ready = _take_finished(rows, ready, args.resume)
         compile_project()
         _progress(f"{len(ready)} of {len(rows)} to grade; cache {cache}; jobs {args.jobs}")
         _grade_all(ready, scratch, cache, args)
@@ -999,6 +1001,8 @@ def _grade_all(rows: list[Row], scratch: Path, cache: Path, args: argparse.Names
         index, row = indexed
         _progress(f"[{index}/{len(rows)}] {row.entry.repo} ...")
         grade_row(row, scratch, cache, args.timeout)
+        if args.resume is not None:
+            _record_finished(args.resume, row)
         verdict = row.verdict
         seconds = row.graded.seconds if row.graded else 0.0
         _progress(
@@ -1008,6 +1012,50 @@ def _grade_all(rows: list[Row], scratch: Path, cache: Path, args: argparse.Names
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         list(pool.map(one, enumerate(rows, start=1)))
+
+
+_RESUME_LOCK = threading.Lock()
+
+
+def _record_finished(path: Path, row: Row) -> None:
+    """One JSON line per finished grade, written as it finishes: a run cut short keeps them."""
+    line = json.dumps(raw_rows([row]), sort_keys=True) + "\n"
+    with _RESUME_LOCK, path.open("a", encoding="utf-8") as out:
+        out.write(line)
+        out.flush()
+
+
+def read_finished(path: Path | None) -> dict[str, Any]:
+    """The grades a ``--resume`` file holds, by repository; a torn last line is skipped."""
+    finished: dict[str, Any] = {}
+    if path is None or not path.exists():
+        return finished
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            finished.update(json.loads(line))
+        except json.JSONDecodeError:
+            _progress(f"{path}:{number}: not a finished grade (cut short?); graded again")
+    return finished
+
+
+def _take_finished(rows: list[Row], ready: list[Row], resume: Path | None) -> list[Row]:
+    """Fill the rows ``resume`` already holds; return those still to grade."""
+    finished = read_finished(resume)
+    if not finished:
+        return ready
+    earlier_rows = rescored_rows(finished, [(row.entry, None) for row in ready])
+    again = {row.entry.repo: row for row in earlier_rows}
+    todo = []
+    for row in ready:
+        earlier = again.get(row.entry.repo)
+        if earlier is None or earlier.graded is None:
+            todo.append(row)
+            continue
+        row.graded, row.tiers, row.messages = earlier.graded, earlier.tiers, earlier.messages
+    _progress(f"{len(ready) - len(todo)} grade(s) read back from {resume}")
+    return todo
 
 
 # ---------------------------------------------------------------------------- report
@@ -1400,6 +1448,14 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--select", action="store_true", help="print repos.txt as the selection rule makes it"
+    )
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="append each finished grade to FILE as it finishes; grades already in FILE "
+        "are read back, not graded again (a run cut short goes on where it stopped)",
     )
     parser.add_argument(
         "--rescore",

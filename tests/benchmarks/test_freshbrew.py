@@ -19,6 +19,8 @@ from benchmarks.freshbrew import (
     Row,
     Rule,
     _case,
+    _record_finished,
+    _take_finished,
     base_built,
     check_pass,
     chosen_entries,
@@ -32,6 +34,7 @@ from benchmarks.freshbrew import (
     per_repo,
     raw_rows,
     reactor_poms,
+    read_finished,
     read_repos,
     rescored_rows,
     select,
@@ -445,3 +448,20 @@ def test_an_out_file_reads_back_to_the_same_rows() -> None:
     (again,) = rescored_rows(raw, [(row.entry, None)])
     assert per_repo(again) == per_repo(row)
     assert per_repo(row)["pass_check"] == "FAILS 1"
+
+
+def test_a_run_cut_short_goes_on_from_its_finished_grades(tmp_path: Path) -> None:
+    finished = tmp_path / "finished.jsonl"
+    done = _row({"tests": {"patched": {"tests_run": 5, "tests_failed": 0, "tests_errors": 0}}})
+    _record_finished(finished, done)
+    with finished.open("a", encoding="utf-8") as out:
+        out.write('{"x/torn": {"graded"')  # the line a crash cut in half
+    assert list(read_finished(finished)) == ["o/r"]
+    again = Row(done.entry, FreshPrepared(_case(done.entry)))
+    again.made = done.made
+    other_entry = Entry("o/other", "b" * 40, 1, 0, 0, 1, 10)
+    other = Row(other_entry, FreshPrepared(_case(other_entry)))
+    todo = _take_finished([again, other], [again, other], finished)
+    assert todo == [other]
+    assert per_repo(again) == per_repo(done)
+    assert _take_finished([other], [other], tmp_path / "absent.jsonl") == [other]
