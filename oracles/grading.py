@@ -87,6 +87,9 @@ class TestReport:
     disagreements: tuple[Disagreement, ...] = ()
     # A failing test's message (the assertion text), shown as evidence; never graded.
     messages: Mapping[str, str] = field(default_factory=dict)
+    # Per Go package, how often its test binary was executed again while it ran, as the
+    # harness's supervisor saw it from outside the binary (``supervise.go``).
+    self_execs: Mapping[str, int] = field(default_factory=dict)
 
     def with_status(self, status: TestStatus) -> set[str]:
         return {name for name, value in self.results.items() if value is status}
@@ -181,6 +184,45 @@ def parse_surefire(artifacts: Mapping[str, str]) -> TestReport:
 
 
 _GO_FINAL = {"pass": TestStatus.PASSED, "fail": TestStatus.FAILED, "skip": TestStatus.SKIPPED}
+# The supervisor's report on one test binary: printed after the binary and everything it
+# started are gone, so the last one of a package is the supervisor's own.
+_SUPERVISED = re.compile(
+    r"^migration-evals-supervise: exit=(?P<exit>\d+) self-execs=(?P<self>\d+) "
+    r"execs=\d+ leftovers=\d+$"
+)
+_UNSUPERVISED = re.compile(r"^migration-evals-supervise: (?P<why>.+)$")
+
+
+@dataclass
+class _Supervision:
+    """What the supervisor said about each package's test binary."""
+
+    self_execs: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def note(self, event: Mapping[str, Any]) -> None:
+        if event.get("Action") != "output" or event.get("Test"):
+            return
+        text = str(event.get("Output", "")).strip()
+        package = str(event.get("Package", ""))
+        found = _SUPERVISED.match(text)
+        if found:
+            self.self_execs[package] = int(found["self"])
+            self.failures.pop(package, None)
+        elif (refused := _UNSUPERVISED.match(text)) is not None:
+            self.failures[package] = refused["why"]
+
+    def problems(self, tested: Iterable[str]) -> list[str]:
+        """Once any package was supervised, each one that ran tests must have been."""
+        said = [
+            f"package {p}: the test supervisor failed: {why}" for p, why in self.failures.items()
+        ]
+        if not self.self_execs and not self.failures:
+            return said  # a run the harness did not supervise (a recipe without it)
+        missing = sorted(set(tested) - set(self.self_execs) - set(self.failures))
+        return said + [
+            f"package {p}: tests ran with no report from the supervisor" for p in missing
+        ]
 
 
 def parse_go_test_json(output: str) -> TestReport:
@@ -194,6 +236,7 @@ def parse_go_test_json(output: str) -> TestReport:
     packages: dict[str, TestStatus] = {}
     said: dict[str, list[str]] = {}
     tested: set[str] = set()
+    supervision = _Supervision()
     for line in output.splitlines():
         if not line.startswith("{"):
             continue
@@ -204,6 +247,7 @@ def parse_go_test_json(output: str) -> TestReport:
         if not isinstance(event, dict):
             continue
         _note_go_output(event, said)
+        supervision.note(event)
         status = _GO_FINAL.get(str(event.get("Action")))
         if status is None:
             continue
@@ -223,7 +267,14 @@ def parse_go_test_json(output: str) -> TestReport:
         for name, status in results.items()
         if status is TestStatus.FAILED and said.get(name)
     }
-    return TestReport(results, suites=packages, messages=failed)
+    problems = supervision.problems(name.removeprefix("package ") for name in tested)
+    return TestReport(
+        results,
+        tuple(problems),
+        suites=packages,
+        messages=failed,
+        self_execs=supervision.self_execs,
+    )
 
 
 def _note_go_output(event: Mapping[str, Any], said: dict[str, list[str]]) -> None:
@@ -431,6 +482,31 @@ def _disagreement(baseline: TestReport, patched: TestReport) -> TestGrade | None
     return TestGrade(Verdict.FAIL, f"{DISAGREE}: {found[0].message}", evidence)
 
 
+def _self_executions(baseline: TestReport, patched: TestReport) -> TestGrade | None:
+    """A test binary that runs itself again more often than at the base commit: a copy of
+    it could have run the tests while the first one wrote the results (output, exit
+    status, coverage) it liked. Tests that re-run their own binary as a helper process do
+    so at the base commit too, as often."""
+    more = {
+        package: (count, baseline.self_execs.get(package, 0))
+        for package, count in sorted(patched.self_execs.items())
+        if count > baseline.self_execs.get(package, 0)
+    }
+    if not more:
+        return None
+    evidence = tuple(
+        Evidence(f"package {package}: test binary executed again {now} time(s), {then} at the base")
+        for package, (now, then) in more.items()
+    )
+    package, (now, then) = next(iter(more.items()))
+    reason = (
+        f"the test binary of package {package} executed itself again {now} time(s) "
+        f"({then} at the base commit): its results could have been written by it, "
+        "not by the tests"
+    )
+    return TestGrade(Verdict.FAIL, reason, evidence)
+
+
 def _vacuous(baseline: TestReport) -> TestGrade | None:
     """No test ran at the base commit: nothing to compare; a suite that cannot run there
     at all is the infrastructure's problem."""
@@ -474,6 +550,7 @@ def grade_tests(
         return TestGrade(Verdict.FAIL, f"test report unusable: {patched.problems[0]}")
     early = (
         _disagreement(baseline, patched)
+        or _self_executions(baseline, patched)
         or grade_test_edits(edited_tests, allow_test_changes=allow_test_changes)
         or _vacuous(baseline)
         or _none_passing(baseline)

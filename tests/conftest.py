@@ -317,12 +317,20 @@ class LiveGrader:
         self.repos = RepoCache(tmp_path / "cache")
 
     def grade(
-        self, repo: tuple[Path, str], patch: str, recipe: str, specs: SpecSet | None = None
+        self,
+        repo: tuple[Path, str],
+        patch: str,
+        recipe: str,
+        specs: SpecSet | None = None,
+        *,
+        apply: ApplyOracle | None = None,
     ) -> Trial:
+        """``apply`` replaces tier 1, so a test can show a later tier catching by itself
+        what tier 1 refuses first."""
         specs = specs or self.specs
         judge = FakeJudge(lambda _r: JudgeReply(judge_json("pass", []), "end_turn"))
         oracles = [
-            ApplyOracle(),
+            apply or ApplyOracle(),
             CompileOracle(self.sandbox, self.builds, self.baselines),
             TestsOracle(self.sandbox, self.baselines, self.builds),
             JudgeOracle(judge, judge),

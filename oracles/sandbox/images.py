@@ -99,6 +99,10 @@ _SCHEMA: dict[str, Any] = {
                     "tag": {"type": "string", "minLength": 1},
                     "dockerfile": {"type": "string", "pattern": r"^[\w.-]+$"},
                     "needs_mirror": {"type": "boolean"},
+                    "files": {
+                        "type": "array",
+                        "items": {"type": "string", "pattern": r"^[\w.-]+$"},
+                    },
                     "build_args": {"type": "object", "additionalProperties": {"type": "string"}},
                     "maven": {
                         "type": "object",
@@ -159,6 +163,8 @@ class LayerImage:
     go_toolchain: GoToolchain | None = None
     # Unpacked into the build context as ``maven/`` (a Maven home) when set.
     maven: MavenDistribution | None = None
+    # Files beside images.yaml copied into the build context (sources the layer builds).
+    files: tuple[Path, ...] = ()
 
     def parents(self) -> list[str]:
         """The images this layer builds FROM, with its build arguments substituted."""
@@ -199,6 +205,7 @@ def load_image_set(path: Path) -> ImageSet:
             bool(layer.get("needs_mirror", False)),
             _toolchain(layer.get("go_toolchain")),
             _maven(layer.get("maven")),
+            tuple(path.parent / name for name in layer.get("files", ())),
         )
         for layer in data["layers"]
     )
@@ -400,6 +407,12 @@ class ImageBuilder:
                     else None
                 ),
                 "maven": [layer.maven.version, layer.maven.sha512] if layer.maven else None,
+                # Only when there are some: the stamps of layers without files stay as they were.
+                **(
+                    {"files": {f.name: f.read_text(encoding="utf-8") for f in layer.files}}
+                    if layer.files
+                    else {}
+                ),
             }
         )
 
@@ -553,6 +566,8 @@ class ImageBuilder:
         context = Path(tempfile.mkdtemp(prefix="layer-", dir=self.workdir))
         try:
             shutil.copyfile(layer.dockerfile, context / "Dockerfile")
+            for source in layer.files:
+                shutil.copyfile(source, context / source.name)
             if layer.go_toolchain is not None:
                 self._unpack_toolchain(layer, context / "go")
             if layer.maven is not None:

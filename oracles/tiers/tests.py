@@ -132,8 +132,9 @@ def _prefixed(report: TestReport, label: str | None) -> TestReport:
         Disagreement(d.kind, f"{label}: {d.message}") for d in report.disagreements
     )
     messages = {f"{label}: {name}": text for name, text in report.messages.items()}
+    self_execs = {f"{label}: {name}": count for name, count in report.self_execs.items()}
     return TestReport(
-        scope(report.results), problems, scope(report.suites), disagreements, messages
+        scope(report.results), problems, scope(report.suites), disagreements, messages, self_execs
     )
 
 
@@ -143,13 +144,15 @@ def merge_reports(reports: Sequence[TestReport]) -> TestReport:
     problems: list[str] = []
     disagreements: list[Disagreement] = []
     messages: dict[str, str] = {}
+    self_execs: dict[str, int] = {}
     for report in reports:
         results.update(report.results)
         suites.update(report.suites)
         messages.update(report.messages)
+        self_execs.update(report.self_execs)
         problems += report.problems
         disagreements += report.disagreements
-    return TestReport(results, tuple(problems), suites, tuple(disagreements), messages)
+    return TestReport(results, tuple(problems), suites, tuple(disagreements), messages, self_execs)
 
 
 @dataclass

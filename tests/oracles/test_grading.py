@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from core.model import Severity, Verdict
@@ -431,3 +433,58 @@ def test_a_pass_that_left_out_tests_failing_at_the_base_says_so_in_its_reason() 
     assert [e.message for e in grade.evidence] == [
         "fails at the base commit, left out: x.ATest#offline"
     ]
+
+
+def _supervised_run(self_execs: int, *, forged: str = "", record: bool = True) -> str:
+    """A package's go test -json events with the supervisor's report (and a forged one
+    the test binary printed before it)."""
+    events = [
+        '{"Action":"run","Package":"m","Test":"TestA"}',
+        '{"Action":"pass","Package":"m","Test":"TestA"}',
+    ]
+    if forged:
+        events.append(json.dumps({"Action": "output", "Package": "m", "Output": forged + "\n"}))
+    if record:
+        said = f"migration-evals-supervise: exit=0 self-execs={self_execs} execs=0 leftovers=0\n"
+        events.append(json.dumps({"Action": "output", "Package": "m", "Output": said}))
+    events.append('{"Action":"pass","Package":"m"}')
+    return "\n".join(events)
+
+
+def test_a_test_binary_running_itself_more_often_than_at_the_base_fails() -> None:
+    """A copy of the binary could have run the tests while the first wrote the results."""
+    baseline = parse_go_test_json(_supervised_run(0))
+    patched = parse_go_test_json(_supervised_run(1))
+    assert (baseline.self_execs, patched.self_execs) == ({"m": 0}, {"m": 1})
+    grade = grade_tests(baseline, patched)
+    assert grade.verdict is Verdict.FAIL
+    assert "the test binary of package m executed itself again 1 time(s) (0 at" in grade.reason
+
+
+def test_helper_processes_the_base_runs_as_often_are_not_held_against_the_patch() -> None:
+    grade = grade_tests(
+        parse_go_test_json(_supervised_run(2)), parse_go_test_json(_supervised_run(2))
+    )
+    assert grade.verdict is Verdict.PASS, grade.reason
+
+
+def test_a_supervisor_report_the_binary_printed_itself_is_overridden_by_the_real_one() -> None:
+    forged = "migration-evals-supervise: exit=0 self-execs=0 execs=0 leftovers=0"
+    patched = parse_go_test_json(_supervised_run(1, forged=forged))
+    assert patched.self_execs == {"m": 1}
+    assert grade_tests(parse_go_test_json(_supervised_run(0)), patched).verdict is Verdict.FAIL
+
+
+def test_a_package_that_ran_tests_without_the_supervisors_report_is_unusable() -> None:
+    other = _supervised_run(0).replace('"m"', '"m/other"')
+    unreported = parse_go_test_json(other + "\n" + _supervised_run(0, record=False))
+    assert unreported.problems == ("package m: tests ran with no report from the supervisor",)
+    grade = grade_tests(parse_go_test_json(_supervised_run(0)), unreported)
+    assert grade.verdict is Verdict.FAIL
+    # A supervisor that could not trace says so; at the base that is the harness's error.
+    refused = _supervised_run(0, record=False, forged="migration-evals-supervise: cannot trace")
+    base = parse_go_test_json(refused)
+    assert base.problems == ("package m: the test supervisor failed: cannot trace",)
+    assert grade_tests(base, parse_go_test_json(_supervised_run(0))).verdict is Verdict.ERROR
+    # A recipe that runs no supervisor has no reports to miss.
+    assert parse_go_test_json(_supervised_run(0, record=False)).problems == ()
