@@ -258,25 +258,45 @@ def is_complete(git_dir: Path) -> bool:
 def trimmed_repo(git_dir: Path, commit: str, dest: Path) -> Path:
     """A bare repository holding ``commit`` alone (depth 1), for a mirror that lacks
     objects elsewhere in its history (a stored snapshot may leave out large files), so the
-    grader's clone of it works. The commit keeps its id."""
-    if (dest / "HEAD").exists():
+    grader's clone of it works. The commit keeps its id. Made beside ``dest`` and moved
+    there whole, so a fetch cut short (a kill, a restart) leaves no copy that looks done."""
+    if _holds_base(dest, commit):
         return dest
-    dest.mkdir(parents=True, exist_ok=True)
-    git(dest, "init", "-q", "--bare")
-    upload = "git -c uploadpack.allowAnySHA1InWant=true upload-pack"
-    git(
-        dest,
-        "fetch",
-        "-q",
-        "--depth=1",
-        "--no-tags",
-        f"--upload-pack={upload}",
-        git_dir.resolve().as_uri(),
-        commit,
-    )
-    git(dest, "update-ref", "refs/heads/base", commit)
-    git(dest, "symbolic-ref", "HEAD", "refs/heads/base")
+    shutil.rmtree(dest, ignore_errors=True)  # a copy of another commit, or one left half-made
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    try:
+        git(work, "init", "-q", "--bare")
+        upload = "git -c uploadpack.allowAnySHA1InWant=true upload-pack"
+        git(
+            work,
+            "fetch",
+            "-q",
+            "--depth=1",
+            "--no-tags",
+            f"--upload-pack={upload}",
+            git_dir.resolve().as_uri(),
+            commit,
+        )
+        git(work, "update-ref", "refs/heads/base", commit)
+        git(work, "symbolic-ref", "HEAD", "refs/heads/base")
+        work.rename(dest)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return dest
+
+
+def _holds_base(dest: Path, commit: str) -> bool:
+    """Whether ``dest`` is a finished depth-1 copy of ``commit``."""
+    if not (dest / "HEAD").exists():
+        return False
+    done = subprocess.run(
+        ["git", "--git-dir", str(dest), "rev-parse", "-q", "--verify", "refs/heads/base"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode == 0 and done.stdout.strip() == commit
 
 
 def export_tree(git_dir: Path, commit: str, dest: Path) -> None:

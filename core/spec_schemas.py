@@ -170,6 +170,17 @@ _INTEGRITY = _object(
     required=["settings", "shadowing"],
 )
 
+# The families ``oracles.contracts.outside.Family`` names.
+_OUTSIDE_FAMILIES = [
+    "load-time-code",
+    "process-control",
+    "test-detection",
+    "test-output",
+    "test-framework-hooks",
+    "foreign-code",
+    "new-dependencies",
+]
+
 # The recipe's own rewrites of test sources (oracles.rewrites): an import, what it may
 # become, and the calls it implies, written as source with $placeholders.
 _REWRITE_GROUP = _object(
@@ -194,7 +205,16 @@ RECIPE_SCHEMA: dict[str, Any] = _object(
         "params": {"type": "object"},
         "contract": {
             "type": "object",
-            "properties": {"kind": {"enum": ["java-release", "go-imports", "base-image"]}},
+            "properties": {
+                "kind": {"enum": ["java-release", "go-imports", "base-image"]},
+                # Families of construct the recipe does not explain: a patch adding one
+                # fails tier 1, named (oracles.contracts.outside).
+                "outside": {
+                    "type": "array",
+                    "items": {"enum": _OUTSIDE_FAMILIES},
+                    "uniqueItems": True,
+                },
+            },
             "required": ["kind"],
         },
         "sandbox": _object(

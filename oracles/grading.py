@@ -507,14 +507,15 @@ def _self_executions(baseline: TestReport, patched: TestReport) -> TestGrade | N
     return TestGrade(Verdict.FAIL, reason, evidence)
 
 
-def _vacuous(baseline: TestReport) -> TestGrade | None:
+def _vacuous(baseline: TestReport, base_stopped: str | None = None) -> TestGrade | None:
     """No test ran at the base commit: nothing to compare; a suite that cannot run there
-    at all is the infrastructure's problem."""
+    at all is the infrastructure's problem, and where its build stopped says why."""
     if baseline.results:
         return None
     exits = [name for name in baseline.suites if name.endswith(EXIT_STATUS)]
     if any(baseline.suites[name] is TestStatus.FAILED for name in exits):
-        return TestGrade(Verdict.ERROR, "the base commit's test suite does not run here")
+        why = f": {base_stopped}" if base_stopped else ""
+        return TestGrade(Verdict.ERROR, f"the base commit's test suite does not run here{why}")
     return TestGrade(Verdict.INCONCLUSIVE, "no tests to compare: no test ran at the base commit")
 
 
@@ -532,6 +533,7 @@ def grade_tests(
     edited_tests: Sequence[str] = (),
     allow_test_changes: bool = False,
     stopped: str | None = None,
+    base_stopped: str | None = None,
 ) -> TestGrade:
     """Compare the patched run against the baseline run (both harness-parsed).
 
@@ -542,7 +544,8 @@ def grade_tests(
 
     ``stopped`` says where the patched run's build stopped
     (``oracles.compiler_output.describe_build_stop``); it only words the reason when
-    tests went missing or only a suite's status regressed, never changes the verdict.
+    tests went missing or only a suite's status regressed, never changes the verdict;
+    ``base_stopped`` words why a base suite that ran no test does not run.
     """
     if baseline.problems:
         return TestGrade(Verdict.ERROR, f"baseline test report unusable: {baseline.problems[0]}")
@@ -552,7 +555,7 @@ def grade_tests(
         _disagreement(baseline, patched)
         or _self_executions(baseline, patched)
         or grade_test_edits(edited_tests, allow_test_changes=allow_test_changes)
-        or _vacuous(baseline)
+        or _vacuous(baseline, base_stopped)
         or _none_passing(baseline)
     )
     if early is not None:

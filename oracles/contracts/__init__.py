@@ -6,7 +6,10 @@
     go-imports    oracles.contracts.go      touched Go files no longer import the old paths
     base-image    oracles.contracts.docker  FROM lines move to the new images, nothing else
 
-Each check is a pure function of (recipe, changeset params, tree). An empty list means
+and, for the kinds whose recipes name them under ``contract.outside``, the constructs no
+migration of that kind explains, added by the patch (``oracles.contracts.outside``; found
+by ``go_outside`` and ``java_outside``). Each check is a pure function of (recipe,
+changeset params, tree). An empty list means
 the contract holds; each ``Evidence`` is one way it does not. An unknown kind is a broken
 spec (``SpecError``), never the candidate's fault.
 """
@@ -21,16 +24,28 @@ from core.model import Evidence
 from core.specs import Recipe
 from oracles.contracts.docker import check_base_image
 from oracles.contracts.go import check_go_imports
+from oracles.contracts.go_outside import check_go_outside
 from oracles.contracts.java import check_java_release
+from oracles.contracts.java_outside import check_java_outside
 from oracles.tree import TreeView
 
 __all__ = ["ContractCheck", "check_contract"]
 
 ContractCheck = Callable[[Recipe, Mapping[str, Any], TreeView], list[Evidence]]
 
+
+def _and(*checks: ContractCheck) -> ContractCheck:
+    """One check reporting every evidence of ``checks``, in order."""
+
+    def check(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
+        return [e for each in checks for e in each(recipe, params, tree)]
+
+    return check
+
+
 _CHECKS: Mapping[str, ContractCheck] = {
-    "java-release": check_java_release,
-    "go-imports": check_go_imports,
+    "java-release": _and(check_java_release, check_java_outside),
+    "go-imports": _and(check_go_imports, check_go_outside),
     "base-image": check_base_image,
 }
 

@@ -11,7 +11,9 @@ and leaves behind:
 
 A patch whose touched Go files imported none of the old paths at base rewrote nothing,
 which is evidence too. Imports are read with tree-sitter, so comments and strings that
-merely mention a path do not count.
+merely mention a path do not count. What the rewrite does not explain (a new ``init``, a
+re-exec of the test binary, a check for running under test) is the recipe's
+``contract.outside``, checked beside this one (``oracles.contracts.go_outside``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from core.specs import Recipe
 from oracles.syntax import language_of, load_language, parse
 from oracles.tree import FileChange, TreeView
 
-__all__ = ["check_go_imports", "import_paths"]
+__all__ = ["GoImport", "check_go_imports", "go_imports", "import_paths"]
 
 # Package members used through a package name: calls, values and types.
 _SELECTORS = """
@@ -45,7 +47,9 @@ class _Rule:
 
 
 @dataclass(frozen=True, slots=True)
-class _Import:
+class GoImport:
+    """One import spec of a Go file, at its 1-based line and column."""
+
     path: str
     alias: str | None  # "x", "." or "_" as written; None when the spec has no name
     line: int
@@ -74,7 +78,7 @@ def _rules(recipe: Recipe, params: Mapping[str, Any]) -> list[_Rule]:
     return rules
 
 
-def _import_of(spec: Node) -> _Import | None:
+def _import_of(spec: Node) -> GoImport | None:
     path = spec.child_by_field_name("path")
     name = spec.child_by_field_name("name")
     if spec.type != "import_spec" or path is None or path.text is None:
@@ -82,10 +86,11 @@ def _import_of(spec: Node) -> _Import | None:
     alias = name.text.decode("utf-8", "replace") if name and name.text else None
     literal = path.text[1:-1].decode("utf-8", "replace")  # "io/ioutil" or `io/ioutil`
     row, column = spec.start_point
-    return _Import(literal, alias, row + 1, column + 1)
+    return GoImport(literal, alias, row + 1, column + 1)
 
 
-def _imports(root: Node) -> list[_Import]:
+def go_imports(root: Node) -> list[GoImport]:
+    """The import specs of a parsed Go file, in order."""
     specs: list[Node] = []
     for declaration in root.children:
         if declaration.type != "import_declaration":
@@ -97,7 +102,7 @@ def _imports(root: Node) -> list[_Import]:
 
 def import_paths(root: Node) -> list[str]:
     """The paths a parsed Go file's import declarations name, in order."""
-    return [imp.path for imp in _imports(root)]
+    return [imp.path for imp in go_imports(root)]
 
 
 @functools.cache  # a Query is immutable once built; each use gets its own QueryCursor
@@ -119,7 +124,7 @@ def _members_used(root: Node, package: str) -> dict[str, int]:
 
 
 def _leftover_imports(
-    path: str, imports: Iterable[_Import], rules: Sequence[_Rule]
+    path: str, imports: Iterable[GoImport], rules: Sequence[_Rule]
 ) -> list[Evidence]:
     by_old = {rule.old: rule for rule in rules}
     return [
@@ -136,7 +141,7 @@ def _leftover_imports(
 
 
 def _dangling_uses(
-    path: str, root: Node, imports: Sequence[_Import], dropped: Iterable[_Import]
+    path: str, root: Node, imports: Sequence[GoImport], dropped: Iterable[GoImport]
 ) -> list[Evidence]:
     """Members of a dropped package still used under its old name, which nothing binds."""
     bound = {imp.name for imp in imports}
@@ -150,11 +155,11 @@ def _dangling_uses(
     return evidence
 
 
-def _base_imports(tree: TreeView, change: FileChange, olds: set[str]) -> list[_Import]:
+def _base_imports(tree: TreeView, change: FileChange, olds: set[str]) -> list[GoImport]:
     source = tree.read_base(change.old_path) if change.old_path else None
     if source is None:
         return []
-    return [imp for imp in _imports(parse("go", source).root_node) if imp.path in olds]
+    return [imp for imp in go_imports(parse("go", source).root_node) if imp.path in olds]
 
 
 def check_go_imports(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
@@ -173,7 +178,7 @@ def check_go_imports(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) 
         if path is None or source is None:
             continue  # deleted: nothing left to import anything
         root = parse("go", source).root_node
-        imports = _imports(root)
+        imports = go_imports(root)
         still = {imp.path for imp in imports}
         evidence += _leftover_imports(path, imports, rules)
         dropped = [imp for imp in at_base if imp.path not in still]

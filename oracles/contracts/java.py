@@ -15,7 +15,10 @@ is not judged. Declarations read, in each ``pom.xml``, ``build.gradle`` and
 
 The contract holds iff at least one declaration names the target release and none names
 another. A value this module cannot read (a property defined in a parent pom, a Gradle
-variable) counts neither way: the compile tier sees the real level.
+variable) counts neither way: the compile tier sees the real level. What no upgrade
+explains (ending or re-launching the JVM, a test framework listener, a check for running
+under JUnit) is the recipe's ``contract.outside``, checked beside this one
+(``oracles.contracts.java_outside``).
 """
 
 from __future__ import annotations

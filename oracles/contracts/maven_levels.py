@@ -96,7 +96,9 @@ def _link_parent(tree: TreeView, pom: _Pom, cache: dict[str, _Pom | None], jdk: 
     folder = posixpath.dirname(pom.path)
     target = posixpath.normpath(posixpath.join(folder, relative)) if relative else ""
     if target and not target.endswith(".xml"):
-        target = posixpath.join(target, "pom.xml")
+        # normpath again: "../" from a module one level down is the root ("pom.xml", not
+        # "./pom.xml", which names no file of the tree).
+        target = posixpath.normpath(posixpath.join(target, "pom.xml"))
     parent = _load(tree, target, cache, jdk) if target and not target.startswith("..") else None
     wanted = text_of(declared, "artifactId")
     if parent is not None and text_of(parent.root, "artifactId") == wanted:

@@ -191,12 +191,12 @@ def _stopped(suites: Sequence[_Suite]) -> TestGrade | None:
     return None
 
 
-def _build_stop(suites: Sequence[_Suite]) -> str | None:
-    """Where the graded run of the first project whose suite exited non-zero stopped
-    (``None`` when none did, or its output does not say): with fewer tests than at the
-    base, that is the cause, not the count."""
+def _build_stop(suites: Sequence[_Suite], *, at_base: bool = False) -> str | None:
+    """Where the graded run (or the base commit's, ``at_base``) of the first project whose
+    suite exited non-zero stopped (``None`` when none did, or its output does not say):
+    with fewer tests than at the base, that is the cause, not the count."""
     for suite in suites:
-        run = suite.patched
+        run = suite.baseline if at_base else suite.patched
         if run is None or run.exit_code == 0:
             continue
         if stop := describe_build_stop(run.output):
@@ -474,7 +474,12 @@ class TestsOracle:
 
         at_base = merge_reports([_removed(report(s.baseline, s.label), s) for s in suites])
         patched = merge_reports([report(s.patched, s.label) for s in suites])
-        grade = grade_tests(at_base, patched, stopped=_build_stop(suites))
+        grade = grade_tests(
+            at_base,
+            patched,
+            stopped=_build_stop(suites),
+            base_stopped=_build_stop(suites, at_base=True),
+        )
         if grade.regressions:
             grade = self._rerun(sandboxed, suites, report_format, grade, runs)
         spec = _CoverageSpec.of(context.recipe)

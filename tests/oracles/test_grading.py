@@ -488,3 +488,14 @@ def test_a_package_that_ran_tests_without_the_supervisors_report_is_unusable() -
     assert grade_tests(base, parse_go_test_json(_supervised_run(0))).verdict is Verdict.ERROR
     # A recipe that runs no supervisor has no reports to miss.
     assert parse_go_test_json(_supervised_run(0, record=False)).problems == ()
+
+
+def test_a_base_suite_that_cannot_run_says_where_its_build_stopped() -> None:
+    stop = (
+        "the build stopped at maven-surefire-plugin:3.6.1:test "
+        "(TestNG support requires version 6.14.3 or above. You have declared version 6.5.2)"
+    )
+    baseline = exit_status_suite(TestReport(), 1)
+    grade = grade_tests(baseline, baseline, base_stopped=stop)
+    assert grade.verdict is Verdict.ERROR
+    assert grade.reason == f"the base commit's test suite does not run here: {stop}"

@@ -378,3 +378,28 @@ def test_only_the_reactors_the_patch_touches_are_judged(recipe: Recipe) -> None:
     assert _where(check_contract(recipe, {}, tree)) == [
         ("core/pom.xml", 7, "maven.compiler.source is 1.8; the recipe requires 17")
     ]
+
+
+def test_a_parent_named_by_its_folder_is_the_roots_pom(recipe: Recipe) -> None:
+    """``<relativePath>../</relativePath>`` names the folder: the root's ``pom.xml``."""
+    parent = _pom(
+        "  <packaging>pom</packaging>\n"
+        "  <modules><module>core</module></modules>\n"
+        "  <properties><java.version>{level}</java.version></properties>\n"
+        "  <build><plugins><plugin><artifactId>maven-compiler-plugin</artifactId>\n"
+        "    <configuration><source>${{java.version}}</source><target>${{java.version}}</target>"
+        "</configuration>\n"
+        "  </plugin></plugins></build>\n"
+    )
+    module = (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>\n'
+        "  <parent><groupId>demo</groupId><artifactId>demo</artifactId>"
+        "<version>1.0</version><relativePath>../</relativePath></parent>\n"
+        "  <artifactId>core</artifactId>\n</project>\n"
+    )
+    raised = {"pom.xml": parent.format(level="17"), "core/pom.xml": module}
+    assert check_contract(recipe, {}, _tree(raised)) == []
+    # The module inherits the root's 1.6, at the root's lines.
+    left = {"pom.xml": parent.format(level="1.6"), "core/pom.xml": module}
+    located = {(path, line) for path, line, _ in _where(check_contract(recipe, {}, _tree(left)))}
+    assert ("pom.xml", 11) in located
