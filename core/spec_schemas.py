@@ -216,6 +216,13 @@ RECIPE_SCHEMA: dict[str, Any] = _object(
                 },
             },
             "required": ["kind"],
+            # A base-image recipe declares that a Dockerfile's other build inputs stay
+            # (oracles.contracts.build_inputs), so its stamp says which rule graded it.
+            "if": {"properties": {"kind": {"const": "base-image"}}},
+            "then": {
+                "properties": {"build_inputs": {"const": "unchanged"}},
+                "required": ["build_inputs"],
+            },
         },
         "sandbox": _object(
             {

@@ -1,15 +1,17 @@
 """Building each Dockerfile a patch touches, at the base commit and patched.
 
-Used by tier 2 (do they build?) and tier 3 (the images they build, compared). Every build
-is anchored on the base commit: a Dockerfile whose base version does not build here (its
-base images missing on the engine, a package source out of reach, a target it lacks) is
-the infrastructure's problem, ``error``, and its patched version is not built; a patched
+Used by tier 2 (do they build?) and tier 3 (the images they build, compared). Each side
+sends the context ``docker build`` would send, with its own ignore file applied
+(``oracles.dockerignore``). Every build is anchored on the base commit: a Dockerfile
+whose base version does not build here (its base images missing on the engine, a package
+source out of reach, a target it lacks, an ignore file Docker refuses) is the
+infrastructure's problem, ``error``, and its patched version is not built; a patched
 version that fails where the base built is the candidate's, ``fail``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +21,7 @@ from core.ports import SandboxResult
 from oracles.compiler_output import parse_build_output
 from oracles.dockerfile_model import Dockerfile, read_dockerfile
 from oracles.dockerfiles import DockerBuild
+from oracles.dockerignore import IgnoreFileError, build_context
 from oracles.tiers.sandboxed import TrialSandbox, sandbox_details
 
 __all__ = ["BuiltPair", "build_pair", "built", "worst"]
@@ -84,9 +87,13 @@ def _why(result: SandboxResult) -> str:
     return f"exit {result.exit_code}"
 
 
-def _source(sandboxed: TrialSandbox, path: str, *, patched: bool) -> Dockerfile | None:
+def _reader(sandboxed: TrialSandbox, *, patched: bool) -> Callable[[str], bytes | None]:
     view = sandboxed.context.workspace.view()
-    data = view.read(path) if patched else view.read_base(path)
+    return view.read if patched else view.read_base
+
+
+def _source(sandboxed: TrialSandbox, path: str, *, patched: bool) -> Dockerfile | None:
+    data = _reader(sandboxed, patched=patched)(path)
     return read_dockerfile(data) if data is not None else None
 
 
@@ -117,7 +124,15 @@ def _attempt(sandboxed: TrialSandbox, build: DockerBuild, *, patched: bool) -> _
     except ValueError as exc:
         return _Attempt(None, f"the {side} {build.dockerfile} has {exc}")
     try:
-        request = sandboxed.build_request(build.command(), parents, patched=patched)
+        context = build_context(
+            build.dockerfile, build.context, _reader(sandboxed, patched=patched)
+        )
+    except IgnoreFileError as exc:  # docker build stops here too, before sending anything
+        return _Attempt(None, f"the {side} ignore file of {build.dockerfile}: {exc}")
+    try:
+        request = sandboxed.build_request(
+            build.command(), parents, patched=patched, context=context
+        )
     except SandboxError as exc:
         return _Attempt(None, f"{build.describe()}: {exc}", Verdict.ERROR)
     result = sandboxed.run(request)

@@ -8,12 +8,22 @@ an argument without a default cannot be known before the build and stays as writ
 
 A stage needs another when it starts FROM its alias (or index), copies ``--from`` it, or
 mounts ``from`` it in a ``RUN``. Building a target builds the stages it needs, transitively.
+
+What the file reads from its build context (``context_reads``): the sources of each
+``COPY`` and ``ADD`` without ``--from`` (URLs and here-documents aside) and of each ``RUN``
+bind mount without ``from``, in every stage. A source that names a build argument or
+variable, or a JSON form that does not parse, cannot be known before the build and is
+read as the whole context (``.``). ``ONBUILD`` instructions read a later build's context,
+not this one's.
 """
 
 from __future__ import annotations
 
+import json
+import posixpath
 import re
-from collections.abc import Iterable, Mapping
+import shlex
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -21,6 +31,7 @@ from tree_sitter import Node
 from oracles.syntax import parse
 
 __all__ = [
+    "ContextRead",
     "Dockerfile",
     "FromLine",
     "Item",
@@ -33,6 +44,9 @@ COMMENT_KINDS = {"comment": "comment", "ERROR": "unparsable text"}
 _EXPANSION = re.compile(r"\$(?:\{(\w+)(?::([-+])([^}]*))?\}|(\w+))")
 _FROM_PARAM = re.compile(r"^--from=(.+)$")
 _MOUNT_FROM = re.compile(r"(?:^|,)from=([^,]+)")
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@)", re.IGNORECASE)
+_WHOLE_CONTEXT = "."
+_CONTINUATION = re.compile(r"\\\r?\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +73,22 @@ class Item:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextRead:
+    """A source an instruction reads from the build context: a path or ``filepath.Match``
+    pattern relative to the context, cleaned (``.`` is all of it)."""
+
+    source: str
+    line: int
+    instruction: str  # COPY, ADD or RUN
+
+
+@dataclass(frozen=True, slots=True)
 class Dockerfile:
     froms: tuple[FromLine, ...]
     items: tuple[Item, ...]
     global_args: Mapping[str, str | None]  # declared before the first FROM: name -> default
     needs: tuple[frozenset[str], ...]  # per stage, the stage references it depends on
+    context_reads: tuple[ContextRead, ...] = ()
 
     def stage_index(self, reference: str) -> int | None:
         """The stage a ``--from``/FROM reference names (alias or index), if any."""
@@ -238,6 +263,60 @@ def _stage_needs(node: Node) -> set[str]:
     return needs
 
 
+def _context_path(source: str) -> str:
+    """A source as the builder resolves it: relative to the context, never above it."""
+    if "$" in source:
+        return _WHOLE_CONTEXT  # a variable: which files it names is known only in the build
+    return posixpath.normpath("/" + source).lstrip("/") or _WHOLE_CONTEXT
+
+
+def _copy_sources(node: Node) -> list[str] | None:
+    """The sources of a COPY or ADD as the builder reads its words, None if it copies from
+    another stage or image; words that do not parse are read as the whole context."""
+    children = node.named_children
+    if any(c.type == "param" and _FROM_PARAM.match(_text(c)) for c in children):
+        return None
+    paths = [c for c in children if c.type == "path"]
+    if not paths:
+        return []
+    start, end = paths[0].start_byte - node.start_byte, paths[-1].end_byte - node.start_byte
+    raw = _CONTINUATION.sub("", (node.text or b"")[start:end].decode("utf-8", "replace"))
+    try:
+        words = json.loads(raw) if raw.startswith("[") else shlex.split(raw)
+    except ValueError:
+        return [_WHOLE_CONTEXT]
+    if not isinstance(words, list):
+        return [_WHOLE_CONTEXT]
+    return [str(w) for w in words[:-1] if not str(w).startswith("<<")]
+
+
+def _mount_sources(node: Node) -> Iterator[str]:
+    """The context paths a RUN's bind mounts read (``source``, default the whole context)."""
+    for child in node.named_children:
+        if child.type != "mount_param":
+            continue
+        fields = dict(
+            part.partition("=")[::2] for part in _text(child).removeprefix("--mount=").split(",")
+        )
+        if fields.get("type", "bind") == "bind" and "from" not in fields:
+            yield fields.get("source") or fields.get("src") or _WHOLE_CONTEXT
+
+
+def _reads_of(node: Node) -> list[ContextRead]:
+    line = node.start_point.row + 1
+    if node.type == "run_instruction":
+        return [ContextRead(_context_path(s), line, "RUN") for s in _mount_sources(node)]
+    if node.type not in ("copy_instruction", "add_instruction"):
+        return []
+    kind = "COPY" if node.type == "copy_instruction" else "ADD"
+    sources = _copy_sources(node) or []
+    return [
+        ContextRead(_context_path(s), line, kind)
+        for s in sources
+        if not (kind == "ADD" and _REMOTE.match(s))
+    ]
+
+
 def read_dockerfile(source: bytes) -> Dockerfile:
     """Parse a Dockerfile. Named top-level nodes are instructions, comments, and ERROR
     nodes for text that does not parse (still compared verbatim); newlines are skipped."""
@@ -245,7 +324,9 @@ def read_dockerfile(source: bytes) -> Dockerfile:
     defaults: dict[str, str | None] = {}
     froms: list[FromLine] = []
     needs: list[set[str]] = []
+    reads: list[ContextRead] = []
     for node in nodes:
+        reads += _reads_of(node)
         if node.type == "from_instruction":
             froms.append(_from_of(node, defaults))
             needs.append({froms[-1].image})
@@ -259,6 +340,7 @@ def read_dockerfile(source: bytes) -> Dockerfile:
         items=tuple(_item_of(n) for n in nodes),
         global_args=defaults,
         needs=tuple(frozenset(n) for n in needs),
+        context_reads=tuple(reads),
     )
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "DockerBuild",
     "builds_dockerfiles",
     "diff_images",
+    "dockerfile_build",
     "is_dockerfile",
     "touched_builds",
 ]
@@ -76,15 +77,20 @@ def _build_for(path: str, named: Mapping[str, Any]) -> DockerBuild:
     return DockerBuild(path, context, str(target) if target else None)
 
 
+def dockerfile_build(path: str, params: Mapping[str, Any]) -> DockerBuild:
+    """How the Dockerfile at ``path`` is built: the changeset's ``builds`` entry for it, or
+    its own directory as context and its last stage as target."""
+    return _build_for(path, params.get("builds") or {})
+
+
 def touched_builds(changes: Sequence[FileChange], params: Mapping[str, Any]) -> list[DockerBuild]:
     """A build for every Dockerfile the patch modifies, in diff order."""
-    named: Mapping[str, Any] = params.get("builds") or {}
     builds = []
     for change in changes:
         if change.old_path is None or change.new_path is None:
             continue
         if is_dockerfile(change.new_path):
-            builds.append(_build_for(change.new_path, named))
+            builds.append(dockerfile_build(change.new_path, params))
     return builds
 
 

@@ -37,6 +37,8 @@ def language_of(path: str) -> str | None:
         return "java"
     if name.endswith(".go"):
         return "go"
+    if name.endswith(".dockerignore"):
+        return None  # a Dockerfile's own ignore file (Dockerfile.dockerignore) is no Dockerfile
     if (
         name in _DOCKERFILE_NAMES
         or name.startswith("Dockerfile.")

@@ -18,7 +18,7 @@ import shutil
 import tarfile
 import tempfile
 import time
-from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
@@ -351,12 +351,14 @@ class Workspace:
         subdir: str = "",
         graded: GradedTree | None = None,
         extra: Mapping[str, bytes] | None = None,
+        sends: Callable[[str], bool] | None = None,
     ) -> IO[bytes]:
         """The tree (with the patch on top if ``patched``; ``graded`` instead, if given)
         as an uncompressed tar stream, every entry owned by ``uid``:``gid``; only
         ``subdir`` when given, as the root. ``extra`` files (paths from the repository
         root) are the harness's own, laid over the tree (a synthesized go.mod): they win
-        over the tree's files of the same path.
+        over the tree's files of the same path. ``sends``, if given, says which entries
+        (paths below ``subdir``) go into the stream: a Docker build's context.
 
         The tree is never copied on disk: entries come from the read-only snapshot and
         the patch's in-memory overlay (a large stream spills to a temporary file).
@@ -373,7 +375,7 @@ class Workspace:
         if extra:
             overlay = {**overlay, **extra}
             executable = executable.difference(extra)
-        return TreeArchive(uid, gid, subdir).build(self.base, overlay, executable)
+        return TreeArchive(uid, gid, subdir, sends).build(self.base, overlay, executable)
 
 
 _SPOOL_BYTES = 64 * 1024 * 1024
@@ -382,11 +384,14 @@ _SPOOL_BYTES = 64 * 1024 * 1024
 class TreeArchive:
     """Writes a snapshot plus an overlay as a tar stream with one owner for every entry."""
 
-    def __init__(self, uid: int, gid: int, subdir: str = "") -> None:
+    def __init__(
+        self, uid: int, gid: int, subdir: str = "", sends: Callable[[str], bool] | None = None
+    ) -> None:
         self.uid = uid
         self.gid = gid
         folder = subdir.strip("/")
         self.prefix = "" if folder in ("", ".") else f"{folder}/"
+        self.sends = sends
         self.mtime = int(time.time())
         self._folders: set[str] = set()
 
@@ -407,7 +412,9 @@ class TreeArchive:
         return spool
 
     def _inside(self, relative: str) -> bool:
-        return not self.prefix or relative.startswith(self.prefix)
+        if self.prefix and not relative.startswith(self.prefix):
+            return False
+        return self.sends is None or self.sends(relative[len(self.prefix) :])
 
     def _info(self, name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
         info = tarfile.TarInfo(name)

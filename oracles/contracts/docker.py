@@ -1,4 +1,5 @@
-"""The ``base-image`` contract: FROM lines move to newer images and nothing else changes.
+"""The ``base-image`` contract: FROM lines move to newer images and nothing else changes,
+in the Dockerfiles or in what their builds read.
 
 The rewrites are read from the diff: for every Dockerfile the patch modifies, both
 versions are parsed with tree-sitter and their FROM lines paired by position; a pair whose
@@ -18,7 +19,10 @@ staying where they were, so nothing moves between stages. With
 ``contract.arg_defaults: true`` the default of an ``ARG`` before the first FROM may
 change when a FROM uses that argument; the image it yields is checked as a rewrite.
 Dockerfiles added, deleted or renamed are refused, and a patch that moves no image moved
-nothing, which is evidence too.
+nothing, which is evidence too. Any other file the patch touches that a build reads (an
+ignore file, a config file a ``COPY`` takes in) is outside the recipe, and the files no
+build reads are named as notices for the judge (``oracles.contracts.build_inputs``); the
+recipe declares this with ``contract.build_inputs: unchanged``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 
 from core.model import Evidence, Severity
 from core.specs import Recipe
+from oracles.contracts.build_inputs import check_build_inputs
 from oracles.dockerfile_model import Dockerfile, FromLine, Item, read_dockerfile
 from oracles.dockerfiles import is_dockerfile
 from oracles.image_refs import FamilyMoves, bump_problem, parse_image
@@ -233,7 +238,9 @@ def _rules(recipe: Recipe, params: Mapping[str, Any]) -> _Rules:
 
 
 def check_base_image(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
-    """Evidence against the touched Dockerfiles having moved only their FROM images."""
+    """Evidence against the touched Dockerfiles having moved only their FROM images and
+    the patch having left every other build input alone; notices name the files no build
+    reads."""
     rules = _rules(recipe, params)
     evidence: list[Evidence] = []
     moved = False
@@ -249,4 +256,4 @@ def check_base_image(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) 
         evidence += _check_rest(change.path, base, after, rules)
     if not moved:
         evidence.append(_failure("the patch moves no FROM line to a new image"))
-    return evidence
+    return evidence + check_build_inputs(tree, params)

@@ -17,6 +17,7 @@ from core.ports import Sandbox, SandboxAction, SandboxRequest, SandboxResult
 from core.specs import Recipe
 from oracles.builds import ProjectBuild, build_request
 from oracles.dockerfiles import diff_images
+from oracles.dockerignore import BuildContext
 from oracles.sandbox.capture import GO_TEST_EVENTS
 from oracles.tiers.base import TrialContext
 from oracles.toolchains import recipe_toolchain_images
@@ -118,9 +119,15 @@ class TrialSandbox:
         return build_request(request, build, patched=patched, environment=environment)
 
     def build_request(
-        self, command: Sequence[str], parents: Sequence[str], *, patched: bool = True
+        self,
+        command: Sequence[str],
+        parents: Sequence[str],
+        *,
+        patched: bool = True,
+        context: BuildContext | None = None,
     ) -> SandboxRequest:
-        """A ``docker build`` of the tree, pinned to the images it starts FROM."""
+        """A ``docker build`` of the tree, pinned to the images it starts FROM, sending
+        what ``context`` sends (the tree's ignore file applied) and keyed by it."""
         return self._request(
             SandboxAction.BUILD,
             "compile",
@@ -129,6 +136,7 @@ class TrialSandbox:
             collect=(),
             pinned=self.pin(parents),
             patched=patched,
+            context=context,
         )
 
     def start_request(
@@ -154,21 +162,25 @@ class TrialSandbox:
         patched: bool,
         graded: GradedTree | None = None,
         files: Mapping[str, bytes] | None = None,
+        context: BuildContext | None = None,
         **fields: Any,
     ) -> SandboxRequest:
         """``files`` are the harness's own, laid over the tree (a project's synthesized
         go.mod): they go into the tree's hash, so the request's keys differ from a run
-        without them."""
+        without them. A build ``context`` filters the tree and keys what it sends."""
         tier = Tier.COMPILE if step == "compile" else Tier.TESTS
         workspace = self.context.workspace
         extra = files or {}
-        hashed = graded.tree_hash if graded else workspace.tree_hash(patched=patched)
+        hashed = with_files(
+            graded.tree_hash if graded else workspace.tree_hash(patched=patched), extra
+        )
+        sends = context.sends if context is not None else None
         return SandboxRequest(
             action=action,
-            tree_hash=with_files(hashed, extra),
+            tree_hash=context.tree_hash(hashed) if context is not None else hashed,
             timeout_s=self.context.tier_spec(tier).timeout_s,
             tree=lambda uid, gid, subdir: workspace.archive(
-                uid, gid, patched=patched, subdir=subdir, graded=graded, extra=extra
+                uid, gid, patched=patched, subdir=subdir, graded=graded, extra=extra, sends=sends
             ),
             **fields,
         )

@@ -168,8 +168,14 @@ def test_no_dockerfile_touched_fails(recipe: Recipe) -> None:
         patched={"Dockerfile": BASE.encode(), "README.md": b"new\n"},
         changes=[FileChange(ChangeKind.MODIFY, "README.md", "README.md")],
     )
-    assert [e.message for e in check_contract(recipe, PARAMS, tree)] == [
-        "the patch moves no FROM line to a new image"
+    assert [(e.path, e.message) for e in check_contract(recipe, PARAMS, tree)] == [
+        (None, "the patch moves no FROM line to a new image"),
+        # COPY . . takes the whole context in: the README is in the image too.
+        (
+            "README.md",
+            "a build input changed: COPY at Dockerfile:5 reads it into the image; "
+            "the recipe changes FROM lines only",
+        ),
     ]
 
 
