@@ -34,6 +34,7 @@ from core.integrity import LedgerCheck, LedgerKeys
 from core.model import Stamps, Tier, Verdict, iso_date
 from core.stamps import sha256_hex
 from core.store import Store, ledger_table
+from gate.diff_coverage import scan_cells
 from gate.fabrication import find_marks, may_hold_marks
 from gate.provenance import envelope_origin
 from gate.suite_counts import table_cells
@@ -114,6 +115,7 @@ class _TrialBuilder:
     origins: list[str] = field(default_factory=list)
     stop_reason: str = ""
     test_counts: tuple[str, ...] = ()
+    diff_coverage: tuple[str, ...] = ()
 
     def merge(self, later: _TrialBuilder) -> None:
         """Append the rows of the same trial found in a later range."""
@@ -134,6 +136,7 @@ class _TrialBuilder:
         self.origins.extend(later.origins)
         self.stop_reason = self.stop_reason or later.stop_reason
         self.test_counts = self.test_counts or later.test_counts
+        self.diff_coverage = self.diff_coverage or later.diff_coverage
 
     def pack(self) -> tuple[Any, ...]:
         """Plain values for the trip back from a worker (pickling objects costs more)."""
@@ -174,6 +177,7 @@ class _TrialBuilder:
             origins=tuple(self.origins),
             stop_reason=self.stop_reason,
             test_counts=self.test_counts,
+            diff_coverage=self.diff_coverage,
         )
 
 
@@ -292,6 +296,8 @@ def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, tex
             _judge_usage(builder, details, cached)
         if tier == "tests":
             builder.test_counts = table_cells(details)
+            found = scan_cells(details)
+            builder.diff_coverage = found if found[0] else ()
     if tier == "judge" and verdict != "skipped":
         builder.judge_opinion = judge_opinion(envelope)
     if verdict == "error" and not builder.error_reason:

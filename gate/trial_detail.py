@@ -22,6 +22,7 @@ from core.errors import MigrationEvalsError
 from core.model import Tier, Verdict, combine_verdicts
 from core.specs import SpecSet
 from core.store import Store, StoredEnvelope, TrialRef
+from gate.diff_coverage import coverage_document
 from gate.fabrication import find_marks
 from gate.provenance import envelope_origin, resolve_origin
 from gate.suite_counts import counts_document
@@ -37,7 +38,9 @@ __all__ = [
 
 _RUN_KEYS = ("exit_code", "output_tail")
 _RUN_DEPTH = 4  # runs sit at most a few levels down; deeper is not a run record
-_SPLIT_OUT = frozenset({"judges", "dependencies", "builds", "baseline", "patched", "checks"})
+_SPLIT_OUT = frozenset(
+    {"judges", "dependencies", "builds", "baseline", "patched", "checks", "diff_coverage"}
+)
 
 
 class UnknownTrialError(MigrationEvalsError):
@@ -83,6 +86,8 @@ class TierDetail:
             "other_details": {k: v for k, v in details.items() if k not in _SPLIT_OUT},
             # Tier 3's counts per side, apart from the runs' output (``gate.suite_counts``).
             "test_counts": counts_document(details) if self.tier is Tier.TESTS else {},
+            # Which changed lines of main code the base's tests ran (``gate.diff_coverage``).
+            "diff_coverage": coverage_document(details) if self.tier is Tier.TESTS else {},
         }
 
 

@@ -151,6 +151,8 @@ class TrialFacts(NamedTuple):
     stop_reason: str = ""
     # Ledger-only too: tier 3's base and patched counts as worded (``gate.suite_counts``).
     test_counts: tuple[str, ...] = ()
+    # And its diff coverage: the state and the table's cell (``gate.diff_coverage``).
+    diff_coverage: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:

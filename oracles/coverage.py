@@ -20,6 +20,10 @@ rule:
   there as at the base, is ``fail``: a patch must not switch the measurement off
   (an agent override in the build files, a JVM that never writes its data).
 
+Each report also gives the line ranges it knows as code and whether they ran
+(``Coverage.code``): JaCoCo's ``<line>`` of each source file, the blocks of a Go profile.
+Diff coverage (``oracles.diff_coverage``) reads the patched tree's.
+
 Reports come from a hostile tree: they are size-capped when collected, a cut report is
 not read, and the XML parser is the stdlib's expat (no external entities, expansion
 bombs refused) behind a refusal of any entity declaration.
@@ -33,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from core.model import Evidence, Verdict
@@ -41,6 +45,7 @@ from oracles.grading import path_matches
 
 __all__ = [
     "DEFAULT_MAX_DROP",
+    "CodeRange",
     "Coverage",
     "CoverageCheck",
     "CoverageFormat",
@@ -51,6 +56,7 @@ __all__ = [
     "parse_jacoco_xml",
     "read_coverage",
     "report_files",
+    "scoped",
 ]
 
 DEFAULT_MAX_DROP = 1.0  # percentage points, when the recipe does not say
@@ -81,13 +87,24 @@ class FileCoverage:
         return 100.0 * self.covered / self.total if self.total else 0.0
 
 
+class CodeRange(NamedTuple):
+    """Lines ``first`` to ``last`` of a source file hold code the report counts; ``ran``:
+    a test executed it (a JaCoCo line, one line; a Go block, the lines it spans)."""
+
+    first: int
+    last: int
+    ran: bool
+
+
 @dataclass(frozen=True, slots=True)
 class Coverage:
-    """One tree's coverage per source file, or why it could not be measured."""
+    """One tree's coverage per source file, or why it could not be measured; ``code``
+    holds the same files' ranges of code, named alike."""
 
     files: Mapping[str, FileCoverage] = field(default_factory=dict)
     unit: str = "lines"
     problem: str | None = None  # None: measured
+    code: Mapping[str, tuple[CodeRange, ...]] = field(default_factory=dict)
 
     @property
     def measured(self) -> bool:
@@ -135,6 +152,7 @@ def parse_jacoco_xml(text: str) -> Coverage:
     except ET.ParseError as exc:
         return unmeasured(f"the coverage report is not readable XML ({exc})", unit)
     files: dict[str, FileCoverage] = {}
+    code: dict[str, tuple[CodeRange, ...]] = {}
     for package in root.iter("package"):
         folder = package.get("name", "")
         for source in package.findall("sourcefile"):
@@ -143,11 +161,22 @@ def parse_jacoco_xml(text: str) -> Coverage:
                 continue
             try:
                 missed, covered = int(line.get("missed", "")), int(line.get("covered", ""))
+                lines = _jacoco_lines(source)
             except ValueError:
                 return unmeasured("the coverage report has a counter that is not a number", unit)
             name = f"{folder}/{source.get('name', '?')}" if folder else source.get("name", "?")
             files[name] = _add(files.get(name), FileCoverage(covered, covered + missed))
-    return Coverage(files, unit)
+            code[name] = code.get(name, ()) + lines
+    return Coverage(files, unit, code=code)
+
+
+def _jacoco_lines(source: ET.Element) -> tuple[CodeRange, ...]:
+    """A source file's ``<line nr mi ci>`` entries: each a line of code, run when any of
+    its instructions was (``ci``, covered instructions)."""
+    return tuple(
+        CodeRange(int(line.get("nr", "")), int(line.get("nr", "")), int(line.get("ci", "")) > 0)
+        for line in source.findall("line")
+    )
 
 
 def parse_go_profile(text: str) -> Coverage:
@@ -171,9 +200,13 @@ def parse_go_profile(text: str) -> Coverage:
         ran = int(block["count"]) > 0 or blocks.get(key, (0, False))[1]
         blocks[key] = (int(block["stmts"]), ran)
     files: dict[str, FileCoverage] = {}
-    for (path, _range), (statements, ran) in blocks.items():
+    code: dict[str, list[CodeRange]] = {}
+    for (path, span), (statements, ran) in blocks.items():
         files[path] = _add(files.get(path), FileCoverage(statements if ran else 0, statements))
-    return Coverage(files, unit)
+        if statements:
+            first, last = (int(end.split(".")[0]) for end in span.split(","))
+            code.setdefault(path, []).append(CodeRange(first, last, ran))
+    return Coverage(files, unit, code={path: tuple(ranges) for path, ranges in code.items()})
 
 
 def _add(sum_so_far: FileCoverage | None, more: FileCoverage) -> FileCoverage:
@@ -269,13 +302,21 @@ def merge_coverage(parts: Sequence[tuple[str | None, Coverage]]) -> Coverage:
         return unmeasured("no project ran its tests")
     unit = parts[0][1].unit
     files: dict[str, FileCoverage] = {}
+    code: dict[str, tuple[CodeRange, ...]] = {}
     for label, coverage in parts:
         if not coverage.measured:
             where = f"{label}: " if label else ""
             return unmeasured(f"{where}{coverage.problem}", unit)
         for name, counts in coverage.files.items():
-            files[f"{label}: {name}" if label else name] = counts
-    return Coverage(files, unit)
+            files[scoped(label, name)] = counts
+        for name, ranges in coverage.code.items():
+            code[scoped(label, name)] = ranges
+    return Coverage(files, unit, code=code)
+
+
+def scoped(label: str | None, name: str) -> str:
+    """A file's name in merged coverage: scoped by its module's or project's label."""
+    return f"{label}: {name}" if label else name
 
 
 # -- the rule -----------------------------------------------------------------------------
@@ -403,7 +444,8 @@ def within_module(coverage: Coverage, module: str | None) -> Coverage:
     files = {
         path: counts for path, counts in coverage.files.items() if path.startswith(module + "/")
     }
-    return Coverage(files, coverage.unit)
+    code = {path: ranges for path, ranges in coverage.code.items() if path in files}
+    return Coverage(files, coverage.unit, code=code)
 
 
 def tools_in(resolved: Iterable[str], tools: Sequence[str]) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 import jinja2
 import jsonschema
 
+from core.diff_coverage import DiffCoverage
 from core.model import Envelope, Tier
 from core.ports import JudgeReply
 from core.specs import Recipe
@@ -87,6 +88,18 @@ def _rubric(recipe: Recipe, earlier: Sequence[Envelope]) -> str:
     return rubric
 
 
+def _diff_coverage(earlier: Sequence[Envelope]) -> str:
+    """What tier 3 found the base's tests execute of the changed main code, when the
+    patch changed lines of code ("" otherwise, so that those prompts do not change).
+    Numbers only: nothing the candidate wrote reaches the prompt this way."""
+    for envelope in earlier:
+        if envelope.tier is Tier.TESTS:
+            found = DiffCoverage.of_details(envelope.details)
+            if found is not None and found.has_changed_code:
+                return found.describe()
+    return ""
+
+
 def render_prompt(
     template: str, recipe: Recipe, earlier: Sequence[Envelope], diff: str
 ) -> tuple[str, str]:
@@ -101,6 +114,7 @@ def render_prompt(
         earlier_tiers=[
             {"tier": e.tier.value, "verdict": e.verdict.value, "reason": e.reason} for e in earlier
         ],
+        diff_coverage=_diff_coverage(earlier),
         diff=shown,
         nonce=sha256_hex(shown)[:16],
     )

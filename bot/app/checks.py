@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot.app.commands import command_lines
+from core.diff_coverage import DiffCoverage
 from core.model import Envelope, Evidence, Severity, Tier, Trial, Verdict
 
 __all__ = [
@@ -241,6 +242,17 @@ def _why(trial: Trial) -> list[str]:
     return lines
 
 
+def _diff_coverage(trial: Trial) -> list[str]:
+    """Tier 3's diff coverage as a line of the summary's list; an untested change is
+    flagged, as its pass rests on code no test of the base executed."""
+    tests = next((e for e in trial.envelopes if e.tier is Tier.TESTS), None)
+    found = DiffCoverage.of_details(tests.details) if tests is not None else None
+    if found is None:
+        return []
+    flag = "⚠️ " if found.untested else ""
+    return [f"- {flag}**Diff coverage:** {inline_text(found.describe())}"]
+
+
 def _commands(app_slug: str) -> list[str]:
     return ["", "---", "", "**Commands**", "", *command_lines(app_slug)]
 
@@ -256,6 +268,7 @@ def _summary(trial: Trial, mode: Mode, broken_anchor: str | None, app_slug: str)
         *_tier_table(trial),
         "",
         f"- **Total cost:** {_usd(trial.cost_usd)} list, {_usd(trial.actual_cost_usd)} actual",
+        *_diff_coverage(trial),
     ]
     if stamps is not None:
         lines.append(

@@ -15,6 +15,8 @@ from typing import Any
 
 import orjson
 
+from core.diff_coverage import DiffCoverage
+from core.model import Tier
 from core.specs import SpecSet
 from core.store import Store
 from gate.trial_detail import TrialDetail, UnknownTrialError, trial_detail
@@ -55,7 +57,18 @@ def _facts(detail: TrialDetail) -> Sequence[tuple[str, Any]]:
         ("run", detail.ref.run_id),
         ("cost (list)", f"${detail.cost('list_cost_usd'):,.4f}"),
         ("cost (actual)", f"${detail.cost('actual_cost_usd'):,.4f}"),
+        *_diff_coverage(detail),
     )
+
+
+def _diff_coverage(detail: TrialDetail) -> Sequence[tuple[str, Any]]:
+    """Which changed lines of main code the base's tests ran, when tier 3 recorded it."""
+    for tier in detail.tiers:
+        if tier.tier is Tier.TESTS:
+            found = DiffCoverage.of_details(tier.envelope.get("details"))
+            if found is not None:
+                return (("diff coverage", found.describe()),)
+    return ()
 
 
 def render_trial(detail: TrialDetail) -> str:

@@ -18,8 +18,10 @@ from bot.commands import sentence, summary
 from bot.commands.options import add_store_options, settings_from_args
 from bot.exits import ExitStatus
 from bot.ledger_keys import open_store
+from core.diff_coverage import DiffCoverage
 from core.model import Tier
 from core.specs import load_specs
+from gate.diff_coverage import coverage_lines
 from gate.suite_counts import count_lines
 from gate.trial_detail import TierDetail, TrialDetail, trial_detail
 
@@ -178,6 +180,14 @@ def _dependency_line(dep: Mapping[str, Any]) -> str:
     )
 
 
+def _diff_coverage_lines(details: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """Tier 3's diff coverage, its first line loud when no test ran the changed code."""
+    found = DiffCoverage.of_details(details)
+    untested = found is not None and found.untested
+    for index, line in enumerate(coverage_lines(details)):
+        yield ("bold yellow" if untested and index == 0 else ""), f"   {line}"
+
+
 def _tier_lines(tier: TierDetail, lines: int | None) -> Iterator[tuple[str, str]]:
     env = tier.envelope
     yield (
@@ -206,6 +216,7 @@ def _tier_lines(tier: TierDetail, lines: int | None) -> Iterator[tuple[str, str]
         yield "", f"   {_dependency_line(dep)}"
     if tier.tier is Tier.TESTS:
         yield from (("", f"   {line}") for line in count_lines(env.get("details") or {}))
+        yield from _diff_coverage_lines(env.get("details") or {})
     for run in tier.sandbox_runs:
         yield from (("", f"   {line}") for line in _run_lines(run, lines))
     for judge in tier.judges:

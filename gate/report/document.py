@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from gate.diff_coverage import passes_by_state
 from gate.evaluation import Evaluation
 from gate.provenance import Provenance, provenance
 from gate.refusals import GateDecision
@@ -132,6 +133,8 @@ def report_document(
         "harking": [h.detail() for h in evaluation.harking],
         "seed_inference_ratio": list(SEED_INFERENCE_RATIO),
         "models": model_costs(counted, tiers),
+        # Passes by what their tests executed of the changed main code (tier 3).
+        "diff_coverage": passes_by_state(counted),
         "differences": pairwise_differences(counted),
         "provenance": found.to_dict(),
         "measured_ratio": _measured_ratio(evaluation, found),

@@ -40,6 +40,7 @@ COLUMNS = (
     "run",
     "base tests",
     "patched tests",
+    "diff coverage",
 )
 _FIRST = {
     Outcome.ERROR: 0,
@@ -83,6 +84,7 @@ def _row(trial: TrialFacts) -> list[Any]:
         _origins(trial),
         trial.run_id,
         *(trial.test_counts or ("", "")),
+        trial.diff_coverage[1] if trial.diff_coverage else "",
     ]
 
 

@@ -18,7 +18,10 @@ cannot run is the infrastructure's problem (``error``); a patched tree that cann
 its suite is the candidate's (``fail``). Each run's reports are cross-checked with the
 build tool's own summary and exit status (``oracles.build_summaries``) before they are
 graded. A suite that passes must not have lowered the coverage of the main code by the
-base's tests (``oracles.coverage``): the same runs measure it on both trees. Recipes
+base's tests (``oracles.coverage``): the same runs measure it on both trees. The graded
+run's coverage also says which of the lines the patch changed in the main code the
+tests executed (``oracles.diff_coverage``, kept as ``diff_coverage``); a pass none of
+whose changed lines of code ran says "untested change" in its reason. Recipes
 that build the repository's Dockerfiles grade the images those build instead:
 ``oracles.tiers.image_tests``.
 """
@@ -29,7 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.model import Changeset, Evidence, Tier, Verdict
+from core.diff_coverage import DETAILS_KEY, DiffCoverage
+from core.model import Changeset, Evidence, Severity, Tier, Verdict
 from core.ports import Sandbox, SandboxRequest, SandboxResult
 from core.specs import Recipe
 from oracles.baselines import BaselineCache
@@ -57,7 +61,8 @@ from oracles.coverage import (
     within_module,
 )
 from oracles.deps import ResolutionStatus
-from oracles.dockerfiles import builds_dockerfiles
+from oracles.diff_coverage import ProjectCoverage, diff_coverage, diff_without_coverage
+from oracles.dockerfiles import builds_dockerfiles, is_dockerfile
 from oracles.grading import (
     EXIT_STATUS,
     TestGrade,
@@ -271,32 +276,82 @@ def _module(context: TrialContext, build: ProjectBuild | None) -> str | None:
     return go_module_path(made if made is not None else context.workspace.view().read_base(path))
 
 
+# Each graded project's coverage, with its label (several projects) for what it says.
+_Graded = list[tuple[str | None, ProjectCoverage]]
+
+
 def _coverage(
     context: TrialContext, spec: _CoverageSpec, suites: Sequence[_Suite]
-) -> CoverageCheck:
-    """Base and patched coverage over the projects both trees have, and the drop rule.
-    Whether a run had the tools comes from its resolution (the gate's log); a suite
-    without a project (no dependency plan) has nothing to fetch them into."""
+) -> tuple[CoverageCheck, _Graded]:
+    """Base and patched coverage over the projects both trees have, and the drop rule;
+    beside it each graded project's coverage (one the patch added too), for diff
+    coverage. Whether a run had the tools comes from its resolution (the gate's log); a
+    suite without a project (no dependency plan) has nothing to fetch them into."""
     base: list[tuple[str | None, Coverage]] = []
     patched: list[tuple[str | None, Coverage]] = []
+    graded: _Graded = []
     patched_tools = True
     for suite in suites:
-        if suite.baseline is None or suite.patched is None:
-            continue  # a project added or removed: no coverage to compare
+        if suite.patched is None:
+            continue  # a project removed: nothing of it ran
         build = suite.build
-        base_tools = build is None or tools_in(build.base.resolved, spec.tools)
         tools = build is None or tools_in(build.patched.resolved, spec.tools)
-        patched_tools = patched_tools and tools
         module = _module(context, suite.build)
+        measured = within_module(_read(spec, suite.patched, tools), module)
+        root = build.project.root if build is not None else ""
+        graded.append((suite.label, ProjectCoverage(root, module, measured)))
+        if suite.baseline is None:
+            continue  # a project added: no coverage to compare
+        base_tools = build is None or tools_in(build.base.resolved, spec.tools)
+        patched_tools = patched_tools and tools
         base.append((suite.label, within_module(_read(spec, suite.baseline, base_tools), module)))
-        patched.append((suite.label, within_module(_read(spec, suite.patched, tools), module)))
-    return check_coverage(
+        patched.append((suite.label, measured))
+    check = check_coverage(
         merge_coverage(base), merge_coverage(patched), spec.max_drop, patched_tools=patched_tools
     )
+    return check, graded
+
+
+def _changed_code(
+    context: TrialContext, spec: _CoverageSpec | None, graded: _Graded
+) -> DiffCoverage:
+    """Which changed lines of main code the graded runs executed (``spec`` None: the
+    recipe measures no coverage)."""
+    patch, test_paths = context.changeset.patch, _test_paths(context)
+    if spec is None:
+        return diff_without_coverage(
+            patch, test_paths, lambda _path: False, "the recipe measures no coverage"
+        )
+    unmeasured = [(label, p.coverage.problem) for label, p in graded if not p.coverage.measured]
+    problem = None
+    if unmeasured:  # the first project's reason, as the guard says it
+        label, said = unmeasured[0]
+        problem = f"{label}: {said}" if label else said
+    projects = [p for _, p in graded if p.coverage.measured]
+    read = context.workspace.view().read
+    return diff_coverage(patch, test_paths, projects, spec.format, read, problem=problem)
 
 
 def _read(spec: _CoverageSpec, result: SandboxResult, tools: bool) -> Coverage:
     return read_coverage(spec.format, result.artifacts, spec.report, tools_available=tools)
+
+
+_NOTICED_FILES = 10  # files whose unexecuted changed lines a pass lists as notices
+
+
+def _untested_mark(grade: TestGrade, changed: DiffCoverage) -> TestGrade:
+    """A pass says what the base's tests left unexecuted of the changed code: "untested
+    change" in its reason when they ran none of it, and as notices, the lines they did
+    not run in each file."""
+    if grade.verdict is not Verdict.PASS:
+        return grade
+    notices = tuple(
+        Evidence(f"diff coverage: {f.describe()}", f.path, f.uncovered[0], severity=Severity.NOTICE)
+        for f in changed.files[:_NOTICED_FILES]
+        if f.uncovered
+    )
+    reason = f"{grade.reason}; {changed.describe()}" if changed.untested else grade.reason
+    return replace(grade, reason=reason, evidence=(*grade.evidence, *notices))
 
 
 def _guarded(grade: TestGrade, check: CoverageCheck | None) -> TestGrade:
@@ -421,7 +476,15 @@ class TestsOracle:
         if weakened is not None:
             return self._outcome(sandboxed, [], weakened, edits=edits)
         if builds_dockerfiles(context.recipe):
-            return check_images(self.sandbox, self.baselines, context)
+            outcome = check_images(self.sandbox, self.baselines, context)
+            changed = diff_without_coverage(
+                context.changeset.patch,
+                policy.test_paths,
+                is_dockerfile,
+                "the recipe measures no coverage, and the patch changes files besides its "
+                "Dockerfiles",
+            )
+            return replace(outcome, details={**outcome.details, DETAILS_KEY: changed.to_dict()})
         plan = self.builds.plan(context)
         if plan is not None and plan.blocked is not None:
             blocked = plan.blocked
@@ -483,8 +546,9 @@ class TestsOracle:
         if grade.regressions:
             grade = self._rerun(sandboxed, suites, report_format, grade, runs)
         spec = _CoverageSpec.of(context.recipe)
-        coverage = _coverage(context, spec, suites) if spec is not None else None
-        grade = _guarded(grade, coverage)
+        coverage, measured = _coverage(context, spec, suites) if spec is not None else (None, [])
+        changed = _changed_code(context, spec, measured)
+        grade = _guarded(_untested_mark(grade, changed), coverage)
         return self._outcome(
             sandboxed,
             runs,
@@ -494,6 +558,7 @@ class TestsOracle:
             graded=graded,
             coverage=coverage,
             suites=suites,
+            changed=changed,
         )
 
     def _rerun_graded(
@@ -586,6 +651,7 @@ class TestsOracle:
         graded: GradedTree | None = None,
         coverage: CoverageCheck | None = None,
         suites: Sequence[_Suite] = (),
+        changed: DiffCoverage | None = None,
     ) -> TierOutcome:
         details = _run_details(sandboxed.context, suites)
         details["reruns"] = max(len(runs) - 2, 0)
@@ -595,6 +661,8 @@ class TestsOracle:
             marks = (*marks, *plan.fabricated)
         if coverage is not None:
             details["coverage"] = coverage.to_dict()
+        if changed is not None:
+            details[DETAILS_KEY] = changed.to_dict()
         if edits is not None and edits.edits:
             grade = _with_edits(grade, edits, graded, details)
         return TierOutcome(

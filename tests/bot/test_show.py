@@ -307,3 +307,55 @@ def test_an_envelope_from_before_the_counts_says_they_were_not_recorded(
     assert compile_["test_counts"] == {}
     _, text = _show(capsys, "t-run-1-c-pass", "--tier", "compile")
     assert "counts not recorded" not in text
+
+
+UNTESTED = {
+    "diff_coverage": {
+        "state": "untested change",
+        "changed": 3,
+        "covered": 0,
+        "files": [
+            {"path": "kv/store.go", "changed": 2, "covered": 0, "uncovered_lines": [10, 11]},
+            {"path": "kv/export.go", "changed": 1, "covered": 0, "uncovered_lines": [4]},
+        ],
+    }
+}
+
+
+def test_tier_3_shows_what_the_tests_executed_of_the_changed_code(
+    tmp_path: Path,
+    specs: SpecSet,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = f"sqlite:///{tmp_path / 'diff.db'}"
+    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", url)
+    store = Store.open(url)
+    append(store, specs, [Plan("c/untested", details={Tier.TESTS: UNTESTED})])
+    store.close()
+    _, text = _show(capsys, "c/untested")
+    assert (
+        "   diff coverage: untested change: the base's tests execute none of the 3 changed "
+        "lines of main code\n"
+        "     kv/store.go: 0 of 2 changed lines executed; not executed: 10-11\n"
+        "     kv/export.go: 0 of 1 changed lines executed; not executed: 4\n"
+    ) in text
+    tests = _json(capsys, "c/untested", "--tier", "tests")["tiers"][0]
+    found = tests["diff_coverage"]
+    assert (found["state"], found["changed"], found["covered"], found["untested"]) == (
+        "untested change",
+        3,
+        0,
+        True,
+    )
+    assert found["files"][0]["uncovered_lines"] == [10, 11]
+    assert found["lines"][1] == "  kv/store.go: 0 of 2 changed lines executed; not executed: 10-11"
+    assert "diff_coverage" not in tests["other_details"]
+
+
+def test_an_envelope_from_before_diff_coverage_shows_none(
+    ledger: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, text = _show(capsys, "t-run-1-c-pass", "--tier", "tests")
+    assert "diff coverage" not in text
+    assert _json(capsys, "t-run-1-c-pass", "--tier", "tests")["tiers"][0]["diff_coverage"] == {}

@@ -169,7 +169,8 @@ def test_the_markdown_renders_every_table_and_plot(
     broken: dict[str, Any], files: ReportFiles
 ) -> None:
     html = MarkdownIt("commonmark").enable("table").render(files.markdown.read_text())
-    # gate, pass rates, differences, per model, provenance, funnel, contamination, hypotheses
-    assert html.count("<table>") == 8
+    # gate, pass rates, diff coverage of passes, differences, per model, provenance, funnel,
+    # contamination, hypotheses
+    assert html.count("<table>") == 9
     assert html.count("<img ") == len(broken["plots"])
     assert "<td>claude-sonnet-4-5 − gemini-2.5-pro</td>" in html

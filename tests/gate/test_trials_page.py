@@ -116,7 +116,7 @@ def test_tier_3_counts_are_in_the_table_and_the_trials_detail(
     append(store, gate_specs, plans)
     evaluation = evaluate(store, gate_specs)
     page = trials_page(store, evaluation.selection.trials, gate_specs, run_records(store))
-    cells = {row[1]: row[-2:] for row in page.rows}
+    cells = {row[1]: row[11:13] for row in page.rows}
     assert cells == {
         "counted": [
             "89 run, 0 failed, 0 errors, 2 skipped",
@@ -125,7 +125,7 @@ def test_tier_3_counts_are_in_the_table_and_the_trials_detail(
         "old": ["counts not recorded", "counts not recorded"],
         "stopped": ["", ""],
     }
-    assert page_module.COLUMNS[-2:] == ("base tests", "patched tests")
+    assert page_module.COLUMNS[11:13] == ("base tests", "patched tests")
     tests = page.details["t-run-1-counted"]["tiers"][2]
     assert tests["test_counts"]["lines"] == [
         "base    (JDK 1.8.0_504): 89 run, 0 failed, 0 errors, 2 skipped",
@@ -140,3 +140,62 @@ def test_tier_3_counts_are_in_the_table_and_the_trials_detail(
     html = files.trials.read_text()
     assert 'data-name="base-tests"' in html and 'data-name="patched-tests"' in html
     assert "t.test_counts" in html  # the trial's detail draws the lines
+
+
+UNTESTED = {"changed": 2, "covered": 0, "files": [{"path": "a.go", "changed": 2, "covered": 0}]}
+EXECUTED = {"changed": 4, "covered": 3, "files": [{"path": "b.go", "changed": 4, "covered": 3}]}
+
+
+def test_diff_coverage_is_in_the_table_the_trials_detail_and_the_report(
+    store: Store, gate_specs: SpecSet, tmp_path: Path
+) -> None:
+    plans = [
+        Plan("untested", details={Tier.TESTS: {"diff_coverage": UNTESTED}}),
+        Plan("executed", details={Tier.TESTS: {"diff_coverage": EXECUTED}}),
+        Plan("bump", details={Tier.TESTS: {"diff_coverage": {"changed": 0, "covered": 0}}}),
+        Plan("old"),  # recorded before diff coverage was kept
+        Plan("stopped", outcome="fail@compile"),  # tier 3 never ran
+    ]
+    append(store, gate_specs, plans)
+    evaluation = evaluate(store, gate_specs)
+    page = trials_page(store, evaluation.selection.trials, gate_specs, run_records(store))
+    cells = {row[1]: row[13] for row in page.rows}
+    assert cells == {
+        "untested": "untested change (0 of 2)",
+        "executed": "3 of 4 lines",
+        "bump": "no changed main code",
+        "old": "",
+        "stopped": "",
+    }
+    assert page_module.COLUMNS[13] == "diff coverage"
+    tests = page.details["t-run-1-untested"]["tiers"][2]
+    assert tests["diff_coverage"]["untested"] is True
+    assert tests["diff_coverage"]["lines"] == [
+        "diff coverage: untested change: the base's tests execute none of the 2 changed lines "
+        "of main code",
+        "  a.go: 0 of 2 changed lines executed",
+    ]
+    document = report_document(evaluation, check(evaluation), "now")
+    [model] = {p.model for p in plans}
+    assert document["diff_coverage"] == {
+        model: {
+            "passes": 4,
+            "executed": 1,
+            "untested change": 1,
+            "no changed main code": 1,
+            "not measured": 0,
+            "not recorded": 1,
+        }
+    }
+    files = write_report(document, tmp_path / "r", page)
+    assert files.trials is not None
+    html = files.trials.read_text()
+    assert 'data-name="diff-coverage"' in html and "t.diff_coverage" in html
+    markdown = (tmp_path / "r" / "report.md").read_text()
+    assert f"| {model} | 4 | 1 | 1 | 1 | 0 | 1 |" in markdown
+    index = (tmp_path / "r" / "index.html").read_text()
+    assert '<section id="diff-coverage">' in index
+    assert (
+        f"<tr><td>{model}</td><td>4</td><td>1</td><td>1</td><td>1</td><td>0</td><td>1</td></tr>"
+        in index
+    )

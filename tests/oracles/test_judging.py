@@ -188,3 +188,48 @@ def test_the_test_diff_rubric_point_is_shown_only_when_tests_changed(
     assert point not in plain and point not in unchanged
     assert spec.raw["judge"]["rubric"] in changed
     assert point in changed
+
+
+def _diff_coverage(changed: int, covered: int, path: str = "src/Main.java") -> dict[str, object]:
+    files = [{"path": path, "changed": changed, "covered": covered, "uncovered_lines": []}]
+    return {"diff_coverage": {"changed": changed, "covered": covered, "files": files}}
+
+
+def test_the_prompt_says_what_the_tests_executed_of_the_changed_code(specs: SpecSet) -> None:
+    template = specs.oracle.prompts["prompt_template"]
+    spec = specs.recipe("java8-to-17")
+    plain, _ = render_prompt(template, spec, [_tests_envelope({})], DIFF)
+    assert "diff coverage" not in plain
+    untested, _ = render_prompt(template, spec, [_tests_envelope(_diff_coverage(3, 0))], DIFF)
+    partly, _ = render_prompt(template, spec, [_tests_envelope(_diff_coverage(4, 3))], DIFF)
+    line = (
+        "- tests: pass (ok)\n- diff coverage (tests): untested change: the base's tests execute "
+        "none of the 3 changed lines of main code\n\n# The diff"
+    )
+    assert line in untested
+    assert (
+        "- diff coverage (tests): the base's tests execute 3 of the 4 changed lines of main "
+        "code (75%)\n" in partly
+    )
+    # Nothing but the numbers: a path the candidate named does not reach the prompt's text
+    # outside the diff.
+    named, _ = render_prompt(
+        template, spec, [_tests_envelope(_diff_coverage(3, 0, "IGNORE_ALL.java"))], DIFF
+    )
+    assert "IGNORE_ALL" not in named
+
+
+def test_a_prompt_without_changed_code_reads_as_before(specs: SpecSet) -> None:
+    """No changed line of code (a Dockerfile bump), not measured, or an envelope from
+    before diff coverage: exactly the prompt without it, so recorded prompts still match."""
+    template = specs.oracle.prompts["prompt_template"]
+    spec = specs.recipe("base-image-bump")
+    before, _ = render_prompt(template, spec, [_tests_envelope({})], DIFF)
+    for details in (
+        _diff_coverage(0, 0),
+        {"diff_coverage": {"changed": 0, "covered": 0, "problem": "no report"}},
+    ):
+        prompt, _ = render_prompt(template, spec, [_tests_envelope(details)], DIFF)
+        assert prompt == before
+    assert "diff coverage" not in before
+    assert "- tests: pass (ok)\n\n# The diff" in before

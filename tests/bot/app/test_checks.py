@@ -251,3 +251,36 @@ def test_an_added_or_deleted_file_is_judged_by_its_one_path_and_a_corrupt_diff_l
     assert filter_diff("From abc\n\n" + added, _vendor) == "From abc\n\n"
     corrupt = VENDORED.replace("@@ -1 +1 @@", "@@ -1,5 +1 @@")
     assert filter_diff(corrupt, _vendor) == corrupt
+
+
+def _graded(diff_coverage: dict[str, object] | None) -> Trial:
+    """A pass through tier 3, whose details hold ``diff_coverage`` if given."""
+    changeset = Changeset(
+        "o/r/pull/1@abc", "repo", "0" * 40, "", "java8-to-17", "gpt-5", date(2020, 1, 1)
+    )
+    details = {"diff_coverage": diff_coverage} if diff_coverage is not None else {}
+    envelopes = tuple(
+        Envelope(f"t{i}", changeset.id, tier, Verdict.PASS, 0.0, 0.0, 0.1, STAMPS, "ok",
+                 details=details if tier is Tier.TESTS else {})
+        for i, tier in enumerate((Tier.APPLY, Tier.COMPILE, Tier.TESTS))
+    )  # fmt: skip
+    return Trial("t", "r", changeset, envelopes)
+
+
+def test_the_summary_says_what_the_tests_executed_of_the_changed_code() -> None:
+    files = [{"path": "src/A.java", "changed": 4, "covered": 0, "uncovered_lines": [3]}]
+    untested = trial_output(
+        _graded({"changed": 4, "covered": 0, "files": files}), Mode.STANDARD
+    ).summary
+    assert (
+        "- ⚠️ **Diff coverage:** untested change: the base's tests execute none of the 4 "
+        "changed lines of main code\n"
+    ) in untested
+    executed = trial_output(_graded({"changed": 4, "covered": 3, "files": files}), Mode.STANDARD)
+    assert (
+        "- **Diff coverage:** the base's tests execute 3 of the 4 changed lines of main code "
+        "(75%)\n" in executed.summary
+    )
+    # The line renders in the summary's list, not as a block of its own.
+    assert "<li>⚠️ <strong>Diff coverage:</strong> untested change" in render_markdown(untested)
+    assert "Diff coverage" not in trial_output(_graded(None), Mode.STANDARD).summary
