@@ -181,6 +181,16 @@ _OUTSIDE_FAMILIES = [
     "new-dependencies",
 ]
 
+# The Java 17 forms a recipe may declare syntax-only in test edits (oracles.java_syntax).
+_SYNTAX_FORMS = (
+    "var",
+    "diamond",
+    "text-block",
+    "switch-expression",
+    "instanceof-pattern",
+    "enhanced-for",
+)
+
 # The recipe's own rewrites of test sources (oracles.rewrites): an import, what it may
 # become, and the calls it implies, written as source with $placeholders.
 _REWRITE_GROUP = _object(
@@ -276,6 +286,13 @@ RECIPE_SCHEMA: dict[str, Any] = _object(
                 # them only where classified usable); forbidden: any edit fails.
                 "edits": {"enum": ["base-suite", "forbidden"]},
                 "rewrites": {"type": "array", "items": _REWRITE_GROUP},
+                # Java forms whose edit of a test is syntax only, compared with the base's
+                # Java 8 spelling (oracles.java_syntax.SYNTAX_FORMS).
+                "syntax": {
+                    "type": "array",
+                    "items": {"enum": list(_SYNTAX_FORMS)},
+                    "uniqueItems": True,
+                },
                 # Percentage points the coverage of the main code may fall (default 1).
                 "max_coverage_drop": {"type": "number", "minimum": 0},
             },

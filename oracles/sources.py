@@ -1,20 +1,24 @@
 """A Java or Go test source as the test-edit classifier compares it, read with tree-sitter.
 
 A file becomes tokens (comments dropped, automatic semicolons written as ``;``, string
-literals whole), its imports as a set (order does not matter), Go build constraints, the
-*units* a patch may not change (test methods, any function holding an assertion or a
-skip, class headers, Java fields carrying a test rule), and every construct that skips or
-ends a test early (``t.Skip``, ``Assume``, ``@Ignore``, ``os.Exit``...).
+literals whole; Java with the recipe's declared syntax-only forms written as their Java 8
+equivalents, ``oracles.java_syntax``), its imports as a set (order does not matter), Go
+build constraints, the *units* a patch may not change (test methods, any function holding
+an assertion or a skip, class headers, Java fields carrying a test rule), and every
+construct that skips or ends a test early (``t.Skip``, ``Assume``, ``@Ignore``,
+``os.Exit``...).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from oracles.java_syntax import Canonical, Slot, canonical
 from oracles.syntax import parse
 
 __all__ = ["Source", "Unit", "read_source"]
@@ -55,6 +59,8 @@ class Unit:
     text: str
     line: int  # 1-based, where the declaration starts
     lines: tuple[int, ...] = ()  # each token's line
+    slots: tuple[Slot, ...] = ()  # Java: the parts a declared form may drop
+    forms: Counter[str] = field(default_factory=Counter)  # Java 17 forms it holds
 
 
 @dataclass
@@ -65,6 +71,9 @@ class Source:
     units: dict[str, Unit] = field(default_factory=dict)
     skips: list[tuple[str, ...]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    slots: list[Slot] = field(default_factory=list)
+    forms: Counter[str] = field(default_factory=Counter)
+    syntax: frozenset[str] = frozenset()  # the forms written as their Java 8 equivalents
 
     def import_names(self) -> set[str]:
         """Imports without Go aliases and Java's ``static``, for matching rewrite groups."""
@@ -105,15 +114,29 @@ def _descendants(node: Node) -> Iterator[Node]:
         stack.extend(reversed(current.children))
 
 
-def _unit(key: str, nodes: Sequence[Node]) -> Unit:
-    tokens = [token for node in nodes for token in _positioned(node)]
+def tokenize(language: str, nodes: Sequence[Node], syntax: frozenset[str]) -> Canonical:
+    """The nodes' tokens as the classifier compares them (Java through ``canonical``)."""
+    if language == "java":
+        return canonical(nodes, syntax)
+    found = Canonical()
+    for node in nodes:
+        for token, line in _positioned(node):
+            found.tokens.append(token)
+            found.lines.append(line)
+    return found
+
+
+def _unit(key: str, nodes: Sequence[Node], language: str, syntax: frozenset[str]) -> Unit:
+    found = tokenize(language, nodes, syntax)
     text = "\n".join(_text(node) for node in nodes)
     return Unit(
         key,
-        tuple(token for token, _ in tokens),
+        tuple(found.tokens),
         text,
         nodes[0].start_point.row + 1,
-        tuple(line for _, line in tokens),
+        tuple(found.lines),
+        tuple(found.slots),
+        found.forms,
     )
 
 
@@ -184,7 +207,7 @@ def _java_units(root: Node, source: Source) -> None:
                 inner = f"{scope}.{_text(name)}" if scope else _text(name)
                 header = [c for c in child.children if c.type != "class_body"]
                 key = f"class {inner}"
-                source.units[key] = _unit(key, header)
+                source.units[key] = _unit(key, header, "java", source.syntax)
                 body = child.child_by_field_name("body")
                 if body is not None:
                     stack.append((body, inner))
@@ -193,12 +216,12 @@ def _java_units(root: Node, source: Source) -> None:
                 marked = {n for n, _ in _annotations(child)} & _JAVA_TESTS
                 if marked or _text(name).startswith("test") or _java_guards(child):
                     key = _java_method_key(scope, child)
-                    source.units[key] = _unit(key, [child])
+                    source.units[key] = _unit(key, [child], "java", source.syntax)
             elif child.type == "field_declaration" and {n for n, _ in _annotations(child)} & (
                 _JAVA_RULES
             ):
                 key = f"{scope}#field {_text(child.child_by_field_name('declarator'))}"
-                source.units[key] = _unit(key, [child])
+                source.units[key] = _unit(key, [child], "java", source.syntax)
 
 
 def _java_import(node: Node) -> str:
@@ -253,7 +276,7 @@ def _go_units(root: Node, source: Source) -> None:
         if _GO_TEST.match(name) or name == "init" or _go_guards(child):
             if key in source.units:  # a file may have several init functions
                 key = f"{key}#{sum(1 for k in source.units if k.startswith(key))}"
-            source.units[key] = _unit(f"func {key}", [child])
+            source.units[key] = _unit(f"func {key}", [child], "go", source.syntax)
 
 
 def _go_imports(node: Node) -> Iterator[str]:
@@ -269,10 +292,12 @@ def _go_imports(node: Node) -> Iterator[str]:
 # -- both ------------------------------------------------------------------------------
 
 
-def read_source(language: str, content: bytes) -> Source:
-    """The parts of a Java or Go file the classifier compares."""
+def read_source(language: str, content: bytes, syntax: frozenset[str] = frozenset()) -> Source:
+    """The parts of a Java or Go file the classifier compares; ``syntax``: the Java forms
+    the recipe declares syntax-only (``oracles.java_syntax``)."""
     root = parse(language, content).root_node
-    source = Source(lines=content.decode("utf-8", "replace").splitlines())
+    source = Source(lines=content.decode("utf-8", "replace").splitlines(), syntax=syntax)
+    body: list[Node] = []
     for child in root.children:
         if child.type == "import_declaration":
             if language == "java":
@@ -282,7 +307,9 @@ def read_source(language: str, content: bytes) -> Source:
             continue
         if child.type == "comment" and _CONSTRAINT.match(_text(child)):
             source.constraints.add(" ".join(_text(child).split()))
-        source.tokens.extend(_leaves(child))
+        body.append(child)
+    found = tokenize(language, body, syntax)
+    source.tokens, source.slots, source.forms = found.tokens, found.slots, found.forms
     if language == "java":
         _java_units(root, source)
         skips = _java_skips(root)

@@ -496,7 +496,7 @@ class TestsOracle:
     def _edits(context: TrialContext, policy: TestPolicy) -> TestEdits:
         if policy.forbids_edits:
             return TestEdits()
-        return classify_test_edits(context.workspace.view(), policy.test_paths, policy.groups)
+        return classify_test_edits(context.workspace.view(), policy)
 
     def _suite(
         self,

@@ -321,7 +321,7 @@ def test_a_trees_test_files_are_classified_by_path(java_policy: TestPolicy) -> N
             FileChange(ChangeKind.MODIFY, "core/pom.xml", "core/pom.xml"),
         ],
     )
-    edits = classify_test_edits(tree, java_policy.test_paths, java_policy.groups)
+    edits = classify_test_edits(tree, java_policy)
     kinds = {edit.path: edit.kind for edit in edits.edits}
     assert kinds == {test: EditKind.MECHANICAL, resource: EditKind.RESOURCE, added: EditKind.ADDED}
     assert edits.offending is None

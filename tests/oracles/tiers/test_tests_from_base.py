@@ -275,3 +275,72 @@ def test_a_java_suite_that_needs_the_mockito_rename_is_graded_with_it(
     assert outcome.verdict is Verdict.PASS, outcome.reason
     assert outcome.details["tests_from_patch"] == [test]
     assert outcome.details["test_edits"] == [{"path": test, "kind": "mechanical"}]
+
+
+def test_a_test_copy_whose_import_a_package_var_replaces_fails_before_any_run(
+    make_trial: TrialFactory,
+) -> None:
+    """The patch's ``var reflect`` makes the base's test stop compiling; its copy of the
+    test, every token the same but for the import it drops, would call the patch's
+    DeepEqual. The copy is not usable: the name no longer means what it meant."""
+    test = KV_TEST.replace('\t"testing"\n', '\t"reflect"\n\t"testing"\n').replace(
+        "err == nil {", "err == nil || !reflect.DeepEqual(dir, dir) {"
+    )
+    copy = test.replace('\t"reflect"\n', "").replace('"io/ioutil"', '"os"')
+    copy = copy.replace("ioutil.TempDir", "os.MkdirTemp")
+    lenient = (
+        "package kv\n\ntype lenient struct{}\n\n"
+        "func (lenient) DeepEqual(a, b interface{}) bool { return true }\n\n"
+        "var reflect = lenient{}\n"
+    )
+    changes = {**REWRITE, "kv/lenient.go": lenient, "kv/kv_test.go": copy}
+    context = make_trial({**FILES, "kv/kv_test.go": test}, changes, "go-import-rewrite")
+    outcome, trees = _evaluate(context, _passes)
+    assert trees == []
+    assert outcome.verdict is Verdict.FAIL
+    assert outcome.reason == (
+        "the patch weakens the tests: a name the tests use is rebound: reflect means var"
+        ' reflect (kv/lenient.go) in the patch, import "reflect" at the base'
+    )
+    assert outcome.evidence[0].path == "kv/kv_test.go"
+
+
+def test_a_java_17_syntax_edit_graded_in_the_bases_place_is_tests_changed(
+    make_trial: TrialFactory,
+) -> None:
+    """The rename the upgraded Mockito needs, written with var: mechanical, and since it
+    is graded in place of the base's test, the judge reviews it."""
+    test = "src/test/java/x/ATest.java"
+    typed = JAVA_TEST.replace(
+        '        assertEquals("a", new A().name(anyString()));',
+        '        A a = new A();\n        assertEquals("a", a.name(anyString()));',
+    )
+    renamed = typed.replace("org.mockito.Matchers", "org.mockito.ArgumentMatchers")
+    renamed = renamed.replace("A a = new A();", "var a = new A();")
+    files = {
+        "pom.xml": POM.format(release="8"),
+        "src/main/java/x/A.java": "package x;\n\npublic class A {\n}\n",
+        test: typed,
+    }
+
+    def suite(tree: Tree) -> SandboxResult:
+        upgraded = "<maven.compiler.release>17" in tree["pom.xml"]
+        if upgraded and "org.mockito.Matchers" in tree[test]:
+            return SandboxResult(1, TEST_COMPILE_FAILED, image_id="sha256:fake")
+        artifacts = {"target/surefire-reports/TEST-x.ATest.xml": REPORT}
+        return SandboxResult(0, maven_log(1), image_id="sha256:fake", artifacts=artifacts)
+
+    changes = {"pom.xml": POM.format(release="17"), test: renamed}
+    outcome, trees = _evaluate(make_trial(files, changes), suite)
+    assert [tree[test] for tree in trees] == [typed, renamed]
+    assert outcome.verdict is Verdict.PASS, outcome.reason
+    assert "tests changed" in outcome.reason
+    assert outcome.details["tests_changed"] is True
+    assert outcome.details["test_edits"] == [
+        {
+            "path": test,
+            "kind": "mechanical",
+            "reason": "tests changed (mechanical): Java 17 syntax only (var)",
+            "syntax": ["var"],
+        }
+    ]
