@@ -150,6 +150,16 @@ def without_integrity(specs: SpecSet, recipe: str, *families: str) -> SpecSet:
     return replace(specs, recipes={**specs.recipes, recipe: replace(found, raw=raw)})
 
 
+def without_outside(specs: SpecSet, recipe: str) -> SpecSet:
+    """``specs`` with the recipe's outside-the-recipe check off (``contract.outside``), so
+    a test can show that the sandbox tiers catch a trick by themselves that tier 1 would
+    refuse first (an ``init`` that prints or fills the disk, a forged report line)."""
+    found = specs.recipe(recipe)
+    raw = dict(found.raw)
+    raw["contract"] = {**raw["contract"], "outside": []}
+    return replace(specs, recipes={**specs.recipes, recipe: replace(found, raw=raw)})
+
+
 def clone_example(tmp_path: Path, project: str) -> tuple[Path, str]:
     """A clone of a bundled example (``examples/bundles``) and its HEAD commit."""
     repo = tmp_path / project

@@ -21,6 +21,7 @@ from tests.conftest import (
     diff_of,
     good_patch_files,
     run_git,
+    without_outside,
 )
 
 pytestmark = pytest.mark.docker
@@ -94,7 +95,12 @@ def test_tests_redirected_to_emptied_copies_fail_naming_the_setting(
     pom = str(files["pom.xml"]).replace(
         "  <build>\n", "  <build>\n    <testSourceDirectory>src/checks/java</testSourceDirectory>\n"
     )
-    trial = live.grade(repo, diff_of(repo[0], {**files, **copies, "pom.xml": pom}), "java8-to-17")
+    patch = diff_of(repo[0], {**files, **copies, "pom.xml": pom})
+    # The copies sit where main code could live and import JUnit: outside the recipe.
+    envelope = _failed_at(live.grade(repo, patch, "java8-to-17"), Tier.APPLY)
+    assert "ties main code to the test framework" in envelope.reason
+    # Without that check, the test configuration's own names the setting.
+    trial = live.grade(repo, patch, "java8-to-17", without_outside(live.specs, "java8-to-17"))
     envelope = _failed_at(trial, Tier.APPLY)
     assert "weakens the test configuration" in envelope.reason
     assert "<build><testSourceDirectory> is src/checks/java; was src/test/java" in envelope.reason

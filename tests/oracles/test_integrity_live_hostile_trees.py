@@ -21,7 +21,14 @@ from core.model import Tier, Trial, Verdict
 from core.specs import SpecSet
 from oracles.folders import remove_tree
 from oracles.sandbox.hardening import OWNER_LABEL
-from tests.conftest import ROOT, LiveGrader, diff_of, live_docker_sandbox, run_git
+from tests.conftest import (
+    ROOT,
+    LiveGrader,
+    diff_of,
+    live_docker_sandbox,
+    run_git,
+    without_outside,
+)
 from tests.oracles.sandbox.test_docker import _ours, _request, _sandbox
 
 pytestmark = pytest.mark.docker
@@ -155,9 +162,12 @@ def _grade(
     live: LiveGrader, client: docker.DockerClient, tmp_path: Path, code: str, *imports: str
 ) -> tuple[Verdict, str]:
     """Grade the hostile patch; the tests tier's verdict and reason. The build passes
-    (nothing hostile runs in it), and nothing is left behind on the engine or the host."""
+    (nothing hostile runs in it), and nothing is left behind on the engine or the host.
+    Tier 1 would refuse the hostile ``init`` first (outside the recipe): it is off here,
+    so the sandbox's own limits are what is shown."""
     repo = _clone(tmp_path)
-    trial = live.grade(repo, _hostile_patch(repo[0], code, imports), RECIPE)
+    specs = without_outside(live.specs, RECIPE)
+    trial = live.grade(repo, _hostile_patch(repo[0], code, imports), RECIPE, specs)
     tiers = [(e.tier.value, e.verdict.value, e.reason) for e in trial.envelopes]
     assert tiers[1][:2] == ("compile", "pass"), tiers
     assert _leftovers(client, live) == []

@@ -24,6 +24,7 @@ from tests.conftest import (
     good_patch_files,
     run_git,
     without_integrity,
+    without_outside,
 )
 
 pytestmark = pytest.mark.docker
@@ -115,7 +116,8 @@ def test_a_test_failing_at_the_base_is_left_out_and_listed(
     trial = live.grade(repo, diff_of(repo[0], files), "go-import-rewrite")
     envelope = _tests(trial)
     assert envelope.verdict is Verdict.PASS, envelope.reason
-    assert [e.message for e in envelope.evidence] == [
+    left_out = [e.message for e in envelope.evidence if e.message.startswith("fails at")]
+    assert left_out == [
         "fails at the base commit, left out: example.com/go-ioutil/kv.TestBrokenAtBase"
     ]
 
@@ -141,7 +143,9 @@ def test_a_forged_go_test_summary_line_disagrees_with_the_json(
     broken = broken.replace("import (\n", 'import (\n\t"fmt"\n', 1) + FORGED_OK
     assert broken != store
     patch = diff_of(repo[0], {**files, "kv/store.go": broken})
-    trial = live.grade(repo, patch, "go-import-rewrite", _no_reruns(live.specs))
+    # Tier 1 would refuse the init first (outside the recipe): off, so tier 3 shows itself.
+    specs = without_outside(_no_reruns(live.specs), "go-import-rewrite")
+    trial = live.grade(repo, patch, "go-import-rewrite", specs)
     envelope = _tests(trial)
     assert envelope.verdict is Verdict.FAIL, envelope.reason
     assert envelope.reason == (
@@ -192,7 +196,9 @@ def test_go_test_output_rewritten_to_pass_is_never_a_pass(live: LiveGrader, tmp_
     imports = 'import (\n\t"bufio"\n\t"fmt"\n'
     broken = broken.replace("import (\n", imports, 1) + REWRITE_FAILURES
     patch = diff_of(repo[0], {**files, "kv/store.go": broken})
-    trial = live.grade(repo, patch, "go-import-rewrite", _no_reruns(live.specs))
+    # Tier 1 would refuse the init first (outside the recipe): off, so tier 3 shows itself.
+    specs = without_outside(_no_reruns(live.specs), "go-import-rewrite")
+    trial = live.grade(repo, patch, "go-import-rewrite", specs)
     envelope = _tests(trial)
     assert envelope.verdict is Verdict.FAIL, envelope.reason
     # How many rewritten lines get through before the binary exits is a matter of timing:

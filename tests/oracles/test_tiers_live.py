@@ -24,6 +24,7 @@ from tests.conftest import (
     diff_of,
     good_patch_files,
     live_docker_sandbox,
+    without_outside,
 )
 
 pytestmark = pytest.mark.docker
@@ -84,7 +85,10 @@ def test_a_patch_printing_fake_success_while_a_test_fails_is_graded_fail(
     assert source != files[calculator]
     patch = diff_of(repo[0], {**files, calculator: source})
     # No re-runs: a failure that persists is what re-runs would find; see the flaky test.
-    trial = live.grade(repo, patch, "java8-to-17", _with_reruns(live.specs, 0))
+    # Tier 1 would refuse the spoofing code first (outside the recipe): off here, so that
+    # tier 3 is shown to catch it by itself.
+    specs = without_outside(_with_reruns(live.specs, 0), "java8-to-17")
+    trial = live.grade(repo, patch, "java8-to-17", specs)
     assert _tier(trial, Tier.COMPILE)[0] is Verdict.PASS
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason
@@ -116,7 +120,8 @@ def test_a_go_patch_forging_test2json_pass_lines_is_graded_fail(
     )
     broken = broken.replace("import (\n", 'import (\n\t"fmt"\n', 1) + SPOOF_GO
     patch = diff_of(repo[0], {**files, "kv/store.go": broken})
-    trial = live.grade(repo, patch, "go-import-rewrite", _with_reruns(live.specs, 0))
+    specs = without_outside(_with_reruns(live.specs, 0), "go-import-rewrite")
+    trial = live.grade(repo, patch, "go-import-rewrite", specs)
     assert _tier(trial, Tier.COMPILE)[0] is Verdict.PASS
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason
