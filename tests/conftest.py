@@ -150,6 +150,17 @@ def without_integrity(specs: SpecSet, recipe: str, *families: str) -> SpecSet:
     return replace(specs, recipes={**specs.recipes, recipe: replace(found, raw=raw)})
 
 
+def broken_get(files: Mapping[str, str | None]) -> str:
+    """go-ioutil's ``kv/store.go`` as its good patch leaves it, with ``Get`` returning one
+    byte too many: a rewrite whose tests fail, the start of every forged-pass attack."""
+    store = str(files["kv/store.go"])
+    broken = store.replace(
+        "return os.ReadFile(p)", "data, err := os.ReadFile(p)\n\treturn append(data, '!'), err"
+    )
+    assert broken != store
+    return broken
+
+
 def without_outside(specs: SpecSet, recipe: str) -> SpecSet:
     """``specs`` with the recipe's outside-the-recipe check off (``contract.outside``), so
     a test can show that the sandbox tiers catch a trick by themselves that tier 1 would

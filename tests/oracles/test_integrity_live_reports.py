@@ -19,6 +19,7 @@ from core.specs import SpecSet
 from tests.conftest import (
     ROOT,
     LiveGrader,
+    broken_get,
     clone_example,
     diff_of,
     good_patch_files,
@@ -136,12 +137,8 @@ def test_a_forged_go_test_summary_line_disagrees_with_the_json(
 ) -> None:
     repo = clone_example(tmp_path, "go-ioutil")
     files = good_patch_files(repo[0], "go-ioutil")
-    store = files["kv/store.go"]
-    broken = store.replace(
-        "return os.ReadFile(p)", "data, err := os.ReadFile(p)\n\treturn append(data, '!'), err"
-    )
+    broken = broken_get(files)
     broken = broken.replace("import (\n", 'import (\n\t"fmt"\n', 1) + FORGED_OK
-    assert broken != store
     patch = diff_of(repo[0], {**files, "kv/store.go": broken})
     # Tier 1 would refuse the init first (outside the recipe): off, so tier 3 shows itself.
     specs = without_outside(_no_reruns(live.specs), "go-import-rewrite")
@@ -189,10 +186,7 @@ def test_go_test_output_rewritten_to_pass_is_never_a_pass(live: LiveGrader, tmp_
     finished are missing. Either way a fail, never a pass."""
     repo = clone_example(tmp_path, "go-ioutil")
     files = good_patch_files(repo[0], "go-ioutil")
-    store = files["kv/store.go"]
-    broken = store.replace(
-        "return os.ReadFile(p)", "data, err := os.ReadFile(p)\n\treturn append(data, '!'), err"
-    )
+    broken = broken_get(files)
     imports = 'import (\n\t"bufio"\n\t"fmt"\n'
     broken = broken.replace("import (\n", imports, 1) + REWRITE_FAILURES
     patch = diff_of(repo[0], {**files, "kv/store.go": broken})

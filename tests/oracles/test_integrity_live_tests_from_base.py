@@ -18,6 +18,7 @@ from core.specs import SpecSet
 from tests.conftest import (
     LiveGrader,
     RepoFactory,
+    broken_get,
     clone_example,
     diff_of,
     good_patch_files,
@@ -74,10 +75,7 @@ def test_a_new_test_main_rewriting_the_runners_output_cannot_make_broken_code_pa
 ) -> None:
     repo = clone_example(tmp_path, "go-ioutil")
     files = good_patch_files(repo[0], "go-ioutil")
-    broken = files["kv/store.go"].replace(
-        "return os.ReadFile(p)", "data, err := os.ReadFile(p)\n\treturn append(data, '!'), err"
-    )
-    assert broken != files["kv/store.go"]
+    broken = broken_get(files)
     changes = {**files, "kv/store.go": broken, "kv/zz_main_test.go": OUTPUT_REWRITING_TEST_MAIN}
     # No re-runs: the failure persists, as re-runs would find.
     trial = live.grade(repo, diff_of(repo[0], changes), "go-import-rewrite", no_reruns(live))

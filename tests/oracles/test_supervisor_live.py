@@ -11,7 +11,14 @@ import pytest
 from core.model import Tier, Verdict
 from oracles.tiers.apply import ApplyOracle
 from oracles.tiers.base import TierOutcome, TrialContext
-from tests.conftest import LiveGrader, RepoFactory, clone_example, diff_of, good_patch_files
+from tests.conftest import (
+    LiveGrader,
+    RepoFactory,
+    broken_get,
+    clone_example,
+    diff_of,
+    good_patch_files,
+)
 from tests.oracles.test_tiers_live import _tier
 
 pytestmark = pytest.mark.docker
@@ -66,11 +73,7 @@ def test_a_test_binary_that_re_runs_itself_to_forge_its_results_fails_in_tier_3(
 ) -> None:
     repo = clone_example(tmp_path, "go-ioutil")
     files = good_patch_files(repo[0], "go-ioutil")
-    broken = files["kv/store.go"].replace(
-        "return os.ReadFile(p)", "data, err := os.ReadFile(p)\n\treturn append(data, '!'), err"
-    )
-    assert broken != files["kv/store.go"]
-    changes = {**files, "kv/store.go": broken, "kv/zz_init.go": REEXEC_INIT}
+    changes = {**files, "kv/store.go": broken_get(files), "kv/zz_init.go": REEXEC_INIT}
     trial = live.grade(repo, diff_of(repo[0], changes), "go-import-rewrite", apply=TrustingApply())
     assert _tier(trial, Tier.COMPILE)[0] is Verdict.PASS
     verdict, reason = _tier(trial, Tier.TESTS)

@@ -20,6 +20,7 @@ from core.specs import SpecSet
 from tests.conftest import (
     ROOT,
     LiveGrader,
+    broken_get,
     clone_example,
     diff_of,
     good_patch_files,
@@ -114,10 +115,7 @@ def test_a_go_patch_forging_test2json_pass_lines_is_graded_fail(
 ) -> None:
     repo = clone_example(tmp_path, "go-ioutil")
     files = good_patch_files(repo[0], "go-ioutil")
-    store = files["kv/store.go"]
-    broken = store.replace(
-        "return os.ReadFile(p)", "data, err := os.ReadFile(p)\n\treturn append(data, '!'), err"
-    )
+    broken = broken_get(files)
     broken = broken.replace("import (\n", 'import (\n\t"fmt"\n', 1) + SPOOF_GO
     patch = diff_of(repo[0], {**files, "kv/store.go": broken})
     specs = without_outside(_with_reruns(live.specs, 0), "go-import-rewrite")
