@@ -27,6 +27,7 @@ from tree_sitter import Node
 
 from oracles.bindings import Meaning, MeaningKind, Reference, Side
 from oracles.go_test_config import builds_on
+from oracles.syntax import descendants
 
 __all__ = ["UNIVERSE", "GoFile", "go_references", "import_name", "read_go_file"]
 
@@ -130,7 +131,7 @@ def read_go_file(path: str, root: Node) -> GoFile:
     seen: dict[str, int] = {}
     for child in root.children:
         if child.type == "import_declaration":
-            for spec in (n for n in _descendants(child) if n.type == "import_spec"):
+            for spec in (n for n in descendants(child) if n.type == "import_spec"):
                 imported = _text(spec.child_by_field_name("path")).strip('"`')
                 alias = spec.child_by_field_name("name")
                 if alias is not None and alias.type == "dot":
@@ -143,14 +144,6 @@ def read_go_file(path: str, root: Node) -> GoFile:
             for name, kind in _top_level_names(child):
                 found.top_level[name] = kind
     return found
-
-
-def _descendants(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
 
 
 class GoPackage:
@@ -202,9 +195,9 @@ _LOCAL = frozenset({Meaning(MeaningKind.LOCAL, "", "a local")})
 
 def _receiver_type_parameters(receiver: Node) -> list[str]:
     found: list[str] = []
-    for node in _descendants(receiver):
+    for node in descendants(receiver):
         if node.type == "type_arguments":
-            found += [_text(name) for name in _descendants(node) if name.type == "type_identifier"]
+            found += [_text(name) for name in descendants(node) if name.type == "type_identifier"]
     return found
 
 

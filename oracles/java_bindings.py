@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from oracles.bindings import Meaning, MeaningKind, Reference, Side
+from oracles.syntax import JAVA_TYPE_BODIES, JAVA_TYPE_DECLARATIONS
 
 __all__ = ["JavaClass", "JavaFile", "JavaWorld", "java_references", "read_java_file"]
 
@@ -38,18 +39,6 @@ _OBJECT_METHODS = frozenset(
     {"equals", "hashCode", "toString", "getClass", "notify", "notifyAll", "wait", "clone",
      "finalize"}
 )  # fmt: skip
-_TYPE_DECLARATIONS = frozenset(
-    {
-        "class_declaration",
-        "interface_declaration",
-        "enum_declaration",
-        "record_declaration",
-        "annotation_type_declaration",
-    }
-)
-_BODIES = frozenset(
-    {"class_body", "interface_body", "enum_body", "enum_body_declarations", "annotation_type_body"}
-)
 _LOCAL = frozenset({Meaning(MeaningKind.LOCAL, "", "a local")})
 _SERIAL = itertools.count()
 _UNRESOLVED = Meaning(MeaningKind.UNRESOLVED, "", "nothing")
@@ -181,10 +170,10 @@ def _read_members(body: Node, owner: JavaClass) -> None:
                 owner.fields.add(_text(declarator.child_by_field_name("name")))
         elif kind == "enum_constant":
             owner.fields.add(_text(child.child_by_field_name("name")))
-        elif kind in _TYPE_DECLARATIONS:
+        elif kind in JAVA_TYPE_DECLARATIONS:
             inner = _read_class(child, owner.file, owner)
             owner.member_types[_text(child.child_by_field_name("name"))] = inner
-        elif kind in _BODIES:
+        elif kind in JAVA_TYPE_BODIES:
             _read_members(child, owner)
 
 
@@ -205,7 +194,7 @@ def read_java_file(path: str, root: Node, test: bool) -> JavaFile:
                 file.on_demand.append(qualified)
             else:
                 file.single_types[qualified.rsplit(".", 1)[-1]] = qualified
-        elif child.type in _TYPE_DECLARATIONS:
+        elif child.type in JAVA_TYPE_DECLARATIONS:
             declared = _read_class(child, file, None)
             file.classes[declared.qname.rsplit(".", 1)[-1]] = declared
     return file
@@ -789,7 +778,7 @@ def _members(owner: JavaClass, scope: str) -> Iterator[tuple[str, list[Node], Ja
     seen: dict[str, int] = {}
     for child in _flatten(body):
         kind = child.type
-        if kind in _TYPE_DECLARATIONS:
+        if kind in JAVA_TYPE_DECLARATIONS:
             inner = _text(child.child_by_field_name("name"))
             yield from _members(owner.member_types[inner], f"{scope}.{inner}")
             continue
@@ -815,7 +804,7 @@ def _members(owner: JavaClass, scope: str) -> Iterator[tuple[str, list[Node], Ja
 
 def _flatten(body: Node | None) -> Iterator[Node]:
     for child in _named(body) if body is not None else []:
-        if child.type in _BODIES:
+        if child.type in JAVA_TYPE_BODIES:
             yield from _flatten(child)
         elif child.type not in (";",):
             yield child

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from oracles.syntax import descendants
+
 __all__ = [
     "SYNTAX_FORMS",
     "Canonical",
@@ -342,7 +344,7 @@ class _Lowering:
         if value is None:
             return None
         if node.type == "binary_expression":
-            for inner in _descendants(node):
+            for inner in descendants(node):
                 if inner.type == "string_literal":
                     self._count(inner)
         return [_Token(json.dumps(value, ensure_ascii=False), _line(node))]
@@ -428,14 +430,6 @@ _HANDLERS: dict[str, Callable[[_Lowering, Node], list[_Item] | None]] = {
     "yield_statement": _Lowering.yielded,
     "for_statement": _Lowering.looped,
 }
-
-
-def _descendants(node: Node) -> Iterable[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 def _single_declarator(node: Node | None) -> Node | None:
@@ -680,7 +674,7 @@ def _steps(updates: Sequence[Node], index: str) -> bool:
 
 def _assigned(nodes: Iterable[Node], name: str) -> bool:
     for node in nodes:
-        for inner in _descendants(node):
+        for inner in descendants(node):
             if inner.type == "assignment_expression" and (
                 _text(inner.child_by_field_name("left")) == name
             ):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from oracles.java_syntax import Canonical, Slot, canonical
-from oracles.syntax import parse
+from oracles.syntax import descendants, parse
 
 __all__ = ["Source", "Unit", "read_source"]
 
@@ -106,14 +106,6 @@ def _leaves(node: Node) -> Iterator[str]:
     return (token for token, _ in _positioned(node))
 
 
-def _descendants(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
-
-
 def tokenize(language: str, nodes: Sequence[Node], syntax: frozenset[str]) -> Canonical:
     """The nodes' tokens as the classifier compares them (Java through ``canonical``)."""
     if language == "java":
@@ -164,7 +156,7 @@ def _java_call(node: Node) -> tuple[str, str]:
 
 
 def _java_skips(root: Node) -> Iterator[Node]:
-    for node in _descendants(root):
+    for node in descendants(root):
         if node.type == "method_invocation":
             name, owner = _java_call(node)
             if _JAVA_SKIP_CALL.match(name) or owner in _JAVA_SKIP_OWNER or name in _JAVA_EXIT:
@@ -181,7 +173,7 @@ def _java_guards(node: Node) -> bool:
         return True
     return any(
         _JAVA_ASSERTION.match(_java_call(inner)[0]) or inner.type == "assert_statement"
-        for inner in _descendants(node)
+        for inner in descendants(node)
         if inner.type in ("method_invocation", "assert_statement")
     )
 
@@ -247,7 +239,7 @@ def _go_call(node: Node) -> tuple[str, str]:
 
 
 def _go_skips(root: Node) -> Iterator[Node]:
-    for node in _descendants(root):
+    for node in descendants(root):
         if node.type == "call_expression":
             name, owner = _go_call(node)
             if name in _GO_SKIPS or (owner, name) == ("os", "Exit"):
@@ -257,7 +249,7 @@ def _go_skips(root: Node) -> Iterator[Node]:
 def _go_guards(node: Node) -> bool:
     if any(True for _ in _go_skips(node)):
         return True
-    for inner in _descendants(node):
+    for inner in descendants(node):
         if inner.type != "call_expression":
             continue
         name, owner = _go_call(inner)
@@ -280,7 +272,7 @@ def _go_units(root: Node, source: Source) -> None:
 
 
 def _go_imports(node: Node) -> Iterator[str]:
-    for spec in _descendants(node):
+    for spec in descendants(node):
         if spec.type != "import_spec":
             continue
         path = spec.child_by_field_name("path")

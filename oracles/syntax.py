@@ -23,7 +23,29 @@ from tree_sitter import Language, Node, Parser, Tree
 from core.model import Evidence, Severity
 from oracles.tree import TreeView
 
-__all__ = ["check_syntax", "language_of", "load_language", "parse"]
+__all__ = [
+    "JAVA_TYPE_BODIES",
+    "JAVA_TYPE_DECLARATIONS",
+    "check_syntax",
+    "descendants",
+    "language_of",
+    "load_language",
+    "parse",
+]
+
+# tree-sitter-java's node types of a type declaration and of the bodies that hold members.
+JAVA_TYPE_DECLARATIONS = frozenset(
+    {
+        "class_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+        "annotation_type_declaration",
+    }
+)
+JAVA_TYPE_BODIES = frozenset(
+    {"class_body", "interface_body", "enum_body", "enum_body_declarations", "annotation_type_body"}
+)
 
 _SNIPPET_CHARS = 40
 
@@ -171,3 +193,13 @@ def check_syntax(tree: TreeView, *, max_per_file: int = 20) -> list[Evidence]:
             continue
         evidence.extend(_check_file(path, language, source, max_per_file))
     return evidence
+
+
+def descendants(node: Node) -> Iterator[Node]:
+    """``node`` and every node below it, in source order (depth first), without recursion:
+    a hostile file's nesting cannot exhaust the stack."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))

@@ -51,7 +51,7 @@ from oracles.contracts.outside import (
     is_test_path,
     outside_evidence,
 )
-from oracles.syntax import parse
+from oracles.syntax import JAVA_TYPE_BODIES, JAVA_TYPE_DECLARATIONS, parse
 from oracles.tree import TreeView
 
 __all__ = ["JAVA_FAMILIES", "check_java_outside", "java_constructs"]
@@ -183,18 +183,6 @@ _LITERALS: tuple[tuple[re.Pattern[str], Family, str], ...] = (
     (re.compile(r"^/dev/(stdout|stderr|fd/)"), _OUTPUT, "names the process's output streams"),
 )
 
-_TYPE_DECLARATIONS = frozenset(
-    {
-        "class_declaration",
-        "interface_declaration",
-        "enum_declaration",
-        "record_declaration",
-        "annotation_type_declaration",
-    }
-)
-_BODIES = frozenset(
-    {"class_body", "interface_body", "enum_body", "enum_body_declarations", "annotation_type_body"}
-)
 _MEMBERS = frozenset(
     {
         "method_declaration",
@@ -221,7 +209,7 @@ def _declares_type(body: Node) -> bool:
     owner = body.parent
     if owner is not None and owner.type == "enum_body":
         owner = owner.parent
-    return owner is not None and owner.type in _TYPE_DECLARATIONS
+    return owner is not None and owner.type in JAVA_TYPE_DECLARATIONS
 
 
 def _member_label(member: Node, owner: str) -> str:
@@ -256,11 +244,11 @@ def _scope(node: Node) -> str:
             member is None
             and current.type in _MEMBERS
             and parent is not None
-            and parent.type in _BODIES
+            and parent.type in JAVA_TYPE_BODIES
             and _declares_type(parent)
         ):
             member = current
-        elif current.type in _TYPE_DECLARATIONS and member is not None:
+        elif current.type in JAVA_TYPE_DECLARATIONS and member is not None:
             types.append(_text(current.child_by_field_name("name")))
         current = parent
     if member is None:
