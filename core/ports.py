@@ -160,6 +160,9 @@ class SandboxRequest:
     # What the output is, when the sandbox keeps it by its structure rather than by its
     # head and tail ("go-test-json": a go test -json stream, kept by test).
     output_events: str = ""
+    # For a resolution: the moment (ISO 8601) whose registry it sees; Maven metadata then
+    # lists only versions published by then ("" is today's registry).
+    registry_as_of: str = ""
     tree: Callable[[int, int, str], IO[bytes]] | None = field(
         default=None, compare=False, repr=False
     )
@@ -186,6 +189,8 @@ class SandboxRequest:
             data["dependencies"] = self.dependencies
         if self.output_events:
             data["output_events"] = self.output_events
+        if self.registry_as_of:
+            data["registry_as_of"] = self.registry_as_of
         if self.action is SandboxAction.START:
             data["timeout_s"] = self.timeout_s  # how long it must stay up decides the result
         return data

@@ -295,6 +295,10 @@ class Builds:
                 uid, gid, patched=patched, subdir=subdir, extra=files
             ),
         )
+        if project.system is BuildSystem.MAVEN and not patched:
+            # The base resolves against the registry of its day: a plugin version its
+            # build leaves open is the one its authors got, not today's newest.
+            request = replace(request, registry_as_of=context.workspace.base_committed_at())
         if made is not None and made.env:  # its builds' settings, for resolution's go too
             environment = {**dict(request.environment), **made.env}
             request = replace(request, environment=tuple(sorted(environment.items())))

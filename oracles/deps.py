@@ -25,7 +25,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import IO, Any
 
@@ -92,6 +92,8 @@ class Resolution:
     output_tail: str = ""
     # The compiled dependencies' build cache, by name ("" when the resolution made none).
     build_cache: str = ""
+    # The moment whose registry it saw (ISO 8601; "" for today's).
+    as_of: str = ""
 
     @property
     def digest(self) -> str:
@@ -113,6 +115,7 @@ class Resolution:
             "toolchain": dict(self.toolchain),
             "detail": self.detail,
             **({"output_tail": self.output_tail} if self.output_tail else {}),
+            **({"registry_as_of": self.as_of} if self.as_of else {}),
         }
 
 
@@ -329,4 +332,4 @@ class Resolver:
         result = self._cache.get_or_run(
             key, run, keep=settled, valid=lambda _result: self._has_cache(cache)
         )
-        return classify(project, result, cache)
+        return replace(classify(project, result, cache), as_of=request.registry_as_of)

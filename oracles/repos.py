@@ -112,6 +112,13 @@ class RepoCache:
                 check=False,
             )
 
+    def committed_at(self, repo: str, commit: str) -> str:
+        """When ``commit`` was committed (its committer date, ISO 8601): when its tree
+        was current on its branch, and so what its authors' builds resolved against."""
+        git_dir = self.ensure_commit(repo, commit)
+        shown = git(["--git-dir", str(git_dir), "show", "-s", "--format=%cI", commit])
+        return shown.stdout.decode().strip()
+
     def snapshot(self, repo: str, commit: str) -> Path:
         """The checked-out tree of ``commit``; created once, then only read."""
         known = self._snapshots.get((repo, commit))

@@ -276,6 +276,10 @@ class Workspace:
         """The base commit's snapshot (clones the repository on first use)."""
         return self.repos.snapshot(self.changeset.repo, self.changeset.base_commit)
 
+    def base_committed_at(self) -> str:
+        """The base commit's committer date (ISO 8601)."""
+        return self.repos.committed_at(self.changeset.repo, self.changeset.base_commit)
+
     def tree_hash(self, *, patched: bool = True) -> str:
         patch = self.changeset.patch_sha256 if patched else None
         return tree_hash(self.changeset.base_commit, patch)

@@ -365,6 +365,8 @@ class FakeRegistry:
 
     def __init__(self, files: Mapping[str, bytes] | None = None) -> None:
         self.files = dict(files or {})
+        # Path below the root to its Last-Modified header (as Maven Central sends it).
+        self.modified: dict[str, str] = {}
         self.status: int | None = None
         self.seen: list[RegistryRequest] = []
         self._lock = threading.Lock()
@@ -419,6 +421,9 @@ def _registry_handler(registry: FakeRegistry) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             self.send_header("Content-Type", "application/octet-stream")
             self.send_header("Content-Length", str(len(body)))
+            modified = registry.modified.get(self.path.lstrip("/"))
+            if modified and status == 200:
+                self.send_header("Last-Modified", modified)
             self.end_headers()
             if method == "GET":
                 self.wfile.write(body)

@@ -64,6 +64,7 @@ from core.ports import (
 )
 from oracles.dockerfile_model import read_dockerfile
 from oracles.sandbox.archives import WorkspaceReading, jar_packages_in_stream, read_workspace
+from oracles.sandbox.as_of import parse_as_of
 from oracles.sandbox.capture import Capture, OutputCap, capture_for
 from oracles.sandbox.commands import build_arguments, build_target, dockerfile_in_context
 from oracles.sandbox.files import jar_packages, link_to_store, remove_tree
@@ -261,7 +262,8 @@ class DockerSandbox:
                 "not given (see the dependency settings in the README)"
             )
         host = self._gate_address() if self.gate_network else None
-        with self.gate.session_for_run(host) as session:
+        as_of = parse_as_of(request.registry_as_of) if request.registry_as_of else None
+        with self.gate.session_for_run(host, as_of=as_of) as session:
             if host is None:
                 target = f"UNIX-CONNECT:{_GATE_DIR}/{GATE_SOCKET}"
                 extra = [

@@ -13,6 +13,10 @@ a host store and serves repeats from it. In offline mode nothing goes upstream: 
 (Maven) and the Go module cache's download folder (a valid module proxy layout) answer, and
 a miss is ``503``, an infrastructure condition, never a missing artifact.
 
+A session may answer *as of* a moment (a base commit's date): Maven metadata then lists
+only the versions published by then (``oracles.sandbox.as_of``), so a build that leaves a
+plugin's version open gets the one its authors got.
+
 Each session logs every request (``RegistryFetch``): the resolver names what was fetched,
 and what the registry itself said it does not have, from this log, not from anything the
 container printed.
@@ -30,6 +34,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -38,6 +43,15 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import requests
 
 from core.ports import RegistryFetch
+from oracles.sandbox.as_of import (
+    MetadataRequest,
+    PublishDates,
+    UpstreamFailed,
+    checksum,
+    metadata_as_of,
+    metadata_request,
+    metadata_versions,
+)
 
 __all__ = [
     "GATE_PORT",
@@ -121,6 +135,8 @@ class RegistryGate:
         self.offline = offline
         self.session = session or requests.Session()
         self.timeout_s = timeout_s
+        # Kept in the store under a name no request can reach (``_safe`` refuses it).
+        self.dates = PublishDates(store / ".published", self._head)
 
     @property
     def identity(self) -> str:
@@ -129,12 +145,15 @@ class RegistryGate:
         return f"registry-gate/1 {'offline' if self.offline else 'online'} {routes}"
 
     @contextlib.contextmanager
-    def session_for_run(self, host: str | None = None) -> Iterator[GateSession]:
+    def session_for_run(
+        self, host: str | None = None, *, as_of: datetime | None = None
+    ) -> Iterator[GateSession]:
         """A gate listening for one run, closed (and logged) on exit: on a fresh Unix
         socket, or with ``host`` on a fresh TCP port of that address (for an engine that
         cannot mount the harness's folders: the run's container reaches it through a
-        network of its own)."""
-        gate = GateSession(self, host)
+        network of its own). With ``as_of``, Maven metadata lists only the versions
+        published by then."""
+        gate = GateSession(self, host, as_of=as_of)
         try:
             gate.start()
             yield gate
@@ -143,7 +162,9 @@ class RegistryGate:
 
     # -- answering ---------------------------------------------------------------------
 
-    def answer(self, method: str, raw_path: str, reply: _Reply) -> RegistryFetch:
+    def answer(
+        self, method: str, raw_path: str, reply: _Reply, *, as_of: datetime | None = None
+    ) -> RegistryFetch:
         """Serve one request; returns what happened, for the session's log."""
         route, _, path = raw_path.lstrip("/").partition("/")
         # Clients percent-encode what they must (the module proxy's "!" case escapes come
@@ -152,6 +173,9 @@ class RegistryGate:
         if route not in self.upstreams or not _safe(path):
             reply.status(404)
             return RegistryFetch(route[:20], path[:300], 404, "refused")
+        metadata = metadata_request(path) if route == "maven" and as_of else None
+        if metadata is not None and as_of is not None:
+            return self._metadata_as_of(method, path, reply, metadata=metadata, as_of=as_of)
         cached = self._cached(route, path)
         if cached is not None:
             reply.file(method, cached)
@@ -198,6 +222,56 @@ class RegistryGate:
                 return RegistryFetch(route, path, 502, "upstream-error")
         return RegistryFetch(route, path, 200, "upstream")
 
+    def _metadata_as_of(
+        self,
+        method: str,
+        path: str,
+        reply: _Reply,
+        *,
+        metadata: MetadataRequest,
+        as_of: datetime,
+    ) -> RegistryFetch:
+        """An artifact's metadata (or its checksum) without the versions published after
+        ``as_of``; every failure to read it or date its versions is the registry's."""
+        route = "maven"
+        if self.offline:
+            reply.status(503)
+            return RegistryFetch(route, path, 503, "offline")
+        url, auth = self.upstreams[route].target(metadata.path)
+        try:
+            response = self.session.get(url, auth=auth, timeout=self.timeout_s)
+        except requests.RequestException as exc:
+            log.warning("registry %s unreachable for %s: %s", route, path, type(exc).__name__)
+            reply.status(502)
+            return RegistryFetch(route, path, 502, "upstream-error")
+        if response.status_code in (404, 410):
+            reply.status(404)
+            return RegistryFetch(route, path, response.status_code, "upstream")
+        if response.status_code != 200:
+            reply.status(502)
+            return RegistryFetch(route, path, response.status_code, "upstream-error")
+        body = response.content
+        try:
+            dates = self.dates.of(metadata, metadata_versions(body) or [])
+        except (UpstreamFailed, requests.RequestException) as exc:
+            log.warning("registry %s cannot date the versions of %s: %s", route, path, exc)
+            reply.status(502)
+            return RegistryFetch(route, path, 502, "upstream-error")
+        body = metadata_as_of(body, dates, as_of)
+        if metadata.checksum:
+            body = checksum(body, metadata.checksum)
+        reply.start(200, {"Content-Type": "text/xml", "Content-Length": str(len(body))})
+        if method != "HEAD":
+            reply.write(body)
+        return RegistryFetch(route, path, 200, "upstream")
+
+    def _head(self, path: str) -> tuple[int, str | None]:
+        """The status and ``Last-Modified`` of ``path`` at the Maven registry."""
+        url, auth = self.upstreams["maven"].target(path)
+        response = self.session.head(url, auth=auth, timeout=self.timeout_s, allow_redirects=True)
+        with response:
+            return response.status_code, response.headers.get("Last-Modified")
+
     def _relay(
         self, method: str, response: requests.Response, reply: _Reply, keep: Path | None
     ) -> None:
@@ -226,10 +300,11 @@ class RegistryGate:
 
 
 def _safe(path: str) -> bool:
-    """A relative path of plain segments: no ``..``, no empty or dot segments."""
+    """A relative path of plain segments: none empty or starting with a dot (``..``, and
+    the gate's own files in the store, such as partial downloads and version dates)."""
     if not path or not _SAFE_PATH.match(path):
         return False
-    return all(part not in ("", ".", "..") for part in path.split("/"))
+    return all(part and not part.startswith(".") for part in path.split("/"))
 
 
 class _StoreWriter:
@@ -287,6 +362,7 @@ class _Reply:
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     gate: RegistryGate
+    as_of: datetime | None
     fetches: list[RegistryFetch]
     lock: threading.Condition
     active: int  # requests being answered, not yet in ``fetches``
@@ -295,6 +371,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 class _TcpServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True
     gate: RegistryGate
+    as_of: datetime | None
     fetches: list[RegistryFetch]
     lock: threading.Condition
     active: int
@@ -315,7 +392,7 @@ class _Handler(BaseHTTPRequestHandler):
         with server.lock:
             server.active += 1
         try:
-            fetch = server.gate.answer(method, self.path, _Reply(self))
+            fetch = server.gate.answer(method, self.path, _Reply(self), as_of=server.as_of)
             with server.lock:
                 server.fetches.append(fetch)
         finally:
@@ -334,9 +411,12 @@ class GateSession:
     """One run's gate: a socket in a private folder (or a TCP port of ``host``), and the
     log of what went through."""
 
-    def __init__(self, gate: RegistryGate, host: str | None = None) -> None:
+    def __init__(
+        self, gate: RegistryGate, host: str | None = None, *, as_of: datetime | None = None
+    ) -> None:
         self.gate = gate
         self.host = host
+        self.as_of = as_of
         self.folder = Path(tempfile.mkdtemp(prefix="me-gate-"))
         self._server: _Server | _TcpServer | None = None
         self._thread: threading.Thread | None = None
@@ -362,6 +442,7 @@ class GateSession:
             server = _Server(str(self.socket_path), _Handler)
             self.socket_path.chmod(0o777)
         server.gate = self.gate
+        server.as_of = self.as_of
         server.fetches = []
         server.lock = threading.Condition()
         server.active = 0

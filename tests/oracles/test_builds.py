@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from core.model import Verdict
 from core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
@@ -12,7 +13,7 @@ from oracles.deps import ResolutionStatus
 from oracles.projects import BuildSystem, Project
 from oracles.tiers.base import TrialContext
 from oracles.workspace import tree_hash
-from tests.conftest import TrialFactory
+from tests.conftest import TrialFactory, run_git
 from tests.fakes import BuildScript, FakeSandbox, memory_tree
 
 POM = """<project>
@@ -89,6 +90,35 @@ def test_both_trees_resolved_decide_nothing_and_name_their_dependencies(
     assert len({r.mounts[0].cache for r in resolutions}) == 2
     assert plan.key_material()["projects"] == ["."]
     assert plan.toolchain == {"maven": "3.8.7", "java": "17.0.19"}
+
+
+def test_the_base_resolves_against_the_registry_as_of_its_commit_and_the_patch_today(
+    make_trial: TrialFactory,
+) -> None:
+    """A plugin version the base's build leaves open is the one of its day; the patched
+    tree is built as a user would build it now."""
+    context = _trial(make_trial, _pom("17"))
+    plan, sandbox = _plan(context, resolved=_resolved(JUNIT_JAR))
+    committed = run_git(Path(context.changeset.repo), "show", "-s", "--format=%cI", "HEAD")
+    resolutions = [r for r in sandbox.requests if r.action is SandboxAction.RESOLVE]
+    assert [r.registry_as_of for r in resolutions] == [committed, ""]
+    assert resolutions[0].key_data()["registry_as_of"] == committed
+    assert "registry_as_of" not in resolutions[1].key_data()
+    (build,) = plan.builds
+    assert build.base.summary()["registry_as_of"] == committed
+    assert "registry_as_of" not in build.patched.summary()
+
+
+def test_go_modules_resolve_against_todays_registry_on_both_sides(
+    make_trial: TrialFactory,
+) -> None:
+    """go.sum pins every version a Go module builds with; there is nothing to date."""
+    files = {"go.mod": "module x\n\ngo 1.13\n", "a.go": "package x\n"}
+    context = make_trial(files, {"go.mod": "module x\n\ngo 1.17\n"}, "go-import-rewrite")
+    _plan_made, sandbox = _plan(context)
+    resolutions = [r for r in sandbox.requests if r.action is SandboxAction.RESOLVE]
+    assert resolutions
+    assert {r.registry_as_of for r in resolutions} == {""}
 
 
 def test_the_plan_is_made_once_per_trial(make_trial: TrialFactory) -> None:

@@ -7,10 +7,12 @@ HTTP over the socket as the resolution container's forwarder does.
 from __future__ import annotations
 
 import base64
+import hashlib
 import http.client
 import logging
 import socket
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -339,3 +341,92 @@ def test_a_percent_encoded_path_is_served_as_what_it_means(
         assert [f.path for f in running.fetches] == [module]
         refused, _ = _ask(running, "/go/github.com/x/%2e%2e/%2e%2e/etc/passwd")
         assert refused == 404  # decoded first, then judged: still no way out
+
+
+def test_the_gates_own_files_in_the_store_are_never_served(
+    tmp_path: Path, central: FakeRegistry
+) -> None:
+    dates = tmp_path / "store" / ".published" / "org" / "example" / "lib" / "published.json"
+    dates.parent.mkdir(parents=True)
+    dates.write_text("{}")
+    with _gate(tmp_path, f"{central.url}/maven2").session_for_run() as session:
+        path = "/maven/.published/org/example/lib/published.json"
+        assert _ask(session, path) == (404, b"")
+        assert [fetch.source for fetch in session.fetches] == ["refused"]
+    assert central.seen == []
+
+
+_VERSIONED = b"""<metadata>
+  <groupId>org.example</groupId>
+  <artifactId>lib</artifactId>
+  <versioning>
+    <latest>2.0</latest>
+    <release>2.0</release>
+    <versions>
+      <version>1.0</version>
+      <version>2.0</version>
+    </versions>
+    <lastUpdated>20260101000000</lastUpdated>
+  </versioning>
+</metadata>
+"""
+
+
+@pytest.fixture
+def dated(central: FakeRegistry) -> FakeRegistry:
+    """``lib`` 1.0 published in 2014, 2.0 in 2026."""
+    central.files[f"maven2/{METADATA}"] = _VERSIONED
+    for version, when in (
+        ("1.0", "Wed, 05 Mar 2014 10:00:00 GMT"),
+        ("2.0", "Thu, 01 Jan 2026 00:00:00 GMT"),
+    ):
+        pom = f"maven2/org/example/lib/{version}/lib-{version}.pom"
+        central.files[pom] = b"<project/>"
+        central.modified[pom] = when
+    return central
+
+
+def test_a_session_as_of_a_date_lists_only_the_versions_published_by_then(
+    tmp_path: Path, dated: FakeRegistry
+) -> None:
+    gate = _gate(tmp_path, f"{dated.url}/maven2")
+    with gate.session_for_run(as_of=datetime(2015, 6, 1, tzinfo=UTC)) as session:
+        status, body = _ask(session, f"/maven/{METADATA}")
+        assert status == 200
+        assert b"<version>2.0</version>" not in body
+        assert b"<release>1.0</release>" in body
+        status, sha1 = _ask(session, f"/maven/{METADATA}.sha1")
+        assert (status, sha1) == (200, hashlib.sha1(body).hexdigest().encode())  # noqa: S324
+        assert _ask(session, f"/maven/{JAR}") == (200, b"jar-bytes")  # artifacts as always
+    heads = [r.path for r in dated.seen if r.method == "HEAD"]
+    assert sorted(heads) == [
+        "/maven2/org/example/lib/1.0/lib-1.0.pom",
+        "/maven2/org/example/lib/2.0/lib-2.0.pom",
+    ]
+    # Today's registry, for a session without a date, and the dates are not asked again.
+    with gate.session_for_run() as session:
+        assert _ask(session, f"/maven/{METADATA}") == (200, _VERSIONED)
+    with gate.session_for_run(as_of=datetime(2027, 1, 1, tzinfo=UTC)) as session:
+        assert _ask(session, f"/maven/{METADATA}") == (200, _VERSIONED)
+    assert len([r for r in dated.seen if r.method == "HEAD"]) == 2
+
+
+def test_as_of_a_date_a_registry_failure_is_an_upstream_error(
+    tmp_path: Path, dated: FakeRegistry
+) -> None:
+    gate = _gate(tmp_path, f"{dated.url}/maven2")
+    gate.dates.head = lambda _path: (503, None)  # the metadata comes, its dates do not
+    with gate.session_for_run(as_of=datetime(2015, 6, 1, tzinfo=UTC)) as session:
+        assert _ask(session, f"/maven/{METADATA}")[0] == 502
+        assert session.fetches == (RegistryFetch("maven", METADATA, 502, "upstream-error"),)
+    dated.status = 500
+    with gate.session_for_run(as_of=datetime(2015, 6, 1, tzinfo=UTC)) as session:
+        assert _ask(session, f"/maven/{METADATA}")[0] == 502
+        assert session.fetches == (RegistryFetch("maven", METADATA, 500, "upstream-error"),)
+
+
+def test_as_of_a_date_offline_metadata_is_503(tmp_path: Path, dated: FakeRegistry) -> None:
+    gate = _gate(tmp_path, f"{dated.url}/maven2", offline=True)
+    with gate.session_for_run(as_of=datetime(2015, 6, 1, tzinfo=UTC)) as session:
+        assert _ask(session, f"/maven/{METADATA}")[0] == 503
+    assert dated.seen == []
