@@ -90,6 +90,8 @@ class TestReport:
     # Per Go package, how often its test binary was executed again while it ran, as the
     # harness's supervisor saw it from outside the binary (``supervise.go``).
     self_execs: Mapping[str, int] = field(default_factory=dict)
+    # Failing tests whose failure says they could not reach a network while they ran.
+    needs_network: frozenset[str] = frozenset()
 
     def with_status(self, status: TestStatus) -> set[str]:
         return {name for name, value in self.results.items() if value is status}
@@ -134,6 +136,18 @@ def stable_test_name(method: str) -> str:
 
 _FAILURE_TAGS = ("failure", "error", "rerunFailure", "rerunError")
 MESSAGE_CHARS = 300  # of a failing test's message kept as evidence
+# A failure that says the test could not reach a network: something it downloads while it
+# runs (Robolectric's Android jars, a schema, a module), which a test run, having no
+# network, cannot get. It says nothing about the code. Only names and lookups of remote
+# hosts count: a refused connection to a local server is the test's own business.
+_NO_NETWORK = re.compile(
+    r"java\.net\.(?:UnknownHostException|NoRouteToHostException)"
+    r"|Network is unreachable|Temporary failure in name resolution"
+    r"|Unable to resolve artifact|Could not transfer artifact"
+    r"|dial tcp: lookup |: no such host\b",
+    re.IGNORECASE,
+)
+_NETWORK_TEXT = 4000  # of a failure's text searched for it
 
 
 def _short(text: str) -> str:
@@ -148,6 +162,16 @@ def _surefire_message(case: ET.Element) -> str:
             text = child.get("message") or (child.text or "").strip().split("\n", 1)[0]
             return _short(text)
     return ""
+
+
+def _surefire_no_network(case: ET.Element) -> bool:
+    """Whether a failure's exception type, message or stack trace says no network."""
+    for child in case:
+        if child.tag.rsplit("}", 1)[-1] in _FAILURE_TAGS:
+            said = " ".join((child.get("type") or "", child.get("message") or "", child.text or ""))
+            if _NO_NETWORK.search(said[:_NETWORK_TEXT]):
+                return True
+    return False
 
 
 def _surefire_case(case: ET.Element) -> tuple[str, TestStatus]:
@@ -165,6 +189,7 @@ def parse_surefire(artifacts: Mapping[str, str]) -> TestReport:
     results: dict[str, TestStatus] = {}
     messages: dict[str, str] = {}
     problems: list[str] = []
+    offline: set[str] = set()
     for path, text in sorted(artifacts.items()):
         if not path.endswith(".xml"):
             continue
@@ -180,7 +205,9 @@ def parse_surefire(artifacts: Mapping[str, str]) -> TestReport:
                 results[name] = status
             if status is TestStatus.FAILED and name not in messages:
                 messages[name] = _surefire_message(case)
-    return TestReport(results, tuple(problems), messages=messages)
+            if status is TestStatus.FAILED and _surefire_no_network(case):
+                offline.add(name)
+    return TestReport(results, tuple(problems), messages=messages, needs_network=frozenset(offline))
 
 
 _GO_FINAL = {"pass": TestStatus.PASSED, "fail": TestStatus.FAILED, "skip": TestStatus.SKIPPED}
@@ -236,6 +263,7 @@ def parse_go_test_json(output: str) -> TestReport:
     packages: dict[str, TestStatus] = {}
     said: dict[str, list[str]] = {}
     tested: set[str] = set()
+    offline: set[str] = set()
     supervision = _Supervision()
     for line in output.splitlines():
         if not line.startswith("{"):
@@ -247,6 +275,8 @@ def parse_go_test_json(output: str) -> TestReport:
         if not isinstance(event, dict):
             continue
         _note_go_output(event, said)
+        if _go_no_network(event):
+            offline.add(f"{event.get('Package', '')}.{event['Test']}")
         supervision.note(event)
         status = _GO_FINAL.get(str(event.get("Action")))
         if status is None:
@@ -274,7 +304,15 @@ def parse_go_test_json(output: str) -> TestReport:
         suites=packages,
         messages=failed,
         self_execs=supervision.self_execs,
+        needs_network=frozenset(n for n in offline if results.get(n) is TestStatus.FAILED),
     )
+
+
+def _go_no_network(event: Mapping[str, Any]) -> bool:
+    """Whether a test's output line says it could not reach a network."""
+    if event.get("Action") != "output" or not event.get("Test"):
+        return False
+    return _NO_NETWORK.search(str(event.get("Output", ""))) is not None
 
 
 def _note_go_output(event: Mapping[str, Any], said: dict[str, list[str]]) -> None:
@@ -507,6 +545,24 @@ def _self_executions(baseline: TestReport, patched: TestReport) -> TestGrade | N
     return TestGrade(Verdict.FAIL, reason, evidence)
 
 
+def _needs_network(baseline: TestReport, left_out: tuple[Evidence, ...]) -> TestGrade | None:
+    """Tests that fail at the base commit here only because they need a network while they
+    run (which no test run has) are not the base's failures but the environment's: a pass
+    that leaves them out would claim what nobody checked. The patch is not blamed."""
+    offline = sorted(baseline.needs_network & baseline.with_status(TestStatus.FAILED))
+    if not offline:
+        return None
+    first = offline[0]
+    said = baseline.messages.get(first)
+    more = f" (and {len(offline) - 1} more)" if len(offline) > 1 else ""
+    reason = (
+        f"{len(offline)} test(s) fail at the base commit here because they need a network "
+        f"while they run, which test runs do not have: {first}"
+        f"{f': {said}' if said else ''}{more}; nothing checks them, so no pass"
+    )
+    return TestGrade(Verdict.ERROR, reason, left_out)
+
+
 def _vacuous(baseline: TestReport, base_stopped: str | None = None) -> TestGrade | None:
     """No test ran at the base commit: nothing to compare; a suite that cannot run there
     at all is the infrastructure's problem, and where its build stopped says why."""
@@ -569,6 +625,9 @@ def grade_tests(
         reason = _regression_reason(regressions, baseline.suites, stopped, patched)
         evidence = (*_listed(regressions, patched), *left_out)
         return TestGrade(Verdict.FAIL, reason, evidence, tuple(sorted(regressions)))
+    offline = _needs_network(baseline, left_out)
+    if offline is not None:
+        return offline
     passed = len(patched.with_status(TestStatus.PASSED))
     reason = f"{passed} of {after} tests pass; none regressed"
     # A pass that could not check some tests says so where it is read, not only in the

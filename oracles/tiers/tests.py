@@ -138,8 +138,15 @@ def _prefixed(report: TestReport, label: str | None) -> TestReport:
     )
     messages = {f"{label}: {name}": text for name, text in report.messages.items()}
     self_execs = {f"{label}: {name}": count for name, count in report.self_execs.items()}
+    offline = frozenset(f"{label}: {name}" for name in report.needs_network)
     return TestReport(
-        scope(report.results), problems, scope(report.suites), disagreements, messages, self_execs
+        scope(report.results),
+        problems,
+        scope(report.suites),
+        disagreements,
+        messages,
+        self_execs,
+        offline,
     )
 
 
@@ -150,14 +157,24 @@ def merge_reports(reports: Sequence[TestReport]) -> TestReport:
     disagreements: list[Disagreement] = []
     messages: dict[str, str] = {}
     self_execs: dict[str, int] = {}
+    offline: set[str] = set()
     for report in reports:
+        offline.update(report.needs_network)
         results.update(report.results)
         suites.update(report.suites)
         messages.update(report.messages)
         self_execs.update(report.self_execs)
         problems += report.problems
         disagreements += report.disagreements
-    return TestReport(results, tuple(problems), suites, tuple(disagreements), messages, self_execs)
+    return TestReport(
+        results,
+        tuple(problems),
+        suites,
+        tuple(disagreements),
+        messages,
+        self_execs,
+        frozenset(offline),
+    )
 
 
 @dataclass

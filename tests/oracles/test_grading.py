@@ -499,3 +499,65 @@ def test_a_base_suite_that_cannot_run_says_where_its_build_stopped() -> None:
     grade = grade_tests(baseline, baseline, base_stopped=stop)
     assert grade.verdict is Verdict.ERROR
     assert grade.reason == f"the base commit's test suite does not run here: {stop}"
+
+
+_ROBOLECTRIC = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="x.CacheTest" tests="4" errors="3" failures="1">
+  <testcase name="runsOnAndroid" classname="x.CacheTest">
+    <error message="Unable to resolve artifact: Missing:&#10;1) org.robolectric:android-all:jar"
+        type="org.apache.maven.artifact.resolver.ArtifactResolutionException">trace</error>
+  </testcase>
+  <testcase name="fetchesSchema" classname="x.CacheTest">
+    <error message="repo1.maven.org" type="java.net.UnknownHostException">at x.Y</error>
+  </testcase>
+  <testcase name="talksToLocalServer" classname="x.CacheTest">
+    <error message="Connection refused" type="java.net.ConnectException">trace</error>
+  </testcase>
+  <testcase name="evicts" classname="x.CacheTest">
+    <failure message="expected:&lt;1&gt; but was:&lt;0&gt;" type="java.lang.AssertionError"/>
+  </testcase>
+  <testcase name="puts" classname="x.CacheTest"/>
+</testsuite>
+"""
+
+
+def test_failures_that_say_no_network_was_there_are_told_apart() -> None:
+    """A download while a test runs (Robolectric's Android jars, a remote schema) fails
+    for want of a network; an assertion, or a refused local connection, does not."""
+    report = parse_surefire({"TEST-x.CacheTest.xml": _ROBOLECTRIC})
+    assert report.needs_network == {"x.CacheTest#runsOnAndroid", "x.CacheTest#fetchesSchema"}
+    events = "\n".join(
+        [
+            '{"Action":"output","Package":"m","Test":"TestFetch","Output":"    fetch_test.go:9: '
+            'Get \\"https://example.org/x\\": dial tcp: lookup example.org: no such host\\n"}',
+            '{"Action":"fail","Package":"m","Test":"TestFetch"}',
+            '{"Action":"output","Package":"m","Test":"TestSum","Output":"    no such host\\n"}',
+            '{"Action":"pass","Package":"m","Test":"TestSum"}',
+        ]
+    )
+    assert parse_go_test_json(events).needs_network == {"m.TestFetch"}
+
+
+def test_a_pass_is_refused_when_tests_left_out_failed_at_the_base_for_want_of_a_network() -> None:
+    """They passed where their authors ran them; here nothing checks them, and that is the
+    environment's doing, not the patch's: error, naming the first, never a pass."""
+    baseline = parse_surefire({"TEST-x.CacheTest.xml": _ROBOLECTRIC})
+    patched = TestReport({**baseline.results, "x.CacheTest#evicts": P})
+    grade = grade_tests(baseline, patched)
+    assert grade.verdict is Verdict.ERROR
+    assert grade.reason.startswith(
+        "2 test(s) fail at the base commit here because they need a network while they run, "
+        "which test runs do not have: x.CacheTest#fetchesSchema: repo1.maven.org (and 1 more)"
+    )
+    assert "fails at the base commit, left out: x.CacheTest#runsOnAndroid" in [
+        e.message for e in grade.evidence
+    ]
+    # A regression of a test that did pass at the base is still the patch's.
+    broken = TestReport({**baseline.results, "x.CacheTest#puts": F})
+    assert grade_tests(baseline, broken).verdict is Verdict.FAIL
+    # Without such failures the same left-out test is listed and the pass stands.
+    plain = TestReport({"x.CacheTest#puts": P, "x.CacheTest#evicts": F})
+    assert (
+        grade_tests(plain, TestReport({"x.CacheTest#puts": P, "x.CacheTest#evicts": F})).verdict
+        is Verdict.PASS
+    )
