@@ -8,6 +8,10 @@ along) and fetched at most once per ``MirrorCache``: one nightly refresh, one fe
 A repository already on disk (a clone, a bare mirror, or a folder holding one) is read in
 place (``find_git_dir``): copying it would gain nothing, and a partial mirror should fail
 on the commits it lacks, not all at once.
+
+Each clone or fetch records when it began in the mirror's own config (``fetch_time``):
+the history is complete up to that moment, which is how a survival window on a branch
+where nothing landed since can still be known to have closed.
 """
 
 from __future__ import annotations
@@ -21,12 +25,25 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
+from core.clock import Clock, SystemClock, as_utc
 from core.errors import RepositoryError
 from core.git import git
 
-__all__ = ["MirrorCache", "branch_ref", "find_git_dir", "repository_name"]
+__all__ = [
+    "FETCHED_AT",
+    "MirrorCache",
+    "branch_ref",
+    "fetch_time",
+    "find_git_dir",
+    "record_fetch_time",
+    "repository_name",
+]
+
+FETCHED_AT = "migration-evals.fetchedAt"
+"""The git config key holding when the repository's history was last fetched (ISO 8601)."""
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _OWNER_NAME = re.compile(r"[:/]([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/*$")
@@ -41,9 +58,12 @@ def _name(url: str) -> str:
 class MirrorCache:
     """Mirror clones under ``root``; safe to share between threads and processes."""
 
-    def __init__(self, root: Path, *, timeout_s: float = 1800.0) -> None:
+    def __init__(
+        self, root: Path, *, timeout_s: float = 1800.0, clock: Clock | None = None
+    ) -> None:
         self.root = root
         self.timeout_s = timeout_s
+        self.clock = clock or SystemClock()
         self._fresh: set[str] = set()
         self._guard = threading.Lock()
 
@@ -64,10 +84,13 @@ class MirrorCache:
         if url in self._fresh:
             return git_dir
         with self._locked(name):
+            # Taken before asking: whatever is pushed while the fetch runs may be missing.
+            started = self.clock.now()
             if git_dir.exists():
                 self._fetch(url, git_dir)
             else:
                 self._clone(url, git_dir)
+            record_fetch_time(git_dir, started)
         self._fresh.add(url)
         return git_dir
 
@@ -93,6 +116,25 @@ class MirrorCache:
             )
         except RepositoryError as exc:
             raise RepositoryError(f"cannot fetch {url}: {exc}") from exc
+
+
+def record_fetch_time(git_dir: Path, at: datetime) -> None:
+    """Note in ``git_dir``'s config that its history is complete up to ``at``."""
+    stamp = as_utc(at).isoformat()
+    git(["--git-dir", str(git_dir), "config", "--local", FETCHED_AT, stamp])
+
+
+def fetch_time(git_dir: Path) -> datetime | None:
+    """When ``git_dir``'s history was last fetched, if that was recorded (None otherwise)."""
+    stamp = _ref(git_dir, "config", "--get", FETCHED_AT)
+    if stamp is None:
+        return None
+    try:
+        return as_utc(datetime.fromisoformat(stamp))
+    except ValueError:
+        raise RepositoryError(
+            f"{git_dir}: {FETCHED_AT} = {stamp!r} is not an ISO date-time"
+        ) from None
 
 
 def _is_git_dir(path: Path) -> bool:

@@ -9,9 +9,13 @@ Discovery walks the branch's first-parent history, oldest first, and takes
   never a pull request.
 
 A commit list (JSONL: ``commit``, and optionally ``pr``, ``merged_at``, ``recipe``,
-``model``) names the changes instead; each listed commit must be where the change landed on
-the branch. Without a ``merged_at`` from the list, a change merged when its landing commit
-was committed, and the evidence says so. Authorship is read from every commit of the change
+``model``) names the changes instead. A listed commit on the branch's first-parent line is
+where its change landed; one made on a branch that a merge brought in landed with that
+merge, and is labelled as that merge's change. A change is listed once, however many of
+its commits the list names. Without a ``merged_at`` from the list, a change merged when
+its landing commit was committed, and the evidence says so; a ``merged_at`` before the
+commit was made is refused, and so is a root commit (there is nothing before it to
+compare with). Authorship is read from every commit of the change
 (authors, committers, ``Co-authored-by:`` trailers, generator lines).
 """
 
@@ -20,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +35,7 @@ from core.clock import as_utc
 from core.errors import ChangesetError, RepositoryError
 from core.git import git
 from miners.agents import AgentMatch, Agents, Person, people_in
-from miners.history import git_text, is_ancestor
+from miners.history import git_text, is_ancestor, landing_commit
 from miners.labels import MergedAtSource
 
 __all__ = [
@@ -89,6 +93,7 @@ class GitChange:
     agent: AgentMatch | None
     recipe: str | None = None
     model: str | None = None
+    listed: tuple[str, ...] = ()  # the list's commits, when it named others than ``commit``
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,19 +185,65 @@ def discover_changes(
 def listed_changes(
     git_dir: Path, tip: str, listed: Sequence[ListedCommit], agents: Agents
 ) -> tuple[list[GitChange], list[tuple[str, str]]]:
-    """The listed changes, and ``(commit, why)`` for each that git cannot place."""
-    changes: list[GitChange] = []
+    """The listed changes, each once, and ``(commit, why)`` for each entry git cannot place
+    or whose ``merged_at`` cannot be."""
+    changes: dict[str, GitChange] = {}
+    firsts: dict[str, ListedCommit] = {}
     problems: list[tuple[str, str]] = []
     for entry in listed:
         try:
-            commit = _resolve(git_dir, tip, entry.commit)
-            changes.append(_change(git_dir, commit, agents, entry))
-        except RepositoryError as exc:
+            named, landed = _resolve(git_dir, tip, entry.commit)
+            _check_merged_at(entry, named, landed)
+        except (RepositoryError, ChangesetError) as exc:
             problems.append((entry.commit, str(exc)))
-    return changes, problems
+            continue
+        if landed.sha not in changes:
+            firsts[landed.sha] = entry
+            changes[landed.sha] = _listed_change(git_dir, named, landed, agents, entry)
+            continue
+        # The same change named again (the same commit, or another of its commits).
+        if _details(entry) != _details(firsts[landed.sha]):
+            problems.append((entry.commit, _listed_again(firsts[landed.sha], landed)))
+        known = changes[landed.sha]
+        if named.sha != landed.sha and named.sha not in known.listed:
+            changes[landed.sha] = replace(known, listed=(*known.listed, named.sha))
+    return list(changes.values()), problems
 
 
-def _resolve(git_dir: Path, tip: str, sha: str) -> _Commit:
+def _details(entry: ListedCommit) -> tuple[object, ...]:
+    return (entry.pr, entry.merged_at, entry.recipe, entry.model)
+
+
+def _listed_again(first: ListedCommit, landed: _Commit) -> str:
+    return (
+        f"the change that landed with {landed.sha[:12]} is listed already (as {first.commit}) "
+        "with another pr, merged_at, recipe or model; the first listing is kept"
+    )
+
+
+def _listed_change(
+    git_dir: Path, named: _Commit, landed: _Commit, agents: Agents, entry: ListedCommit
+) -> GitChange:
+    change = _change(git_dir, landed, agents, entry)
+    return change if named.sha == landed.sha else replace(change, listed=(named.sha,))
+
+
+def _check_merged_at(entry: ListedCommit, named: _Commit, landed: _Commit) -> None:
+    """A change cannot have merged before its commits were made."""
+    if entry.merged_at is None:
+        return
+    merged_at = as_utc(entry.merged_at)
+    for commit in (named, landed):
+        if merged_at < commit.committed_at:
+            raise ChangesetError(
+                f"merged_at {merged_at.isoformat()} is before commit {commit.sha[:12]} was "
+                f"made ({commit.committed_at.isoformat()}); a change cannot merge before it "
+                "exists: check the list's merged_at"
+            )
+
+
+def _resolve(git_dir: Path, tip: str, sha: str) -> tuple[_Commit, _Commit]:
+    """The commit ``sha`` names, and the commit of ``tip``'s first-parent line it landed with."""
     done = git(
         ["--git-dir", str(git_dir), "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}"],
         check=False,
@@ -202,7 +253,14 @@ def _resolve(git_dir: Path, tip: str, sha: str) -> _Commit:
         raise RepositoryError(f"commit {sha} is not in this repository")
     if not is_ancestor(git_dir, full, tip):
         raise RepositoryError(f"commit {sha} is not on {tip}")
-    return next(_log(git_dir, "-1", full))
+    named = next(_log(git_dir, "-1", full))
+    if not named.parents:
+        raise RepositoryError(
+            f"commit {sha} is a root commit (it starts the history, with no parent): there "
+            "is no branch before it to compare with, so it is no change to label"
+        )
+    landed = landing_commit(git_dir, tip, full)
+    return named, named if landed == full else next(_log(git_dir, "-1", landed))
 
 
 def change_diff(git_dir: Path, change: GitChange) -> tuple[str, str, str]:

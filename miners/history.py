@@ -9,7 +9,10 @@ Three questions, each answered with plain git so a reader can repeat it by hand:
   <sha>`` for one of those commits, or whose diff on the PR's files is the PR's diff
   reversed (same ``git patch-id``, so line numbers and whitespace do not matter).
 * **Where did the branch stand at the window's end?** The last first-parent commit at
-  or before that moment (``state_at``): on a quiet branch, the merge itself.
+  or before that moment (``state_at``): on a quiet branch, the merge itself. The first
+  commit that landed after it, if the history at hand has one, shows the moment is past.
+* **Where did a commit land?** Itself, when it is on the branch's first-parent line;
+  otherwise the merge that brought it in (``landing_commit``).
 
 How much of the change survived is ``miners.lines``'s question.
 """
@@ -36,6 +39,7 @@ __all__ = [
     "git_text",
     "is_ancestor",
     "landed_pr",
+    "landing_commit",
     "locate_merge",
     "merge_base",
     "state_at",
@@ -67,6 +71,26 @@ def commit_time(git_dir: Path, rev: str) -> datetime:
     return datetime.fromisoformat(git_text(git_dir, "show", "-s", "--format=%cI", rev).strip())
 
 
+def _first_parent_descendants(git_dir: Path, sha: str, tip: str) -> list[str]:
+    """The commits of ``tip``'s first-parent line that contain ``sha``, oldest first."""
+    return git_text(
+        git_dir, "rev-list", "--first-parent", "--ancestry-path", "--reverse", f"{sha}..{tip}"
+    ).split()
+
+
+def landing_commit(git_dir: Path, tip: str, sha: str) -> str:
+    """The commit of ``tip``'s first-parent line with which ``sha`` (an ancestor) landed.
+
+    ``sha`` itself when it is on that line (``tip`` is it, or the next commit there has it
+    as first parent); otherwise the oldest first-parent commit containing it: the merge
+    that brought in the branch it was made on.
+    """
+    later = _first_parent_descendants(git_dir, sha, tip)
+    if not later or _parents(git_dir, later[0])[:1] == [sha]:
+        return sha
+    return later[0]
+
+
 def locate_merge(git_dir: Path, tip: str, merge_commit: str | None, head_sha: str) -> str:
     """The commit with which the PR landed on the branch ``tip`` names.
 
@@ -77,14 +101,7 @@ def locate_merge(git_dir: Path, tip: str, merge_commit: str | None, head_sha: st
     if known and merge_commit and is_ancestor(git_dir, merge_commit, tip):
         return merge_commit
     if _has_commit(git_dir, head_sha):
-        landed = git_text(
-            git_dir,
-            "rev-list",
-            "--first-parent",
-            "--ancestry-path",
-            "--reverse",
-            f"{head_sha}..{tip}",
-        ).split()
+        landed = _first_parent_descendants(git_dir, head_sha, tip)
         if landed:
             return landed[0]
     raise RepositoryError(
@@ -129,11 +146,18 @@ def _rebased_run(git_dir: Path, merge: str, head_sha: str) -> list[str]:
     return run or [merge]
 
 
+def _root_commit(sha: str) -> str:
+    return (
+        f"{sha} is a root commit (it starts the history, with no parent): there is no "
+        "branch before it to compare with, so it is no change to label"
+    )
+
+
 def landed_pr(git_dir: Path, merge: str, head_sha: str) -> LandedPR:
     """The PR's commits on the branch, however it was merged (merge, squash or rebase)."""
     parents = _parents(git_dir, merge)
     if not parents:
-        raise RepositoryError(f"merge commit {merge} has no parent; cannot isolate the PR")
+        raise RepositoryError(_root_commit(merge))
     if len(parents) > 1:
         commits = git_text(git_dir, "rev-list", merge, "--not", parents[0]).split()
         before = parents[0]
@@ -141,7 +165,7 @@ def landed_pr(git_dir: Path, merge: str, head_sha: str) -> LandedPR:
         commits = _rebased_run(git_dir, merge, head_sha)
         oldest = _parents(git_dir, commits[-1])
         if not oldest:
-            raise RepositoryError(f"{commits[-1]} has no parent; cannot isolate the PR")
+            raise RepositoryError(_root_commit(commits[-1]))
         before = oldest[0]
     files, renamed_from = _changed_files(git_dir, before, merge)
     return LandedPR(merge, before, frozenset(commits), files, renamed_from)
@@ -172,18 +196,21 @@ def _changed_files(
 
 @dataclass(frozen=True, slots=True)
 class BranchState:
-    """The branch as it stood at a moment: its newest commit then, and that commit's date."""
+    """The branch as it stood at a moment: its newest commit then, and that commit's date;
+    and the first commit that landed after the moment, when the history at hand has one."""
 
     commit: str
     at: datetime
+    landed_after: tuple[str, datetime] | None = None
 
 
 def state_at(git_dir: Path, tip: str, merge: str, moment: datetime) -> BranchState:
     """The last commit on ``tip``'s first-parent history at or before ``moment``, from ``merge`` on.
 
     The walk starts at the merge (nothing landed since: the merge itself is the state) and
-    stops at the first commit that landed after ``moment``; a later commit with an older
-    date (clock skew, a rebase) cannot pull the state past that point.
+    stops at the first commit that landed after ``moment`` (kept as ``landed_after``); a
+    later commit with an older date (clock skew, a rebase) cannot pull the state past
+    that point.
     """
     if not is_ancestor(git_dir, merge, tip):
         raise RepositoryError(
@@ -203,7 +230,7 @@ def state_at(git_dir: Path, tip: str, merge: str, moment: datetime) -> BranchSta
         sha, when = line.split(" ", 1)
         landed = datetime.fromisoformat(when)
         if landed > moment:
-            break
+            return BranchState(state.commit, state.at, (sha, landed))
         state = BranchState(sha, landed)
     return state
 
@@ -246,14 +273,22 @@ def _by_reverse_diff(git_dir: Path, pr: LandedPR, until: str) -> str | None:
     Whole diffs, not diffs cut down to the PR's files: moving the PR's lines into another
     file removes them from the PR's files too, and that is not a revert.
     """
-    if not pr.files:
-        return None
     backwards = _patch_id(git_dir, [pr.merge_commit, pr.before])
     if backwards is None:
         return None
-    # Only commits that touch the PR's files can undo it; the rest are not diffed.
+    # Only commits that touch a path the PR touched can undo it; the rest are not diffed.
+    # Every path counts, deleted ones included: undoing a deletion brings the file back.
+    touched = git_text(
+        git_dir, "diff", "--name-only", "--no-renames", "-z", pr.before, pr.merge_commit
+    ).split("\0")
     candidates = git_text(
-        git_dir, "rev-list", "--reverse", f"{pr.merge_commit}..{until}", "--", *pr.files
+        git_dir,
+        "--literal-pathspecs",  # a file named like a pathspec (":x", "*.go") is a name
+        "rev-list",
+        "--reverse",
+        f"{pr.merge_commit}..{until}",
+        "--",
+        *(path for path in touched if path),
     ).split()
     for sha in candidates:
         if _patch_id(git_dir, [f"{sha}^1", sha]) == backwards:

@@ -3,15 +3,19 @@
 * **rejected**: closed without merge; or reverted before the window ended; or less than the
   threshold of its added lines still attributed to it at the window's end.
 * **accepted**: merged, not reverted, and at least the threshold of its lines survived.
-* **pending**: merged less than the window ago.
+* **pending**: merged less than the window ago; or the history at hand does not reach
+  past the window's end (a stale clone), so what happened inside it is not known yet.
 * no label: still open.
 
 One core, two sources: ``label_merged`` labels a change that landed on a branch, whether
 a pull request from a provider (``label_pull_request``) or a commit found in git alone
 (``miners.git_changes``) described it. The state of the branch at the window's end is the
 last first-parent commit at or before ``merged_at + window``: the merge itself when
-nothing landed since. Reverts are looked for up to that commit, and lines are counted
-there (``miners.lines``). Every label keeps its evidence (merge commit, the state commit
+nothing landed since. The window counts as closed only when the history shows it has
+passed: a commit on the branch that landed after its end, or a fetch of the repository
+recorded after it (``miners.clones.fetch_time``); the clock alone cannot tell, since a
+clone stops where it was fetched. Reverts are looked for up to that commit, and lines
+are counted there (``miners.lines``). Every label keeps its evidence (merge commit, the state commit
 and its date, the window's end, revert, line counts), so a disputed label can be checked
 by hand. A git failure raises ``RepositoryError``; it is never turned into a label.
 """
@@ -27,8 +31,19 @@ from typing import Any
 
 from core.gold import GoldLabel, GoldRow
 from core.ports import PullRequestInfo
+from miners.clones import fetch_time
 from miners.funnel import FunnelResult
-from miners.history import BranchState, Revert, find_revert, landed_pr, locate_merge, state_at
+from miners.history import (
+    BranchState,
+    LandedPR,
+    Revert,
+    commit_time,
+    find_revert,
+    git_text,
+    landed_pr,
+    locate_merge,
+    state_at,
+)
 from miners.lines import Survival, added_lines, surviving_lines
 from miners.policy import SurvivalPolicy
 
@@ -115,13 +130,18 @@ def label_pull_request(
 def label_merged(
     git_dir: Path, change: MergedChange, *, now: datetime, policy: SurvivalPolicy
 ) -> Labelled:
-    """Label a change that landed on a branch, as of ``now``."""
+    """Label a change that landed on a branch, as of ``now`` and of the history at hand."""
     waiting = pending_label(change.merged_at, now, policy)
     if waiting is not None:
         return waiting
     window_end = change.merged_at + policy.window
     landed = landed_pr(git_dir, change.merge_commit, change.head_sha or change.merge_commit)
     state = state_at(git_dir, change.tip, landed.merge_commit, window_end)
+    tip = git_text(git_dir, "rev-parse", "--verify", f"{change.tip}^{{commit}}").strip()
+    fetched = fetch_time(git_dir)
+    closed = _closed_by(state, fetched, window_end)
+    if closed is None:
+        return _uncovered(git_dir, change, landed, tip=tip, fetched=fetched, window_end=window_end)
     revert = find_revert(git_dir, landed, state.commit)
     added = added_lines(git_dir, landed)
     survival = surviving_lines(git_dir, landed, added, state.commit)
@@ -134,6 +154,8 @@ def label_merged(
         "merge_commit": landed.merge_commit,
         "change_commits": sorted(landed.commits),
         **_state_evidence(state, landed.merge_commit),
+        "window_closed_by": closed,
+        "history_tip": tip,
         "revert": None
         if revert is None
         else {"sha": revert.sha, "how": revert.kind.value, "at": revert.at.isoformat()},
@@ -146,6 +168,49 @@ def label_merged(
         "method": BLAME,
     }
     return Labelled(label, survival.ratio, evidence)
+
+
+def _closed_by(
+    state: BranchState, fetched: datetime | None, window_end: datetime
+) -> dict[str, str] | None:
+    """What shows the window has passed in the history at hand; None when nothing does."""
+    if state.landed_after is not None:
+        sha, at = state.landed_after
+        return {"commit": sha, "at": at.isoformat()}
+    if fetched is not None and fetched >= window_end:
+        return {"fetched_at": fetched.isoformat()}
+    return None
+
+
+def _uncovered(
+    git_dir: Path,
+    change: MergedChange,
+    landed: LandedPR,
+    *,
+    tip: str,
+    fetched: datetime | None,
+    window_end: datetime,
+) -> Labelled:
+    """``pending``: the history at hand stops before the window's end, so a revert or a
+    rewrite inside the window could still be missing from it."""
+    newest = commit_time(git_dir, tip)
+    fetch = f"last fetched {fetched.isoformat()}" if fetched else "no fetch time recorded"
+    reason = (
+        f"the history at hand ends before the window does ({window_end.isoformat()}): "
+        f"nothing landed on {change.tip} after it (newest {tip[:12]}, "
+        f"{newest.isoformat()}; {fetch}); fetch the repository and label again"
+    )
+    evidence = {
+        "reason": reason,
+        "merged_at": change.merged_at.isoformat(),
+        "merged_at_source": change.merged_at_source.value,
+        "window_end": window_end.isoformat(),
+        "merge_commit": landed.merge_commit,
+        "history_tip": tip,
+        "history_tip_at": newest.isoformat(),
+        "fetched_at": fetched.isoformat() if fetched else None,
+    }
+    return Labelled(GoldLabel.PENDING, None, evidence)
 
 
 def _state_evidence(state: BranchState, merge: str) -> dict[str, Any]:

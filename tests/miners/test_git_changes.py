@@ -154,3 +154,66 @@ def test_a_repository_is_found_in_a_folder_holding_it(
     assert repository_name(str(mirror), bare) == "octo/app"
     assert repository_name("https://example.invalid/octo/app.git", bare) == "octo/app"
     assert find_git_dir(project.history.path) == git_dir(project).resolve()
+
+
+def test_a_merged_at_before_the_commit_was_made_is_refused(
+    project: MixedProject, agents: Agents
+) -> None:
+    listed = [ListedCommit(project.squashed_pr, merged_at=day(1))]  # committed on day 2
+    found, problems = listed_changes(git_dir(project), TIP, listed, agents)
+    assert found == []
+    assert problems == [
+        (
+            project.squashed_pr,
+            f"merged_at {day(1).isoformat()} is before commit {project.squashed_pr[:12]} was "
+            f"made ({day(2).isoformat()}); a change cannot merge before it exists: check the "
+            "list's merged_at",
+        )
+    ]
+
+
+def test_a_commit_listed_twice_is_one_change(project: MixedProject, agents: Agents) -> None:
+    listed = [
+        ListedCommit(project.squashed_pr, pr=2),
+        ListedCommit(project.agent_commit),
+        ListedCommit(project.squashed_pr[:10], pr=2),  # the same commit, abbreviated
+    ]
+    found, problems = listed_changes(git_dir(project), TIP, listed, agents)
+    assert [c.commit for c in found] == [project.squashed_pr, project.agent_commit]
+    assert problems == []
+
+
+def test_a_commit_listed_twice_with_other_details_keeps_the_first(
+    project: MixedProject, agents: Agents
+) -> None:
+    listed = [ListedCommit(project.squashed_pr, pr=2), ListedCommit(project.squashed_pr, pr=3)]
+    found, problems = listed_changes(git_dir(project), TIP, listed, agents)
+    assert [(c.commit, c.pr) for c in found] == [(project.squashed_pr, 2)]
+    assert [commit for commit, _ in problems] == [project.squashed_pr]
+    assert "is listed already" in problems[0][1]
+
+
+def test_a_root_commit_is_no_change(project: MixedProject, agents: Agents) -> None:
+    root = project.history.git("rev-list", "--max-parents=0", "main")
+    found, problems = listed_changes(git_dir(project), TIP, [ListedCommit(root)], agents)
+    assert found == []
+    assert problems == [
+        (
+            root,
+            f"commit {root} is a root commit (it starts the history, with no parent): there "
+            "is no branch before it to compare with, so it is no change to label",
+        )
+    ]
+
+
+def test_a_commit_a_merge_brought_in_is_that_merge_s_change(
+    project: MixedProject, agents: Agents
+) -> None:
+    """PR 1's own commit (made on day 0.5 on its branch) landed with the merge of day 1."""
+    own = project.history.git("rev-parse", f"{project.merged_pr}^2")
+    listed = [ListedCommit(own), ListedCommit(project.merged_pr)]
+    found, problems = listed_changes(git_dir(project), TIP, listed, agents)
+    assert problems == []
+    (change,) = found
+    assert (change.commit, change.pr, change.listed) == (project.merged_pr, 1, (own,))
+    assert (change.merged_at, change.merged_at_source) == (day(1), MergedAtSource.COMMITTER_DATE)

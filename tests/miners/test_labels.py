@@ -15,9 +15,16 @@ import pytest
 from core.errors import RepositoryError
 from core.gold import GoldLabel
 from core.ports import PullRequestInfo
-from miners.clones import MirrorCache
-from miners.labels import Labelled, label_pull_request
+from miners.clones import MirrorCache, fetch_time, record_fetch_time
+from miners.labels import (
+    Labelled,
+    MergedAtSource,
+    MergedChange,
+    label_merged,
+    label_pull_request,
+)
 from miners.policy import SurvivalPolicy
+from tests.fakes import FakeClock
 from tests.miners.histories import ADDED, BASE_FILE, History, day, indent
 
 Mirror = Callable[[str], Path]
@@ -316,3 +323,96 @@ def test_a_repository_that_cannot_be_cloned_is_an_infrastructure_error(
     gone = dataclasses.replace(pr, clone_url=str(tmp_path / "missing"))
     with pytest.raises(RepositoryError, match="cannot clone"):
         label(gone, mirror)
+
+
+# -- windows the history at hand does not cover ------------------------------------------
+
+
+def in_place(url: str) -> Path:
+    """Read the repository where it is, as ``mine gold --git PATH`` does: no fetch made."""
+    return Path(url) / ".git"
+
+
+def test_a_clone_whose_tip_is_before_the_window_end_is_pending(history: History) -> None:
+    """On day 60 by the clock, but the clone stops on day 10: the window is not known."""
+    pr = merged(history)
+    tip = later(history, 10)
+    result = label(pr, in_place)
+    assert result.label is GoldLabel.PENDING
+    assert result.survival is None
+    assert result.evidence["history_tip"] == tip
+    assert result.evidence["history_tip_at"] == day(10).isoformat()
+    assert result.evidence["fetched_at"] is None
+    reason, end = result.evidence["reason"], day(31).isoformat()
+    assert reason.startswith(f"the history at hand ends before the window does ({end})")
+    assert "no fetch time recorded" in reason
+    assert reason.endswith("fetch the repository and label again")
+    closing = later(history, 40)
+    again = label(pr, in_place)
+    assert again.label is GoldLabel.ACCEPTED
+    assert again.evidence["window_closed_by"] == {"commit": closing, "at": day(40).isoformat()}
+
+
+def test_a_fetch_recorded_after_the_window_end_closes_a_quiet_window(history: History) -> None:
+    pr = merged(history)
+    git_dir = history.path / ".git"
+    record_fetch_time(git_dir, day(30))
+    early = label(pr, in_place)
+    assert early.label is GoldLabel.PENDING
+    assert f"last fetched {day(30).isoformat()}" in early.evidence["reason"]
+    record_fetch_time(git_dir, day(31))
+    result = label(pr, in_place)
+    assert result.label is GoldLabel.ACCEPTED
+    assert result.evidence["window_closed_by"] == {"fetched_at": day(31).isoformat()}
+    assert result.evidence["state_commit"] == pr.merge_commit_sha
+
+
+def test_a_mirror_records_when_its_fetch_began(history: History, tmp_path: Path) -> None:
+    cache = MirrorCache(tmp_path / "mirrors", clock=FakeClock(day(35)))
+    assert fetch_time(cache.mirror(str(history.path))) == day(35)
+    assert fetch_time(history.path / ".git") is None
+
+
+def test_a_deletion_undone_by_hand_is_rejected(history: History) -> None:
+    """The change only deletes a file; a later commit brings it back, with no revert
+    message: the change's diff backwards."""
+    old = "".join(f"old helper line {i}, kept for callers of the old API\n" for i in range(6))
+    history.commit({"old.txt": old}, "add the old helper", day(-5))
+    base = history.head("main")
+    history.checkout("feature", new=True)
+    head = history.commit({"old.txt": None}, "drop the old helper", day(0))
+    history.checkout("main")
+    merge = history.merge("feature", day(1))
+    pr = history.pull_request(head=head, base=base, merged_at=day(1), merge_commit=merge)
+    restored = later(history, 12, {"old.txt": old})
+    later(history, 40)
+    result = label(pr, in_place)
+    assert result.label is GoldLabel.REJECTED
+    assert result.evidence["revert"] == {
+        "sha": restored,
+        "how": "reverse diff",
+        "at": day(12).isoformat(),
+    }
+
+
+def test_a_deleted_file_brought_back_different_is_no_revert(history: History) -> None:
+    old = "".join(f"old helper line {i}, kept for callers of the old API\n" for i in range(6))
+    history.commit({"old.txt": old}, "add the old helper", day(-5))
+    base = history.head("main")
+    history.checkout("feature", new=True)
+    head = history.commit({"old.txt": None}, "drop the old helper", day(0))
+    history.checkout("main")
+    merge = history.merge("feature", day(1))
+    pr = history.pull_request(head=head, base=base, merged_at=day(1), merge_commit=merge)
+    later(history, 12, {"old.txt": "a new helper, written afresh\n"})
+    later(history, 40)
+    result = label(pr, in_place)
+    assert (result.label, result.evidence["revert"]) == (GoldLabel.ACCEPTED, None)
+
+
+def test_a_root_commit_is_refused_as_no_change(history: History) -> None:
+    root = history.head("main")
+    later(history, 40)
+    change = MergedChange("refs/heads/main", root, day(-10), MergedAtSource.COMMIT_LIST)
+    with pytest.raises(RepositoryError, match=f"{root} is a root commit .* no change to label"):
+        label_merged(history.path / ".git", change, now=day(60), policy=SurvivalPolicy())
