@@ -5,6 +5,11 @@ rejected = closed without merge, reverted, or too little survived; pending = mer
 recently to tell. The miners fill this table; the gate correlates funnel verdicts with it.
 It lives in ``core`` because both sides read it and neither may import the other.
 
+A final label is not silently overwritten: when a later look changes it (a revert found
+inside the window once more history arrived), the new row's evidence says so
+(``relabelled``: both labels, both reasons, when), and the record chain keeps every row
+the table held (``label_history``).
+
 Rows are keyed by repository and pull request number. A change mined from git that was
 never a pull request is keyed by its landing commit instead (``commit_key``): a negative
 number, so it can never take a pull request's place.
@@ -14,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -23,16 +28,31 @@ import sqlalchemy as sa
 
 from core.model import Verdict
 from core.records import GOLD
-from core.schema import gold_table
+from core.schema import gold_table, record_log_table
 from core.store import Store
 
-__all__ = ["GoldLabel", "GoldRow", "commit_key", "gold_rows", "gold_table", "upsert_gold"]
+__all__ = [
+    "RELABELLED",
+    "GoldLabel",
+    "GoldRow",
+    "commit_key",
+    "gold_rows",
+    "gold_table",
+    "label_history",
+    "upsert_gold",
+]
+
+RELABELLED = "relabelled"
+"""The evidence key listing each change of a final label: from, to, at, reason, was."""
 
 
 class GoldLabel(StrEnum):
     ACCEPTED = "accepted"
     REJECTED = "rejected"
     PENDING = "pending"
+
+
+_FINAL = (GoldLabel.ACCEPTED, GoldLabel.REJECTED)
 
 
 def commit_key(sha: str) -> int:
@@ -87,14 +107,55 @@ class GoldRow:
         )
 
 
-def upsert_gold(store: Store, row: GoldRow) -> None:
+def upsert_gold(store: Store, row: GoldRow) -> GoldRow:
     """Insert or replace the label of one pull request (labels are recomputed over time),
-    chained in the record chain so a label written past the store is refused."""
-    values = row.to_row()
+    chained in the record chain so a label written past the store is refused.
+
+    Replacing a final label with another adds the change to the row's ``relabelled``
+    evidence, and every later write carries that list on. Returns the row as stored."""
+    key = {"repo": row.repo, "pr_number": row.pr_number}
     with store.engine.begin() as conn:
+        found = conn.execute(sa.select(gold_table).where(GOLD.where(key))).mappings().first()
+        stored = _with_history(None if found is None else GoldRow.from_row(dict(found)), row)
+        values = stored.to_row()
         conn.execute(gold_table.delete().where(GOLD.where(values)))
         conn.execute(gold_table.insert().values(**values))
         store.record(conn, GOLD, values)
+    return stored
+
+
+def _with_history(previous: GoldRow | None, row: GoldRow) -> GoldRow:
+    """``row`` with the relabelling history of ``previous``, plus this change if it is one.
+
+    Pending turning final is the label arriving, not a change of mind: not listed."""
+    if previous is None:
+        return row
+    history = list(previous.evidence.get(RELABELLED, []))
+    if previous.label in _FINAL and row.label is not previous.label:
+        history.append(
+            {
+                "from": previous.label.value,
+                "to": row.label.value,
+                "at": row.computed_at.isoformat(),
+                "reason": row.evidence.get("reason"),
+                "was": previous.evidence.get("reason"),
+            }
+        )
+    if not history:
+        return row
+    return replace(row, evidence={**row.evidence, RELABELLED: history})
+
+
+def label_history(store: Store, repo: str, pr_number: int) -> list[GoldRow]:
+    """Every row the gold table held for one label, oldest first, as the record chain
+    recorded them (``Store.verify_ledger`` says whether the chain can be trusted)."""
+    record_key = GOLD.key_of({"repo": repo, "pr_number": pr_number})
+    c = record_log_table.c
+    query = (
+        sa.select(c.content).where(c.kind == GOLD.name, c.record_key == record_key).order_by(c.seq)
+    )
+    with store.reading() as conn:
+        return [GoldRow.from_row(json.loads(content)) for content in conn.scalars(query)]
 
 
 def gold_rows(store: Store) -> list[GoldRow]:

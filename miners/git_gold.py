@@ -4,14 +4,17 @@ The changes come from ``miners.git_changes`` (a commit list, or discovery from h
 each is labelled by the same core as a provider's pull requests (``label_merged``), its
 row goes to the same gold table under the same key when it was a pull request (a commit
 key otherwise), and its changeset (the change's diff on the commit it forked from) gets
-the funnel's verdict the same way: from the ledger, or graded now. Final rows are left as
-they are; a change git cannot label (a missing commit or blob, a rewritten branch) is an
-error of its own and never a label.
+the funnel's verdict the same way: from the ledger, or graded now. A final row is looked
+at again only when the branch has moved since it was labelled (a revert pushed late can
+still fall inside a window that had closed), and rewritten only when its label changes,
+which its evidence and the record chain then show (``core.gold.upsert_gold``); a change
+git cannot label (a missing commit or blob, a rewritten branch) is an error of its own and
+never a label.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -19,12 +22,13 @@ from typing import Any
 
 from core.clock import Clock
 from core.errors import InfrastructureError
-from core.gold import GoldLabel, GoldRow, commit_key, gold_rows, upsert_gold
+from core.gold import RELABELLED, GoldLabel, GoldRow, commit_key, gold_rows, upsert_gold
 from core.model import Changeset
 from core.store import Store
 from miners.funnel import FunnelResult, Grader, funnel_results
 from miners.git_changes import GitChange, change_diff, first_commit_date
 from miners.gold import ChangesetRecipe
+from miners.history import git_text
 from miners.labels import Labelled, MergedChange, label_merged
 from miners.policy import SurvivalPolicy
 
@@ -74,8 +78,17 @@ def label_document(row: GoldRow) -> dict[str, Any]:
         "added": evidence.get("lines_added"),
         "alive": evidence.get("lines_alive"),
         "revert": revert.get("sha") if isinstance(revert, dict) else None,
-        "reason": evidence.get("reason"),
+        "reason": _reason(evidence),
     }
+
+
+def _reason(evidence: Mapping[str, Any]) -> Any:
+    reason = evidence.get("reason")
+    changes = evidence.get(RELABELLED) or []
+    if not changes:
+        return reason
+    last = changes[-1]
+    return f"{reason} (relabelled from {last['from']} on {str(last['at'])[:10]})"
 
 
 def _keys(changes: Sequence[GitChange]) -> list[int]:
@@ -102,6 +115,7 @@ def _row(
         **found.evidence,
         "source": "git",
         "commit": change.commit,
+        "listed_commits": list(change.listed),
         "pr": change.pr,
         "subject": change.subject,
         "author": change.author,
@@ -158,6 +172,23 @@ class _Labelled:
     changeset: Changeset | None
 
 
+def _settled(kept: GoldRow, tip: str) -> bool:
+    """A final label read from this very history: nothing new has arrived to change it."""
+    return kept.label in _FINAL and kept.evidence.get("history_tip") == tip
+
+
+def _stands(kept: GoldRow, found: Labelled) -> bool:
+    """A final label stays when a new look confirms it, or when the new look cannot see
+    its window's end while the label names what closed it: a staler copy of the history
+    knows less, not more. A label that names nothing (written while the clock alone
+    closed windows) gives way to pending."""
+    if kept.label not in _FINAL:
+        return False
+    if found.label is kept.label:
+        return True
+    return found.label is GoldLabel.PENDING and bool(kept.evidence.get("window_closed_by"))
+
+
 def _label_one(
     store: Store,
     source: GitSource,
@@ -165,17 +196,21 @@ def _label_one(
     key: int,
     report: GitGrowReport,
     *,
+    kept: GoldRow | None,
     policy: SurvivalPolicy,
     recipe: ChangesetRecipe,
     created: date,
-) -> _Labelled | None:
-    """Label one change and write its row at once (so a later failure keeps the label)."""
+) -> _Labelled | GoldRow | None:
+    """Label one change and write its row at once (so a later failure keeps the label);
+    a final row that stands (``_stands``) is returned as it is, unwritten."""
     merged = MergedChange(source.tip, change.commit, change.merged_at, change.merged_at_source)
     try:
         found = label_merged(source.git_dir, merged, now=report.now, policy=policy)
     except InfrastructureError as exc:
         report.error(change.commit, str(exc))
         return None
+    if kept is not None and _stands(kept, found):
+        return kept
     model = _model(change, recipe)
     row = _row(source, change, key, found, report.now, changeset=None, model=model, funnel=None)
     upsert_gold(store, row)
@@ -185,6 +220,44 @@ def _label_one(
         changeset = None
         report.error(change.commit, f"labelled, but not graded: {exc}")
     return _Labelled(change, key, found, changeset)
+
+
+def _label_all(
+    store: Store,
+    source: GitSource,
+    changes: Sequence[GitChange],
+    report: GitGrowReport,
+    *,
+    policy: SurvivalPolicy,
+    recipe: ChangesetRecipe,
+) -> tuple[dict[int, GoldRow], dict[int, _Labelled]]:
+    """Rows that stand as they are, and the changes labelled anew, by their place."""
+    stored = {row.pr_number: row for row in gold_rows(store) if row.repo == source.name}
+    created = first_commit_date(source.git_dir, source.tip)
+    tip = git_text(source.git_dir, "rev-parse", "--verify", f"{source.tip}^{{commit}}").strip()
+    rows: dict[int, GoldRow] = {}
+    todo: dict[int, _Labelled] = {}
+    for index, (change, key) in enumerate(zip(changes, _keys(changes), strict=True)):
+        kept = stored.get(key)
+        if kept is not None and _settled(kept, tip):
+            rows[index] = kept  # final, and the branch has not moved: reported as it stands
+            continue
+        item = _label_one(
+            store,
+            source,
+            change,
+            key,
+            report,
+            kept=kept,
+            policy=policy,
+            recipe=recipe,
+            created=created,
+        )
+        if isinstance(item, GoldRow):
+            rows[index] = item
+        elif item is not None:
+            todo[index] = item
+    return rows, todo
 
 
 def grow_gold_from_git(
@@ -199,20 +272,7 @@ def grow_gold_from_git(
 ) -> GitGrowReport:
     """Label ``changes``, get each changeset's funnel verdict, upsert the rows."""
     report = GitGrowReport(now=clock.now())
-    stored = {row.pr_number: row for row in gold_rows(store) if row.repo == source.name}
-    created = first_commit_date(source.git_dir, source.tip)
-    rows: dict[int, GoldRow] = {}
-    todo: dict[int, _Labelled] = {}
-    for index, (change, key) in enumerate(zip(changes, _keys(changes), strict=True)):
-        kept = stored.get(key)
-        if kept is not None and kept.label in _FINAL:
-            rows[index] = kept  # final: left as it is, and reported as it stands
-            continue
-        item = _label_one(
-            store, source, change, key, report, policy=policy, recipe=recipe, created=created
-        )
-        if item is not None:
-            todo[index] = item
+    rows, todo = _label_all(store, source, changes, report, policy=policy, recipe=recipe)
     graded = [item.changeset for item in todo.values() if item.changeset is not None]
     results = funnel_results(store, graded, grade)
     for index, item in todo.items():
@@ -228,7 +288,6 @@ def grow_gold_from_git(
             model=model,
             funnel=funnel,
         )
-        upsert_gold(store, row)
-        rows[index] = row
+        rows[index] = upsert_gold(store, row)
     report.rows = [rows[index] for index in sorted(rows)]
     return report

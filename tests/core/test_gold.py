@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core.gold import GoldLabel, GoldRow, gold_rows, upsert_gold
+from core.gold import RELABELLED, GoldLabel, GoldRow, gold_rows, label_history, upsert_gold
 from core.model import Verdict
 from core.store import Store
 
@@ -26,3 +26,38 @@ def test_upsert_replaces_and_rows_round_trip(tmp_path: Path) -> None:
     upsert_gold(store, final)
     upsert_gold(store, GoldRow("o/r", 8, GoldLabel.REJECTED, when))
     assert gold_rows(store) == [final, GoldRow("o/r", 8, GoldLabel.REJECTED, when)]
+
+
+def test_a_final_label_changed_keeps_both_labels_and_reasons(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'gold.db'}")
+    day = datetime(2026, 1, 1, tzinfo=UTC)
+    later = datetime(2026, 2, 1, tzinfo=UTC)
+    upsert_gold(store, GoldRow("o/r", 7, GoldLabel.PENDING, day, evidence={"reason": "open"}))
+    accepted = GoldRow("o/r", 7, GoldLabel.ACCEPTED, day, evidence={"reason": "survived"})
+    assert upsert_gold(store, accepted) == accepted  # pending turning final: no change of mind
+    relabelled = upsert_gold(
+        store, GoldRow("o/r", 7, GoldLabel.REJECTED, later, evidence={"reason": "reverted"})
+    )
+    change = {
+        "from": "accepted",
+        "to": "rejected",
+        "at": later.isoformat(),
+        "reason": "reverted",
+        "was": "survived",
+    }
+    assert relabelled.evidence == {"reason": "reverted", RELABELLED: [change]}
+    # Written again with the same label: the history is carried on, not lost.
+    again = upsert_gold(
+        store, GoldRow("o/r", 7, GoldLabel.REJECTED, later, evidence={"reason": "reverted"})
+    )
+    assert again.evidence[RELABELLED] == [change]
+    assert gold_rows(store) == [again]
+    recorded = label_history(store, "o/r", 7)
+    assert [row.label for row in recorded] == [
+        GoldLabel.PENDING,
+        GoldLabel.ACCEPTED,
+        GoldLabel.REJECTED,
+        GoldLabel.REJECTED,
+    ]
+    assert recorded[-1] == again
+    assert label_history(store, "o/r", 8) == []

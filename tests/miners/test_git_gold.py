@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from core.gold import GoldLabel, commit_key, gold_rows
+from core.gold import RELABELLED, GoldLabel, commit_key, gold_rows, label_history
 from core.store import Store
 from miners.agents import Agents
-from miners.git_changes import discover_changes
-from miners.git_gold import GitSource, grow_gold_from_git
+from miners.clones import MirrorCache
+from miners.git_changes import ListedCommit, discover_changes, listed_changes
+from miners.git_gold import GitGrowReport, GitSource, grow_gold_from_git
 from miners.gold import ChangesetRecipe
 from miners.policy import SurvivalPolicy
 from miners.retro import progress
 from tests.conftest import SPECS_DIR
 from tests.fakes import FakeClock, LedgerGrader
-from tests.miners.histories import MixedProject, day, mixed_project
+from tests.miners.histories import ADDED, BASE_FILE, History, MixedProject, day, mixed_project
 
 RECIPE = ChangesetRecipe("java8-to-17", lambda pr: "unknown", default_model="unknown")
 
@@ -107,3 +109,144 @@ def test_a_change_git_cannot_read_is_an_error_not_a_label(
     assert project.agent_commit not in {label["commit"] for label in report.to_dict()["labels"]}
     assert commit_key(project.agent_commit) not in {row.pr_number for row in gold_rows(store)}
     assert {row.label for row in gold_rows(store)} >= {GoldLabel.ACCEPTED, GoldLabel.REJECTED}
+
+
+def look(store: Store, origin: History, mirrors: Path, fetched: datetime) -> GitGrowReport:
+    """Mirror ``origin`` as of ``fetched``, discover its changes and label them then."""
+    git_dir = MirrorCache(mirrors, clock=FakeClock(fetched)).mirror(str(origin.path))
+    repo = GitSource(git_dir, "octo/app", str(origin.path), "refs/heads/main")
+    agents = Agents.load(SPECS_DIR / "agents.yaml")
+    return grow_gold_from_git(
+        store,
+        repo,
+        list(discover_changes(git_dir, repo.tip, agents)),
+        FakeClock(fetched),
+        policy=SurvivalPolicy(),
+        recipe=RECIPE,
+        grade=None,
+    )
+
+
+def test_a_revert_that_arrives_later_inside_the_window_relabels_with_history(
+    store: Store, tmp_path: Path
+) -> None:
+    origin = History.create(tmp_path / "origin")
+    origin.checkout("fix", new=True)
+    origin.commit({"app.txt": BASE_FILE + "".join(ADDED)}, "the fix", day(0))
+    origin.checkout("main")
+    origin.merge_as("fix", "Merge pull request #3 from octo/fix", 1)
+    first = look(store, origin, tmp_path / "mirrors", fetched=day(35))
+    (accepted,) = first.to_dict()["labels"]
+    assert (accepted["pr"], accepted["label"]) == (3, "accepted")
+    assert first.rows[0].evidence["window_closed_by"] == {"fetched_at": day(35).isoformat()}
+
+    # Undone by hand on day 20, but pushed after the first fetch: inside the window all along.
+    undo = origin.commit({"app.txt": BASE_FILE}, "put the old file back", day(20))
+    second = look(store, origin, tmp_path / "mirrors", fetched=day(45))
+    (rejected,) = second.to_dict()["labels"]
+    assert (rejected["label"], rejected["revert"]) == ("rejected", undo)
+    assert rejected["reason"] == (
+        f"reverted by {undo} (reverse diff) (relabelled from accepted on 2025-02-15)"
+    )
+    chain = label_history(store, "octo/app", 3)
+    assert (chain[0].label, chain[-1].label) == (GoldLabel.ACCEPTED, GoldLabel.REJECTED)
+    assert chain[-1].evidence[RELABELLED] == [
+        {
+            "from": "accepted",
+            "to": "rejected",
+            "at": day(45).isoformat(),
+            "reason": f"reverted by {undo} (reverse diff)",
+            "was": "survived: 10 of 10 added lines remain (100%)",
+        }
+    ]
+    assert gold_rows(store) == [chain[-1]]
+    assert store.verify_ledger().ok
+
+    # Nothing new on the branch: the label stands, and nothing more is recorded.
+    look(store, origin, tmp_path / "mirrors", fetched=day(50))
+    assert label_history(store, "octo/app", 3) == chain
+
+
+def test_a_commit_a_merge_brought_in_is_labelled_from_the_merge(
+    store: Store, tmp_path: Path
+) -> None:
+    """Made 40 days before it landed: its window runs from the merge, so a revert of the
+    merge 24 days after landing falls inside it."""
+    history = History.create(tmp_path / "app")
+    history.checkout("old-work", new=True)
+    own = history.commit({"app.txt": BASE_FILE + "".join(ADDED)}, "old work", day(-40))
+    history.checkout("main")
+    merge = history.merge("old-work", day(1))
+    history.git("revert", "-m", "1", "--no-edit", merge, at=day(25))
+    revert = history.head()
+    history.commit({"other.txt": "later\n"}, "later", day(40))
+    git_dir = history.path / ".git"
+    agents = Agents.load(SPECS_DIR / "agents.yaml")
+    changes, problems = listed_changes(git_dir, "refs/heads/main", [ListedCommit(own)], agents)
+    assert problems == []
+    repo = GitSource(git_dir, "octo/app", str(history.path), "refs/heads/main")
+    report = grow_gold_from_git(
+        store,
+        repo,
+        changes,
+        FakeClock(day(60)),
+        policy=SurvivalPolicy(),
+        recipe=RECIPE,
+        grade=None,
+    )
+    (row,) = report.rows
+    assert row.label is GoldLabel.REJECTED
+    assert row.evidence["commit"] == row.evidence["merge_commit"] == merge
+    assert row.evidence["listed_commits"] == [own]
+    assert row.evidence["merged_at"] == day(1).isoformat()
+    assert row.evidence["window_end"] == day(31).isoformat()
+    assert row.evidence["revert"]["sha"] == revert
+    assert row.evidence["state_commit"] == revert
+
+
+def test_a_commit_listed_twice_is_labelled_once(store: Store, project: MixedProject) -> None:
+    git_dir = source(project).git_dir
+    agents = Agents.load(SPECS_DIR / "agents.yaml")
+    listed = [ListedCommit(project.squashed_pr), ListedCommit(project.squashed_pr)]
+    changes, problems = listed_changes(git_dir, "refs/heads/main", listed, agents)
+    report = grow_gold_from_git(
+        store,
+        source(project),
+        changes,
+        FakeClock(day(60)),
+        policy=SurvivalPolicy(),
+        recipe=RECIPE,
+        grade=None,
+    )
+    assert problems == []
+    assert [(x["commit"], x["label"]) for x in report.to_dict()["labels"]] == [
+        (project.squashed_pr, "rejected")
+    ]
+    assert [row.pr_number for row in gold_rows(store)] == [2]
+
+
+def test_a_staler_copy_of_the_history_leaves_a_final_label_alone(
+    store: Store, tmp_path: Path
+) -> None:
+    history = History.create(tmp_path / "app")
+    history.feature()
+    merge = history.merge_as("feature", "Merge pull request #4 from octo/feature", 1)
+    history.commit({"other.txt": "later\n"}, "later", day(40))
+    git_dir = history.path / ".git"
+    repo = GitSource(git_dir, "octo/app", str(history.path), "refs/heads/main")
+    agents = Agents.load(SPECS_DIR / "agents.yaml")
+
+    def grow_here() -> GitGrowReport:
+        changes = list(discover_changes(git_dir, repo.tip, agents))
+        policy = SurvivalPolicy()
+        clock = FakeClock(day(60))
+        return grow_gold_from_git(
+            store, repo, changes, clock, policy=policy, recipe=RECIPE, grade=None
+        )
+
+    (first,) = grow_here().rows
+    assert first.label is GoldLabel.ACCEPTED
+    history.git("reset", "-q", "--hard", merge)  # the branch as a clone from day 1 has it
+    (second,) = grow_here().rows
+    assert second == first
+    assert label_history(store, "octo/app", 4)[-1] == first
