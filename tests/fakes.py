@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import tarfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -518,3 +519,24 @@ def memory_tree(base: Mapping[str, str], patched: Mapping[str, str | None]) -> M
             changes.append(FileChange(ChangeKind.ADD, None, path))
     encoded = {p: c.encode() for p, c in after.items() if c is not None}
     return MemoryTree({p: c.encode() for p, c in base.items()}, encoded, changes)
+
+
+def armored_signature(packet: bytes, *, headers: bytes = b"Version: GnuPG v2\n") -> bytes:
+    """``packet`` in ASCII armour, as a ``.asc`` file holds it."""
+    data = base64.b64encode(packet)
+    lines = b"\n".join(data[i : i + 64] for i in range(0, len(data), 64))
+    return (
+        b"-----BEGIN PGP SIGNATURE-----\n" + headers + b"\n" + lines + b"\n=xJDW\n"
+        b"-----END PGP SIGNATURE-----\n"
+    )
+
+
+def signature_packet(seconds: int, *, new_format: bool = False) -> bytes:
+    """A version 4 signature packet: an issuer subpacket, then its creation time."""
+    issuer = bytes([9, 16]) + bytes(8)
+    created = bytes([5, 2]) + seconds.to_bytes(4, "big")
+    hashed = issuer + created
+    body = bytes([4, 0, 1, 8]) + len(hashed).to_bytes(2, "big") + hashed + bytes([0, 0]) + bytes(6)
+    if new_format:
+        return bytes([0xC2, len(body)]) + body
+    return bytes([0x89]) + len(body).to_bytes(2, "big") + body

@@ -9,17 +9,21 @@ versions published after the commit's date: the same document, its ``<versions>`
 ``<latest>``, ``<release>`` and ``<lastUpdated>`` rewritten, and checksums made for what
 is served.
 
-A version's publication date is its POM's ``Last-Modified`` at the registry (Maven
-Central serves the upload time; released files never change). Dates are asked once per
-version and kept in the gate's store (``PublishDates``). A version whose date the
-registry does not give is kept (nothing says it is newer); one whose POM the registry
-does not have is dropped (it cannot be resolved anyway). When no version is old enough,
-the metadata is served unchanged: the dates cannot explain how the build worked then,
-and the tool's own choice is the best left.
+A version's publication date is its POM's ``Last-Modified`` at the registry where it sends
+one (Maven Central serves the upload time; released files never change), else the moment
+its OpenPGP signature (``.pom.asc``, which Maven Central requires of every release) was
+made. Dates are asked once per version and kept beside the gate's store
+(``PublishDates``). A version with neither is bounded by the dated versions listed before
+it (the registry appends releases as they come), else kept: nothing says it is newer. One
+whose POM the registry does not have is dropped (it cannot be resolved anyway). When no
+version is old enough, the metadata is served unchanged: the dates cannot explain how the
+build worked then, and the tool's own choice is the best left.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import os
@@ -43,6 +47,7 @@ __all__ = [
     "metadata_request",
     "metadata_versions",
     "parse_as_of",
+    "signature_time",
 ]
 
 _METADATA = re.compile(
@@ -114,7 +119,8 @@ def metadata_as_of(
     versions = metadata_versions(body)
     if not versions:
         return body
-    kept = [v for v in versions if _old_enough(published.get(v, _UNDATED), cutoff)]
+    bounds = _bounded(versions, published)
+    kept = [v for v in versions if _old_enough(bounds[v], cutoff)]
     if not kept or kept == versions:
         return body
     listing = _VERSIONS.search(body)
@@ -138,6 +144,26 @@ def metadata_as_of(
     return edited
 
 
+def _bounded(
+    versions: Sequence[str], published: Mapping[str, datetime | None]
+) -> dict[str, datetime | None]:
+    """Each version's date, an undated one bounded below by the dated ones listed before
+    it: the registry appends each release to the list as it is published, so a version
+    listed after one of 2026 was published in 2026 or later, signature or not."""
+    floor = _UNDATED
+    bounded: dict[str, datetime | None] = {}
+    for version in versions:
+        date = published.get(version, _UNDATED)
+        if date is None:
+            bounded[version] = None
+        elif date == _UNDATED:
+            bounded[version] = floor
+        else:
+            floor = max(floor, date)
+            bounded[version] = date
+    return bounded
+
+
 def _old_enough(published: datetime | None, cutoff: datetime) -> bool:
     return published is not None and published <= cutoff
 
@@ -152,17 +178,22 @@ def checksum(body: bytes, algorithm: str) -> bytes:
     return hashlib.new(algorithm, body).hexdigest().encode()
 
 
-# (status, Last-Modified) of a HEAD request for a path at the registry.
-Head = Callable[[str], tuple[int, str | None]]
+# What the registry answers to (method, path): its status, Last-Modified header and body
+# (empty for HEAD).
+Ask = Callable[[str, str], tuple[int, str | None, bytes]]
 
 
 class PublishDates:
     """Each version's publication date, asked of the registry once and kept in ``folder``
-    (one JSON file per artifact; a release's date never changes)."""
+    (one JSON file per artifact; a release's date never changes).
 
-    def __init__(self, folder: Path, head: Head) -> None:
+    The date is the POM's ``Last-Modified`` where the registry sends one, else the time
+    its release was signed: Maven Central takes no release without an OpenPGP signature
+    of each file (``.pom.asc``), and a signature carries the moment it was made."""
+
+    def __init__(self, folder: Path, ask: Ask) -> None:
         self.folder = folder
-        self.head = head
+        self.ask = ask
         self._lock = threading.Lock()
 
     def of(self, request: MetadataRequest, versions: Sequence[str]) -> dict[str, datetime | None]:
@@ -176,21 +207,25 @@ class PublishDates:
         return {v: _decode(known[v]) if v in known else _UNDATED for v in versions}
 
     def _ask(self, request: MetadataRequest, version: str) -> str | None:
-        artifact = request.artifact
-        status, modified = self.head(f"{request.folder}{version}/{artifact}-{version}.pom")
+        """ISO date, "" when the registry gives none, None when it lacks the version."""
+        pom = f"{request.folder}{version}/{request.artifact}-{version}.pom"
+        status, modified, _ = self._answer("HEAD", pom, missing_ok=True)
         if status in (404, 410):
             return None
-        if status != 200:
-            raise UpstreamFailed(f"{request.folder}{version}: the registry answered {status}")
-        if not modified:
-            return ""  # kept: nothing says it is newer
-        try:
-            return parsedate_to_datetime(modified).astimezone(UTC).isoformat()
-        except (TypeError, ValueError):
-            return ""
+        if (header := _header_date(modified)) is not None:
+            return header.isoformat()
+        status, _, signature = self._answer("GET", f"{pom}.asc", missing_ok=True)
+        signed = signature_time(signature) if status == 200 else None
+        return signed.isoformat() if signed is not None else ""
+
+    def _answer(self, method: str, path: str, *, missing_ok: bool) -> tuple[int, str | None, bytes]:
+        status, modified, body = self.ask(method, path)
+        if status == 200 or (missing_ok and status in (404, 410)):
+            return status, modified, body
+        raise UpstreamFailed(f"{path}: the registry answered {status}")
 
     def _file(self, request: MetadataRequest) -> Path:
-        return self.folder / request.folder / "published.json"
+        return self.folder / request.folder / "dates.json"
 
     def _read(self, request: MetadataRequest) -> dict[str, str | None]:
         try:
@@ -211,6 +246,104 @@ class PublishDates:
                 json.dump(merged, handle, sort_keys=True)
             os.replace(name, path)
         return merged
+
+
+def _header_date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parsedate_to_datetime(value).astimezone(UTC)
+    except (TypeError, ValueError):
+        return None
+
+
+_ARMOR = re.compile(
+    rb"-----BEGIN PGP SIGNATURE-----\r?\n(?P<body>.*?)-----END PGP SIGNATURE-----", re.DOTALL
+)
+_SIGNATURE_PACKET = 2
+_CREATION_TIME = 2  # the hashed subpacket that holds a signature's creation time
+_EARLIEST = datetime(1995, 1, 1, tzinfo=UTC)  # older than any signature on a registry
+
+
+def signature_time(armored: bytes) -> datetime | None:
+    """When an ASCII-armoured OpenPGP signature was made (RFC 4880/9580), or None when
+    the text is not one."""
+    found = _ARMOR.search(armored)
+    if found is None:
+        return None
+    try:
+        packet = _first_packet(_dearmor(found["body"]))
+        if packet is None or packet[0] != _SIGNATURE_PACKET:
+            return None
+        seconds = _creation_seconds(packet[1])
+    except (IndexError, ValueError, binascii.Error):
+        return None
+    if seconds is None:
+        return None
+    moment = datetime.fromtimestamp(seconds, UTC)
+    return moment if moment >= _EARLIEST else None
+
+
+def _dearmor(body: bytes) -> bytes:
+    """The armour's base64 data: after its header lines (and the blank line that ends
+    them), before the checksum line."""
+    lines = [line.strip() for line in body.splitlines()]
+    if b"" in lines:
+        lines = lines[lines.index(b"") + 1 :]
+    data = [line for line in lines if line and not line.startswith(b"=") and b":" not in line]
+    return base64.b64decode(b"".join(data), validate=True)
+
+
+def _first_packet(data: bytes) -> tuple[int, bytes] | None:
+    """(tag, body) of the first packet, in either header format."""
+    first = data[0]
+    if not first & 0x80:
+        return None
+    if first & 0x40:  # new format
+        tag, octet = first & 0x3F, data[1]
+        if octet < 192:
+            length, start = octet, 2
+        elif octet < 224:
+            length, start = ((octet - 192) << 8) + data[2] + 192, 3
+        elif octet == 255:
+            length, start = int.from_bytes(data[2:6], "big"), 6
+        else:
+            return None  # partial body lengths: never a detached signature
+    else:
+        tag, kind = (first >> 2) & 0x0F, first & 0x03
+        size = (1, 2, 4, 0)[kind]
+        length = int.from_bytes(data[1 : 1 + size], "big") if size else len(data) - 1
+        start = 1 + size
+    return tag, data[start : start + length]
+
+
+def _creation_seconds(body: bytes) -> int | None:
+    version = body[0]
+    if version == 3:  # version, hashed length (5), type, creation time
+        return int.from_bytes(body[3:7], "big")
+    if version not in (4, 5, 6):
+        return None
+    size = 4 if version == 6 else 2  # of the hashed subpackets' length
+    hashed = int.from_bytes(body[4 : 4 + size], "big")
+    return _subpacket_time(body[4 + size : 4 + size + hashed])
+
+
+def _subpacket_time(area: bytes) -> int | None:
+    at = 0
+    while at < len(area):
+        octet = area[at]
+        if octet < 192:
+            length, at = octet, at + 1
+        elif octet < 255:
+            length, at = ((octet - 192) << 8) + area[at + 1] + 192, at + 2
+        else:
+            length, at = int.from_bytes(area[at + 1 : at + 5], "big"), at + 5
+        if length == 0:
+            return None
+        if area[at] & 0x7F == _CREATION_TIME and length >= 5:
+            return int.from_bytes(area[at + 1 : at + 5], "big")
+        at += length
+    return None
 
 
 def _decode(value: str | None) -> datetime | None:

@@ -136,13 +136,13 @@ class RegistryGate:
         self.session = session or requests.Session()
         self.timeout_s = timeout_s
         # Kept in the store under a name no request can reach (``_safe`` refuses it).
-        self.dates = PublishDates(store / ".published", self._head)
+        self.dates = PublishDates(store / ".published", self._ask_maven)
 
     @property
     def identity(self) -> str:
         """What the gate's answers depend on (credentials left out); part of cache keys."""
         routes = " ".join(f"{name}={up.shown}" for name, up in sorted(self.upstreams.items()))
-        return f"registry-gate/1 {'offline' if self.offline else 'online'} {routes}"
+        return f"registry-gate/2 {'offline' if self.offline else 'online'} {routes}"
 
     @contextlib.contextmanager
     def session_for_run(
@@ -265,12 +265,15 @@ class RegistryGate:
             reply.write(body)
         return RegistryFetch(route, path, 200, "upstream")
 
-    def _head(self, path: str) -> tuple[int, str | None]:
-        """The status and ``Last-Modified`` of ``path`` at the Maven registry."""
+    def _ask_maven(self, method: str, path: str) -> tuple[int, str | None, bytes]:
+        """What the Maven registry answers for ``path``: status, Last-Modified, body."""
         url, auth = self.upstreams["maven"].target(path)
-        response = self.session.head(url, auth=auth, timeout=self.timeout_s, allow_redirects=True)
+        response = self.session.request(
+            method, url, auth=auth, timeout=self.timeout_s, allow_redirects=True
+        )
         with response:
-            return response.status_code, response.headers.get("Last-Modified")
+            body = response.content if method == "GET" and response.status_code == 200 else b""
+            return response.status_code, response.headers.get("Last-Modified"), body
 
     def _relay(
         self, method: str, response: requests.Response, reply: _Reply, keep: Path | None

@@ -17,7 +17,9 @@ from oracles.sandbox.as_of import (
     metadata_request,
     metadata_versions,
     parse_as_of,
+    signature_time,
 )
+from tests.fakes import armored_signature, signature_packet
 
 SUREFIRE = "org/apache/maven/plugins/maven-surefire-plugin/"
 METADATA = b"""<?xml version="1.0" encoding="UTF-8"?>
@@ -111,51 +113,100 @@ def test_a_date_without_a_zone_is_utc() -> None:
     assert parse_as_of("2015-01-04T09:30:00") == datetime(2015, 1, 4, 9, 30, tzinfo=UTC)
 
 
-class _Registry:
-    """Answers HEAD requests for POMs with a Last-Modified header, and counts them."""
+def test_a_signatures_creation_time_is_read_from_its_packet() -> None:
+    when = int(datetime(2014, 12, 22, 21, 32, 26, tzinfo=UTC).timestamp())
+    expected = datetime(2014, 12, 22, 21, 32, 26, tzinfo=UTC)
+    assert signature_time(armored_signature(signature_packet(when))) == expected
+    assert signature_time(armored_signature(signature_packet(when, new_format=True))) == expected
+    v3 = bytes([3, 5, 0]) + when.to_bytes(4, "big") + bytes(12)
+    assert signature_time(armored_signature(bytes([0x88, len(v3)]) + v3, headers=b"")) == expected
 
-    def __init__(self, answers: dict[str, tuple[int, str | None]]) -> None:
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"",
+        b"not a signature",
+        b"-----BEGIN PGP SIGNATURE-----\n\n!!!!\n-----END PGP SIGNATURE-----\n",
+        armored_signature(bytes([0x89, 0, 3, 4, 0, 1])),  # cut short
+        armored_signature(bytes([0xB4, 2, 65, 66])),  # a user id packet, not a signature
+        armored_signature(signature_packet(60)),  # 1970: no registry holds such a signature
+    ],
+)
+def test_what_is_not_a_dated_signature_gives_no_date(text: bytes) -> None:
+    assert signature_time(text) is None
+
+
+def test_an_undated_version_listed_after_a_newer_one_is_newer_too() -> None:
+    """The registry appends releases as they come: a version it cannot date that is
+    listed after one of 2017 is no older than 2017."""
+    undated = {**DATES, "3.0.0-M1": datetime(2017, 8, 1, tzinfo=UTC)}
+    del undated["3.6.1"]
+    served = metadata_as_of(METADATA, undated, _cutoff("2016-01-01"))
+    assert metadata_versions(served) == ["2.12.4", "2.18.1"]
+    first_undated = {k: v for k, v in DATES.items() if k != "2.12.4"}
+    served = metadata_as_of(METADATA, first_undated, _cutoff("2016-01-01"))
+    assert metadata_versions(served) == ["2.12.4", "2.18.1"]
+
+
+class _Registry:
+    """Answers HEAD and GET requests from a table, and records them."""
+
+    def __init__(self, answers: dict[str, tuple[int, str | None, bytes]]) -> None:
         self.answers = answers
         self.asked: list[str] = []
         self.lock = threading.Lock()
 
-    def head(self, path: str) -> tuple[int, str | None]:
+    def ask(self, method: str, path: str) -> tuple[int, str | None, bytes]:
         with self.lock:
-            self.asked.append(path)
-        return self.answers.get(path, (404, None))
+            self.asked.append(f"{method} {path}")
+        status, modified, body = self.answers.get(path, (404, None, b""))
+        return status, modified, body if method == "GET" else b""
 
 
 def _pom(version: str) -> str:
     return f"{SUREFIRE}{version}/maven-surefire-plugin-{version}.pom"
 
 
-def test_dates_are_asked_once_per_version_and_kept(tmp_path: Path) -> None:
+def test_dates_come_from_the_header_or_the_signature_and_are_asked_once(
+    tmp_path: Path,
+) -> None:
+    signed = int(datetime(2017, 8, 1, tzinfo=UTC).timestamp())
     registry = _Registry(
         {
-            _pom("2.12.4"): (200, "Mon, 01 Oct 2012 00:00:00 GMT"),
-            _pom("2.18.1"): (200, None),
+            _pom("2.12.4"): (200, "Mon, 01 Oct 2012 00:00:00 GMT", b""),
+            _pom("2.18.1"): (200, None, b""),  # unsigned, undated
+            _pom("3.0.0-M1"): (200, None, b""),
+            _pom("3.0.0-M1") + ".asc": (200, None, armored_signature(signature_packet(signed))),
         }
     )
     request = metadata_request(f"{SUREFIRE}maven-metadata.xml")
     assert request is not None
-    dates = PublishDates(tmp_path, registry.head)
-    found = dates.of(request, ["2.12.4", "2.18.1", "3.6.1"])
-    assert found["2.12.4"] == datetime(2012, 10, 1, tzinfo=UTC)
-    assert found["2.18.1"] == datetime.min.replace(tzinfo=UTC)  # undated: kept
-    assert found["3.6.1"] is None  # not there: dropped
-    assert sorted(registry.asked) == sorted(_pom(v) for v in ("2.12.4", "2.18.1", "3.6.1"))
-    kept = json.loads((tmp_path / SUREFIRE / "published.json").read_text())
+    versions = ["2.12.4", "2.18.1", "3.0.0-M1", "3.6.1"]
+    found = PublishDates(tmp_path, registry.ask).of(request, versions)
+    assert found == {
+        "2.12.4": datetime(2012, 10, 1, tzinfo=UTC),
+        "2.18.1": datetime.min.replace(tzinfo=UTC),  # undated
+        "3.0.0-M1": datetime(2017, 8, 1, tzinfo=UTC),
+        "3.6.1": None,  # not there: dropped
+    }
+    assert f"HEAD {_pom('2.12.4')}" in registry.asked
+    assert f"GET {_pom('2.12.4')}.asc" not in registry.asked  # the header sufficed
+    kept = json.loads((tmp_path / SUREFIRE / "dates.json").read_text())
     assert kept["2.12.4"].startswith("2012-10-01")
-
-    again = PublishDates(tmp_path, registry.head).of(request, ["2.12.4", "2.18.1", "3.6.1"])
+    asked = len(registry.asked)
+    again = PublishDates(tmp_path, registry.ask).of(request, versions)
     assert again == found
-    assert len(registry.asked) == 3  # nothing asked the second time
+    assert len(registry.asked) == asked  # nothing asked the second time
 
 
 def test_a_registry_failure_while_dating_is_an_upstream_failure(tmp_path: Path) -> None:
-    registry = _Registry({_pom("2.12.4"): (500, None)})
     request = metadata_request(f"{SUREFIRE}maven-metadata.xml")
     assert request is not None
-    with pytest.raises(UpstreamFailed, match="500"):
-        PublishDates(tmp_path, registry.head).of(request, ["2.12.4"])
-    assert not (tmp_path / SUREFIRE / "published.json").exists()
+    for answers in (
+        {_pom("2.12.4"): (500, None, b"")},
+        {_pom("2.12.4"): (200, None, b""), _pom("2.12.4") + ".asc": (502, None, b"")},
+    ):
+        with pytest.raises(UpstreamFailed, match="50"):
+            PublishDates(tmp_path, _Registry(answers).ask).of(request, ["2.12.4"])
+    assert not (tmp_path / SUREFIRE / "dates.json").exists()

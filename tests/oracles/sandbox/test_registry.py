@@ -20,7 +20,7 @@ import pytest
 from core.ports import RegistryFetch
 from oracles.sandbox.registry import GateSession, RegistryGate, Upstream, redact_url
 from tests.conftest import free_port
-from tests.fakes import FakeRegistry
+from tests.fakes import FakeRegistry, armored_signature, signature_packet
 
 JAR = "org/example/lib/1.0/lib-1.0.jar"
 METADATA = "org/example/lib/maven-metadata.xml"
@@ -374,15 +374,15 @@ _VERSIONED = b"""<metadata>
 
 @pytest.fixture
 def dated(central: FakeRegistry) -> FakeRegistry:
-    """``lib`` 1.0 published in 2014, 2.0 in 2026."""
+    """``lib`` 1.0 published in 2014 (the registry's Last-Modified says so), 2.0 in 2026
+    (no header: its signature says so)."""
     central.files[f"maven2/{METADATA}"] = _VERSIONED
-    for version, when in (
-        ("1.0", "Wed, 05 Mar 2014 10:00:00 GMT"),
-        ("2.0", "Thu, 01 Jan 2026 00:00:00 GMT"),
-    ):
-        pom = f"maven2/org/example/lib/{version}/lib-{version}.pom"
-        central.files[pom] = b"<project/>"
-        central.modified[pom] = when
+    for version in ("1.0", "2.0"):
+        central.files[f"maven2/org/example/lib/{version}/lib-{version}.pom"] = b"<project/>"
+    central.modified["maven2/org/example/lib/1.0/lib-1.0.pom"] = "Wed, 05 Mar 2014 10:00:00 GMT"
+    signed = int(datetime(2026, 1, 1, tzinfo=UTC).timestamp())
+    signature = armored_signature(signature_packet(signed))
+    central.files["maven2/org/example/lib/2.0/lib-2.0.pom.asc"] = signature
     return central
 
 
@@ -398,24 +398,26 @@ def test_a_session_as_of_a_date_lists_only_the_versions_published_by_then(
         status, sha1 = _ask(session, f"/maven/{METADATA}.sha1")
         assert (status, sha1) == (200, hashlib.sha1(body).hexdigest().encode())  # noqa: S324
         assert _ask(session, f"/maven/{JAR}") == (200, b"jar-bytes")  # artifacts as always
-    heads = [r.path for r in dated.seen if r.method == "HEAD"]
-    assert sorted(heads) == [
-        "/maven2/org/example/lib/1.0/lib-1.0.pom",
-        "/maven2/org/example/lib/2.0/lib-2.0.pom",
+    asked = sorted(f"{r.method} {r.path}" for r in dated.seen if "lib-" in r.path)
+    assert asked == [
+        "GET /maven2/org/example/lib/1.0/lib-1.0.jar",
+        "GET /maven2/org/example/lib/2.0/lib-2.0.pom.asc",
+        "HEAD /maven2/org/example/lib/1.0/lib-1.0.pom",
+        "HEAD /maven2/org/example/lib/2.0/lib-2.0.pom",
     ]
     # Today's registry, for a session without a date, and the dates are not asked again.
     with gate.session_for_run() as session:
         assert _ask(session, f"/maven/{METADATA}") == (200, _VERSIONED)
     with gate.session_for_run(as_of=datetime(2027, 1, 1, tzinfo=UTC)) as session:
         assert _ask(session, f"/maven/{METADATA}") == (200, _VERSIONED)
-    assert len([r for r in dated.seen if r.method == "HEAD"]) == 2
+    assert len([r for r in dated.seen if "lib-" in r.path]) == 4  # dates are not asked again
 
 
 def test_as_of_a_date_a_registry_failure_is_an_upstream_error(
     tmp_path: Path, dated: FakeRegistry
 ) -> None:
     gate = _gate(tmp_path, f"{dated.url}/maven2")
-    gate.dates.head = lambda _path: (503, None)  # the metadata comes, its dates do not
+    gate.dates.ask = lambda _method, _path: (503, None, b"")  # metadata comes, dates do not
     with gate.session_for_run(as_of=datetime(2015, 6, 1, tzinfo=UTC)) as session:
         assert _ask(session, f"/maven/{METADATA}")[0] == 502
         assert session.fetches == (RegistryFetch("maven", METADATA, 502, "upstream-error"),)
