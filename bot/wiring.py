@@ -216,6 +216,19 @@ def build_judges(
     return built[0], (built[1] if len(built) > 1 else None)
 
 
+def _judge_tier(settings: Settings, cassettes: CassetteLibrary, specs: SpecSet) -> list[TierOracle]:
+    """The judge tier's oracle; none when the spec pre-registers no judge, so that no
+    judge is built, no key is asked for and no cassette is read."""
+    if not specs.oracle.judged:
+        if settings.strict_judge:
+            raise ConfigError(
+                "--strict asks two judges, but the oracle spec pre-registers an evaluation "
+                "without an LLM judge (judging: none); grade without --strict"
+            )
+        return []
+    return [JudgeOracle(*build_judges(settings, cassettes, specs))]
+
+
 @dataclass
 class Wiring:
     specs: SpecSet
@@ -227,7 +240,6 @@ def build_cascade(settings: Settings, *, store: Store, specs: SpecSet | None = N
     specs = specs or load_specs(settings.specs_dir)
     cassettes = CassetteLibrary(settings.cassette_dir)
     sandbox = build_sandbox(settings, cassettes, specs)
-    primary, secondary = build_judges(settings, cassettes, specs)
     # Baselines and resolutions outlive the process only when live: a recording must see
     # every run once.
     live = settings.effective_sandbox_mode is CassetteMode.LIVE
@@ -239,7 +251,7 @@ def build_cascade(settings: Settings, *, store: Store, specs: SpecSet | None = N
         ApplyOracle(),
         CompileOracle(sandbox, builds, baselines),
         TestsOracle(sandbox, baselines, builds),
-        JudgeOracle(primary, secondary),
+        *_judge_tier(settings, cassettes, specs),
     ]
     repos = RepoCache(settings.cache_dir)
     return Cascade(

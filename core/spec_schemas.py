@@ -48,56 +48,60 @@ _JUDGE_MODEL = _object(
     }
 )
 
+_ORACLE_PROPERTIES: dict[str, Any] = {
+    "version": {"const": 1},
+    # Optional: "none" pre-registers an evaluation without an LLM judge (trials end at
+    # tier 3). Absent, the key is not in the stamped data, so the default stamp stays.
+    "judging": {"enum": ["llm", "none"]},
+    "tiers": {"type": "array", "items": _TIER, "minItems": 1},
+    "apply": _object({"max_files": _COUNT, "max_patch_bytes": _COUNT}),
+    "sandbox": _object(
+        {
+            "memory_mb": _COUNT,
+            "cpus": _POSITIVE,
+            "pids_limit": _COUNT,
+            "tmpfs_mb": _COUNT,
+            "output_limit_bytes": _COUNT,
+            "workspace_mb": _COUNT,
+            "workspace_inodes": _COUNT,
+            "workspace_depth": _COUNT,
+            "usd_per_second": {"type": "number", "minimum": 0},
+        }
+    ),
+    "judge": _object(
+        {
+            "primary": _JUDGE_MODEL,
+            "secondary": _JUDGE_MODEL,
+            # null sends no temperature: the judge models take no sampling parameters.
+            "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 2},
+            "max_tokens": _COUNT,
+            "max_retries": {"type": "integer", "minimum": 0},
+            "system_prompt": {"type": "string", "minLength": 1},
+            "prompt_template": {"type": "string", "minLength": 1},
+        }
+    ),
+    "gate": _object(
+        {
+            "min_trials": _COUNT,
+            "judge_kappa_floor": {"type": "number", "minimum": -1, "maximum": 1},
+            "judge_kappa_min_n": _COUNT,
+            "gold_correlation_floor": {"type": "number", "minimum": -1, "maximum": 1},
+            "gold_min_n": _COUNT,
+            "contamination_alpha": _NUMBER_0_1,
+            "contamination_min_bucket": _COUNT,
+            "max_infra_error_rate": _NUMBER_0_1,
+        }
+    ),
+    "gold": _object(
+        {
+            "survival_window_days": _COUNT,
+            "survival_threshold": _NUMBER_0_1,
+            "retro_unlock_prs": _COUNT,
+        }
+    ),
+}
 ORACLE_SCHEMA: dict[str, Any] = _object(
-    {
-        "version": {"const": 1},
-        "tiers": {"type": "array", "items": _TIER, "minItems": 1},
-        "apply": _object({"max_files": _COUNT, "max_patch_bytes": _COUNT}),
-        "sandbox": _object(
-            {
-                "memory_mb": _COUNT,
-                "cpus": _POSITIVE,
-                "pids_limit": _COUNT,
-                "tmpfs_mb": _COUNT,
-                "output_limit_bytes": _COUNT,
-                "workspace_mb": _COUNT,
-                "workspace_inodes": _COUNT,
-                "workspace_depth": _COUNT,
-                "usd_per_second": {"type": "number", "minimum": 0},
-            }
-        ),
-        "judge": _object(
-            {
-                "primary": _JUDGE_MODEL,
-                "secondary": _JUDGE_MODEL,
-                # null sends no temperature: the judge models take no sampling parameters.
-                "temperature": {"type": ["number", "null"], "minimum": 0, "maximum": 2},
-                "max_tokens": _COUNT,
-                "max_retries": {"type": "integer", "minimum": 0},
-                "system_prompt": {"type": "string", "minLength": 1},
-                "prompt_template": {"type": "string", "minLength": 1},
-            }
-        ),
-        "gate": _object(
-            {
-                "min_trials": _COUNT,
-                "judge_kappa_floor": {"type": "number", "minimum": -1, "maximum": 1},
-                "judge_kappa_min_n": _COUNT,
-                "gold_correlation_floor": {"type": "number", "minimum": -1, "maximum": 1},
-                "gold_min_n": _COUNT,
-                "contamination_alpha": _NUMBER_0_1,
-                "contamination_min_bucket": _COUNT,
-                "max_infra_error_rate": _NUMBER_0_1,
-            }
-        ),
-        "gold": _object(
-            {
-                "survival_window_days": _COUNT,
-                "survival_threshold": _NUMBER_0_1,
-                "retro_unlock_prs": _COUNT,
-            }
-        ),
-    }
+    _ORACLE_PROPERTIES, required=[key for key in _ORACLE_PROPERTIES if key != "judging"]
 )
 
 _ENVIRONMENT = {

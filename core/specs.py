@@ -40,6 +40,7 @@ from core.stamps import stamp
 from core.yamlio import load_yaml_file
 
 __all__ = [
+    "NO_JUDGE",
     "HandLabel",
     "Hypothesis",
     "ModelInfo",
@@ -52,6 +53,9 @@ __all__ = [
 ]
 
 _FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+# The oracle spec's ``judging`` value that pre-registers an evaluation without a judge.
+NO_JUDGE = "none"
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -89,6 +93,12 @@ class OracleSpec:
     tiers: tuple[TierSpec, ...]
     raw: Mapping[str, Any]
     prompts: Mapping[str, str]
+
+    @property
+    def judged(self) -> bool:
+        """False when the spec pre-registers an evaluation without an LLM judge
+        (``judging: none``): its trials end at tier 3 and no judge is asked."""
+        return bool(self.raw.get("judging", "llm") != NO_JUDGE)
 
     def tier(self, tier: Tier) -> TierSpec:
         for spec in self.tiers:
@@ -234,12 +244,31 @@ def _load_oracle(root: Path) -> tuple[OracleSpec, str]:
         raise SpecError(
             name, "tiers", "each tier at most once, in the order apply, compile, tests, judge"
         )
+    tiers = _judged_tiers(name, data, tiers)
     # The judge prompts are part of the oracle: inline them so editing one moves the stamp.
     prompts = {key: _read_prompt(root, name, data["judge"], key) for key in _PROMPT_KEYS}
     return OracleSpec(tiers=tiers, raw=data, prompts=prompts), stamp({"oracle": data, **prompts})
 
 
 _PROMPT_KEYS = ("system_prompt", "prompt_template")
+
+
+def _judged_tiers(
+    name: str, data: Mapping[str, Any], tiers: tuple[TierSpec, ...]
+) -> tuple[TierSpec, ...]:
+    """The tiers a trial walks. Going without a judge is only ever declared, never implied
+    by a shorter list: ``judging: none`` leaves the judge tier out (its entry may stay, as
+    in a copy of the default spec); otherwise the judge tier must be listed."""
+    if data.get("judging") == NO_JUDGE:
+        return tuple(t for t in tiers if t.tier is not Tier.JUDGE)
+    if all(t.tier is not Tier.JUDGE for t in tiers):
+        raise SpecError(
+            name,
+            "tiers",
+            "the judge tier is missing; list it, or pre-register an evaluation without an "
+            "LLM judge with `judging: none`",
+        )
+    return tiers
 
 
 def _read_prompt(root: Path, spec_name: str, judge: Mapping[str, Any], key: str) -> str:

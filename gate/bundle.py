@@ -4,7 +4,8 @@ A bundle holds the stamps of the specs, the gate thresholds, the ledger head it 
 at (with the key it is chained under, or ``unkeyed``, and the signed checkpoint of that
 head, when a checkpoint key is configured), the counted trials (each with the digest of
 its ledger rows), the gold anchor's 2x2 table and every number, each number with the
-digest of the trials behind it, and a digest of the whole document.
+digest of the trials behind it, and a digest of the whole document. A bundle of an
+evaluation whose oracle spec pre-registers no LLM judge says ``"judging": "no judge"``.
 
 ``verify_bundle`` recomputes instead of trusting. Without a database it recomputes every
 number from the trials the bundle lists and checks the stamps, thresholds and hypothesis
@@ -27,6 +28,7 @@ from core.stamps import canonical_json, sha256_hex
 from core.store import Store
 from gate.anchor import anchor_from_table
 from gate.evaluation import Evaluation, evaluate
+from gate.judging import NO_JUDGE
 from gate.numbers import compute_numbers
 from gate.publication import check
 from gate.refusals import GateDecision
@@ -70,6 +72,10 @@ def build_bundle(
         "numbers": evaluation.numbers.to_dict(),
         "trials": [t.to_bundle() for t in evaluation.selection.trials],
     }
+    # Only a no-judge evaluation says so: bundles of judged ones keep their old form, so
+    # those published before the option existed still verify against a rebuild.
+    if not specs.oracle.judged:
+        document["judging"] = NO_JUDGE
     document["bundle_digest"] = _digest(document)
     return document
 
@@ -139,6 +145,10 @@ def _against_specs(bundle: Mapping[str, Any], specs: SpecSet) -> Iterator[str]:
     yield from differences(specs.stamp_report(), bundle.get("stamps"), "stamps")
     thresholds = dict(specs.oracle.section("gate"))
     yield from differences(thresholds, bundle.get("gate", {}).get("thresholds"), "gate.thresholds")
+    expected = None if specs.oracle.judged else NO_JUDGE
+    if bundle.get("judging") != expected:
+        said, spec = bundle.get("judging") or "an LLM judge", expected or "an LLM judge"
+        yield f"judging: the bundle says {said}, the oracle spec pre-registers {spec}"
 
 
 def _recomputed(bundle: Mapping[str, Any], specs: SpecSet) -> Iterator[str]:

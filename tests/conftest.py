@@ -139,6 +139,22 @@ def make_repo(tmp_path: Path) -> RepoFactory:
     return build
 
 
+def pre_register_no_judge(folder: Path) -> Path:
+    """Make the oracle spec in ``folder`` (a copy of specs/) pre-register an evaluation
+    without an LLM judge, as a user would: one line added; returns ``folder``."""
+    oracle = folder / "oracle.yaml"
+    oracle.write_text(oracle.read_text() + "\njudging: none\n")
+    return folder
+
+
+@pytest.fixture
+def no_judge_specs(tmp_path: Path) -> SpecSet:
+    """The real specs with ``judging: none`` added to the oracle spec."""
+    folder = tmp_path / "no-judge-specs"
+    shutil.copytree(SPECS_DIR, folder)
+    return load_specs(pre_register_no_judge(folder))
+
+
 def without_integrity(specs: SpecSet, recipe: str, *families: str) -> SpecSet:
     """``specs`` with some of the recipe's tier-1 integrity checks off, so a test can show
     that a later layer (tier 3's own reading) catches the same trick by itself."""

@@ -25,6 +25,7 @@ from typing import Any
 from bot.app.commands import command_lines
 from core.diff_coverage import DiffCoverage
 from core.model import Envelope, Evidence, Severity, Tier, Trial, Verdict
+from gate.judging import NO_JUDGE, NO_JUDGE_NOTE
 
 __all__ = [
     "ANNOTATION_BATCH",
@@ -158,10 +159,12 @@ def short_title(text: str, limit: int = TITLE_LIMIT) -> str:
     return line[:cut_at].rstrip(" ,;:") + "…"
 
 
-def _title(trial: Trial) -> str:
+def _title(trial: Trial, judged: bool) -> str:
     stop = trial.stopped_at()
     if stop is None:
-        return f"pass: all {len(trial.envelopes)} tiers passed"
+        return f"pass: all {len(trial.envelopes)} tiers passed" + (
+            "" if judged else f", {NO_JUDGE}"
+        )
     first = stop.reason.splitlines()[0] if stop.reason else "no reason given"
     return short_title(f"{stop.verdict.value} at {stop.tier.value}: {first}")
 
@@ -257,14 +260,18 @@ def _commands(app_slug: str) -> list[str]:
     return ["", "---", "", "**Commands**", "", *command_lines(app_slug)]
 
 
-def _summary(trial: Trial, mode: Mode, broken_anchor: str | None, app_slug: str) -> str:
+def _summary(
+    trial: Trial, mode: Mode, broken_anchor: str | None, app_slug: str, judged: bool
+) -> str:
     stamps = trial.envelopes[0].stamps if trial.envelopes else None
     changeset = trial.changeset
+    judging = f"{mode.value} judging" if judged else NO_JUDGE
     lines = [
         *_warnings(trial, broken_anchor),
         f"**{trial.verdict.value}** for {code_span(changeset.recipe)} by "
-        f"{code_span(changeset.model)} ({mode.value} judging), trial {code_span(trial.id)}.",
+        f"{code_span(changeset.model)} ({judging}), trial {code_span(trial.id)}.",
         "",
+        *([] if judged else [f"> {NO_JUDGE_NOTE}.", ""]),
         *_tier_table(trial),
         "",
         f"- **Total cost:** {_usd(trial.cost_usd)} list, {_usd(trial.actual_cost_usd)} actual",
@@ -342,11 +349,14 @@ def trial_output(
     broken_anchor: str | None = None,
     app_slug: str = CHECK_NAME,
     details_url: str | None = None,
+    judged: bool = True,
 ) -> CheckOutput:
+    """What the check run of ``trial`` shows; ``judged`` False: the oracle spec
+    pre-registers no judge, and the check run says "no judge"."""
     return CheckOutput(
         conclusion=_conclusion(trial, broken_anchor),
-        title=_title(trial),
-        summary=_summary(trial, mode, broken_anchor, app_slug),
+        title=_title(trial, judged),
+        summary=_summary(trial, mode, broken_anchor, app_slug, judged),
         text=explain(trial.envelopes),
         annotations=_annotations(trial),
         details_url=details_url,

@@ -174,7 +174,8 @@ class _CheckRun:
             "conclusion": output.conclusion.value,
             "completed_at": _now_iso(),
             "output": output.body(batches[0]),
-            "actions": actions(),
+            # Nothing to judge strictly when the spec pre-registers no judge.
+            "actions": actions() if self.ctx.specs.oracle.judged else [],
         }
         if output.details_url:
             first["details_url"] = output.details_url
@@ -291,6 +292,7 @@ def _publish(
         broken_anchor=ctx.broken_anchor(ctx.store, ctx.specs),
         app_slug=ctx.app_slug,
         details_url=trial_url(ctx, trial.id),
+        judged=ctx.specs.oracle.judged,
     )
     check.complete(output, trial)
     return f"{output.conclusion.value}: {output.title}"

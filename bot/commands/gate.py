@@ -21,6 +21,7 @@ from core.settings import Settings
 from core.specs import load_specs
 from core.store import Store
 from gate.evaluation import Evaluation, evaluate
+from gate.judging import judging, judging_note
 from gate.publication import check
 from gate.refusals import GateDecision
 
@@ -104,7 +105,11 @@ def decision_table(decision: GateDecision) -> Table:
 
 def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: bool) -> None:
     if as_json:
-        document = {**decision.to_dict(), "ledger": ledger_mark(evaluation.chain)}
+        document = {
+            **decision.to_dict(),
+            "ledger": ledger_mark(evaluation.chain),
+            "judging": judging(evaluation.specs),
+        }
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
@@ -115,12 +120,20 @@ def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: 
     signed = chain.checkpoint.describe() if chain.checkpoint else "no checkpoint"
     key = chain.key_id if chain.keyed else "[bold yellow]UNKEYED[/]"
     console.print(f"ledger: {chain.rows} row(s), key {key}, {signed}")
+    for line in _judging(evaluation):
+        console.print(line, markup=False)
     trials = len(evaluation.selection.trials)
     if decision.publishable:
         console.print(f"[bold green]PUBLISHABLE[/]: {trials} counted trial(s), no refusal")
         return
     console.print(f"[bold red]NOT PUBLISHABLE[/]: {trials} counted trial(s)")
     console.print(decision_table(decision))
+
+
+def _judging(evaluation: Evaluation) -> list[str]:
+    """The no-judge note when the spec pre-registers it."""
+    note = judging_note(evaluation.specs)
+    return [f"judging: {note}"] if note else []
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ from typing import Any
 
 from gate.diff_coverage import passes_by_state
 from gate.evaluation import Evaluation
+from gate.judging import NO_JUDGE_NOTE, judging, judging_note
 from gate.provenance import Provenance, provenance
 from gate.refusals import GateDecision
 from gate.report.comparisons import model_costs, pairwise_differences
@@ -33,6 +34,8 @@ _ERROR_EXAMPLES = 10
 
 def _reliability(evaluation: Evaluation) -> str:
     found = evaluation.reliability
+    if not evaluation.specs.oracle.judged:
+        return f"not needed: {NO_JUDGE_NOTE}"
     if not evaluation.strict_trials:
         return "not needed: no counted trial was judged in strict mode"
     if found is None:
@@ -80,7 +83,8 @@ def _left_out(name: str, document: Mapping[str, Any]) -> str | None:
         "contamination": "no graded trials to bucket" if not numbers["contamination"] else None,
         "judge_agreement": None
         if document["judges"]["agreement"]["n"]
-        else "no counted trial was judged by two judges (strict mode), so there is no pair "
+        else document["judging"]["note"]
+        or "no counted trial was judged by two judges (strict mode), so there is no pair "
         "of verdicts to compare",
         "gold_anchor": None
         if document["anchor"]["n"]
@@ -125,6 +129,7 @@ def report_document(
         "stamps": evaluation.specs.stamp_report(),
         "numbers": evaluation.numbers.to_dict(),
         "anchor": evaluation.anchor.to_dict(),
+        "judging": {"mode": judging(evaluation.specs), "note": judging_note(evaluation.specs)},
         "judges": {
             "agreement": evaluation.agreement.to_dict(),
             "reliability": _reliability(evaluation),

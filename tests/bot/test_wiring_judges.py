@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.wiring import build_judges, judge_retry_policy
+from bot.wiring import build_cascade, build_judges, judge_retry_policy
 from core.cassette import CassetteLibrary
 from core.errors import ConfigError
+from core.model import Tier
 from core.settings import CassetteMode, Settings
 from core.specs import SpecSet
 from oracles.judges import RecordingJudge, ReplayingJudge
@@ -128,3 +129,16 @@ def test_live_mode_uses_the_adapters_directly(specs: SpecSet, tmp_path: Path) ->
     primary, secondary = build_judges(settings, CassetteLibrary(tmp_path), specs)
     assert isinstance(primary, AnthropicJudge) and isinstance(secondary, OpenAIJudge)
     assert primary.identity.startswith("judge:anthropic/")
+
+
+def test_a_spec_without_a_judge_builds_no_judge_and_needs_no_key(
+    no_judge_specs: SpecSet, tmp_path: Path
+) -> None:
+    settings = replace(
+        _settings(tmp_path, CassetteMode.LIVE, strict=False), sandbox_mode=CassetteMode.REPLAY
+    )
+    cascade = build_cascade(settings, store=None, specs=no_judge_specs)  # type: ignore[arg-type]
+    assert cascade.tiers == [Tier.APPLY, Tier.COMPILE, Tier.TESTS]
+    assert Tier.JUDGE not in cascade.oracles
+    with pytest.raises(ConfigError, match="pre-registers an evaluation without an LLM judge"):
+        build_cascade(replace(settings, strict_judge=True), store=None, specs=no_judge_specs)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ import pytest
 from core.errors import SpecError
 from core.model import Tier
 from core.specs import SpecSet, load_specs
-from tests.conftest import SPECS_DIR
+from tests.conftest import SPECS_DIR, pre_register_no_judge
 
 
 @pytest.fixture
@@ -170,4 +170,45 @@ def test_judge_temperature_is_a_number_or_null(spec_root: Path) -> None:
     assert load_specs(spec_root).oracle.section("judge")["temperature"] == 0.2
     _edit(spec_root / "oracle.yaml", "temperature: 0.2", "temperature: hot")
     with pytest.raises(SpecError, match="judge.temperature"):
+        load_specs(spec_root)
+
+
+def test_a_no_judge_spec_ends_trials_at_tier_three_and_is_stamped(
+    spec_root: Path, specs: SpecSet
+) -> None:
+    pre_register_no_judge(spec_root)
+    no_judge = load_specs(spec_root)
+    assert (specs.oracle.judged, no_judge.oracle.judged) == (True, False)
+    assert [t.tier for t in no_judge.oracle.tiers] == [Tier.APPLY, Tier.COMPILE, Tier.TESTS]
+    # Not run, so not forecast: the judge's $0.08 x 0.42 leaves the per-trial cost.
+    assert no_judge.oracle.per_trial_forecast_usd == pytest.approx(0.0616 - 0.08 * 0.42)
+    assert no_judge.oracle_stamp != specs.oracle_stamp
+    assert no_judge.stamp_report()["recipes"] == specs.stamp_report()["recipes"]
+
+
+def test_the_default_stamp_does_not_see_the_optional_judging_key(spec_root: Path) -> None:
+    # Stamps are over the data as written: an absent key is nothing, so every stamp and
+    # cassette key made before the option existed still holds.
+    before = load_specs(spec_root).oracle_stamp
+    pre_register_no_judge(spec_root)
+    _edit(spec_root / "oracle.yaml", "\njudging: none\n", "\n")
+    assert load_specs(spec_root).oracle_stamp == before
+    _edit(spec_root / "oracle.yaml", "version: 1\n", "version: 1\njudging: llm\n")
+    assert load_specs(spec_root).oracle_stamp != before  # written down, it is a change
+
+
+def test_going_without_a_judge_is_declared_never_implied(spec_root: Path) -> None:
+    oracle = spec_root / "oracle.yaml"
+    text = oracle.read_text()
+    judge_tier = text[text.index("  - tier: judge") : text.index("\napply:")]
+    _edit(oracle, judge_tier, "")
+    with pytest.raises(SpecError, match="judging: none"):
+        load_specs(spec_root)
+    pre_register_no_judge(spec_root)
+    assert [t.tier for t in load_specs(spec_root).oracle.tiers][-1] is Tier.TESTS
+
+
+def test_judging_takes_llm_or_none(spec_root: Path) -> None:
+    _edit(spec_root / "oracle.yaml", "version: 1\n", "version: 1\njudging: off\n")
+    with pytest.raises(SpecError, match="judging"):
         load_specs(spec_root)

@@ -107,6 +107,20 @@ def test_a_good_changeset_passes_every_tier_in_order(
     assert set(record.cache_keys) == {t.value for t in Tier}
 
 
+def test_a_spec_without_a_judge_ends_the_trial_at_tier_three(
+    no_judge_specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    sandbox, judge = FakeSandbox(), _passing_judge()
+    record = _cascade(no_judge_specs, tmp_path, sandbox, judge).run_trial(
+        "run", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
+    )
+    trial = record.trial
+    assert [e.tier for e in trial.envelopes] == [Tier.APPLY, Tier.COMPILE, Tier.TESTS]
+    assert trial.verdict is Verdict.PASS and judge.requests == []
+    assert trial.cost_usd == pytest.approx(0.001 + 0.01 + 0.03)
+    assert {e.stamps.oracle for e in trial.envelopes} == {no_judge_specs.oracle_stamp}
+
+
 def test_a_tier_one_failure_costs_a_tenth_of_a_cent_and_calls_nothing_else(
     specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
 ) -> None:

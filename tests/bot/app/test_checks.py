@@ -60,6 +60,20 @@ def test_fabricated_results_are_neutral_with_a_visible_warning() -> None:
     assert "Fabricated, unpublishable" in output.summary
 
 
+def test_a_spec_without_a_judge_says_no_judge_on_the_check_run() -> None:
+    three = tuple(
+        Envelope("t", "c", tier, Verdict.PASS, 0.01, 0.0, 0.1, STAMPS)
+        for tier in (Tier.APPLY, Tier.COMPILE, Tier.TESTS)
+    )
+    trial = replace(_trial(Verdict.PASS), envelopes=three)
+    output = trial_output(trial, Mode.STANDARD, judged=False)
+    assert output.conclusion is Conclusion.SUCCESS
+    assert output.title == "pass: all 3 tiers passed, no judge"
+    assert "(no judge), trial" in output.summary and "standard judging" not in output.summary
+    assert "> no judge: the oracle spec pre-registers an evaluation" in output.summary
+    assert "standard judging" in trial_output(trial, Mode.STANDARD).summary
+
+
 def test_a_broken_anchor_is_neutral_and_shown() -> None:
     output = trial_output(_trial(Verdict.PASS), Mode.STANDARD, broken_anchor="phi 0.1 < 0.3")
     assert output.conclusion is Conclusion.NEUTRAL
