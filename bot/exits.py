@@ -33,6 +33,7 @@ class ExitStatus(IntEnum):
     SCHEMA_BEHIND = 11
     INFRA_ERRORS = 12
     CONFIG_INVALID = 13
+    ANCHOR_REFUSED = 14
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 
@@ -54,6 +55,10 @@ TABLE: tuple[tuple[ExitStatus, str], ...] = (
         "run: infrastructure errors above the gate's max_infra_error_rate",
     ),
     (ExitStatus.CONFIG_INVALID, "config check: the file has problems (all are listed)"),
+    (
+        ExitStatus.ANCHOR_REFUSED,
+        "gold import: the anchor does not verify, or its stamps are not the current specs'",
+    ),
     (ExitStatus.INTERRUPTED, "interrupted (Ctrl-C); finished trials are in the ledger"),
 )
 

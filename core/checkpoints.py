@@ -7,7 +7,8 @@ record chain's, the time, the ledger key's id); the verifier checks every stored
 against the chain, so a chain that no longer reaches a checkpoint, or reaches it with a
 different link (recomputed), is refused. The private key signs (at the end of each run and
 on ``ledger checkpoint``), the public key verifies, and bundles carry the checkpoint of
-their head, so anyone with the public key checks a bundle offline.
+their head, so anyone with the public key checks a bundle offline. The same key signs the
+digest of a shared gold anchor (``sign_document``).
 """
 
 from __future__ import annotations
@@ -89,6 +90,12 @@ def _key_id(public: Ed25519PublicKey) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
+def _document_message(purpose: str, digest: str) -> bytes:
+    # The purpose is signed too, so a signature made for one kind of document never holds
+    # for another, nor for a checkpoint (whose message names the checkpoint format).
+    return canonical_json({"format": purpose, "digest": digest}).encode()
+
+
 def _read_pem(path: Path, what: str) -> bytes:
     try:
         return path.read_bytes()
@@ -130,6 +137,17 @@ class CheckpointVerifier:
             return f"{checkpoint.describe()}: the signature does not verify (forged or edited)"
         return None
 
+    def document_problem(self, purpose: str, digest: str, signer: str, signature: str) -> str:
+        """Why a document's signature (``CheckpointSigner.sign_document``) does not hold
+        ("" when it does)."""
+        if signer != self.key_id:
+            return f"signed by key {signer}, not by the configured public key {self.key_id}"
+        try:
+            self.public.verify(bytes.fromhex(signature), _document_message(purpose, digest))
+        except (InvalidSignature, ValueError):
+            return "the signature does not verify (forged or edited)"
+        return ""
+
     def public_pem(self) -> str:
         return self.public.public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -158,6 +176,12 @@ class CheckpointSigner:
 
     def verifier(self) -> CheckpointVerifier:
         return CheckpointVerifier(self._private.public_key())
+
+    def sign_document(self, purpose: str, digest: str) -> tuple[str, str]:
+        """(this key's id, hex signature) over a document's digest, such as a shared gold
+        anchor's; ``purpose`` (the document's format) is signed with it."""
+        signature = self._private.sign(_document_message(purpose, digest)).hex()
+        return _key_id(self._private.public_key()), signature
 
     def sign(self, ledger: tuple[int, str], records: tuple[int, str], key_id: str) -> Checkpoint:
         unsigned = Checkpoint(

@@ -8,12 +8,17 @@ infrastructure errors are left out and counted). Below the spec's floor, or with
 rows than its minimum, the evaluation declares itself **broken**: every report carries a
 banner, the gate refuses everything, and the bot says so on its check runs
 (``anchor_status`` is the function it calls).
+
+Labels imported from another team's anchor (``migration-evals gold import``, see
+``gate.shared_anchor``) count like local ones while the stamps they were graded under are
+the current specs'; the status names each anchor they came from (``sources``), and leaves
+out, naming it, an imported anchor whose stamps are no longer current.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -24,12 +29,18 @@ from core.store import Store
 from gate.stats import UndefinedStatistic, matthews_corrcoef
 
 __all__ = [
+    "IMPORTED",
+    "AnchorSource",
     "AnchorState",
     "AnchorStatus",
     "anchor_from_rows",
     "anchor_from_table",
     "anchor_status",
+    "stale_stamps",
 ]
+
+# The evidence key of a gold row imported from a shared anchor: where it came from.
+IMPORTED = "imported"
 
 _GRADED = {Verdict.PASS: True, Verdict.FAIL: False, Verdict.INCONCLUSIVE: False}
 
@@ -37,6 +48,50 @@ _GRADED = {Verdict.PASS: True, Verdict.FAIL: False, Verdict.INCONCLUSIVE: False}
 class AnchorState(StrEnum):
     OK = "ok"
     BROKEN = "broken"
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorSource:
+    """A shared anchor whose labels were imported: the file, its digest and signer, how
+    many labels, and which of its stamps are no longer the current specs' ("": none)."""
+
+    origin: str
+    digest: str
+    created_at: str
+    signer: str  # the signing key's id; "" when the anchor was unsigned
+    rows: int
+    stale: str = ""
+
+    @property
+    def summary(self) -> str:
+        signed = f"signed by key {self.signer}" if self.signer else "unsigned"
+        text = (
+            f"{self.rows} label(s) imported from {self.origin} (anchor {self.digest[:16]}, "
+            f"exported {self.created_at}, {signed})"
+        )
+        return f"{text}; left out: {self.stale} changed since" if self.stale else text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "origin": self.origin,
+            "digest": self.digest,
+            "created_at": self.created_at,
+            "signer": self.signer,
+            "rows": self.rows,
+            "stale": self.stale,
+            "summary": self.summary,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnchorSource:
+        return cls(
+            str(data["origin"]),
+            str(data["digest"]),
+            str(data["created_at"]),
+            str(data["signer"]),
+            int(data["rows"]),
+            str(data.get("stale") or ""),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +111,7 @@ class AnchorStatus:
     failed_rejected: int = 0
     pending: int = 0
     unmatched: int = 0
+    sources: tuple[AnchorSource, ...] = ()  # imported anchors, where they came from
 
     @property
     def broken(self) -> bool:
@@ -71,6 +127,14 @@ class AnchorStatus:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        document = self._table_dict()
+        # Only an anchor with imported labels lists them, so that bundles published before
+        # anchors could be shared still verify.
+        if self.sources:
+            document["sources"] = [source.to_dict() for source in self.sources]
+        return document
+
+    def _table_dict(self) -> dict[str, Any]:
         return {
             "state": self.state.value,
             "phi": self.phi,
@@ -138,10 +202,12 @@ def _from_pairs(
     )
 
 
-def anchor_from_rows(rows: Iterable[GoldRow], gate: Mapping[str, Any]) -> AnchorStatus:
+def anchor_from_rows(
+    rows: Iterable[GoldRow], gate: Mapping[str, Any], sources: Sequence[AnchorSource] = ()
+) -> AnchorStatus:
     """The anchor over ``rows`` under the gate thresholds of the oracle spec."""
     pairs, pending, unmatched = _pairs(rows)
-    return _from_pairs(pairs, pending, unmatched, gate)
+    return replace(_from_pairs(pairs, pending, unmatched, gate), sources=tuple(sources))
 
 
 def anchor_from_table(document: Mapping[str, Any], gate: Mapping[str, Any]) -> AnchorStatus:
@@ -153,9 +219,52 @@ def anchor_from_table(document: Mapping[str, Any], gate: Mapping[str, Any]) -> A
         + [(False, True)] * int(table["failed_accepted"])
         + [(False, False)] * int(table["failed_rejected"])
     )
-    return _from_pairs(pairs, int(document["pending"]), int(document["unmatched"]), gate)
+    status = _from_pairs(pairs, int(document["pending"]), int(document["unmatched"]), gate)
+    # Where imported labels came from is provenance, not arithmetic: carried as published.
+    sources = tuple(AnchorSource.from_dict(s) for s in document.get("sources") or ())
+    return replace(status, sources=sources)
+
+
+def stale_stamps(stamps: Mapping[str, Any], specs: SpecSet) -> str:
+    """Which of an anchor's stamps (``{"oracle": ..., "recipes": {name: ...}}``) are not
+    the current specs' ("" when all are). The hypotheses are not among them: they change
+    no verdict."""
+    stale = [] if stamps.get("oracle") == specs.oracle_stamp else ["the oracle spec"]
+    for name, value in sorted(dict(stamps.get("recipes") or {}).items()):
+        recipe = specs.recipes.get(name)
+        if recipe is None or recipe.stamp != value:
+            stale.append(f"recipe {name}")
+    return ", ".join(stale)
+
+
+def _imported(rows: Sequence[GoldRow], specs: SpecSet) -> tuple[list[GoldRow], list[AnchorSource]]:
+    """The rows that count, and the imported anchors behind them (stale ones left out)."""
+    found: dict[str, tuple[Mapping[str, Any], list[GoldRow]]] = {}
+    counted: list[GoldRow] = []
+    for row in rows:
+        origin = row.evidence.get(IMPORTED)
+        if not isinstance(origin, Mapping):
+            counted.append(row)
+            continue
+        found.setdefault(str(origin.get("digest")), (origin, []))[1].append(row)
+    sources = []
+    for digest, (origin, members) in sorted(found.items()):
+        stale = stale_stamps(origin.get("stamps") or {}, specs)
+        counted.extend([] if stale else members)
+        sources.append(
+            AnchorSource(
+                str(origin.get("from")),
+                digest,
+                str(origin.get("created_at")),
+                str(origin.get("signer") or ""),
+                len(members),
+                stale,
+            )
+        )
+    return counted, sources
 
 
 def anchor_status(store: Store, specs: SpecSet) -> AnchorStatus:
     """Whether the evaluation behind ``store`` is anchored or broken (for gate, reports, bot)."""
-    return anchor_from_rows(gold_rows(store), specs.oracle.section("gate"))
+    counted, sources = _imported(gold_rows(store), specs)
+    return anchor_from_rows(counted, specs.oracle.section("gate"), sources)

@@ -112,28 +112,31 @@ def _by_id(items: Sequence[Any]) -> dict[str, Any] | None:
     return None
 
 
-def differences(expected: Any, actual: Any, path: str = "") -> Iterator[str]:
-    """Every place where ``actual`` (the bundle) differs from ``expected`` (recomputed)."""
+def differences(
+    expected: Any, actual: Any, path: str = "", *, document: str = "the bundle"
+) -> Iterator[str]:
+    """Every place where ``actual`` (``document``: the bundle, or a shared anchor) differs
+    from ``expected`` (recomputed)."""
     if isinstance(expected, Mapping) and isinstance(actual, Mapping):
         for key in sorted(set(expected) | set(actual), key=str):
             where = f"{path}.{key}" if path else str(key)
             if key not in actual:
-                yield f"{where}: missing from the bundle (recomputed {_short(expected[key])})"
+                yield f"{where}: missing from {document} (recomputed {_short(expected[key])})"
             elif key not in expected:
-                yield f"{where}: in the bundle but not recomputed ({_short(actual[key])})"
+                yield f"{where}: in {document} but not recomputed ({_short(actual[key])})"
             else:
-                yield from differences(expected[key], actual[key], where)
+                yield from differences(expected[key], actual[key], where, document=document)
     elif isinstance(expected, list) and isinstance(actual, list):
         keyed_expected, keyed_actual = _by_id(expected), _by_id(actual)
         if keyed_expected is not None and keyed_actual is not None:
-            yield from differences(keyed_expected, keyed_actual, path)
+            yield from differences(keyed_expected, keyed_actual, path, document=document)
         elif len(expected) != len(actual):
-            yield f"{path}: the bundle has {len(actual)} item(s), recomputed {len(expected)}"
+            yield f"{path}: {document} has {len(actual)} item(s), recomputed {len(expected)}"
         else:
             for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
-                yield from differences(e, a, f"{path}[{index}]")
+                yield from differences(e, a, f"{path}[{index}]", document=document)
     elif not _close(expected, actual):
-        yield f"{path}: the bundle says {_short(actual)}, recomputed {_short(expected)}"
+        yield f"{path}: {document} says {_short(actual)}, recomputed {_short(expected)}"
 
 
 def _short(value: Any) -> str:

@@ -7,7 +7,7 @@ and lists every refusal (not just the first), in ``RefusalCode`` order:
 * ``incomplete_run``: counted trials come from a run that is still running or was
   interrupted (its process died) and has not been resumed to completion (which runs);
 * ``stale_stamp``: a counted trial's stamps differ from the current specs (which spec,
-  which trials);
+  which trials), or an imported gold anchor's do;
 * ``fabricated``: a counted trial carries a fabricated mark anywhere in its envelopes;
 * ``harking``: a hypothesis was registered after the first result it covers;
 * ``broken_anchor``: the gold-anchor correlation is below its floor or minimum n;
@@ -86,6 +86,13 @@ def _stale(ev: Evaluation) -> Iterable[Refusal]:
             RefusalCode.STALE_STAMP,
             f"{name} changed since {len(trials)} counted trial(s) were graded: {_some(trials)}",
         )
+    for source in ev.anchor.sources:
+        if source.stale:
+            yield Refusal(
+                RefusalCode.STALE_STAMP,
+                f"{source.stale} changed since the gold anchor imported from {source.origin} "
+                f"was graded; its {source.rows} label(s) are left out of the anchor",
+            )
 
 
 def _fabricated(ev: Evaluation) -> Iterable[Refusal]:

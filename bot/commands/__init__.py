@@ -41,6 +41,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "bot.commands.mine",
         "mine pull requests: gold labels, survival refresh, the retroactive-scoring unlock",
     ),
+    "gold": (
+        "bot.commands.gold",
+        "share the gold anchor: export it as a verifiable file, or import one for the gate",
+    ),
     "serve": (
         "bot.commands.serve",
         "run the GitHub App: webhook endpoint, job workers and scheduler",

@@ -109,6 +109,7 @@ def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: 
             **decision.to_dict(),
             "ledger": ledger_mark(evaluation.chain),
             "judging": judging(evaluation.specs),
+            "anchor": evaluation.anchor.to_dict(),
         }
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -120,7 +121,7 @@ def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: 
     signed = chain.checkpoint.describe() if chain.checkpoint else "no checkpoint"
     key = chain.key_id if chain.keyed else "[bold yellow]UNKEYED[/]"
     console.print(f"ledger: {chain.rows} row(s), key {key}, {signed}")
-    for line in _judging(evaluation):
+    for line in _judging_and_anchor(evaluation):
         console.print(line, markup=False)
     trials = len(evaluation.selection.trials)
     if decision.publishable:
@@ -130,10 +131,12 @@ def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: 
     console.print(decision_table(decision))
 
 
-def _judging(evaluation: Evaluation) -> list[str]:
-    """The no-judge note when the spec pre-registers it."""
+def _judging_and_anchor(evaluation: Evaluation) -> list[str]:
+    """The no-judge note when the spec pre-registers it, and where the anchor came from."""
     note = judging_note(evaluation.specs)
-    return [f"judging: {note}"] if note else []
+    lines = [f"judging: {note}"] if note else []
+    lines.extend(f"gold anchor: {source.summary}" for source in evaluation.anchor.sources)
+    return lines
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -1,0 +1,157 @@
+"""``migration-evals gold export`` and ``gold import``: gold anchors a team can share.
+
+Export writes the labels graded here, the envelopes behind their verdicts, the stamps and
+the anchor statistic as one document, signed with the checkpoint key when one is set.
+Import checks a document (``gate.shared_anchor.check_anchor``) and refuses it, with
+``ANCHOR_REFUSED``, when it does not verify or was graded under other specs; otherwise its
+labels join the gold table, each naming the anchor it came from, and the gate counts them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bot.commands import sentence, summary
+from bot.commands.options import add_store_options, settings_from_args
+from bot.exits import ExitStatus
+from bot.ledger_keys import ledger_keys, open_store
+from core.checkpoints import CheckpointVerifier
+from core.errors import ConfigError
+from core.gold import GoldRow, gold_rows, upsert_gold
+from core.specs import load_specs
+from core.store import Store
+from gate.anchor import IMPORTED, anchor_status
+from gate.shared_anchor import AnchorCheck, build_anchor, check_anchor, imported_rows
+
+__all__ = ["add_parser"]
+
+EXPORT_HELP = "write the gold labels, their envelopes, stamps and statistic as a signed file"
+IMPORT_HELP = "check a shared gold anchor and, if it verifies under the current specs, use it"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "gold", help=summary("gold"), description=sentence(summary("gold"))
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    export = actions.add_parser("export", help=EXPORT_HELP, description=sentence(EXPORT_HELP))
+    export.add_argument("--out", type=Path, required=True, metavar="ANCHOR.json")
+    export.add_argument("--json", action="store_true", help="print JSON on stdout")
+    add_store_options(export)
+    export.set_defaults(handler=run_export)
+    found = actions.add_parser("import", help=IMPORT_HELP, description=sentence(IMPORT_HELP))
+    found.add_argument("anchor", type=Path, metavar="ANCHOR.json")
+    found.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="PEM",
+        help="check the anchor's signature with this Ed25519 public key (default: "
+        "$MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY or the checkpoint key's public half)",
+    )
+    found.add_argument("--json", action="store_true", help="print JSON on stdout")
+    add_store_options(found)
+    found.set_defaults(handler=run_import)
+
+
+def _print(document: dict[str, Any]) -> None:
+    json.dump(document, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    specs = load_specs(settings.specs_dir)
+    keys = ledger_keys(settings)
+    store = open_store(settings, keys=keys)
+    try:
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        document = build_anchor(store, specs, created, keys.signer)
+    finally:
+        store.close()
+    args.out.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    signed = document["signature"]
+    said = {
+        "out": str(args.out),
+        "labels": len(document["labels"]),
+        "trials": len(document["trials"]),
+        "anchor_digest": document["anchor_digest"],
+        "signer": signed["signer"] if signed else None,
+        "anchor": document["anchor"],
+    }
+    if args.json:
+        _print(said)
+        return ExitStatus.OK
+    print(f"exported {said['labels']} gold label(s) and {said['trials']} trial(s) to {args.out}")
+    print(f"anchor digest {said['anchor_digest']}; {document['anchor']['reason']}")
+    print(f"signed by key {said['signer']}" if signed else "unsigned: no checkpoint key")
+    return ExitStatus.OK
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read anchor {path}: {exc}") from exc
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path} is not a gold anchor (not a JSON object)")
+    return document
+
+
+def _verifier(args: argparse.Namespace) -> CheckpointVerifier | None:
+    if args.public_key:
+        return CheckpointVerifier.from_pem(args.public_key)
+    return ledger_keys(settings_from_args(args)).checker
+
+
+def _refusal(path: Path, found: AnchorCheck) -> str:
+    if not found.verifies:
+        listed = "; ".join(found.problems[:10])
+        more = f" and {len(found.problems) - 10} more" if len(found.problems) > 10 else ""
+        return f"{path} does not verify ({len(found.problems)} problem(s)): {listed}{more}"
+    return (
+        f"{path} was graded under other specs: {found.stale} changed since (its stamps are "
+        "not the current ones); export it again from a ledger graded under these specs"
+    )
+
+
+def _store_rows(store: Store, rows: list[GoldRow]) -> tuple[int, int]:
+    """Write the imported rows; a label this ledger mined itself is kept, not replaced."""
+    local = {(r.repo, r.pr_number) for r in gold_rows(store) if IMPORTED not in r.evidence}
+    kept = [r for r in rows if (r.repo, r.pr_number) in local]
+    for row in rows:
+        if (row.repo, row.pr_number) not in local:
+            upsert_gold(store, row)
+    return len(rows) - len(kept), len(kept)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    document = _read(args.anchor)
+    settings = settings_from_args(args)
+    specs = load_specs(settings.specs_dir)
+    found = check_anchor(document, specs, verifier=_verifier(args))
+    for note in found.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not found.importable:
+        refusal = _refusal(args.anchor, found)
+        if args.json:
+            _print({"imported": False, "problems": list(found.problems), "stale": found.stale})
+        print(f"migration-evals gold import: refused: {refusal}", file=sys.stderr)
+        return ExitStatus.ANCHOR_REFUSED
+    store = open_store(settings, warn=True)
+    try:
+        imported, kept = _store_rows(store, imported_rows(document, str(args.anchor)))
+        status = anchor_status(store, specs)
+    finally:
+        store.close()
+    if args.json:
+        _print({"imported": imported, "kept_local": kept, "anchor": status.to_dict()})
+        return ExitStatus.OK
+    print(f"imported {imported} gold label(s) from {args.anchor}", end="")
+    print(f" ({kept} kept: this ledger labels them itself)" if kept else "")
+    print(f"gold anchor now: {status.reason}")
+    return ExitStatus.OK
