@@ -31,6 +31,7 @@ _POM = """<?xml version="1.0" encoding="UTF-8"?>
       <plugin>
         <artifactId>maven-surefire-plugin</artifactId><version>3.5.2</version>
       </plugin>
+      {plugins}
     </plugins>
   </build>
 </project>
@@ -38,8 +39,15 @@ _POM = """<?xml version="1.0" encoding="UTF-8"?>
 
 
 def junit_pom(
-    levels: str, *, artifact: str = "live-check", extra: str = "", dependency: str = ""
+    levels: str,
+    *,
+    artifact: str = "live-check",
+    extra: str = "",
+    dependency: str = "",
+    plugins: str = "",
 ) -> str:
     """A POM with ``levels`` (property elements) among its properties, ``extra`` sections
-    (repositories, say) and one more ``dependency``."""
-    return _POM.format(artifact=artifact, levels=levels, extra=extra, dependency=dependency)
+    (repositories, say), one more ``dependency`` and more build ``plugins``."""
+    return _POM.format(
+        artifact=artifact, levels=levels, extra=extra, dependency=dependency, plugins=plugins
+    )

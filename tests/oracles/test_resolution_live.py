@@ -132,9 +132,11 @@ def _main_returning(expression: str) -> str:
     )
 
 
-def _pom(release: int = 11, extra: str = "", dependency: str = "") -> str:
+def _pom(release: int = 11, extra: str = "", dependency: str = "", plugins: str = "") -> str:
     levels = f"<maven.compiler.release>{release}</maven.compiler.release>"
-    return junit_pom(levels, artifact="resolution-check", extra=extra, dependency=dependency)
+    return junit_pom(
+        levels, artifact="resolution-check", extra=extra, dependency=dependency, plugins=plugins
+    )
 
 
 def test_a_maven_base_that_does_not_build_is_an_error_with_the_compilers_lines(
@@ -173,6 +175,55 @@ def test_a_patch_needing_an_artifact_the_registry_lacks_fails_naming_it(
     assert "org.apache.commons:commons-lang3:3.99.0" in reason
     evidence = [e.message for e in trial.envelopes[1].evidence]
     assert evidence == ["not in the registry: org.apache.commons:commons-lang3:3.99.0"]
+
+
+# A plugin whose version the POM leaves open (and Maven's own super POM does not pin):
+# Maven takes the newest release the registry's metadata lists. maven-enforcer-plugin
+# 1.4.1 was the newest from August 2015 until 3.0.0-M1 in 2016.
+_UNVERSIONED_PLUGIN = """<plugin>
+        <artifactId>maven-enforcer-plugin</artifactId>
+        <executions><execution>
+          <id>say</id><phase>validate</phase><goals><goal>display-info</goal></goals>
+        </execution></executions>
+      </plugin>"""
+
+
+def _plugin_versions(cache: Path, artifact: str) -> list[set[str]]:
+    """For each Maven local repository under ``cache``, the versions of ``artifact``
+    (an org.apache.maven.plugins artifact) it holds."""
+    folders = cache.glob(f"**/repository/org/apache/maven/plugins/{artifact}")
+    return [{v.name for v in folder.iterdir() if v.is_dir()} for folder in folders]
+
+
+def test_the_base_resolves_as_of_its_commit_and_the_patched_tree_as_of_today(
+    grader: LiveGrader, tmp_path: Path, dependency_cache: Path
+) -> None:
+    """A version the build leaves open is, for the base, the one its authors got the day
+    they committed; for the patched tree, the one a user building it now gets."""
+    repo = tmp_path / "dated"
+    repo.mkdir()
+    files = {
+        "pom.xml": _pom(release=11, plugins=_UNVERSIONED_PLUGIN),
+        _MAIN: _main_returning("42"),
+        _TEST: _TEST_SOURCE,
+    }
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    run_git(repo, "init", "-q", "-b", "main")
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-q", "-m", "base", env={"GIT_COMMITTER_DATE": "2015-12-01T00:00:00Z"})
+    commit = run_git(repo, "rev-parse", "HEAD")
+    patch = diff_of(repo, {"pom.xml": _pom(release=17, plugins=_UNVERSIONED_PLUGIN)})
+    trial = grader.grade((repo, commit), patch, "java8-to-17")
+    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    resolutions = trial.envelopes[1].details["dependencies"]
+    as_of = {r["tree"]: r.get("registry_as_of", "") for r in resolutions}
+    assert as_of == {"base": "2015-12-01T00:00:00+00:00", "patched": ""}, resolutions
+    held = _plugin_versions(dependency_cache, "maven-enforcer-plugin")
+    assert {"1.4.1"} in held, held  # the base's repository
+    today = [versions for versions in held if versions != {"1.4.1"}]
+    assert today and all(v.split(".")[0] >= "3" for v in today[0]), held
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
