@@ -533,3 +533,36 @@ def test_a_module_without_a_pruned_graph_gets_its_dependencies_vet_facts_too(
     trial = grader.grade((repo, base), patch, "go-import-rewrite")
     assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
     assert _rebuilt_after_resolution(docker_client, specs, repo, base, dependency_cache) == []
+
+
+_NETWORK_TEST = """package com.example;
+
+public class FetchTest {
+    @org.junit.Test
+    public void readsARemotePage() throws Exception {
+        try (java.io.InputStream page = new java.net.URL("http://example.org/").openStream()) {
+            org.junit.Assert.assertTrue(page.read() >= 0);
+        }
+    }
+}
+"""
+
+
+def test_a_pass_resting_on_tests_that_need_a_network_at_test_time_is_an_error(
+    grader: LiveGrader, make_repo: RepoFactory
+) -> None:
+    """The base's test that downloads while it runs fails here (test runs have no
+    network), is left out, and so nothing checks it: no pass, and no blame."""
+    fetch_test = "src/test/java/com/example/FetchTest.java"
+    files = {
+        "pom.xml": _pom(),
+        _MAIN: _main_returning("42"),
+        _TEST: _TEST_SOURCE,
+        fetch_test: _NETWORK_TEST,
+    }
+    repo = make_repo(files)
+    trial = grader.grade(repo, diff_of(repo[0], {"pom.xml": _pom(release=17)}), "java8-to-17")
+    verdict, reason = _tier(trial, Tier.TESTS)
+    assert verdict is Verdict.ERROR, reason
+    assert "need a network while they run" in reason
+    assert "com.example.FetchTest#readsARemotePage" in reason
