@@ -43,6 +43,9 @@ def trial_url(ctx: BotContext, trial_id: str) -> str | None:
     return f"{ctx.public_url}/trials/{quote(trial_id, safe='')}"
 
 
-def replayed(plan: RunPlan) -> bool:
-    """Whether grading under ``plan`` replays recordings instead of asking live adapters."""
-    return CassetteMode.REPLAY in (plan.sandbox, plan.judge)
+def replayed(plan: RunPlan, *, judged: bool = True) -> bool:
+    """Whether grading under ``plan`` replays recordings instead of asking live adapters;
+    the judge's mode counts only where the specs have a judge (``judging: none`` has none
+    to replay)."""
+    modes = (plan.sandbox, plan.judge) if judged else (plan.sandbox,)
+    return CassetteMode.REPLAY in modes

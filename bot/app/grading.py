@@ -248,7 +248,7 @@ def _grade_pull(task: GradeTask, client: GitHubClient, ctx: BotContext) -> str:
         return f"superseded: the PR head is now {pull.head_sha[:12]}; nothing published"
     if pull.state != "open":
         return f"skipped: the PR is {pull.state}"
-    replay = replayed(task.run_plan(ctx, Mode.STANDARD))
+    replay = replayed(task.run_plan(ctx, Mode.STANDARD), judged=ctx.specs.oracle.judged)
     try:
         config = load_config(client, ctx, pull)
     except RepoConfigError as exc:

@@ -91,7 +91,9 @@ def describe(plan: RunPlan, specs: SpecSet) -> dict[str, Any]:
         adapters["sandbox"] = "Docker engine, recorded to cassettes"
     if plan.judge is CassetteMode.RECORD:
         adapters["judge"] = f"live {judges}, recorded to cassettes"
-    mode = "replay" if replayed(plan) else "live"
+    if not specs.oracle.judged:
+        adapters["judge"] = "no judge (the oracle spec declares judging: none)"
+    mode = "replay" if replayed(plan, judged=specs.oracle.judged) else "live"
     return {"mode": mode, "modes": plan.to_dict()["modes"], "adapters": adapters}
 
 

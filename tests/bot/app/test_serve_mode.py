@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.service import BotService, build_service
+from bot.app.context import replayed
+from bot.app.service import BotService, build_service, describe
 from bot.cli import build_parser
 from bot.commands.options import server_settings_from_args, settings_from_args
 from bot.commands.serve import startup_line
 from bot.grading import Grading
+from bot.plan import RunPlan
 from core.settings import CassetteMode
+from core.specs import SpecSet
 from tests.bot.app.conftest import APP_ID, SECRET, Harness, raw
 
 
@@ -93,3 +96,17 @@ def test_a_grade_job_whose_plan_cannot_be_honoured_is_not_graded_otherwise(
     assert job["state"] == "queued" and "cannot honour the grade job's plan" in job["last_error"]
     assert "sandbox is live but no Docker engine" in job["last_error"]
     assert [run["status"] for run in harness.github.check_runs] == ["in_progress"]
+
+
+def test_a_server_without_a_judge_replays_nothing_it_does_not_have(
+    no_judge_specs: SpecSet, specs: SpecSet
+) -> None:
+    """With ``judging: none`` there is no judge to replay: a live sandbox grades live,
+    and the health page says there is no judge rather than "judge cassettes"."""
+    plan = RunPlan(sandbox=CassetteMode.LIVE, judge=CassetteMode.REPLAY, github=CassetteMode.LIVE)
+    assert replayed(plan) is True
+    assert replayed(plan, judged=no_judge_specs.oracle.judged) is False
+    said = describe(plan, no_judge_specs)
+    assert said["mode"] == "live"
+    assert said["adapters"]["judge"].startswith("no judge")
+    assert describe(plan, specs)["mode"] == "replay"
