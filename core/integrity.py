@@ -64,6 +64,8 @@ class LedgerCheck:
     notes: tuple[str, ...] = ()
     key_id: str = "unkeyed"
     checkpoint: Checkpoint | None = None  # the latest one that holds
+    # Rows 1..resumed_at were taken from a signed gate snapshot, not walked (0: all walked).
+    resumed_at: int = 0
 
     @property
     def ok(self) -> bool:
@@ -212,9 +214,12 @@ def verify_chain(
     head: tuple[int, str],
     *,
     upto_seq: int | None = None,
+    resumed_at: int = 0,
 ) -> LedgerCheck:
     """Join ``walks`` (the rows up to ``head``, or up to ``upto_seq``, in order) and check
-    everything beside them; ``head`` is the head row as read before the walk."""
+    everything beside them; ``head`` is the head row as read before the walk. With
+    ``resumed_at``, the first walk stands for rows 1..resumed_at as a signed gate snapshot
+    gathered them (``core.snapshots``), checked by the caller."""
     problems, last_seq, last_hash = join_walks(walks)
     rows = sum(walk.rows for walk in walks)
     if upto_seq is None:
@@ -237,4 +242,5 @@ def verify_chain(
         notes=tuple(_notes(keys, checkpoints)),
         key_id=keys.chain.key_id,
         checkpoint=latest,
+        resumed_at=resumed_at,
     )

@@ -7,6 +7,7 @@ migrations build exactly what is declared here.
 
 The ledger's   ``meta``, ``runs``, ``ledger``, ``ledger_head``, ``trial_slots`` (``core.store``),
                ``record_log`` (``core.records``), ``ledger_checkpoints`` (``core.checkpoints``)
+the gate's     ``gate_snapshots`` (``core.snapshots``)
 the anchor's   ``gold`` (``core.gold``)
 the miners'    ``tracked_prs``, ``retro_unlock``, ``retro_trials``
 the App's      ``bot_deliveries``, ``bot_jobs``, ``bot_queue_guard``, ``bot_leases``,
@@ -25,6 +26,7 @@ __all__ = [
     "budgets_table",
     "check_runs_table",
     "deliveries_table",
+    "gate_snapshots_table",
     "gold_table",
     "guard_table",
     "jobs_table",
@@ -138,6 +140,22 @@ ledger_checkpoints_table = sa.Table(
     sa.Column("records_seq", sa.BigInteger, nullable=False),
     sa.Column("records_hash", sa.String(64), nullable=False),
     sa.Column("key_id", sa.String(64), nullable=False),
+    sa.Column("signer", sa.String(64), nullable=False),
+    sa.Column("signature", sa.String(200), nullable=False),
+)
+
+# What the gate gathered from the rows up to a checkpoint, signed with the checkpoint key,
+# so a check can start after that row (``core.snapshots``); only the newest is kept.
+gate_snapshots_table = sa.Table(
+    "gate_snapshots",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("ledger_seq", sa.BigInteger, nullable=False),
+    sa.Column("ledger_hash", sa.String(64), nullable=False),
+    sa.Column("key_id", sa.String(64), nullable=False),
+    sa.Column("form", sa.String(100), nullable=False),
+    sa.Column("body", sa.LargeBinary, nullable=False),
     sa.Column("signer", sa.String(64), nullable=False),
     sa.Column("signature", sa.String(200), nullable=False),
 )

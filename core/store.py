@@ -59,6 +59,7 @@ from core.schema import (
     runs_table,
     trial_slots_table,
 )
+from core.snapshots import Snapshot, load_snapshot, save_snapshot
 from core.stamps import canonical_json
 
 __all__ = [
@@ -671,11 +672,18 @@ class Store:
             return _verify_chain(conn, self.keys, [walk], (int(head.seq), str(head.row_hash)))
 
     def verify_walks(
-        self, walks: Sequence[ChainWalk], head: tuple[int, str], *, upto_seq: int | None = None
+        self,
+        walks: Sequence[ChainWalk],
+        head: tuple[int, str],
+        *,
+        upto_seq: int | None = None,
+        resumed_at: int = 0,
     ) -> LedgerCheck:
         """``verify_ledger`` for rows walked elsewhere (the gate's scan, in ranges)."""
         with self.reading() as conn:
-            return _verify_chain(conn, self.keys, walks, head, upto_seq=upto_seq)
+            return _verify_chain(
+                conn, self.keys, walks, head, upto_seq=upto_seq, resumed_at=resumed_at
+            )
 
     # -- the record chain and checkpoints --------------------------------------------------
 
@@ -713,6 +721,19 @@ class Store:
                 _still_reaches(conn, previous[-1], ledger, records)
             signed = signer.sign(ledger, records, self.keys.chain.key_id)
             return store_checkpoint(conn, signed)
+
+    def snapshot(self) -> Snapshot | None:
+        """The newest gate snapshot, unchecked (``core.snapshots``)."""
+        with self.reading() as conn:
+            return load_snapshot(conn)
+
+    def keep_snapshot(self, snapshot: Snapshot) -> None:
+        """Store a signed gate snapshot in place of the previous one."""
+        try:
+            with self.engine.begin() as conn:
+                save_snapshot(conn, snapshot)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot store the gate snapshot: {exc}") from exc
 
     # -- one trial's rows, for ``show`` and the report's trials page ----------------------
 

@@ -55,11 +55,14 @@ def evaluate(
     upto_seq: int | None = None,
     workers: int = 1,
     reliability: ReliabilityProbe = judge_reliability_probe,
+    full: bool = True,
 ) -> Evaluation:
-    """Scan the ledger (up to ``upto_seq``), select, compute; nothing is written."""
+    """Scan the ledger (up to ``upto_seq``), select, compute. Unless ``full``, the scan
+    starts after the newest signed gate snapshot (``gate.ledger_scan``); the only thing
+    written is a new snapshot, and only with the checkpoint's private key."""
     with collector_paused():
         # scipy loads while the scan waits on the database and its workers.
-        scan = scan_ledger(store, upto_seq=upto_seq, workers=workers, meanwhile=preload)
+        scan = scan_ledger(store, upto_seq=upto_seq, workers=workers, meanwhile=preload, full=full)
         selection = select_trials(scan.trials, run_id)
         strict = sum(t.judge_strict for t in selection.trials)
         return Evaluation(

@@ -15,10 +15,12 @@ appended while the scan runs are simply not part of it.
 from __future__ import annotations
 
 import gc
+import marshal
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import date
 from functools import lru_cache
 from multiprocessing import get_all_start_methods, get_context
@@ -29,7 +31,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.chain import CHAIN_COLUMNS, ChainKey, ChainWalk, content_hash
+from core.chain import CHAIN_COLUMNS, GENESIS_HASH, ChainKey, ChainWalk, content_hash
 from core.integrity import LedgerCheck, LedgerKeys
 from core.model import Stamps, Tier, Verdict, iso_date
 from core.stamps import sha256_hex
@@ -37,6 +39,7 @@ from core.store import Store, ledger_table
 from gate.diff_coverage import scan_cells
 from gate.fabrication import find_marks, may_hold_marks
 from gate.provenance import envelope_origin
+from gate.snapshot import Body, Start, find_start, keep
 from gate.suite_counts import table_cells
 from gate.trials import (
     JudgeOpinion,
@@ -142,12 +145,19 @@ class _TrialBuilder:
         """Plain values for the trip back from a worker (pickling objects costs more)."""
         values = [getattr(self, name) for name in _BUILDER_FIELDS]
         values[_TIERS_AT] = [(t.tier.value, t.verdict.value, *t[2:]) for t in self.tiers]
+        opinion = self.judge_opinion
+        values[_OPINION_AT] = None if opinion is None else tuple(opinion)
         return tuple(values)
 
     @classmethod
     def unpack(cls, values: Sequence[Any]) -> _TrialBuilder:
         builder = cls(*values)
         builder.tiers = [TierFacts(_TIERS[t[0]], _VERDICTS[t[1]], *t[2:]) for t in builder.tiers]
+        # Copies: ``merge`` extends these, and the packed values may be unpacked again.
+        builder.hashes, builder.marks = list(builder.hashes), list(builder.marks)
+        builder.origins, builder.stamps = list(builder.origins), dict(builder.stamps)
+        opinion = builder.judge_opinion
+        builder.judge_opinion = None if opinion is None else JudgeOpinion(*opinion)
         return builder
 
     def build(self) -> TrialFacts:
@@ -183,6 +193,7 @@ class _TrialBuilder:
 
 _BUILDER_FIELDS = tuple(f.name for f in fields(_TrialBuilder))
 _TIERS_AT = _BUILDER_FIELDS.index("tiers")
+_OPINION_AT = _BUILDER_FIELDS.index("judge_opinion")
 _TIERS = {tier.value: tier for tier in Tier}
 _VERDICTS = {verdict.value: verdict for verdict in Verdict}
 _OUTCOMES = {outcome.value: outcome for outcome in Outcome}
@@ -385,9 +396,17 @@ def _shareable(store: Store) -> bool:
     return not (store.is_sqlite and store.engine.url.database in (None, "", ":memory:"))
 
 
-def _ranges(last: int, parts: int) -> list[tuple[int, int]]:
-    size = -(-last // parts)
-    return [(lo, min(lo + size - 1, last)) for lo in range(1, last + 1, size)]
+def _ranges(first: int, last: int, parts: int, split_at: int = 0) -> list[tuple[int, int]]:
+    """``parts`` ranges from ``first`` to ``last``, one of them ending at ``split_at`` (a
+    checkpoint's row, where the facts gathered so far are kept) when it lies inside."""
+    if last < first:
+        return [(first, last)]  # nothing to read: one empty walk
+    size = -(-(last - first + 1) // parts)
+    found = [(lo, min(lo + size - 1, last)) for lo in range(first, last + 1, size)]
+    for index, (lo, hi) in enumerate(found):
+        if lo <= split_at < hi:
+            found[index : index + 1] = [(lo, split_at), (split_at + 1, hi)]
+    return found
 
 
 def _worker_context() -> BaseContext:
@@ -405,16 +424,20 @@ def _nothing() -> None:
 
 def _scan_parts(
     store: Store,
-    last: int,
+    span: tuple[int, int],
     workers: int,
     parallel_min_rows: int,
     meanwhile: Callable[[], None] = _nothing,
+    *,
+    split_at: int = 0,
 ) -> list[_Range]:
-    parts = workers if workers > 1 and last >= parallel_min_rows and _shareable(store) else 1
-    ranges = _ranges(last, parts) if last else [(1, 0)]
-    if len(ranges) == 1:
+    first, last = span
+    rows = last - first + 1
+    parts = workers if workers > 1 and rows >= parallel_min_rows and _shareable(store) else 1
+    ranges = _ranges(first, last, parts, split_at)
+    if len(ranges) == 1 or parts == 1:
         meanwhile()
-        return [_settled(_scan_range(store, *ranges[0]))]
+        return [_settled(_scan_range(store, lo, hi)) for lo, hi in ranges]
     url = store.engine.url.render_as_string(hide_password=False)
     with ProcessPoolExecutor(len(ranges) - 1, mp_context=_worker_context()) as pool:
         key = store.keys.chain
@@ -422,11 +445,11 @@ def _scan_parts(
         # Only now: with fork, every worker exists once the first job is submitted, so a
         # thread ``meanwhile`` starts cannot be mid-import in a forked child.
         meanwhile()
-        first = _settled(_scan_range(store, *ranges[0]))  # this process scans one itself
+        first_part = _settled(_scan_range(store, *ranges[0]))  # this process scans one itself
         others = [future.result() for future in futures]
     for part in others:
         part.from_wire()
-    return [first, *others]
+    return [first_part, *others]
 
 
 def _settled(found: _Range) -> _Range:
@@ -434,31 +457,105 @@ def _settled(found: _Range) -> _Range:
     return found
 
 
-def _joined_trials(parts: list[_Range]) -> list[TrialFacts] | None:
-    """Every trial, oldest first: built ones as they are, the open ends merged and built.
+def _merged(parts: Sequence[_Range]) -> tuple[dict[str, TrialFacts], dict[str, _TrialBuilder]]:
+    """The built trials of ``parts`` and their open ends, merged across the seams.
 
-    None when a trial's rows lie in several ranges other than at their ends (only a
-    crafted ledger interleaves trials like that); the caller then scans in one range.
+    Raises ``_Interleaved`` when a trial's rows lie in several ranges other than at their
+    ends (only a crafted ledger interleaves trials like that).
     """
     built: dict[str, TrialFacts] = {}
     open_ends: dict[str, _TrialBuilder] = {}
     for part in parts:
         for facts in part.built:
             if facts.trial_id in built or facts.trial_id in open_ends:
-                return None
+                raise _Interleaved(facts.trial_id)
             built[facts.trial_id] = facts
         for packed in part.ends:
             builder = _TrialBuilder.unpack(packed)
             earlier = open_ends.get(builder.trial_id)
             if builder.trial_id in built:
-                return None
+                raise _Interleaved(builder.trial_id)
             if earlier is None:
                 open_ends[builder.trial_id] = builder
             else:
                 earlier.merge(builder)
+    return built, open_ends
+
+
+class _Interleaved(Exception):
+    """A trial found apart from its other rows: the caller scans again in one range."""
+
+
+def _joined_trials(parts: list[_Range]) -> list[TrialFacts] | None:
+    """Every trial, oldest first: built ones as they are, the open ends merged and built;
+    None when trials interleave across the ranges."""
+    try:
+        built, open_ends = _merged(parts)
+    except _Interleaved:
+        return None
     trials = [*built.values(), *(builder.build() for builder in open_ends.values())]
     trials.sort(key=lambda t: t.first_seq)
     return trials
+
+
+# -- signed gate snapshots: where an incremental check starts (``gate.snapshot``) --------
+
+# What a snapshot's body holds and how it is written. Bump the number whenever what the
+# scan gathers from a row changes meaning; a snapshot of another form is not used.
+_FORM = (
+    f"gate-facts/1 marshal/{marshal.version} python/{sys.version_info[0]}.{sys.version_info[1]} "
+    + sha256_hex(" ".join((*_BUILDER_FIELDS, *TrialFacts._fields, *JudgeOpinion._fields)))[:16]
+)
+
+
+def _resumed(start: Start, key: ChainKey) -> _Range | None:
+    """Rows 1..N as the snapshot gathered them: a range whose walk ends at its signed link."""
+    if start.snapshot is None or start.body is None:
+        return None
+    seq, link = start.snapshot.ledger_seq, start.snapshot.ledger_hash
+    walk = ChainWalk(key, rows=seq, first_seq=1, first_prev=GENESIS_HASH, last_seq=seq)
+    walk.last_hash = link
+    wired, ends, last_trial = start.body
+    part = _Range(lo=1, walk=walk, last_trial=last_trial, ends=ends, wired=wired)
+    part.from_wire()
+    return part
+
+
+def _body_upto(parts: Sequence[_Range], seq: int) -> Body | None:
+    """The facts of rows 1..``seq`` (a range ends there): every trial built but the one of
+    row ``seq``, which later rows may continue."""
+    upto = [part for part in parts if part.lo <= seq]
+    try:
+        built, open_ends = _merged(upto)
+    except _Interleaved:
+        return None
+    last_trial = next((part.last_trial for part in reversed(upto) if part.walk.rows), "")
+    tail = open_ends.pop(last_trial, None)
+    built.update((trial_id, builder.build()) for trial_id, builder in open_ends.items())
+    ordered = sorted(built.values(), key=lambda t: t.first_seq)
+    return [_wire(facts) for facts in ordered], [tail.pack()] if tail else [], last_trial
+
+
+def _keep_at(store: Store, last: int, after: int) -> int:
+    """The row of the newest checkpoint at or below ``last`` and past ``after`` that this
+    process could keep a snapshot at (0: none, or no checkpoint key to sign with)."""
+    signer = store.keys.signer
+    if signer is None:
+        return 0
+    signer_id = signer.verifier().key_id
+    usable = [
+        cp.ledger_seq
+        for cp in store.checkpoints()
+        if after < cp.ledger_seq <= last
+        and cp.signer == signer_id
+        and cp.key_id == store.keys.chain.key_id
+    ]
+    return max(usable, default=0)
+
+
+def _with_start(chain: ChainCheck, start: Start, kept: str | None) -> ChainCheck:
+    notes = (*chain.notes, *start.notes, *([kept] if kept else []))
+    return replace(chain, problems=(*chain.problems, *start.problems), notes=notes)
 
 
 @contextmanager
@@ -485,6 +582,7 @@ def scan_ledger(
     workers: int = 1,
     parallel_min_rows: int = PARALLEL_MIN_ROWS,
     meanwhile: Callable[[], None] = _nothing,
+    full: bool = True,
 ) -> LedgerScan:
     """Check the chain and gather every trial, up to the head (or up to ``upto_seq``).
 
@@ -492,14 +590,36 @@ def scan_ledger(
     up to that row only and ``chain.head_hash`` is that row's hash. ``meanwhile`` runs
     once, when the scan starts waiting on the database (after any worker processes are
     forked): work the caller can overlap with the scan, such as loading a library.
+
+    Unless ``full``, the scan starts after the newest signed gate snapshot that holds
+    (``gate.snapshot``) and walks only the rows after it. With the checkpoint's private
+    key, the facts up to the newest checkpoint walked are kept as the next snapshot.
     """
     head = store.head()
     last = head[0] if upto_seq is None else min(upto_seq, head[0])
+    start = Start() if full or upto_seq is not None else find_start(store, _FORM)
+    keep_at = _keep_at(store, last, start.seq) if upto_seq is None else 0
     with collector_paused():
-        parts = _scan_parts(store, last, workers, parallel_min_rows, meanwhile)
+        resumed = _resumed(start, store.keys.chain)
+        span = (start.seq + 1, last)
+        parts = _scan_parts(store, span, workers, parallel_min_rows, meanwhile, split_at=keep_at)
+        parts = [resumed, *parts] if resumed is not None else parts
         built = _joined_trials(parts)
-        if built is None:
-            parts = _scan_parts(store, last, 1, parallel_min_rows)
+        if built is None:  # interleaved trials: one range, from the first row
+            start = replace(start, snapshot=None, body=None)
+            parts = _scan_parts(store, (1, last), 1, parallel_min_rows, split_at=keep_at)
             built = _joined_trials(parts) or []
-    chain = store.verify_walks([part.walk for part in parts], head, upto_seq=upto_seq)
-    return LedgerScan(chain=chain, trials=tuple(built))
+    walks = [part.walk for part in parts]
+    chain = store.verify_walks(walks, head, upto_seq=upto_seq, resumed_at=start.seq)
+    kept = _keep(store, chain, parts, keep_at) if keep_at and not start.problems else None
+    return LedgerScan(chain=_with_start(chain, start, kept), trials=tuple(built))
+
+
+def _keep(store: Store, chain: ChainCheck, parts: Sequence[_Range], seq: int) -> str | None:
+    """Keep the facts of rows 1..``seq`` when the walk verified and the checkpoint there
+    holds (a note when they could not be stored)."""
+    checkpoint = chain.checkpoint
+    if not chain.ok or checkpoint is None or checkpoint.ledger_seq != seq:
+        return None
+    body = _body_upto(parts, seq)
+    return keep(store, (seq, checkpoint.ledger_hash), _FORM, body) if body else None
