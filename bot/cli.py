@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
-import importlib.metadata
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from bot.commands import COMMANDS
 from bot.exits import ExitStatus, UsageError, epilog
@@ -33,7 +33,8 @@ def _chosen(argv: Sequence[str]) -> str | None:
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; only the chosen command's module is imported (none for the overview)."""
+    """The parser; only the chosen command's parser module is imported (none for the
+    overview), and no handler's (``bot.parsers``)."""
     chosen = _chosen(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
         prog="migration-evals",
@@ -43,7 +44,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-v", "--verbose", action="store_true", help=_VERBOSE_HELP)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, summary) in COMMANDS.items():
         if chosen == name:
@@ -57,7 +58,33 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 _VERBOSE_HELP = "log progress details"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, with the release looked up only when asked for: importing
+    ``importlib.metadata`` would cost every other command line a twentieth of a second."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: Any) -> None:
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            default=argparse.SUPPRESS,
+            help="show program's version number and exit",
+        )
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
+
+
 def _version() -> str:
+    import importlib.metadata  # noqa: PLC0415 - see _VersionAction
+
     try:
         return importlib.metadata.version("migration-evals")
     except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed

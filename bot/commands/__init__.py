@@ -1,7 +1,9 @@
-"""One module per command-line command; each exposes ``add_parser`` and a handler.
+"""One module per command-line command, holding what the command does; its parser is
+``bot.parsers``' module of the same name.
 
-``COMMANDS`` names each command's module and one-line summary, so ``bot.cli`` can list
-every command while importing only the one being run (some pull in heavy libraries).
+``COMMANDS`` names each command's parser module and one-line summary, so ``bot.cli`` can
+list every command while building only the parser of the one being run. A command's
+module here (which pulls in heavy libraries) is imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -10,71 +12,71 @@ __all__ = ["COMMANDS", "sentence", "summary"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": (
-        "bot.commands.demo",
+        "bot.parsers.demo",
         "grade the bundled example changesets (Java, Go, Dockerfile) end to end",
     ),
     "run": (
-        "bot.commands.run",
+        "bot.parsers.run",
         "grade the changesets of a JSONL file through the oracle cascade",
     ),
     "cost": (
-        "bot.commands.cost",
+        "bot.parsers.cost",
         "forecast the list cost of an evaluation from the oracle spec's funnel",
     ),
     "stamp": (
-        "bot.commands.stamp",
+        "bot.parsers.stamp",
         "print the stamps of the oracle spec, each recipe and the hypotheses",
     ),
     "ledger": (
-        "bot.commands.ledger",
+        "bot.parsers.ledger",
         "verify the results ledger and sign checkpoints of it",
     ),
     "db": (
-        "bot.commands.db",
+        "bot.parsers.db",
         "the database schema: upgrade it to this release's, or show where it stands",
     ),
     "judges": (
-        "bot.commands.judges",
+        "bot.parsers.judges",
         "check the LLM judges",
     ),
     "mine": (
-        "bot.commands.mine",
+        "bot.parsers.mine",
         "mine pull requests: gold labels, survival refresh, the retroactive-scoring unlock",
     ),
     "gold": (
-        "bot.commands.gold",
+        "bot.parsers.gold",
         "share the gold anchor: export it as a verifiable file, or import one for the gate",
     ),
     "serve": (
-        "bot.commands.serve",
+        "bot.parsers.serve",
         "run the GitHub App: webhook endpoint, job workers and scheduler",
     ),
     "gate": (
-        "bot.commands.gate",
+        "bot.parsers.gate",
         "the publication gate",
     ),
     "verify": (
-        "bot.commands.verify",
+        "bot.parsers.verify",
         "recompute every number and hash of a publication bundle; print ok or what differs",
     ),
     "images": (
-        "bot.commands.images",
+        "bot.parsers.images",
         "build the sandbox images locally (debootstrap + docker), or list them",
     ),
     "worker": (
-        "bot.commands.worker",
+        "bot.parsers.worker",
         "run a Celery worker that grades trials (and the GitHub App's jobs) from the queue",
     ),
     "show": (
-        "bot.commands.show",
+        "bot.parsers.show",
         "show one trial's evidence: every tier's envelope, output tails, judge answers, stamps",
     ),
     "config": (
-        "bot.commands.config",
+        "bot.parsers.config",
         "check a repository's .github/migration-evals.yml as the GitHub App reads it",
     ),
     "report": (
-        "bot.commands.report",
+        "bot.parsers.report",
         "write the evaluation report (HTML, Markdown, JSON and plots) into a folder",
     ),
 }

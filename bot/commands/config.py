@@ -13,34 +13,11 @@ import sys
 from pathlib import Path
 
 from bot.app.repo_config import CONFIG_PATH, config_problems
-from bot.commands import summary
 from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
 from core.errors import ConfigError
 from core.specs import load_specs
 from core.yamlio import UntrustedYamlLimits
-
-HELP = summary("config")
-CHECK_HELP = f"validate a {CONFIG_PATH} file as the App would, listing every problem"
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("config", help=HELP, description=HELP[0].upper() + HELP[1:] + ".")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    check = actions.add_parser(
-        "check", help=CHECK_HELP, description=CHECK_HELP[0].upper() + CHECK_HELP[1:] + "."
-    )
-    check.add_argument(
-        "path",
-        metavar="PATH",
-        nargs="?",
-        type=Path,
-        default=Path(CONFIG_PATH),
-        help=f"the file to check (default: {CONFIG_PATH})",
-    )
-    check.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-    check.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
-    check.set_defaults(handler=run)
 
 
 def _read(path: Path) -> str:

@@ -9,23 +9,9 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from bot.commands import sentence, summary
-from bot.commands.options import add_specs_option, settings_from_args
+from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus, UsageError
 from core.specs import load_specs
-
-HELP = summary("cost")
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("cost", help=HELP, description=sentence(HELP))
-    parser.add_argument("--repos", type=int, required=True, metavar="N", help="repositories")
-    parser.add_argument(
-        "--models", type=int, default=1, metavar="M", help="agent models (default 1)"
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_specs_option(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

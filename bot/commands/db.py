@@ -12,28 +12,11 @@ import json
 import sys
 from typing import Any
 
-from bot.commands import sentence, summary
-from bot.commands.options import add_db_option, settings_from_args
+from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
 from bot.heartbeat import reap_and_note
 from core.migrations import SchemaState, Standing
 from core.store import Store
-
-UPGRADE_HELP = "bring the database's schema to this release's (creating it when empty)"
-STATUS_HELP = "show the database's schema revision and this release's; exit 11 when behind"
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("db", help=summary("db"))
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    for name, text, handler in (
-        ("upgrade", UPGRADE_HELP, upgrade),
-        ("status", STATUS_HELP, status),
-    ):
-        action = actions.add_parser(name, help=text, description=sentence(text))
-        action.add_argument("--json", action="store_true", help="print JSON on stdout")
-        add_db_option(action)
-        action.set_defaults(handler=handler)
 
 
 def upgrade(args: argparse.Namespace) -> int:

@@ -6,11 +6,10 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.commands import sentence, summary
 from bot.commands.common import grade
-from bot.commands.options import add_grading_options, add_trials_option, settings_from_args
+from bot.commands.options import settings_from_args
 from bot.console import make_console
-from bot.settings import PROJECT_ROOT
+from bot.parsers.demo import EXAMPLES
 from bot.wiring import probe_engine, probe_registries
 from core.changesets import LocatedChangeset, read_changesets
 from core.errors import ChangesetError
@@ -18,22 +17,7 @@ from core.settings import CassetteMode, Settings
 from core.specs import load_specs
 from oracles.tiers.sandboxed import recipe_images
 
-HELP = summary("demo")
-EXAMPLES = PROJECT_ROOT / "examples" / "changesets"
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("demo", help=HELP, description=sentence(HELP))
-    parser.add_argument(
-        "--examples",
-        type=Path,
-        default=EXAMPLES,
-        metavar="DIR",
-        help="folder of *.jsonl changesets (default: the bundled examples)",
-    )
-    add_grading_options(parser)
-    add_trials_option(parser)
-    parser.set_defaults(handler=run, out=Path("migration-evals-demo.json"))
+__all__ = ["EXAMPLES", "choose_sandbox", "load_examples", "run"]
 
 
 def load_examples(folder: Path) -> list[LocatedChangeset]:

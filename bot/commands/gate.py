@@ -7,11 +7,9 @@ import json
 import os
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.commands import sentence, summary
-from bot.commands.options import add_store_options, settings_from_args
+from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus, UsageError
 from bot.heartbeat import reap_and_note
 from bot.ledger_keys import open_store
@@ -28,9 +26,7 @@ from gate.refusals import GateDecision
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["add_parser", "add_scan_options", "evaluate_from_args", "scan_workers"]
-CHECK_HELP = "list every reason the current results may not be published (exit 0: publishable)"
-PUBLISH_HELP = "write a verifiable publication bundle, only if the gate check passes"
+__all__ = ["evaluate_from_args", "run_check", "run_publish", "scan_workers"]
 
 
 def scan_workers(requested: int | None) -> int:
@@ -40,28 +36,6 @@ def scan_workers(requested: int | None) -> int:
             raise UsageError("--jobs must be at least 1")
         return requested
     return max(1, min(4, len(os.sched_getaffinity(0))))
-
-
-def add_scan_options(parser: argparse.ArgumentParser) -> None:
-    add_store_options(parser)
-    parser.add_argument("--run", metavar="RUN_ID", help="count only this run's trials")
-    parser.add_argument(
-        "--jobs", "-j", type=int, metavar="N", help="processes for the ledger scan (default: CPUs)"
-    )
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("gate", help=summary("gate"))
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    check_parser = actions.add_parser("check", help=CHECK_HELP, description=sentence(CHECK_HELP))
-    check_parser.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_scan_options(check_parser)
-    check_parser.set_defaults(handler=run_check)
-    publish = actions.add_parser("publish", help=PUBLISH_HELP, description=sentence(PUBLISH_HELP))
-    publish.add_argument("--out", type=Path, required=True, metavar="FILE", help="bundle path")
-    publish.add_argument("--json", action="store_true", help="print the decision as JSON")
-    add_scan_options(publish)
-    publish.set_defaults(handler=run_publish)
 
 
 def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
@@ -77,7 +51,10 @@ def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
 
 def _evaluate(args: argparse.Namespace, settings: Settings, store: Store) -> Evaluation:
     specs = load_specs(settings.specs_dir)
-    return evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs))
+    # Only `gate check` has --full: it starts after the newest signed gate snapshot unless
+    # asked to walk every row; `gate publish` walks every row before it signs anything.
+    full = getattr(args, "full", True)
+    return evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs), full=full)
 
 
 def ledger_mark(chain: LedgerCheck) -> dict[str, object]:
@@ -87,6 +64,7 @@ def ledger_mark(chain: LedgerCheck) -> dict[str, object]:
     return {
         "key": chain.key_id,
         "checkpoint": None if checkpoint is None else checkpoint.ledger_seq,
+        "resumed_at": chain.resumed_at,
         "notes": list(chain.notes),
     }
 
@@ -120,7 +98,8 @@ def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: 
     chain = evaluation.chain
     signed = chain.checkpoint.describe() if chain.checkpoint else "no checkpoint"
     key = chain.key_id if chain.keyed else "[bold yellow]UNKEYED[/]"
-    console.print(f"ledger: {chain.rows} row(s), key {key}, {signed}")
+    walked = f" (rows after {chain.resumed_at} walked)" if chain.resumed_at else ""
+    console.print(f"ledger: {chain.rows} row(s){walked}, key {key}, {signed}")
     for line in _judging_and_anchor(evaluation):
         console.print(line, markup=False)
     trials = len(evaluation.selection.trials)

@@ -16,8 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot.commands import sentence, summary
-from bot.commands.options import add_store_options, settings_from_args
+from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
 from bot.ledger_keys import ledger_keys, open_store
 from core.checkpoints import CheckpointVerifier
@@ -28,34 +27,7 @@ from core.store import Store
 from gate.anchor import IMPORTED, anchor_status
 from gate.shared_anchor import AnchorCheck, build_anchor, check_anchor, imported_rows
 
-__all__ = ["add_parser"]
-
-EXPORT_HELP = "write the gold labels, their envelopes, stamps and statistic as a signed file"
-IMPORT_HELP = "check a shared gold anchor and, if it verifies under the current specs, use it"
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "gold", help=summary("gold"), description=sentence(summary("gold"))
-    )
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    export = actions.add_parser("export", help=EXPORT_HELP, description=sentence(EXPORT_HELP))
-    export.add_argument("--out", type=Path, required=True, metavar="ANCHOR.json")
-    export.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_store_options(export)
-    export.set_defaults(handler=run_export)
-    found = actions.add_parser("import", help=IMPORT_HELP, description=sentence(IMPORT_HELP))
-    found.add_argument("anchor", type=Path, metavar="ANCHOR.json")
-    found.add_argument(
-        "--public-key",
-        type=Path,
-        metavar="PEM",
-        help="check the anchor's signature with this Ed25519 public key (default: "
-        "$MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY or the checkpoint key's public half)",
-    )
-    found.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_store_options(found)
-    found.set_defaults(handler=run_import)
+__all__ = ["run_export", "run_import"]
 
 
 def _print(document: dict[str, Any]) -> None:

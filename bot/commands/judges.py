@@ -8,30 +8,12 @@ import sys
 
 from rich.table import Table
 
-from bot.commands import summary
-from bot.commands.options import add_store_options, settings_from_args
+from bot.commands.options import settings_from_args
 from bot.console import make_console
 from bot.exits import ExitStatus
 from bot.ledger_keys import open_store
 from core.specs import load_specs
 from gate.reliability import JudgeReliability, judge_reliability
-
-HELP = "Cohen's kappa of each judge against the hand labels and of the two judges together"
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("judges", help=summary("judges"))
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    reliability = actions.add_parser(
-        "reliability",
-        help=HELP,
-        description=HELP[0].upper() + HELP[1:] + ", from the judge envelopes in the ledger "
-        "graded under the current oracle stamp. Exits 1 when the pair is unreliable.",
-    )
-    reliability.add_argument("--run", metavar="RUN_ID", help="only this run (default: all)")
-    reliability.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_store_options(reliability)
-    reliability.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,42 +8,12 @@ import json
 import sys
 from typing import Any
 
-from bot.commands import sentence, summary
-from bot.commands.options import add_db_option, settings_from_args
+from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
 from bot.heartbeat import reap_and_note
 from bot.ledger_keys import ledger_keys, open_store
 from core.errors import ConfigError
 from core.integrity import LedgerCheck
-
-HELP = (
-    "check the ledger for edited, removed or reordered rows, forged gold labels or tracked "
-    "PRs, and rows cut below a signed checkpoint"
-)
-CHECKPOINT_HELP = (
-    "sign where the ledger ends now with MIGRATION_EVALS_CHECKPOINT_KEY (after checking it), "
-    "or print that key's public half"
-)
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("ledger", help=summary("ledger"))
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    verify = actions.add_parser("verify", help=HELP, description=sentence(HELP))
-    verify.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_db_option(verify)
-    verify.set_defaults(handler=run)
-    checkpoint = actions.add_parser(
-        "checkpoint", help=CHECKPOINT_HELP, description=CHECKPOINT_HELP.capitalize() + "."
-    )
-    checkpoint.add_argument(
-        "--public-key",
-        action="store_true",
-        help="print the public key PEM (for `verify BUNDLE --public-key`) and sign nothing",
-    )
-    checkpoint.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_db_option(checkpoint)
-    checkpoint.set_defaults(handler=run_checkpoint)
 
 
 def check_document(check: LedgerCheck) -> dict[str, Any]:

@@ -7,10 +7,8 @@ import argparse
 import json
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 
-from bot.commands import sentence, summary
-from bot.commands.gate import add_scan_options, scan_workers
+from bot.commands.gate import scan_workers
 from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
 from bot.ledger_keys import open_store
@@ -18,16 +16,6 @@ from core.specs import load_specs
 from gate.evaluation import evaluate
 from gate.publication import check
 from gate.trial_detail import run_records
-
-HELP = summary("report")
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("report", help=HELP, description=sentence(HELP))
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
-    parser.add_argument("--json", action="store_true", help="print report.json on stdout")
-    add_scan_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

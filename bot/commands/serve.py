@@ -15,42 +15,11 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from bot.app.service import BotService, build_service
-from bot.commands import summary
-from bot.commands.options import (
-    add_server_mode_option,
-    add_store_options,
-    server_settings_from_args,
-)
+from bot.commands.options import server_settings_from_args
 from bot.exits import ExitStatus
 from core.settings import Settings
 
-HELP = summary("serve")
-
 log = logging.getLogger(__name__)
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "serve",
-        help=HELP,
-        description="Run the GitHub App: webhook endpoint, job workers and scheduler.",
-    )
-    parser.add_argument("--port", type=int, default=8080, help="TCP port (default 8080)")
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; use a proxy)"
-    )
-    parser.add_argument(
-        "--processes", type=int, default=2, metavar="N", help="gunicorn worker processes"
-    )
-    parser.add_argument(
-        "--threads", type=int, default=4, metavar="N", help="request threads per process"
-    )
-    parser.add_argument(
-        "--dev", action="store_true", help="Flask's development server, one process"
-    )
-    add_server_mode_option(parser)
-    add_store_options(parser)
-    parser.set_defaults(handler=run)
 
 
 class _Gunicorn(BaseApplication):  # type: ignore[misc]

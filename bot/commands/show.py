@@ -14,8 +14,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from bot.commands import sentence, summary
-from bot.commands.options import add_store_options, settings_from_args
+from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
 from bot.ledger_keys import open_store
 from core.diff_coverage import DiffCoverage
@@ -25,7 +24,6 @@ from gate.diff_coverage import coverage_lines
 from gate.suite_counts import count_lines
 from gate.trial_detail import TierDetail, TrialDetail, trial_detail
 
-HELP = summary("show")
 TAIL_LINES = 15  # per sandbox run, unless one tier is asked for
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _VERDICT_STYLE = {
@@ -35,20 +33,6 @@ _VERDICT_STYLE = {
     "inconclusive": "bold yellow",
     "skipped": "dim",
 }
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("show", help=HELP, description=sentence(HELP))
-    parser.add_argument(
-        "id", metavar="TRIAL_ID|CHANGESET_ID", help="a trial id (or its start), or a changeset id"
-    )
-    parser.add_argument(
-        "--tier", choices=[t.value for t in Tier], help="only this tier, with whole output tails"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-    parser.add_argument("--run", metavar="RUN_ID", help="look only among this run's trials")
-    add_store_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def inert(text: object) -> str:

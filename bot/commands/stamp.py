@@ -9,19 +9,9 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from bot.commands import sentence, summary
-from bot.commands.options import add_specs_option, settings_from_args
+from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
 from core.specs import load_specs
-
-HELP = summary("stamp")
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("stamp", help=HELP, description=sentence(HELP))
-    parser.add_argument("--json", action="store_true", help="print JSON on stdout")
-    add_specs_option(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

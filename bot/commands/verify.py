@@ -11,7 +11,6 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from bot.commands import sentence, summary
 from bot.commands.gate import scan_workers
 from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus
@@ -21,31 +20,7 @@ from core.errors import ConfigError
 from core.specs import load_specs
 from gate.bundle import BundleCheck, verify_bundle
 
-HELP = summary("verify")
 _SHOWN = 50
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("verify", help=HELP, description=sentence(HELP))
-    parser.add_argument("bundle", type=Path, metavar="BUNDLE.json")
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        help="rebuild the bundle from this ledger (without it: internal consistency and "
-        "stamps against the specs)",
-    )
-    parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
-    parser.add_argument(
-        "--public-key",
-        type=Path,
-        metavar="PEM",
-        help="check the bundle's checkpoint signature with this Ed25519 public key "
-        "(`ledger checkpoint --public-key` prints it; default: "
-        "$MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY or the checkpoint key's public half)",
-    )
-    parser.add_argument("--jobs", "-j", type=int, metavar="N", help="processes for the scan")
-    parser.add_argument("--json", action="store_true", help="print JSON on stdout")
-    parser.set_defaults(handler=run)
 
 
 def _read(path: Path) -> dict[str, Any]:

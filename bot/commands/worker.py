@@ -11,41 +11,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from celery import Celery
 
 from bot.app.kinds import APP_KINDS
 from bot.app.service import worker_handlers
-from bot.commands import sentence, summary
-from bot.commands.options import (
-    add_executor_options,
-    add_server_mode_option,
-    add_store_options,
-    server_settings_from_args,
-)
+from bot.commands.options import server_settings_from_args
 from bot.executor.runtime import Housekeeper, OtherJobs, build_worker
 from bot.exits import UsageError
 from bot.jobs.dispatch import CeleryDispatcher, make_celery, queue_name
-
-HELP = summary("worker")
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("worker", help=HELP, description=sentence(HELP))
-    parser.add_argument(
-        "--concurrency",
-        "-c",
-        type=int,
-        metavar="N",
-        help="jobs run at once, one thread each (default: the number of CPUs)",
-    )
-    parser.add_argument("--cassettes", metavar="DIR", type=Path, help="cassette directory")
-    parser.add_argument("--cache-dir", metavar="DIR", type=Path, help="clone and snapshot cache")
-    add_server_mode_option(parser)
-    add_store_options(parser)
-    add_executor_options(parser, executor=False)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,39 @@
+"""``migration-evals gate check|publish``'s parser; ``bot.commands.gate`` decides."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bot.commands import sentence, summary
+from bot.commands.options import add_store_options
+from bot.parsers import Handler, SubParsers
+
+__all__ = ["add_parser", "add_scan_options"]
+CHECK_HELP = "list every reason the current results may not be published (exit 0: publishable)"
+PUBLISH_HELP = "write a verifiable publication bundle, only if the gate check passes"
+
+
+def add_scan_options(parser: argparse.ArgumentParser) -> None:
+    add_store_options(parser)
+    parser.add_argument("--run", metavar="RUN_ID", help="count only this run's trials")
+    parser.add_argument(
+        "--jobs", "-j", type=int, metavar="N", help="processes for the ledger scan (default: CPUs)"
+    )
+
+
+def add_parser(commands: SubParsers) -> None:
+    parser = commands.add_parser("gate", help=summary("gate"))
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    check_parser = actions.add_parser("check", help=CHECK_HELP, description=sentence(CHECK_HELP))
+    check_parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    check_parser.add_argument(
+        "--full", action="store_true", help="walk every row, not only those after the gate snapshot"
+    )
+    add_scan_options(check_parser)
+    check_parser.set_defaults(handler=Handler("bot.commands.gate", "run_check"))
+    publish = actions.add_parser("publish", help=PUBLISH_HELP, description=sentence(PUBLISH_HELP))
+    publish.add_argument("--out", type=Path, required=True, metavar="FILE", help="bundle path")
+    publish.add_argument("--json", action="store_true", help="print the decision as JSON")
+    add_scan_options(publish)
+    publish.set_defaults(handler=Handler("bot.commands.gate", "run_publish"))

@@ -1,0 +1,37 @@
+"""``migration-evals ledger verify|checkpoint``'s parser; ``bot.commands.ledger`` checks
+and signs."""
+
+from __future__ import annotations
+
+from bot.commands import sentence, summary
+from bot.commands.options import add_db_option
+from bot.parsers import Handler, SubParsers
+
+HELP = (
+    "check the ledger for edited, removed or reordered rows, forged gold labels or tracked "
+    "PRs, and rows cut below a signed checkpoint"
+)
+CHECKPOINT_HELP = (
+    "sign where the ledger ends now with MIGRATION_EVALS_CHECKPOINT_KEY (after checking it), "
+    "or print that key's public half"
+)
+
+
+def add_parser(commands: SubParsers) -> None:
+    parser = commands.add_parser("ledger", help=summary("ledger"))
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    verify = actions.add_parser("verify", help=HELP, description=sentence(HELP))
+    verify.add_argument("--json", action="store_true", help="print JSON on stdout")
+    add_db_option(verify)
+    verify.set_defaults(handler=Handler("bot.commands.ledger", "run"))
+    checkpoint = actions.add_parser(
+        "checkpoint", help=CHECKPOINT_HELP, description=CHECKPOINT_HELP.capitalize() + "."
+    )
+    checkpoint.add_argument(
+        "--public-key",
+        action="store_true",
+        help="print the public key PEM (for `verify BUNDLE --public-key`) and sign nothing",
+    )
+    checkpoint.add_argument("--json", action="store_true", help="print JSON on stdout")
+    add_db_option(checkpoint)
+    checkpoint.set_defaults(handler=Handler("bot.commands.ledger", "run_checkpoint"))

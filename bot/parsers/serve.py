@@ -1,0 +1,33 @@
+"""``migration-evals serve``'s parser; ``bot.commands.serve`` runs the App."""
+
+from __future__ import annotations
+
+from bot.commands import summary
+from bot.commands.options import add_server_mode_option, add_store_options
+from bot.parsers import Handler, SubParsers
+
+HELP = summary("serve")
+
+
+def add_parser(commands: SubParsers) -> None:
+    parser = commands.add_parser(
+        "serve",
+        help=HELP,
+        description="Run the GitHub App: webhook endpoint, job workers and scheduler.",
+    )
+    parser.add_argument("--port", type=int, default=8080, help="TCP port (default 8080)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; use a proxy)"
+    )
+    parser.add_argument(
+        "--processes", type=int, default=2, metavar="N", help="gunicorn worker processes"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=4, metavar="N", help="request threads per process"
+    )
+    parser.add_argument(
+        "--dev", action="store_true", help="Flask's development server, one process"
+    )
+    add_server_mode_option(parser)
+    add_store_options(parser)
+    parser.set_defaults(handler=Handler("bot.commands.serve", "run"))

@@ -1,0 +1,24 @@
+"""``migration-evals show``'s parser; ``bot.commands.show`` prints the evidence."""
+
+from __future__ import annotations
+
+from bot.commands import sentence, summary
+from bot.commands.options import add_store_options
+from bot.parsers import Handler, SubParsers
+from core.model import Tier
+
+HELP = summary("show")
+
+
+def add_parser(commands: SubParsers) -> None:
+    parser = commands.add_parser("show", help=HELP, description=sentence(HELP))
+    parser.add_argument(
+        "id", metavar="TRIAL_ID|CHANGESET_ID", help="a trial id (or its start), or a changeset id"
+    )
+    parser.add_argument(
+        "--tier", choices=[t.value for t in Tier], help="only this tier, with whole output tails"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    parser.add_argument("--run", metavar="RUN_ID", help="look only among this run's trials")
+    add_store_options(parser)
+    parser.set_defaults(handler=Handler("bot.commands.show", "run"))

@@ -1,0 +1,33 @@
+"""``migration-evals verify``'s parser; ``bot.commands.verify`` recomputes the bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.commands import sentence, summary
+from bot.parsers import Handler, SubParsers
+
+HELP = summary("verify")
+
+
+def add_parser(commands: SubParsers) -> None:
+    parser = commands.add_parser("verify", help=HELP, description=sentence(HELP))
+    parser.add_argument("bundle", type=Path, metavar="BUNDLE.json")
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="rebuild the bundle from this ledger (without it: internal consistency and "
+        "stamps against the specs)",
+    )
+    parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
+    parser.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="PEM",
+        help="check the bundle's checkpoint signature with this Ed25519 public key "
+        "(`ledger checkpoint --public-key` prints it; default: "
+        "$MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY or the checkpoint key's public half)",
+    )
+    parser.add_argument("--jobs", "-j", type=int, metavar="N", help="processes for the scan")
+    parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    parser.set_defaults(handler=Handler("bot.commands.verify", "run"))
