@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from bot.cli import main
 from bot.exits import ExitStatus
+from bot.ledger_keys import open_store
+from bot.settings import settings_from_env
 from core.specs import SpecSet
 from core.store import Store
 from gate.refusals import REMEDIES, RefusalCode
+from tests.conftest import LEDGER_KEY, write_checkpoint_key
 from tests.gate.ledgers import add_gold, append, balanced
 
 
@@ -131,3 +135,29 @@ def test_a_refusal_shows_its_detail_then_what_addresses_it(
     for refusal in refusals:
         assert refusal["detail"].endswith(f". Next: {refusal['remedy']}")
         assert "`migration-evals " in refusal["remedy"]
+
+
+def test_check_starts_after_the_gate_snapshot_and_full_walks_every_row(
+    env: SpecSet,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MIGRATION_EVALS_LEDGER_KEY", LEDGER_KEY)
+    key = write_checkpoint_key(tmp_path / "checkpoint.pem")
+    monkeypatch.setenv("MIGRATION_EVALS_CHECKPOINT_KEY", str(key))
+    store = open_store(settings_from_env())
+    append(store, env, balanced())
+    add_gold(store)
+    store.checkpoint()
+    store.close()
+    assert _json(capsys, "gate", "check", "--json")[1]["ledger"]["resumed_at"] == 0  # keeps one
+    with sqlite3.connect(tmp_path / "results.db") as conn:  # an edit below the snapshot
+        conn.execute("UPDATE ledger SET payload = payload || ' ' WHERE seq = 9")
+    code, document = _json(capsys, "gate", "check", "--json")
+    assert (code, document["ledger"]["resumed_at"]) == (ExitStatus.OK, 480)
+    assert main(["gate", "check"]) == ExitStatus.OK
+    assert "480 row(s) (rows after 480 walked)" in capsys.readouterr().out
+    code, document = _json(capsys, "gate", "check", "--json", "--full")
+    assert (code, document["ledger"]["resumed_at"]) == (ExitStatus.GATE_REFUSED, 0)
+    assert "row 9: content does not match" in document["refusals"][0]["detail"]
