@@ -7,11 +7,9 @@ import json
 import os
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.commands import sentence, summary
-from bot.commands.options import add_store_options, settings_from_args
+from bot.commands.options import settings_from_args
 from bot.exits import ExitStatus, UsageError
 from bot.heartbeat import reap_and_note
 from bot.ledger_keys import open_store
@@ -28,9 +26,7 @@ from gate.refusals import GateDecision
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["add_parser", "add_scan_options", "evaluate_from_args", "scan_workers"]
-CHECK_HELP = "list every reason the current results may not be published (exit 0: publishable)"
-PUBLISH_HELP = "write a verifiable publication bundle, only if the gate check passes"
+__all__ = ["evaluate_from_args", "run_check", "run_publish", "scan_workers"]
 
 
 def scan_workers(requested: int | None) -> int:
@@ -40,31 +36,6 @@ def scan_workers(requested: int | None) -> int:
             raise UsageError("--jobs must be at least 1")
         return requested
     return max(1, min(4, len(os.sched_getaffinity(0))))
-
-
-def add_scan_options(parser: argparse.ArgumentParser) -> None:
-    add_store_options(parser)
-    parser.add_argument("--run", metavar="RUN_ID", help="count only this run's trials")
-    parser.add_argument(
-        "--jobs", "-j", type=int, metavar="N", help="processes for the ledger scan (default: CPUs)"
-    )
-
-
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("gate", help=summary("gate"))
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    check_parser = actions.add_parser("check", help=CHECK_HELP, description=sentence(CHECK_HELP))
-    check_parser.add_argument("--json", action="store_true", help="print JSON on stdout")
-    check_parser.add_argument(
-        "--full", action="store_true", help="walk every row, not only those after the gate snapshot"
-    )
-    add_scan_options(check_parser)
-    check_parser.set_defaults(handler=run_check)
-    publish = actions.add_parser("publish", help=PUBLISH_HELP, description=sentence(PUBLISH_HELP))
-    publish.add_argument("--out", type=Path, required=True, metavar="FILE", help="bundle path")
-    publish.add_argument("--json", action="store_true", help="print the decision as JSON")
-    add_scan_options(publish)
-    publish.set_defaults(handler=run_publish)
 
 
 def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
