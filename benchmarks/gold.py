@@ -170,7 +170,10 @@ def _verdict_row(
     case: Case, mirrors: Path, work: Path, cache: Path, timeout: float
 ) -> dict[str, Any]:
     prepared = prepare(case, mirrors, cache / "benchmark-repos")
-    row: dict[str, Any] = {"id": case.id, "graded_at": datetime.now(UTC).isoformat("seconds")}
+    row: dict[str, Any] = {
+        "id": case.id,
+        "graded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     if prepared.problem:
         return {**row, "verdict": "missing", "cause": "missing", "reason": prepared.problem}
     graded = grade(prepared, work / case.id.replace("/", "__"), cache, timeout)
