@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench bench-gate bench-sandbox bench-webhooks bench-scale bench-realworld bench-freshbrew images clean
+.PHONY: setup demo test lint bench bench-gate bench-gate-incremental bench-sandbox bench-webhooks bench-scale bench-realworld bench-freshbrew images clean
 
 setup: $(VENV)/.installed
 
@@ -32,6 +32,11 @@ bench: setup
 
 bench-gate: setup
 	$(BIN)/python benchmarks/gate.py
+
+# PostgreSQL's URL comes from .ci/services.env (.ci/setup.d/20-postgres.sh writes it).
+bench-gate-incremental: setup
+	set -a; [ ! -f .ci/services.env ] || . ./.ci/services.env; set +a; \
+	$(BIN)/python benchmarks/gate_incremental.py
 
 bench-sandbox: setup
 	$(BIN)/python benchmarks/sandbox.py

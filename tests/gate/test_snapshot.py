@@ -185,3 +185,23 @@ def test_without_a_checkpoint_key_every_row_is_walked(store: Store, gate_specs: 
     evaluation = _evaluate(store, gate_specs, full=False)
     assert evaluation.chain.resumed_at == 0
     assert store.snapshot() is None
+
+
+@pytest.mark.postgres
+def test_an_incremental_check_on_postgresql(
+    postgres_url: str, signer: CheckpointSigner, gate_specs: SpecSet
+) -> None:
+    keys = LedgerKeys(chain=ChainKey(LEDGER_KEY.encode()), signer=signer)
+    server = Store.open(postgres_url, keys=keys)
+    try:
+        append(server, gate_specs, balanced(per_bucket=4))
+        server.checkpoint()
+        _evaluate(server, gate_specs, full=False)  # walks every row, keeps the snapshot
+        append(server, gate_specs, [Plan("new/0", "gpt-5", run_id="run-2")])
+        incremental = _evaluate(server, gate_specs, full=False)
+        full = _evaluate(server, gate_specs, full=True)
+        assert (incremental.chain.resumed_at, incremental.chain.head_seq) == (96, 100)
+        assert incremental.chain.ok and incremental.selection == full.selection
+        assert incremental.numbers.to_dict() == full.numbers.to_dict()
+    finally:
+        server.close()
