@@ -409,7 +409,7 @@ def report(summary: Mapping[str, Any]) -> str:
         f"  funnel passed  {t['passed_accepted']:>8}  {t['passed_rejected']:>8}",
         f"  funnel failed  {t['failed_accepted']:>8}  {t['failed_rejected']:>8}",
         f"  phi = {phi}{ci}, n = {status['n']}, pending {status['pending']}, "
-        f"not graded {status['unmatched']}",
+        f"no verdict (infrastructure error, or not graded yet) {status['unmatched']}",
         f"  gate: {status['state']} ({status['reason']})",
         "",
         "per tier, against the labels (x/n = rate [Wilson 95%])",
