@@ -605,9 +605,9 @@ def scan_ledger(
         parts = _scan_parts(store, span, workers, parallel_min_rows, meanwhile, split_at=keep_at)
         parts = [resumed, *parts] if resumed is not None else parts
         built = _joined_trials(parts)
-        if built is None:  # interleaved trials: one range, from the first row
-            start = replace(start, snapshot=None, body=None)
-            parts = _scan_parts(store, (1, last), 1, parallel_min_rows, split_at=keep_at)
+        if built is None:  # interleaved trials: one range from the first row, nothing kept
+            start, keep_at = Start(), 0  # the snapshot held; it is simply not used
+            parts = _scan_parts(store, (1, last), 1, parallel_min_rows)
             built = _joined_trials(parts) or []
     walks = [part.walk for part in parts]
     chain = store.verify_walks(walks, head, upto_seq=upto_seq, resumed_at=start.seq)

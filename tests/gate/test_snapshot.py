@@ -20,7 +20,7 @@ from gate.evaluation import Evaluation, evaluate
 from gate.ledger_scan import scan_ledger
 from gate.snapshot import find_start, keep
 from tests.conftest import LEDGER_KEY, write_checkpoint_key
-from tests.gate.ledgers import Plan, add_gold, append, balanced
+from tests.gate.ledgers import Plan, add_gold, append, balanced, build_trial
 
 
 def _no_probe(*_: object) -> None:
@@ -160,6 +160,19 @@ def test_a_snapshot_inside_a_trial_keeps_that_trial_open(
     assert incremental.chain.resumed_at == 46
     assert incremental.selection == full.selection
     assert incremental.numbers.to_dict() == full.numbers.to_dict()
+
+
+def test_a_trial_continued_after_the_snapshot_is_read_again_from_the_first_row(
+    snapshotted: Store, gate_specs: SpecSet
+) -> None:
+    # Only a crafted ledger does this: more rows of a trial the snapshot holds whole.
+    again = build_trial(Plan("gpt-5/2020/001", "gpt-5"), gate_specs, "t-run-1-gpt-5-2020-001")
+    snapshotted.append_trials([(again, {})])
+    incremental = _evaluate(snapshotted, gate_specs, full=False)
+    full = _evaluate(snapshotted, gate_specs, full=True)
+    assert incremental.chain.resumed_at == 0
+    assert not any(note.startswith("incremental") for note in incremental.chain.notes)
+    assert len(full.selection.in_scope) == 126 and incremental.selection == full.selection
 
 
 def _link(db: Path, seq: int) -> str:
