@@ -32,9 +32,10 @@ import math
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -192,22 +193,32 @@ def _verdict_row(
 
 
 def grade_cases(
-    cases: Sequence[Case], mirrors: Path, jobs: int, cache: Path | None, timeout: float
+    cases: Sequence[Case],
+    mirrors: Path,
+    jobs: int,
+    cache: Path | None,
+    timeout: float,
+    *,
+    keep: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Grade every case live, each with its own fresh ledger (``realworld.grade``)."""
+    """Grade every case live, each with its own fresh ledger (``realworld.grade``);
+    ``keep`` is handed each verdict as it comes, so a run stopped part-way keeps them."""
     compile_project()
+    grader = project_commit()
     work = Path(tempfile.mkdtemp(prefix="gold-grade-"))
     shared = cache or work / "cache"
     shared.mkdir(parents=True, exist_ok=True)
     graded: dict[str, dict[str, Any]] = {}
-    done = 0
+    lock = threading.Lock()
 
     def one(case: Case) -> None:
-        nonlocal done
-        row = _verdict_row(case, mirrors, work, shared, timeout)
-        graded[case.id] = row
-        done += 1
-        _progress(f"{done}/{len(cases)} {case.id}: {row['verdict']} ({row.get('cause')})")
+        row = {**_verdict_row(case, mirrors, work, shared, timeout), "grader": grader}
+        with lock:
+            graded[case.id] = row
+            if keep is not None:
+                keep(row)
+            count = len(graded)
+        _progress(f"{count}/{len(cases)} {case.id}: {row['verdict']} ({row.get('cause')})")
 
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -455,7 +466,7 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
 def main(argv: Iterable[str] | None = None) -> int:
     args = parse_args(argv)
     cases = load_cases(args.cases, args.only)
-    order = [c.id for c in cases]
+    order = [c.id for c in load_cases(args.cases, [])]  # the stored files keep this order
     labels, verdicts = read_jsonl(args.labels), read_jsonl(args.verdicts)
     started = time.perf_counter()
     if not args.no_label:
@@ -464,10 +475,19 @@ def main(argv: Iterable[str] | None = None) -> int:
         if args.write:
             write_jsonl(args.labels, fresh, order)
     if not args.no_grade:
-        fresh = grade_cases(cases, args.mirrors, args.jobs, args.cache, args.timeout)
-        verdicts.update(fresh)
-        if args.write:
-            write_jsonl(args.verdicts, fresh, order)
+
+        def keep(row: dict[str, Any]) -> None:
+            write_jsonl(args.verdicts, {row["id"]: row}, order)
+
+        found = grade_cases(
+            cases,
+            args.mirrors,
+            args.jobs,
+            args.cache,
+            args.timeout,
+            keep=keep if args.write else None,
+        )
+        verdicts.update(found)
     rows = [Row(c, labels.get(c.id, {}), verdicts.get(c.id, {})) for c in cases]
     gate = load_specs(args.specs).oracle.section("gate")
     summary = summarise(rows, gate)
