@@ -1,15 +1,19 @@
 """One pass over the ledger: the hash chain checked and every trial's facts gathered.
 
-The gate must re-walk the whole chain on every check (an edit to any old row has to be
-caught) and must read every payload (stamps, costs, fabricated marks however deeply
-nested), so both happen in the same pass. Each row's link depends only on its own columns
-and its stored ``prev_hash``, so the pass splits by sequence number into ranges that
-worker processes walk independently (``core.chain.ChainWalk``); the walks are joined and
-checked by the same verifier ``Store.verify_ledger`` ends in (``core.integrity``), so the
-gate and ``ledger verify`` cannot disagree.
+The gate must walk the chain (an edit to a row has to be caught) and must read every
+payload (stamps, costs, fabricated marks however deeply nested), so both happen in the
+same pass. A full walk reads every row; with a checkpoint key, a check may instead start
+from a signed gate snapshot of what an earlier walk that verified gathered up to a
+checkpoint, and walk only the rows after it (``gate.snapshot``).
 
-A snapshot is taken by reading the head first and scanning only rows up to it, so rows
-appended while the scan runs are simply not part of it.
+Each row's link depends only on its own columns and its stored ``prev_hash``, so the pass
+splits by sequence number into ranges that worker processes walk independently
+(``core.chain.ChainWalk``); the walks are joined and checked by the same verifier
+``Store.verify_ledger`` ends in (``core.integrity``), so the gate and ``ledger verify``
+cannot disagree.
+
+The scan sees one moment: it reads the head first and scans only rows up to it, so rows
+appended while it runs are simply not part of it.
 """
 
 from __future__ import annotations
