@@ -95,6 +95,20 @@ def write_jsonl(path: Path, found: Mapping[str, Mapping[str, Any]], order: Seque
     path.write_text(text, encoding="utf-8")
 
 
+def select(cases: Sequence[Case], only: Sequence[str]) -> list[Case]:
+    """The cases ``only`` names: each an id, or a prefix of ids when it is no id (an id
+    that prefixes others, like ``o-r`` and ``o-r-1a2b3c4``, names itself alone)."""
+    if not only:
+        return list(cases)
+    ids = {c.id for c in cases}
+    unknown = [o for o in only if o not in ids and not any(i.startswith(o) for i in ids)]
+    if unknown:
+        raise SystemExit(f"--only: no case {', '.join(unknown)}")
+    named = [o for o in only if o in ids]
+    prefixes = [o for o in only if o not in ids]
+    return [c for c in cases if c.id in named or any(c.id.startswith(p) for p in prefixes)]
+
+
 def owner_name(case: Case) -> str:
     return case.mirror.replace("+", "/", 1)
 
@@ -465,7 +479,7 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Iterable[str] | None = None) -> int:
     args = parse_args(argv)
-    cases = load_cases(args.cases, args.only)
+    cases = select(load_cases(args.cases, []), args.only)
     order = [c.id for c in load_cases(args.cases, [])]  # the stored files keep this order
     labels, verdicts = read_jsonl(args.labels), read_jsonl(args.verdicts)
     started = time.perf_counter()

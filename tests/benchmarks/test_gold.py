@@ -17,6 +17,7 @@ from benchmarks.gold import (
     main,
     phi_interval,
     scrub,
+    select,
     summarise,
     tier_rates,
     write_jsonl,
@@ -203,3 +204,14 @@ def test_a_partial_run_keeps_the_stored_rows(tmp_path: Path) -> None:
         {"id": "a", "verdict": "pass"},
         {"id": "b", "verdict": "error"},
     ]
+
+
+def test_only_names_an_id_alone_and_a_prefix_all_it_begins() -> None:
+    cases = [
+        _case(i, "o+r", "a" * 40, "b" * 40) for i in ("go-ioutil/o-r", "go-ioutil/o-r-1a2b3c4")
+    ]
+    assert [c.id for c in select(cases, ["go-ioutil/o-r"])] == ["go-ioutil/o-r"]
+    assert len(select(cases, ["go-ioutil/"])) == 2
+    assert len(select(cases, [])) == 2
+    with pytest.raises(SystemExit):
+        select(cases, ["java"])
