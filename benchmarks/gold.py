@@ -366,7 +366,9 @@ def summarise(rows: Sequence[Row], gate: Mapping[str, Any]) -> dict[str, Any]:
         "tiers": tier_rates(rows),
         "groups": groups,
         "agent_cases": [r.case.id for r in rows if r.is_agent],
-        "grader": project_commit(),
+        # The graders the stored verdicts came from (a run may span several commits).
+        "grader": sorted({str(r.verdict["grader"]) for r in rows if r.verdict.get("grader")})
+        or [project_commit()],
     }
 
 
@@ -454,6 +456,59 @@ def report(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _md_rate(rate: Mapping[str, Any]) -> str:
+    return _fmt_rate(rate).replace("[", "(").replace("]", ")")
+
+
+def markdown(rows: Sequence[Row], summary: Mapping[str, Any]) -> str:
+    """A dated section for ``RESULTS.md``: the anchor, the tier rates, then every case."""
+    status = summary["anchor"]
+    t = status["table"]
+    phi = "undefined" if status["phi"] is None else f"{status['phi']:.3f}"
+    interval = summary["phi_95"]
+    ci = f"[{interval[0]:.3f}, {interval[1]:.3f}]" if interval else "-"
+    graded = sum(1 for r in rows if r.verdict)
+    lines = [
+        f"## {datetime.now(UTC):%Y-%m-%d}, migration-evals {', '.join(summary['grader'])}: "
+        f"{graded} of {len(rows)} changes graded",
+        "",
+        "| | accepted | rejected |",
+        "|---|---:|---:|",
+        f"| funnel passed (tiers 1-3) | {t['passed_accepted']} | {t['passed_rejected']} |",
+        f"| funnel failed or inconclusive | {t['failed_accepted']} | {t['failed_rejected']} |",
+        "",
+        f"phi = {phi} over n = {status['n']} (95% interval by Fisher's z: {ci}); "
+        f"pending {status['pending']}, no verdict (infrastructure error or not graded) "
+        f"{status['unmatched']}. Gate: **{status['state']}** ({status['reason']}).",
+        "",
+        "| tier | false pass (rejected, passed) | false fail (accepted, failed) |",
+        "|---|---|---|",
+    ]
+    for tier, rates in summary["tiers"].items():
+        lines.append(
+            f"| {tier} | {_md_rate(rates['false_pass'])} | {_md_rate(rates['false_fail'])} |"
+        )
+    lines += ["", "| group | cases | n | phi |", "|---|---:|---:|---:|"]
+    for name, group in summary["groups"].items():
+        part = group["anchor"] or {"n": 0, "phi": None}
+        value = "-" if part["phi"] is None else f"{part['phi']:.3f}"
+        lines.append(f"| {name}-authored | {group['cases']} | {part['n']} | {value} |")
+    lines += [
+        "",
+        "| case | agent | label | lines | tier | verdict | cause | reason |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        agent = str(row.label.get("agent") or "") if row.is_agent else ""
+        reason = _short(row.verdict.get("reason"), 90).replace("|", "/")
+        lines.append(
+            f"| `{row.case.id}` | {agent} | {row.gold} | {_lines(row)} | "
+            f"{row.verdict.get('reached', '')} | {row.verdict.get('verdict', 'not graded')} | "
+            f"{row.verdict.get('cause', '')} | {reason} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 # ---------------------------------------------------------------------------- main
 
 
@@ -471,6 +526,7 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cache", type=Path, metavar="DIR", help="dependency cache to reuse")
     parser.add_argument("--timeout", type=float, default=1800.0, metavar="S")
     parser.add_argument("--specs", type=Path, default=ROOT / "specs", metavar="DIR")
+    parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write a section")
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.mirrors is None and not (args.no_label and args.no_grade):
         args.no_label = args.no_grade = True  # nothing to read from: the stored table
@@ -509,6 +565,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     print(table(rows))
     print()
     print(report(summary))
+    if args.markdown:
+        args.markdown.write_text(markdown(rows, summary), encoding="utf-8")
     print(json.dumps(summary, sort_keys=True))
     return 0
 

@@ -15,6 +15,7 @@ from benchmarks.gold import (
     Row,
     label_cases,
     main,
+    markdown,
     phi_interval,
     scrub,
     select,
@@ -215,3 +216,13 @@ def test_only_names_an_id_alone_and_a_prefix_all_it_begins() -> None:
     assert len(select(cases, [])) == 2
     with pytest.raises(SystemExit):
         select(cases, ["java"])
+
+
+def test_a_results_section_names_the_grader_and_every_case(specs: SpecSet) -> None:
+    rows = _sample()
+    rows[0] = Row(rows[0].case, rows[0].label, {**rows[0].verdict, "grader": "abc123"})
+    text = markdown(rows, summarise(rows, specs.oracle.section("gate")))
+    assert text.startswith("## ")
+    assert "migration-evals abc123:" in text.splitlines()[0]
+    assert "| funnel passed (tiers 1-3) | 30 | 2 |" in text
+    assert sum(1 for line in text.splitlines() if line.startswith("| `go-ioutil/c")) == len(rows)
