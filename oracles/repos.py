@@ -22,7 +22,7 @@ from pathlib import Path
 
 from core.errors import RepositoryError
 from core.git import git
-from oracles.folders import Walk, remove_tree
+from oracles.folders import Walk, remove_small_tree
 
 __all__ = ["RepoCache"]
 
@@ -45,6 +45,7 @@ class RepoCache:
         self._listings: dict[Path, tuple[str, ...]] = {}
         self._listed: dict[Path, frozenset[str]] = {}
         self._snapshots: dict[tuple[str, str], Path] = {}
+        self._dates: dict[tuple[str, str], str] = {}
         self._thread_locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -77,8 +78,8 @@ class RepoCache:
                 self._clone(repo, git_dir)
             if not self._has_commit(git_dir, commit):
                 self._fetch(git_dir, commit)
-            if not self._has_commit(git_dir, commit):
-                raise RepositoryError(f"base commit {commit} does not exist in {repo}")
+                if not self._has_commit(git_dir, commit):
+                    raise RepositoryError(f"base commit {commit} does not exist in {repo}")
         self._verified.add((repo, commit))
         return git_dir
 
@@ -114,10 +115,38 @@ class RepoCache:
 
     def committed_at(self, repo: str, commit: str) -> str:
         """When ``commit`` was committed (its committer date, ISO 8601): when its tree
-        was current on its branch, and so what its authors' builds resolved against."""
-        git_dir = self.ensure_commit(repo, commit)
+        was current on its branch, and so what its authors' builds resolved against.
+
+        Asked of git once per commit, when its snapshot is made, and kept beside it: the
+        commit id hashes the committer line, so the date never changes, and every trial
+        on the base asks for it."""
+        known = self._dates.get((repo, commit))
+        if known is not None:
+            return known
+        kept = self._date_file(repo, commit)
+        try:
+            found = kept.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            found = ""
+        if not found:  # a snapshot made before dates were kept, or none yet
+            found = self._keep_date(self.ensure_commit(repo, commit), repo, commit)
+        self._dates[(repo, commit)] = found
+        return found
+
+    def _date_file(self, repo: str, commit: str) -> Path:
+        return self.snapshot_dir(repo, commit).with_name(f"{commit}.committed-at")
+
+    def _keep_date(self, git_dir: Path, repo: str, commit: str) -> str:
+        """Ask git for the committer date and write it whole or not at all."""
         shown = git(["--git-dir", str(git_dir), "show", "-s", "--format=%cI", commit])
-        return shown.stdout.decode().strip()
+        found = shown.stdout.decode().strip()
+        kept = self._date_file(repo, commit)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(prefix=".date-", dir=kept.parent)
+        with os.fdopen(handle, "w", encoding="ascii") as out:
+            out.write(found)
+        os.replace(tmp, kept)
+        return found
 
     def snapshot(self, repo: str, commit: str) -> Path:
         """The checked-out tree of ``commit``; created once, then only read."""
@@ -140,9 +169,10 @@ class RepoCache:
             work = Path(tempfile.mkdtemp(prefix=".snap-", dir=target.parent))
             try:
                 self._checkout(git_dir, commit, work)
+                self._keep_date(git_dir, repo, commit)
                 os.replace(work / "tree", target)
             finally:
-                remove_tree(work)
+                remove_small_tree(work)
         return target
 
     def files(self, snapshot: Path) -> tuple[str, ...]:

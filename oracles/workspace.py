@@ -27,7 +27,7 @@ from core.git import git
 from core.model import Changeset, Evidence, first_non_utf8_offset
 from core.stamps import sha256_hex
 from oracles.diffscreen import ScreenLimits, screen_diff
-from oracles.folders import Walk, remove_tree
+from oracles.folders import Walk, remove_small_tree, remove_tree
 from oracles.grading import path_matches
 from oracles.repos import RepoCache
 from oracles.tree import FileChange
@@ -111,6 +111,11 @@ def _inside_symlink(base: Path, path: str) -> bool:
         if current.is_symlink():
             return True
     return False
+
+
+def _plain(path: str) -> bool:
+    """A relative path without empty, ``.`` or ``..`` parts: one a listing spells alike."""
+    return not path.startswith("/") and all(part not in ("", ".", "..") for part in path.split("/"))
 
 
 def _unlisted_base_file(base: Path, path: str) -> Evidence | None:
@@ -243,6 +248,7 @@ class Workspace:
         # next command can find and remove (``remove_run_workspaces``).
         self.prefix = workspace_prefix(run_id)
         self._applied: ApplyResult | None = None
+        self._base_reads: dict[str, bytes | None] = {}
         self._temporary: list[Path] = []
 
     def __enter__(self) -> Workspace:
@@ -263,7 +269,7 @@ class Workspace:
         self._temporary.clear()
 
     def _forget(self, path: Path) -> None:
-        remove_tree(path)
+        remove_small_tree(path)
         self._temporary.remove(path)
 
     def _mkdtemp(self, prefix: str, folder: Path | None = None) -> Path:
@@ -344,7 +350,14 @@ class Workspace:
     def view(self) -> SnapshotTree:
         applied = self.apply()
         base = self.base
-        return SnapshotTree(base, applied.changes, applied.overlay, self.repos.files(base))
+        return SnapshotTree(
+            base,
+            applied.changes,
+            applied.overlay,
+            self.repos.files(base),
+            listed=self.repos.listed(base),
+            reads=self._base_reads,
+        )
 
     def archive(
         self,
@@ -489,8 +502,16 @@ def _snapshot_entries(root: Path) -> Iterator[tuple[str, str, str]]:
                 yield relative, entry.path, "file"
 
 
+# What one workspace keeps of the base files it has read (``SnapshotTree.reads``).
+_KEPT_READS = 256
+_KEPT_BYTES = 256 * 1024
+
+
 class SnapshotTree:
-    """``TreeView`` over a base snapshot with the applied patch as an in-memory overlay."""
+    """``TreeView`` over a base snapshot with the applied patch as an in-memory overlay.
+
+    ``reads`` keeps base files already read (the snapshot never changes): the views of
+    one workspace share it."""
 
     def __init__(
         self,
@@ -498,14 +519,36 @@ class SnapshotTree:
         changes: Sequence[FileChange],
         overlay: Mapping[str, bytes | None],
         base_files: Sequence[str],
+        *,
+        listed: Container[str] | None = None,
+        reads: dict[str, bytes | None] | None = None,
     ) -> None:
         self.base = base
         self.changes = changes
         self.overlay = overlay
         self.base_files = base_files
+        # ``base_files`` for membership tests (the repository cache keeps one per snapshot).
+        self.listed = frozenset(base_files) if listed is None else listed
+        self.reads = reads if reads is not None else {}
 
     def read_base(self, path: str) -> bytes | None:
+        if path in self.reads:
+            return self.reads[path]
+        found = self._read_base(path)
+        # The checks of one trial read the same few build files many times over.
+        if len(self.reads) < _KEPT_READS and (found is None or len(found) <= _KEPT_BYTES):
+            self.reads[path] = found
+        return found
+
+    def _read_base(self, path: str) -> bytes | None:
         full = self.base / path
+        # The listing holds every regular file of the snapshot that no link leads to (its
+        # walk never follows one), so a plain relative path answers from it alone: the
+        # checks below cost a system call per folder, and a trial reads dozens of paths.
+        if path in self.listed:
+            return full.read_bytes()
+        if _plain(path):
+            return None
         # A link anywhere on the way could lead out of the snapshot.
         if _inside_symlink(self.base, path) or full.is_symlink() or not full.is_file():
             return None

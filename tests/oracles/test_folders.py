@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from oracles.folders import Walk, WalkLimits, remove_tree
+from oracles.folders import Walk, WalkLimits, remove_small_tree, remove_tree
 from tests.conftest import deep_chain
 
 
@@ -123,5 +123,42 @@ def test_remove_tree_of_a_link_removes_the_link_only(tmp_path: Path) -> None:
     (target / "kept").write_text("k")
     (tmp_path / "link").symlink_to(target)
     remove_tree(tmp_path / "link")
+    assert not (tmp_path / "link").is_symlink()
+    assert (target / "kept").read_text() == "k"
+
+
+def test_a_small_tree_is_removed_without_following_its_links(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "kept").write_text("k")
+    tree = tmp_path / "tree"
+    (tree / "a" / "b").mkdir(parents=True)
+    (tree / "a" / "b" / "file").write_text("x")
+    (tree / "a" / "out").symlink_to(target)
+    os.mkfifo(tree / "fifo")
+    remove_small_tree(tree)
+    assert not tree.exists()
+    assert (target / "kept").read_text() == "k"
+    remove_small_tree(tmp_path / "link-free and absent")  # nothing to do, no error
+
+
+def test_a_tree_too_deep_or_closed_for_the_small_removal_is_removed_all_the_same(
+    hostile: Path,
+) -> None:
+    deep_chain(hostile / "chain", 3000)
+    (hostile / "locked" / "inner").mkdir(parents=True)
+    (hostile / "locked" / "inner" / "file").write_text("x")
+    (hostile / "locked").chmod(0o500)
+    remove_small_tree(hostile)
+    assert not hostile.exists()
+    hostile.mkdir()  # for the fixture's own check
+
+
+def test_the_small_removal_of_a_link_removes_the_link_only(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "kept").write_text("k")
+    (tmp_path / "link").symlink_to(target)
+    remove_small_tree(tmp_path / "link")
     assert not (tmp_path / "link").is_symlink()
     assert (target / "kept").read_text() == "k"

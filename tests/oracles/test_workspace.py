@@ -269,6 +269,32 @@ def test_snapshot_and_clone_are_cached(make_repo: RepoFactory, cache: RepoCache)
     assert not (cache.git_dir(str(repo)) / "hooks" / "post-checkout").exists()
 
 
+def test_the_base_commits_date_is_asked_of_git_once_and_kept_beside_its_snapshot(
+    make_repo: RepoFactory, cache: RepoCache
+) -> None:
+    repo, commit = make_repo(BASE)
+    cache.snapshot(str(repo), commit)
+    date = run_git(repo, "show", "-s", "--format=%cI", commit)
+    assert cache.committed_at(str(repo), commit) == date
+    # Another cache over the same folder answers with neither the clone nor the repository.
+    remove_tree(cache.git_dir(str(repo)))
+    remove_tree(repo)
+    assert RepoCache(cache.root).committed_at(str(repo), commit) == date
+
+
+def test_a_base_path_spelled_unlike_the_listing_gets_the_full_checks(
+    make_repo: RepoFactory, cache: RepoCache
+) -> None:
+    repo, commit = make_repo(BASE)
+    with Workspace(cache, _changeset(repo, commit, diff_of(repo, {"README": "x\n"})), LIMITS) as ws:
+        view = ws.view()
+        assert view.read_base("README") == b"base\n"
+        assert view.read_base("./src/../README") == b"base\n"
+        assert view.read_base("src") is None
+        assert view.read_base("src/missing.py") is None
+        assert ws.view().reads["README"] == b"base\n"  # one workspace's views share reads
+
+
 def test_git_apply_never_reaches_a_repository_around_the_temporary_directory(
     make_repo: RepoFactory, cache: RepoCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
