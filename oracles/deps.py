@@ -22,6 +22,7 @@ cache (content-addressed and safe to share). Both resolve once per tree.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -192,16 +193,23 @@ _TAIL = 2000
 
 
 def _toolchain(system: BuildSystem, output: str) -> dict[str, str]:
+    return dict(_versions(system, output))
+
+
+# A replayed resolution is classified on every trial of its base, and searching its whole
+# log costs a trial more than hashing the log does.
+@functools.lru_cache(maxsize=256)
+def _versions(system: BuildSystem, output: str) -> tuple[tuple[str, str], ...]:
     output = _ANSI.sub("", output)
     if system is BuildSystem.GO:
         found = _GO_VERSION.search(output)
-        return {"go": found.group(1)} if found else {}
-    versions = {}
+        return (("go", found.group(1)),) if found else ()
+    versions = []
     if found := _GO_MAVEN_VERSION.search(output):
-        versions["maven"] = found.group(1)
+        versions.append(("maven", found.group(1)))
     if found := _JAVA_VERSION.search(output):
-        versions["java"] = found.group(1)
-    return versions
+        versions.append(("java", found.group(1)))
+    return tuple(versions)
 
 
 def _first(fetches: Iterable[RegistryFetch], source: str) -> RegistryFetch | None:

@@ -6,9 +6,10 @@ an untrusted pom cannot blow up or reach out.
 
 from __future__ import annotations
 
+import functools
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 BUILD_JDK = 17  # the JDK tiers 2-3 build with: it decides JDK-activated profiles
 
@@ -29,8 +30,12 @@ def children(element: ET.Element, *names: str) -> Iterator[ET.Element]:
             yield from children(child, *names[1:])
 
 
-def read_pom(content: bytes) -> tuple[ET.Element, dict[ET.Element, int]]:
-    """The root element and each element's line; raises ``ET.ParseError``."""
+# The checks of a trial read the same POMs many times over (and every trial on a base
+# its POMs): parsed once, shared. Readers only read the tree and the lines.
+@functools.lru_cache(maxsize=256)
+def read_pom(content: bytes) -> tuple[ET.Element, Mapping[ET.Element, int]]:
+    """The root element and each element's line; raises ``ET.ParseError``. The tree is
+    shared between callers: read it, never change it."""
     # ElementTree keeps no source positions. Feeding one line at a time and draining the
     # start events after each attributes every element to the line its start tag ends on.
     parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start",))

@@ -27,6 +27,7 @@ Go
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -61,6 +62,9 @@ def _written(tree: TreeView) -> Iterator[FileChange]:
 # -- Java --------------------------------------------------------------------------------
 
 
+# Each trial asks for the packages of the same base files (every tier, both trees, each
+# model's patch on the base), and a parse costs more than the lookup.
+@functools.lru_cache(maxsize=1024)
 def java_package(source: bytes) -> tuple[str, int] | None:
     """The package a Java file declares, and its line; None for the default package."""
     root = parse("java", source).root_node

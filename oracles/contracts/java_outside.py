@@ -32,6 +32,7 @@ member are the repository's own: a command-line ``main`` that already exits keep
 from __future__ import annotations
 
 import codecs
+import functools
 import posixpath
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -427,14 +428,17 @@ def _node_constructs(file: _File, node: Node) -> Iterator[Construct]:
             yield file.construct(node, family, does)
 
 
-def java_constructs(path: str, source: bytes) -> list[Construct]:
+# A base file is read again by every trial on its base (one per model), and its parse
+# and walk cost more than the lookup; the constructs are frozen, so they can be shared.
+@functools.lru_cache(maxsize=1024)
+def java_constructs(path: str, source: bytes) -> tuple[Construct, ...]:
     """Every construct of the Java families in one main-code Java file."""
     root = parse("java", source).root_node
     file = _file_facts(path, source, root)
     found: list[Construct] = []
     for node in _walk(root):
         found += _node_constructs(file, node)
-    return found
+    return tuple(found)
 
 
 # --- Resources the test framework or the JVM load on their own ------------------------------
