@@ -110,8 +110,8 @@ def check_document(env: dict[str, str], *extra: str) -> dict[str, Any]:
 
 
 def inner(url: str) -> int:
-    """The incremental check's own work, timed after its imports: the scan, then the whole
-    evaluation and decision (the scan again, and every statistic)."""
+    """The incremental check's own work, timed after its imports: the scan alone, then the
+    whole evaluation and decision (which scans again, then computes every statistic)."""
     from bot.commands.gate import scan_workers  # noqa: PLC0415 - imports are not timed
     from gate.evaluation import evaluate  # noqa: PLC0415
     from gate.ledger_scan import scan_ledger  # noqa: PLC0415
@@ -184,7 +184,7 @@ def _rows(backend: str, figures: dict[str, Any]) -> list[tuple[str, str]]:
             f"{figures['incremental_runs_s']}, resumed at row {figures['resumed_at']:,}",
         ),
         (
-            f"{backend}:   its scan / statistics, in process",
+            f"{backend}:   in process: its scan / scan + statistics",
             f"{figures['incremental_scan_in_process_s']} s / "
             f"{figures['incremental_evaluate_in_process_s']} s",
         ),
