@@ -43,7 +43,7 @@ from core.store import Store, ledger_table
 from gate.diff_coverage import scan_cells
 from gate.fabrication import find_marks, may_hold_marks
 from gate.provenance import envelope_origin
-from gate.snapshot import Body, Start, find_start, keep
+from gate.snapshot import Body, Start, find_start, held, keep
 from gate.suite_counts import table_cells
 from gate.trials import (
     JudgeOpinion,
@@ -601,8 +601,8 @@ def scan_ledger(
     """
     head = store.head()
     last = head[0] if upto_seq is None else min(upto_seq, head[0])
-    start = Start() if full or upto_seq is not None else find_start(store, _FORM)
-    keep_at = _keep_at(store, last, start.seq) if upto_seq is None else 0
+    start, kept_at = _starting(store, upto_seq, full=full)
+    keep_at = _keep_at(store, last, kept_at) if upto_seq is None else 0
     with collector_paused():
         resumed = _resumed(start, store.keys.chain)
         span = (start.seq + 1, last)
@@ -617,6 +617,18 @@ def scan_ledger(
     chain = store.verify_walks(walks, head, upto_seq=upto_seq, resumed_at=start.seq)
     kept = _keep(store, chain, parts, keep_at) if keep_at and not start.problems else None
     return LedgerScan(chain=_with_start(chain, start, kept), trials=tuple(built))
+
+
+def _starting(store: Store, upto_seq: int | None, *, full: bool) -> tuple[Start, int]:
+    """Where the scan starts, and the row a snapshot that holds is kept at already (a full
+    walk checks it too, and keeps a new one only past it)."""
+    if upto_seq is not None:  # a bundle's head: walked in full, nothing kept
+        return Start(), 0
+    if not full:
+        start = find_start(store, _FORM)
+        return start, start.seq
+    snapshot, found = held(store, _FORM)
+    return found, 0 if snapshot is None else snapshot.ledger_seq
 
 
 def _keep(store: Store, chain: ChainCheck, parts: Sequence[_Range], seq: int) -> str | None:

@@ -23,7 +23,7 @@ from core.errors import StoreError
 from core.snapshots import Snapshot, reach_problem, sign_snapshot, signature_problem
 from core.store import Store
 
-__all__ = ["Body", "Start", "encode", "find_start", "keep"]
+__all__ = ["Body", "Start", "encode", "find_start", "held", "keep"]
 
 # (built trials as plain values, open trials as packed builders, the last row's trial id)
 Body = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], str]
@@ -55,24 +55,33 @@ def _decode(data: bytes) -> Body:
     return list(wired), list(ends), str(last_trial)
 
 
-def find_start(store: Store, form: str) -> Start:
-    """The newest snapshot this check may start from, checked; an empty ``Start`` when
-    there is none (no checkpoint key, no snapshot, one that does not hold)."""
+def held(store: Store, form: str) -> tuple[Snapshot | None, Start]:
+    """The newest snapshot when it holds (else None), and what was found about it, without
+    decoding its body (a full walk needs only to know where one is kept already)."""
     checker = store.keys.checker
     snapshot = store.snapshot() if checker is not None else None
     if checker is None or snapshot is None:
-        return Start()
+        return None, Start()
     forged = signature_problem(checker, snapshot)
     if forged:
-        return Start(problems=(forged,))
+        return None, Start(problems=(forged,))
     if snapshot.key_id != store.keys.chain.key_id or snapshot.form != form:
         why = "another ledger key" if snapshot.form == form else "another release"
         note = f"{snapshot.describe()} was gathered by {why}: every row was walked"
-        return Start(notes=(note,))
+        return None, Start(notes=(note,))
     with store.reading() as conn:
         cut = reach_problem(conn, snapshot)
     if cut:
-        return Start(problems=(cut,))
+        return None, Start(problems=(cut,))
+    return snapshot, Start()
+
+
+def find_start(store: Store, form: str) -> Start:
+    """The newest snapshot this check may start from, checked; a ``Start`` without one
+    when there is none (no checkpoint key, no snapshot, one that does not hold)."""
+    snapshot, found = held(store, form)
+    if snapshot is None:
+        return found
     note = (
         f"incremental: rows 1-{snapshot.ledger_seq} were taken from the {snapshot.describe()}, "
         "not walked again (`gate check --full` walks every row)"

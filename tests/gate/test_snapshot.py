@@ -138,6 +138,18 @@ def test_a_forged_snapshot_is_refused_and_every_row_walked(
     assert len(scan.trials) == 126
 
 
+def test_a_full_walk_keeps_a_snapshot_that_holds_and_reports_a_forged_one(
+    snapshotted: Store, gate_specs: SpecSet, db: Path
+) -> None:
+    before = snapshotted.snapshot()
+    assert _evaluate(snapshotted, gate_specs, full=True).chain.ok
+    assert snapshotted.snapshot() == before  # the same checkpoint: nothing written again
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE gate_snapshots SET created_at = 'yesterday'")
+    chain = _evaluate(snapshotted, gate_specs, full=True).chain
+    assert any("the signature does not verify" in p for p in chain.problems)
+
+
 def test_a_snapshot_of_another_form_is_only_a_note(snapshotted: Store) -> None:
     snapshot = snapshotted.snapshot()
     assert snapshot is not None
