@@ -52,7 +52,7 @@ class Origin(StrEnum):
 # cassette was recorded).
 MEASURED = frozenset({Origin.LIVE, Origin.RECORDED, Origin.REPLAYED})
 
-# The identities live adapters record cassettes under ("sandbox:docker/2", "judge:openai/1.x").
+# The identities live adapters record cassettes under ("sandbox:docker/3", "judge:openai/1.x").
 _RECORDERS = ("sandbox:", "judge:")
 _REPLAY = ":replay"
 _PORT_OF = {Tier.COMPILE: "sandbox", Tier.TESTS: "sandbox", Tier.JUDGE: "judge"}

@@ -137,7 +137,7 @@ class _Finished:
 class DockerSandbox:
     """The sandbox port on a Docker engine; ``client`` is a ``docker.DockerClient``."""
 
-    identity = "sandbox:docker/2"
+    identity = "sandbox:docker/3"
 
     def __init__(
         self,

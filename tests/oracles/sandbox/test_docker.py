@@ -156,7 +156,6 @@ def test_every_hardening_setting_on_the_container_and_inside_it(
 
     # What the engine says about the container.
     assert host["NetworkMode"] == "none"
-    assert container.attrs["Config"]["NetworkDisabled"] is True
     assert host["ReadonlyRootfs"] is True
     assert host["CapDrop"] == ["ALL"] and not host["CapAdd"]
     assert host["SecurityOpt"] == ["no-new-privileges"]
@@ -199,6 +198,23 @@ def test_every_hardening_setting_on_the_container_and_inside_it(
     assert result.exit_code == 0
     assert result.image_id == IMAGE
     assert _ours(docker_client, sandbox) == []  # removed after the run
+
+
+def test_localhost_resolves_and_nothing_else_is_reachable(
+    docker_client: docker.DockerClient, tmp_path: Path
+) -> None:
+    """Tests that serve on localhost and connect to it run as they do anywhere; no other
+    name resolves and no other address is reached."""
+    script = (
+        "getent hosts localhost >/dev/null && echo localhost=resolves; "
+        "getent hosts example.org >/dev/null || echo remote=unresolved; "
+        "grep -q '^ *lo:' /proc/net/dev && echo lo=up; "
+        "[ $(grep -c : /proc/net/dev) -eq 1 ] && echo only=lo"
+    )
+    result = _sandbox(docker_client).run(_request(tmp_path, script))
+    assert result.exit_code == 0, result.output
+    for line in ("localhost=resolves", "remote=unresolved", "lo=up", "only=lo"):
+        assert line in result.output, result.output
 
 
 def test_a_memory_hog_is_killed_and_flagged(
