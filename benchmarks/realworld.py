@@ -107,6 +107,7 @@ _CAUSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"unsupported class file|class file has wrong version|requires go ?>=|"
             r"go: errors parsing go\.mod",
         ),
+        ("test-network", r"need a network while they run"),
         (
             "registry",
             r"registry|maven central|could not resolve|could not transfer|"
