@@ -72,10 +72,22 @@ def commit_time(git_dir: Path, rev: str) -> datetime:
 
 
 def _first_parent_descendants(git_dir: Path, sha: str, tip: str) -> list[str]:
-    """The commits of ``tip``'s first-parent line that contain ``sha``, oldest first."""
-    return git_text(
-        git_dir, "rev-list", "--first-parent", "--ancestry-path", "--reverse", f"{sha}..{tip}"
-    ).split()
+    """The commits of ``tip``'s first-parent line that contain ``sha``, oldest first.
+
+    Not ``rev-list --first-parent --ancestry-path``: that decides descent over the commits
+    it walks, and a first-parent walk never visits a merged branch's own commits, so a
+    commit that is not the branch's last would have no descendant at all. Containing
+    ``sha`` is monotonic along the line (each commit holds its first parent), so the
+    oldest such commit is found by bisection."""
+    line = git_text(git_dir, "rev-list", "--first-parent", f"^{sha}", tip).split()
+    low, high = 0, len(line)  # line[:low] contain sha; line[high:] do not
+    while low < high:
+        middle = (low + high) // 2
+        if is_ancestor(git_dir, sha, line[middle]):
+            low = middle + 1
+        else:
+            high = middle
+    return list(reversed(line[:low]))
 
 
 def landing_commit(git_dir: Path, tip: str, sha: str) -> str:
