@@ -508,7 +508,7 @@ _ROBOLECTRIC = """<?xml version="1.0" encoding="UTF-8"?>
         type="org.apache.maven.artifact.resolver.ArtifactResolutionException">trace</error>
   </testcase>
   <testcase name="fetchesSchema" classname="x.CacheTest">
-    <error message="repo1.maven.org" type="java.net.UnknownHostException">at x.Y</error>
+    <error message="registry.example.org" type="java.net.UnknownHostException">at x.Y</error>
   </testcase>
   <testcase name="talksToLocalServer" classname="x.CacheTest">
     <error message="Connection refused" type="java.net.ConnectException">trace</error>
@@ -547,7 +547,7 @@ def test_a_pass_is_refused_when_tests_left_out_failed_at_the_base_for_want_of_a_
     assert grade.verdict is Verdict.ERROR
     assert grade.reason.startswith(
         "2 test(s) fail at the base commit here because they need a network while they run, "
-        "which test runs do not have: x.CacheTest#fetchesSchema: repo1.maven.org (and 1 more)"
+        "which test runs do not have: x.CacheTest#fetchesSchema: registry.example.org (and 1 more)"
     )
     assert "fails at the base commit, left out: x.CacheTest#runsOnAndroid" in [
         e.message for e in grade.evidence
