@@ -16,11 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bot.commands.options import settings_from_args
+from bot.commands.options import read_json_object, settings_from_args
 from bot.exits import ExitStatus
 from bot.ledger_keys import ledger_keys, open_store
 from core.checkpoints import CheckpointVerifier
-from core.errors import ConfigError
 from core.gold import GoldRow, gold_rows, upsert_gold
 from core.specs import load_specs
 from core.store import Store
@@ -64,16 +63,6 @@ def run_export(args: argparse.Namespace) -> int:
     return ExitStatus.OK
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read anchor {path}: {exc}") from exc
-    if not isinstance(document, dict):
-        raise ConfigError(f"{path} is not a gold anchor (not a JSON object)")
-    return document
-
-
 def _verifier(args: argparse.Namespace) -> CheckpointVerifier | None:
     if args.public_key:
         return CheckpointVerifier.from_pem(args.public_key)
@@ -102,7 +91,7 @@ def _store_rows(store: Store, rows: list[GoldRow]) -> tuple[int, int]:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    document = _read(args.anchor)
+    document = read_json_object(args.anchor, name="anchor", kind="gold anchor")
     settings = settings_from_args(args)
     specs = load_specs(settings.specs_dir)
     found = check_anchor(document, specs, verifier=_verifier(args))

@@ -7,12 +7,14 @@ only read options do not import the cascade, the executor and their libraries.
 from __future__ import annotations
 
 import argparse
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from bot.exits import UsageError
 from bot.settings import mode_is_set, settings_from_env
+from core.errors import ConfigError
 from core.settings import CassetteMode, Executor, ScaleSettings, Settings
 
 __all__ = [
@@ -153,3 +155,15 @@ def server_settings_from_args(args: argparse.Namespace) -> Settings:
     if getattr(args, "mode", None) or mode_is_set():
         return settings
     return settings.with_overrides(mode=CassetteMode.LIVE)
+
+
+def read_json_object(path: Path, *, name: str, kind: str) -> dict[str, Any]:
+    """The JSON object a command was given in ``path``: ``name`` says what could not be
+    read, ``kind`` what the file should have been."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {name} {path}: {exc}") from exc
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path} is not a {kind} (not a JSON object)")
+    return document

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from bot.commands.gate import scan_workers
-from bot.commands.options import settings_from_args
+from bot.commands.options import read_json_object, settings_from_args
 from bot.exits import ExitStatus
 from bot.ledger_keys import ledger_keys, open_store
 from core.checkpoints import CheckpointVerifier
@@ -21,16 +21,6 @@ from core.specs import load_specs
 from gate.bundle import BundleCheck, verify_bundle
 
 _SHOWN = 50
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read bundle {path}: {exc}") from exc
-    if not isinstance(document, dict):
-        raise ConfigError(f"{path} is not a publication bundle (not a JSON object)")
-    return document
 
 
 def _verify(args: argparse.Namespace, bundle: dict[str, Any]) -> BundleCheck:
@@ -56,7 +46,7 @@ def _verify(args: argparse.Namespace, bundle: dict[str, Any]) -> BundleCheck:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = _verify(args, _read(args.bundle))
+    result = _verify(args, read_json_object(args.bundle, name="bundle", kind="publication bundle"))
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.json:
