@@ -8,6 +8,7 @@ migrations build exactly what is declared here.
 The ledger's   ``meta``, ``runs``, ``ledger``, ``ledger_head``, ``trial_slots`` (``core.store``),
                ``record_log`` (``core.records``), ``ledger_checkpoints`` (``core.checkpoints``)
 the gate's     ``gate_snapshots`` (``core.snapshots``)
+the trials'    ``artifacts`` (``core.artifacts``; a SQLite file keeps them in a folder instead)
 the anchor's   ``gold`` (``core.gold``)
 the miners'    ``tracked_prs``, ``retro_unlock``, ``retro_trials``
 the App's      ``bot_deliveries``, ``bot_jobs``, ``bot_queue_guard``, ``bot_leases``,
@@ -23,6 +24,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 __all__ = [
+    "artifacts_table",
     "budgets_table",
     "check_runs_table",
     "deliveries_table",
@@ -158,6 +160,18 @@ gate_snapshots_table = sa.Table(
     sa.Column("body", sa.LargeBinary, nullable=False),
     sa.Column("signer", sa.String(64), nullable=False),
     sa.Column("signature", sa.String(200), nullable=False),
+)
+
+# A trial's patch and sandbox output, gzip-compressed, named by the SHA-256 of the bytes
+# kept (revision 0005; ``core.artifacts``). Not chained: envelopes name them by digest,
+# and reading one back checks it against its name.
+artifacts_table = sa.Table(
+    "artifacts",
+    metadata,
+    sa.Column("sha256", sa.String(64), primary_key=True),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("body", sa.LargeBinary, nullable=False),
 )
 
 # -- the gold anchor ------------------------------------------------------------------------

@@ -15,6 +15,10 @@ by the migrations in ``core.migrations``: ``Store.open`` upgrades a SQLite datab
 (inside a write transaction, so processes opening a new file at once do not race) and
 refuses a server database that is behind until ``migration-evals db upgrade`` has run.
 
+A trial's patch and the whole output of its sandboxed commands are kept beside the
+ledger (``Store.artifacts``, ``core.artifacts``): a SQLite file's in a folder beside it,
+another database's in its ``artifacts`` table. Envelopes name them by digest.
+
 ``trial_slots`` holds one row per trial written with ``append_trial_once``: a trial run
 again elsewhere (a worker presumed dead, a repeated broker delivery) finds its slot taken
 and its second set of envelopes is discarded, so the ledger keeps exactly one.
@@ -41,6 +45,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from core import migrations
+from core.artifacts import ArtifactStore, artifacts_for
 from core.chain import CHAIN_COLUMNS, GENESIS_HASH, ChainWalk, row_hash
 from core.checkpoints import Checkpoint, load_checkpoints, store_checkpoint
 from core.errors import ConfigError, SchemaBehindError, StoreError
@@ -270,6 +275,8 @@ class Store:
         self._append_lock = threading.Lock()
         self._lookups: CacheLookups | None = None
         self._lookups_lock = threading.Lock()
+        # A trial's patch and sandbox output, beside the ledger (``core.artifacts``).
+        self.artifacts: ArtifactStore = artifacts_for(engine)
 
     @classmethod
     def open(
@@ -657,9 +664,10 @@ class Store:
             ).one()
         return int(row.seq), str(row.row_hash)
 
-    def verify_ledger(self) -> LedgerCheck:
+    def verify_ledger(self, witness: Checkpoint | None = None) -> LedgerCheck:
         """Walk the chain and check everything beside it (``core.integrity``): every
-        edited, missing or reordered row, forged records, checkpoints no longer reached."""
+        edited, missing or reordered row, forged records, checkpoints no longer reached,
+        and a ``witness`` kept elsewhere that the ledger no longer agrees with."""
         walk = ChainWalk(key=self.keys.chain)
         columns = [ledger_table.c[name] for name in CHAIN_COLUMNS]
         with self.reading() as conn:
@@ -669,7 +677,8 @@ class Store:
             )
             for row in result:
                 walk.add(row)
-            return _verify_chain(conn, self.keys, [walk], (int(head.seq), str(head.row_hash)))
+            found = (int(head.seq), str(head.row_hash))
+            return _verify_chain(conn, self.keys, [walk], found, witness=witness)
 
     def verify_walks(
         self,
@@ -708,8 +717,9 @@ class Store:
         signer = self.keys.signer
         if signer is None:
             raise ConfigError(
-                "no checkpoint key: set MIGRATION_EVALS_CHECKPOINT_KEY to an Ed25519 private "
-                "key PEM (`openssl genpkey -algorithm ed25519 -out FILE`)"
+                "no checkpoint key: MIGRATION_EVALS_CHECKPOINT_KEY is `off`; unset it (a key "
+                "is then made on first use) or name an Ed25519 private key PEM "
+                "(`openssl genpkey -algorithm ed25519 -out FILE`)"
             )
         with self._append_lock, self.engine.begin() as conn:
             head = conn.execute(_HEAD_FOR_UPDATE).one()
