@@ -664,10 +664,9 @@ class Store:
             ).one()
         return int(row.seq), str(row.row_hash)
 
-    def verify_ledger(self, witness: Checkpoint | None = None) -> LedgerCheck:
+    def verify_ledger(self) -> LedgerCheck:
         """Walk the chain and check everything beside it (``core.integrity``): every
-        edited, missing or reordered row, forged records, checkpoints no longer reached,
-        and a ``witness`` kept elsewhere that the ledger no longer agrees with."""
+        edited, missing or reordered row, forged records, checkpoints no longer reached."""
         walk = ChainWalk(key=self.keys.chain)
         columns = [ledger_table.c[name] for name in CHAIN_COLUMNS]
         with self.reading() as conn:
@@ -677,8 +676,7 @@ class Store:
             )
             for row in result:
                 walk.add(row)
-            found = (int(head.seq), str(head.row_hash))
-            return _verify_chain(conn, self.keys, [walk], found, witness=witness)
+            return _verify_chain(conn, self.keys, [walk], (int(head.seq), str(head.row_hash)))
 
     def verify_walks(
         self,
@@ -717,9 +715,8 @@ class Store:
         signer = self.keys.signer
         if signer is None:
             raise ConfigError(
-                "no checkpoint key: MIGRATION_EVALS_CHECKPOINT_KEY is `off`; unset it (a key "
-                "is then made on first use) or name an Ed25519 private key PEM "
-                "(`openssl genpkey -algorithm ed25519 -out FILE`)"
+                "no checkpoint key: set MIGRATION_EVALS_CHECKPOINT_KEY to an Ed25519 private "
+                "key PEM (`openssl genpkey -algorithm ed25519 -out FILE`)"
             )
         with self._append_lock, self.engine.begin() as conn:
             head = conn.execute(_HEAD_FOR_UPDATE).one()
