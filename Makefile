@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench bench-gate bench-gate-incremental bench-sandbox bench-webhooks bench-scale bench-realworld bench-freshbrew images clean
+.PHONY: setup demo test lint docs bench bench-gate bench-gate-incremental bench-sandbox bench-webhooks bench-scale bench-realworld bench-freshbrew images clean
 
 setup: $(VENV)/.installed
 
@@ -26,6 +26,11 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python examples/build.py --check
+
+# The reference pages in docs/reference/ are generated from the code; a test fails when they
+# are not current.
+docs: setup
+	$(BIN)/python scripts/gen_docs.py
 
 bench: setup
 	$(BIN)/python benchmarks/replay.py

@@ -1,9 +1,9 @@
 """The command line's exit statuses: one condition, one code.
 
-``TABLE`` is the documentation (``migration-evals --help`` prints it, the README repeats
-it); every command returns a member of ``ExitStatus``. A CI script can tell a mistyped
-flag (2) from a gate refusal (6) from a bundle that differs (7). ``--json`` output is
-printed as usual whatever the status.
+``TABLE`` is the documentation (``migration-evals --help`` prints it; the exit statuses
+reference page is generated from it and ``DETAIL``); every command returns a member of
+``ExitStatus``. A CI script can tell a mistyped flag (2) from a gate refusal (6) from a
+bundle that differs (7). ``--json`` output is printed as usual whatever the status.
 
 When several conditions hold for one run, the first of these wins: every trial an
 infrastructure error (5), grading crashed on some trial (4), more infrastructure errors
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["TABLE", "ExitStatus", "UsageError", "epilog"]
+__all__ = ["DETAIL", "TABLE", "ExitStatus", "UsageError", "epilog"]
 
 
 class ExitStatus(IntEnum):
@@ -61,6 +61,32 @@ TABLE: tuple[tuple[ExitStatus, str], ...] = (
     ),
     (ExitStatus.INTERRUPTED, "interrupted (Ctrl-C); finished trials are in the ledger"),
 )
+
+
+# When each status is returned, in more words than ``--help`` has room for: the exit
+# statuses reference page (``scripts/gen_docs.py``) prints them beside ``TABLE``.
+DETAIL: dict[ExitStatus, str] = {
+    ExitStatus.ERROR: "an unreadable input file, a spec that fails its schema, a database or "
+    "broker that does not answer, retroactive scoring still locked, a resume refused "
+    "(other changesets or specs than the run's plan)",
+    ExitStatus.USAGE: "a missing argument or a flag value out of range too (argparse's own "
+    "status)",
+    ExitStatus.BUDGET: "the run stopped by `--budget`, or refused before it started because its "
+    "forecast is over the budget",
+    ExitStatus.TRIAL_CRASHED: "the crash is recorded as an infrastructure error; nothing is lost",
+    ExitStatus.ALL_INFRA_ERRORS: "nothing was graded: no engine, no repository, no judge",
+    ExitStatus.GATE_REFUSED: "every refusal is listed, with its code",
+    ExitStatus.LEDGER_TAMPERED: "`ledger checkpoint` signs nothing over a chain that does not "
+    "verify",
+    ExitStatus.MINING_INCOMPLETE: "some pull requests or commits could not be read; the rest "
+    "were recorded",
+    ExitStatus.SCHEMA_BEHIND: "a server database is upgraded only by `migration-evals db "
+    "upgrade`",
+    ExitStatus.INFRA_ERRORS: "the run ends with a warning naming the commonest causes; `gate "
+    "check` would refuse the results (status 6, refusal `threshold:max_infra_error_rate`)",
+    ExitStatus.CONFIG_INVALID: "`config check`: every problem is listed",
+    ExitStatus.ANCHOR_REFUSED: "refused, nothing imported",
+}
 
 
 class UsageError(Exception):
