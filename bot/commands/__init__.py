@@ -63,6 +63,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "bot.parsers.images",
         "build the sandbox images locally (debootstrap + docker), or list them",
     ),
+    "jobs": (
+        "bot.parsers.jobs",
+        "the GitHub App's jobs: list them with their last error, or put a failed one back",
+    ),
     "worker": (
         "bot.parsers.worker",
         "run a Celery worker that grades trials (and the GitHub App's jobs) from the queue",

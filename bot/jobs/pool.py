@@ -97,18 +97,18 @@ def execute(
         result = handler(job)
     except ServiceUnavailableError as exc:  # not the job's fault: try again later
         beat.stop()
-        log.info("job %s (%s) put back: %s", job.id, job.key, exc)
         # A trial put back takes what it made so far with it (``Carried``).
         carry = {CARRIED: exc.carried.to_dict()} if isinstance(exc, TrialDeferredError) else None
-        queue.fail(job, name, f"unavailable: {exc}", retry_after_s=exc.retry_after_s, carry=carry)
+        _failed(
+            queue, job, name, f"unavailable: {exc}", retry_after_s=exc.retry_after_s, carry=carry
+        )
     except MigrationEvalsError as exc:
         beat.stop()
-        log.warning("job %s (%s) failed: %s", job.id, job.key, exc)
-        queue.fail(job, name, f"{type(exc).__name__}: {exc}")
+        _failed(queue, job, name, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug: recorded on the job, not lost, not silent
         beat.stop()
         log.exception("job %s (%s) crashed", job.id, job.key)
-        queue.fail(job, name, f"internal error: {type(exc).__name__}: {exc}")
+        _failed(queue, job, name, f"internal error: {type(exc).__name__}: {exc}")
     else:
         beat.stop()
         if not completes:
@@ -116,6 +116,38 @@ def execute(
         log.info("job %s (%s): %s", job.id, job.key, result)
         return result
     return None
+
+
+def _failed(
+    queue: JobQueue,
+    job: Job,
+    name: str,
+    error: str,
+    *,
+    retry_after_s: float | None = None,
+    carry: Mapping[str, object] | None = None,
+) -> None:
+    """Record a failed attempt and say so in the log with its cause: a warning while
+    attempts are left (an operator sees an outage as it happens, not five attempts
+    later), an error when the job gives up."""
+    queue.fail(job, name, error, retry_after_s=retry_after_s, carry=carry)
+    if job.attempts >= job.max_attempts:
+        log.error(
+            "job %s (%s) gave up after %d attempt(s); the last failed: %s",
+            job.id,
+            job.key,
+            job.attempts,
+            error,
+        )
+    else:
+        log.warning(
+            "job %s (%s) attempt %d of %d failed, will retry: %s",
+            job.id,
+            job.key,
+            job.attempts,
+            job.max_attempts,
+            error,
+        )
 
 
 class _Heartbeat:

@@ -25,6 +25,7 @@ Times are seconds since the epoch from an injected clock, so tests can move time
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import random
 import threading
@@ -40,7 +41,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from bot.jobs.kinds import JobKind, KindRegistry
-from core.errors import StoreError
+from core.errors import MigrationEvalsError, StoreError
 from core.retry import Backoff
 from core.schema import deliveries_table, guard_table, jobs_table, leases_table
 from core.store import Store
@@ -50,9 +51,12 @@ __all__ = [
     "Accepted",
     "Job",
     "JobQueue",
+    "JobRetryError",
     "JobState",
     "NewJob",
 ]
+
+log = logging.getLogger(__name__)
 
 
 DEFAULT_BACKOFF = Backoff(base_s=5.0, max_s=600.0)
@@ -438,7 +442,9 @@ class JobQueue:
 
     def _take(self, conn: Connection, row: Any, worker: str, now: float) -> Job | None:
         if row.attempts >= row.max_attempts:
-            self._set(conn, row.id, state=JobState.FAILED, last_error=_gave_up(row))
+            why = _gave_up(row)
+            self._set(conn, row.id, state=JobState.FAILED, last_error=why)
+            log.error("job %s (%s) %s", row.id, row.key, why)
             return None
         self._set(
             conn,
@@ -594,6 +600,50 @@ class JobQueue:
         with self.store.reading() as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
 
+    def listing(
+        self, *, states: Collection[JobState] = (), kind: str | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
+        """The newest ``limit`` jobs (of those ``states`` and ``kind`` when given), newest
+        first, for ``migration-evals jobs list``."""
+        query = sa.select(jobs_table).order_by(jobs_table.c.id.desc()).limit(limit)
+        if states:
+            query = query.where(jobs_table.c.state.in_([state.value for state in states]))
+        if kind is not None:
+            query = query.where(jobs_table.c.kind == kind)
+        with self.store.reading() as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
+
+    def retry(self, job_id: int) -> dict[str, Any]:
+        """Put job ``job_id`` back now with a fresh set of attempts (a failed job, or a
+        queued one waiting out its backoff); returns its row as it was before.
+
+        ``JobRetryError`` when there is no such job, it is running under a live lease
+        (its worker has it) or it is done (its work is recorded: re-grade instead)."""
+        now = self.clock()
+        jobs = jobs_table.c
+        with self.store.engine.begin() as conn:
+            conn.execute(_GUARD)  # no lease decision in between
+            row = conn.execute(sa.select(jobs_table).where(jobs.id == job_id)).mappings().first()
+            if row is None:
+                raise JobRetryError(
+                    f"there is no job {job_id}; `migration-evals jobs list` lists them"
+                )
+            before = dict(row)
+            kind = _kind_of(self.kinds, before)
+            _check_retryable(before, now)
+            self._set(
+                conn,
+                job_id,
+                state=JobState.QUEUED,
+                attempts=0,
+                run_after=now,
+                lease_until=None,
+                leased_by=None,
+            )
+        log.info("job %s (%s) put back by hand (it was %s)", job_id, before["key"], before["state"])
+        self._announce([(job_id, kind)])  # where a dispatcher listens (the Celery executor)
+        return before
+
     def failed(self, kind: JobKind, key_prefix: str) -> dict[str, str]:
         """Key and last error of the failed jobs of ``kind`` whose key starts so."""
         jobs = jobs_table.c
@@ -690,6 +740,38 @@ def _runnable(now: float) -> sa.ColumnElement[bool]:
         sa.and_(jobs.state == JobState.QUEUED.value, jobs.run_after <= now),
         sa.and_(jobs.state == JobState.RUNNING.value, jobs.lease_until <= now),
     )
+
+
+class JobRetryError(MigrationEvalsError):
+    """A job that cannot be put back by hand: unknown, running or done."""
+
+
+def _kind_of(kinds: KindRegistry, row: Mapping[str, Any]) -> JobKind:
+    """The row's kind, if it is one this queue may put back."""
+    known = {kind.name: kind for kind in kinds}
+    found = known.get(str(row["kind"]))
+    if found is None:
+        raise JobRetryError(
+            f"job {row['id']} is a {row['kind']!r} job, which is not put back from here "
+            f"(this puts back {', '.join(sorted(known)) or 'no'} jobs); a run's trials are "
+            "graded again by `migration-evals run --resume RUN_ID`"
+        )
+    return found
+
+
+def _check_retryable(row: Mapping[str, Any], now: float) -> None:
+    state = JobState(row["state"])
+    if state is JobState.DONE:
+        raise JobRetryError(
+            f"job {row['id']} is done ({row['result'] or 'no result'}); nothing to retry "
+            "(to grade a pull request again, use GitHub's Re-run or `/migration-evals rerun`)"
+        )
+    lease = row["lease_until"]
+    if state is JobState.RUNNING and lease is not None and lease > now:
+        raise JobRetryError(
+            f"job {row['id']} is running on {row['leased_by']} (its lease runs "
+            f"{lease - now:.0f} s more); retry it only once it has failed"
+        )
 
 
 def _gave_up(row: Any) -> str:
