@@ -88,7 +88,7 @@ def _default(action: argparse.Action) -> str:
         return ""
     if isinstance(default, Path) and default.is_relative_to(ROOT):
         return f"the project's `{default.relative_to(ROOT)}`"
-    return f"`{default}`"
+    return f"`{_portable(str(default))}`"
 
 
 def _names(action: argparse.Action) -> str:
@@ -199,7 +199,14 @@ def _shown(value: Any) -> str:
         value = value.value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return f"`{value}`"
+    return f"`{_portable(str(value))}`"
+
+
+def _portable(text: str) -> str:
+    """``text`` without this machine's folders: the project's and the home folder."""
+    text = text.replace(str(ROOT), "<project>")
+    home = str(Path.home())
+    return text.replace(home, "~") if len(home) > 1 else text
 
 
 def _resolved(settings: Any, variable: Variable) -> str:
@@ -213,28 +220,25 @@ def _resolved(settings: Any, variable: Variable) -> str:
     return _shown(value)
 
 
-def _check_variables(read: list[str]) -> None:
+def out_of_step() -> str | None:
+    """What ``bot/environment.py`` and ``bot/settings.py`` disagree on, or None."""
+    read, _ = variables_read()
     listed = [variable.name for variable in VARIABLES]
     missing = [name for name in read if name not in listed]
-    stale = [name for name in listed if name not in read]
-    if missing or stale:
-        raise DocsError(
-            "bot/environment.py is out of step with bot/settings.py: "
-            + "; ".join(
-                part
-                for part in (
-                    f"read but not listed: {', '.join(missing)}" if missing else "",
-                    f"listed but no longer read: {', '.join(stale)}" if stale else "",
-                )
-                if part
-            )
-            + ". Add or remove the entries in bot/environment.py, then run `make docs`."
-        )
+    gone = [name for name in listed if name not in read]
+    if not missing and not gone:
+        return None
+    parts = [f"read but not listed: {', '.join(missing)}"] if missing else []
+    parts += [f"listed but no longer read: {', '.join(gone)}"] if gone else []
+    return (
+        "bot/environment.py is out of step with bot/settings.py: "
+        + "; ".join(parts)
+        + ". Add or remove the entries in bot/environment.py, then run `make docs`."
+    )
 
 
 def settings_page() -> str:
     read, settings = variables_read()
-    _check_variables(read)
     lines = _header(
         "Settings reference",
         "`bot/settings.py`, `bot/environment.py` and `core/settings.py`",
@@ -246,7 +250,8 @@ def settings_page() -> str:
     )
     groups: dict[str, list[Variable]] = {}
     for variable in VARIABLES:
-        groups.setdefault(variable.group, []).append(variable)
+        if variable.name in read:  # one no longer read is not shown; ``out_of_step`` says so
+            groups.setdefault(variable.group, []).append(variable)
     for group, variables in groups.items():
         lines += [f"## {group}", "", "| variable | meaning | default |", "|---|---|---|"]
         lines += [
@@ -267,7 +272,9 @@ def exit_codes_page() -> str:
     lines = _header(
         "Exit statuses",
         "`bot/exits.py`",
-        " ".join(intro.split()).replace("``", "`") + f" `{PROG} --help` prints the same table.",
+        "Each condition has an exit status of its own, so a CI script can tell them apart. "
+        + " ".join(intro.split()).replace("``", "`")
+        + f" `{PROG} --help` prints the same table.",
     )
     lines += ["| status | name | meaning | details |", "|---|---|---|---|"]
     lines += [
@@ -401,15 +408,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gen_docs: {exc}", file=sys.stderr)
         return 1
     outdated = stale(pages)
+    problem = out_of_step()
+    if problem:
+        print(f"gen_docs: {problem}", file=sys.stderr)
     if args.check:
         for path in outdated:
             print(f"{path.relative_to(ROOT)} is not current: run `make docs`", file=sys.stderr)
-        return 1 if outdated else 0
+        return 1 if outdated or problem else 0
     REFERENCE.mkdir(parents=True, exist_ok=True)
     for path in outdated:
         path.write_text(pages[path])
         print(f"wrote {path.relative_to(ROOT)}")
-    return 0
+    return 1 if problem else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Exit statuses: one condition, one code, documented once (``bot.exits``) in ``--help`` and
-the README, and ``--json`` output printed whatever the status."""
+the generated reference page, and ``--json`` output printed whatever the status."""
 
 from __future__ import annotations
 
@@ -42,12 +42,12 @@ def test_every_condition_has_a_code_of_its_own() -> None:
     assert ExitStatus.USAGE == 2  # argparse exits 2 on its own
 
 
-def test_help_and_readme_document_every_status(capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_and_reference_document_every_status(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["--help"])
     overview = capsys.readouterr().out
-    readme = (ROOT / "README.md").read_text()
-    documented = {int(code) for code in re.findall(r"^\| `(\d+)` \|", readme, re.MULTILINE)}
+    page = (ROOT / "docs" / "reference" / "exit-codes.md").read_text()
+    documented = {int(code) for code in re.findall(r"^\| `(\d+)` \|", page, re.MULTILINE)}
     assert documented == {status.value for status in ExitStatus}
     for status, text in TABLE:
         assert re.search(rf"^\s+{status.value}\s+{re.escape(text)}$", overview, re.MULTILINE)
