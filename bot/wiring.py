@@ -50,6 +50,7 @@ __all__ = [
     "host_apt_sources",
     "judge_retry_policy",
     "live_sandbox",
+    "missing_judge_keys",
     "probe_engine",
     "probe_registries",
 ]
@@ -172,6 +173,22 @@ def _api_key(settings: Settings, provider: str, role: str) -> str:
             "the sandbox live"
         )
     return key
+
+
+def missing_judge_keys(settings: Settings, specs: SpecSet) -> dict[str, str]:
+    """The judge roles a live (or recording) ``settings`` would need a key for and has
+    none, each with the variable to set: role -> variable. Empty when judging replays or
+    the oracle spec declares no judge."""
+    if settings.mode is CassetteMode.REPLAY or not specs.oracle.judged:
+        return {}
+    judge = specs.oracle.section("judge")
+    missing = {}
+    for role in ("primary", "secondary"):
+        provider = str(judge[role]["provider"])
+        key = settings.anthropic_api_key if provider == "anthropic" else settings.openai_api_key
+        if not key:
+            missing[role] = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+    return missing
 
 
 def build_live_judge(

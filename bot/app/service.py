@@ -11,8 +11,12 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask
 
 from bot.app import maintenance, survival
@@ -32,6 +36,7 @@ from bot.jobs.pool import Handler, JobHandler, WorkerPool, ignoring_holder
 from bot.jobs.queue import Job, JobQueue
 from bot.ledger_keys import open_store as keyed_store
 from bot.plan import RunPlan, plan_of
+from bot.wiring import missing_judge_keys
 from core.clock import SystemClock
 from core.errors import ConfigError
 from core.retry import Backoff
@@ -44,6 +49,7 @@ __all__ = [
     "app_plan",
     "build_context",
     "build_service",
+    "check_judge_keys",
     "describe",
     "github_app_from_settings",
     "job_handlers",
@@ -62,13 +68,52 @@ def github_app_from_settings(settings: Settings) -> GitHubApp:
             "(the App's id and the path of its private key .pem)"
         )
     try:
-        key = gh.private_key_path.read_text()
+        pem = gh.private_key_path.read_bytes()
     except OSError as exc:
         raise ConfigError(
             f"cannot read the App's private key {gh.private_key_path}: {exc}"
         ) from exc
+    _check_app_key(pem, gh.private_key_path)
+    key = pem.decode("ascii")  # a PEM that loaded is ASCII
     policy = ClientPolicy(write_interval_s=gh.write_interval_s)
     return GitHubApp(gh.app_id, key, base_url=gh.api_url, policy=policy)
+
+
+def _check_app_key(pem: bytes, path: Path) -> None:
+    """Refuse at start a key that cannot sign the App's JWTs (GitHub's are RSA keys in
+    PEM), rather than failing every job later with a 401."""
+    try:
+        key = serialization.load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+        raise ConfigError(
+            f"the App's private key {path} is not a usable PEM private key ({exc}); "
+            "download one from the App's settings (Private keys > Generate a private key) "
+            "and point MIGRATION_EVALS_PRIVATE_KEY_PATH at the .pem file"
+        ) from exc
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise ConfigError(
+            f"the App's private key {path} is a {type(key).__name__}, not an RSA key; "
+            "GitHub Apps sign their tokens with the RSA key GitHub generates for them"
+        )
+
+
+def check_judge_keys(settings: Settings, plan: RunPlan, specs: SpecSet) -> None:
+    """A server grading with live judges must hold the primary judge's key: refused at
+    start, not at the first pull request. The secondary's is asked only by strict
+    judging (the **Strict judge** button), so its absence is a warning."""
+    missing = missing_judge_keys(plan.settings_for(settings), specs)
+    if "primary" in missing:
+        raise ConfigError(
+            f"serving with --mode {plan.judge.value} needs {missing['primary']} for the "
+            "primary judge; set it, or serve with --mode replay (every check run then "
+            "says it was replayed)"
+        )
+    if "secondary" in missing:
+        log.warning(
+            "%s is not set: strict judging (the Strict judge button) will end in an "
+            "infrastructure error until it is",
+            missing["secondary"],
+        )
 
 
 def app_plan(settings: Settings, specs: SpecSet) -> RunPlan:
@@ -227,6 +272,7 @@ def build_service(
         backoff=Backoff(base_s=gh.job_retry_s, max_s=gh.job_retry_max_s),
     )
     ctx = build_context(settings, store, queue, clock=clock)
+    check_judge_keys(settings, ctx.plan, ctx.specs)
     queue.carry = {"plan": ctx.plan.to_dict()}  # every job made here grades as this server
     about = describe(ctx.plan, ctx.specs)
     log.info("grading mode %s; adapters: %s", about["mode"], about["adapters"])

@@ -25,11 +25,17 @@ def _jobs(capsys: pytest.CaptureFixture[str], harness: Harness, *argv: str) -> A
     return code, json.loads(out) if out.strip() else None, err
 
 
+def _grade_job(harness: Harness) -> dict[str, Any]:
+    [job] = [j for j in harness.service.queue.jobs() if j["kind"] == "grade"]
+    return job
+
+
 def _fail_every_attempt(harness: Harness, clock: FakeTimer) -> None:
     queue = harness.service.queue
     for _ in range(queue.max_attempts):
-        assert harness.drain() == 1
+        assert harness.drain() >= 1
         clock.now = max(j["run_after"] for j in queue.jobs()) + 1
+    assert _grade_job(harness)["state"] == "failed"
 
 
 @pytest.fixture
@@ -49,7 +55,9 @@ def test_each_failed_attempt_and_the_give_up_are_logged_with_their_cause(
     harness, clock = failing
     with caplog.at_level(logging.INFO, logger="bot.jobs"):
         _fail_every_attempt(harness, clock)
-    records = [r for r in caplog.records if r.name == "bot.jobs.pool"]
+    records = [
+        r for r in caplog.records if r.name == "bot.jobs.pool" and "(grade:" in r.getMessage()
+    ]
     warnings = [r for r in records if r.levelno == logging.WARNING]
     errors = [r for r in records if r.levelno == logging.ERROR]
     assert len(warnings) == 4 and len(errors) == 1
@@ -66,7 +74,7 @@ def test_jobs_list_shows_the_failed_job_and_retry_puts_it_back(
 ) -> None:
     harness, clock = failing
     _fail_every_attempt(harness, clock)
-    code, listed, err = _jobs(capsys, harness, "list", "--state", "failed")
+    code, listed, err = _jobs(capsys, harness, "list", "--state", "failed", "--kind", "grade")
     assert code == ExitStatus.OK, err
     [job] = listed["jobs"]
     assert (job["kind"], job["state"], job["attempts"]) == ("grade", "failed", 5)
@@ -76,11 +84,10 @@ def test_jobs_list_shows_the_failed_job_and_retry_puts_it_back(
     harness.github.up()
     code, retried, _ = _jobs(capsys, harness, "retry", str(job["id"]))
     assert code == ExitStatus.OK and retried["retried"]["state"] == "failed"
-    [row] = harness.service.queue.jobs()
+    row = _grade_job(harness)
     assert (row["state"], row["attempts"]) == ("queued", 0)
-    assert harness.drain() == 1
-    [row] = harness.service.queue.jobs()
-    assert row["state"] == "done"
+    assert harness.drain() >= 1
+    assert _grade_job(harness)["state"] == "done"
     [run] = harness.github.check_runs
     assert run["status"] == "completed"
 
@@ -93,7 +100,7 @@ def test_jobs_list_in_words_and_unknown_ids(
     failing: tuple[Harness, FakeTimer], capsys: pytest.CaptureFixture[str]
 ) -> None:
     harness, clock = failing
-    assert harness.drain() == 1
+    assert harness.drain() >= 1
     db = harness.service.settings.db_url
     assert main(["jobs", "list", "--db", db]) == ExitStatus.OK
     out = capsys.readouterr().out

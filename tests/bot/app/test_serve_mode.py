@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec as ec_key
 
 from bot.app.context import replayed
 from bot.app.service import BotService, build_service, describe
-from bot.cli import build_parser
+from bot.cli import build_parser, main
 from bot.commands.options import server_settings_from_args, settings_from_args
 from bot.commands.serve import startup_line
+from bot.exits import ExitStatus
 from bot.grading import Grading
 from bot.plan import RunPlan
+from core.errors import ConfigError
 from core.settings import CassetteMode
 from core.specs import SpecSet
 from tests.bot.app.conftest import APP_ID, SECRET, Harness, raw
@@ -25,8 +30,9 @@ def serve(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, app_key: tuple[Path, str]
 ) -> Iterator[Callable[..., BotService]]:
     """``serve ARGS`` as far as building its service, in an environment with no mode."""
-    for name in ("MIGRATION_EVALS_MODE", "MIGRATION_EVALS_SANDBOX_MODE"):
+    for name in ("MIGRATION_EVALS_MODE", "MIGRATION_EVALS_SANDBOX_MODE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-never-sent")  # live serving needs one
     env = {
         "APP_ID": str(APP_ID),
         "PRIVATE_KEY_PATH": str(app_key[0]),
@@ -110,3 +116,67 @@ def test_a_server_without_a_judge_replays_nothing_it_does_not_have(
     assert said["mode"] == "live"
     assert said["adapters"]["judge"].startswith("no judge")
     assert describe(plan, specs)["mode"] == "replay"
+
+
+# -- refused at start --------------------------------------------------------------------------
+
+
+def _garbage_keys(tmp_path: Path) -> dict[str, Path]:
+    ec = ec_key.generate_private_key(ec_key.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    keys = {
+        "not PEM at all": b"this is not a key\n",
+        "a PEM block that is no key": b"-----BEGIN PRIVATE KEY-----\nAAAA\n"
+        b"-----END PRIVATE KEY-----\n",
+        "an EC key": ec,
+        "binary": bytes(range(256)),
+    }
+    for index, (_, text) in enumerate(keys.items()):
+        (tmp_path / f"key{index}.pem").write_bytes(text)
+    return {name: tmp_path / f"key{index}.pem" for index, name in enumerate(keys)}
+
+
+def test_a_garbage_private_key_is_refused_at_start(
+    serve: Callable[..., BotService],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name, path in _garbage_keys(tmp_path).items():
+        monkeypatch.setenv("MIGRATION_EVALS_PRIVATE_KEY_PATH", str(path))
+        with pytest.raises(ConfigError, match="private key") as refused:
+            serve("--mode", "replay")
+        said = str(refused.value)
+        assert str(path) in said, name
+        assert "not a usable PEM private key" in said or "not an RSA key" in said, name
+    # The command line says it in one line and exits 1, before serving anything.
+    assert main(["serve", "--dev", "--mode", "replay"]) == ExitStatus.ERROR
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("migration-evals: error: the App's private key") and "Traceback" not in err
+    )
+
+
+def test_live_serving_without_the_judges_key_is_refused_at_start(
+    serve: Callable[..., BotService],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    with pytest.raises(ConfigError, match="needs ANTHROPIC_API_KEY for the primary judge"):
+        serve()
+    assert main(["serve", "--dev"]) == ExitStatus.ERROR
+    assert "--mode replay" in capsys.readouterr().err
+    assert serve("--mode", "replay").about["mode"] == "replay"  # nothing live to ask
+
+
+def test_live_serving_without_the_second_judges_key_warns(
+    serve: Callable[..., BotService], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="bot.app.service"):
+        serve()
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "bot.app.service"]
+    assert warning.startswith("OPENAI_API_KEY is not set: strict judging")
