@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.model import Evidence, FabricatedMark, Tier, Verdict
-from core.ports import CacheMount, Sandbox, SandboxRequest
+from core.ports import CacheMount, Sandbox, SandboxRequest, SandboxResult
 from oracles.baselines import BaselineCache
 from oracles.deps import (
     BUILD_CACHE_ENV,
@@ -261,7 +261,9 @@ class Builds:
                 uid, gid, patched=False, subdir=subdir
             ),
         )
-        made = self.synthesizer.synthesize(project, module, request, context.specs.oracle_stamp)
+        made = self.synthesizer.synthesize(
+            project, module, request, context.specs.oracle_stamp, note=_noting(context, "base")
+        )
         marks = (*made.fabricated, *found.fabricated)
         return replace(made, env=vendor_env(view, project), fabricated=marks)
 
@@ -302,11 +304,19 @@ class Builds:
         if made is not None and made.env:  # its builds' settings, for resolution's go too
             environment = {**dict(request.environment), **made.env}
             request = replace(request, environment=tuple(sorted(environment.items())))
-        resolution = self.resolver.resolve(project, request, context.specs.oracle_stamp)
+        side = "patched" if patched else "base"
+        resolution = self.resolver.resolve(
+            project, request, context.specs.oracle_stamp, note=_noting(context, side)
+        )
         if found.fabricated:
             marks = (*resolution.fabricated, *found.fabricated)
             return replace(resolution, fabricated=marks)
         return resolution
+
+
+def _noting(context: TrialContext, side: str) -> Callable[[SandboxRequest, SandboxResult], None]:
+    """Notes a run in the trial's log of sandboxed commands as ``side``'s."""
+    return lambda request, result: context.logs.note(request, result, side)
 
 
 def go_build_env(project: Project, read: Callable[[str], bytes | None]) -> dict[str, str]:

@@ -26,13 +26,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from core.artifacts import ArtifactKind, ArtifactRef, ArtifactStore, prepare
 from core.errors import InfrastructureError, ServiceUnavailableError
-from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict, patch_bytes
 from core.specs import SpecSet
 from core.stamps import stamp
 from core.store import Store
 from oracles.diffscreen import ScreenLimits
 from oracles.repos import RepoCache
+from oracles.run_logs import keep_logs
 from oracles.tiers.base import TierOracle, TierOutcome, TrialContext
 from oracles.workspace import Workspace
 
@@ -163,6 +165,7 @@ class Cascade:
         store: Store | None = None,
         strict: bool = False,
         scratch: Path | None = None,
+        artifacts: ArtifactStore | None = None,
     ) -> None:
         by_tier = {oracle.tier: oracle for oracle in oracles}
         self.specs = specs
@@ -175,6 +178,8 @@ class Cascade:
         self.store = store
         self.strict = strict
         self.scratch = scratch
+        # Where each trial's patch and sandbox output are kept: the store's, by default.
+        self.artifacts = artifacts or (store.artifacts if store is not None else None)
         apply = specs.oracle.section("apply")
         self.limits = ScreenLimits(int(apply["max_files"]), int(apply["max_patch_bytes"]))
 
@@ -286,14 +291,18 @@ class Cascade:
             outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
             return slot.envelope(outcome, adapter=self.oracles[slot.tier].identity), key
         except InfrastructureError as exc:
-            outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
+            details = self._kept(slot, context, {})  # what ran before the fault, if anything
+            outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}", details=details)
             return slot.envelope(outcome, adapter=self.oracles[slot.tier].identity), key
         if material:
             key = stamp({"key": key, "material": material})
         made = earlier.take(slot, key, budget)
         if made is not None:
+            context.logs.drain()
             return made, key
         hit = self.store.cached_envelope(key) if self.store else None
+        if hit:
+            context.logs.drain()  # the reused envelope names the logs it was graded on
         envelope = slot.reuse(hit) if hit else self._run_tier(slot, context, budget)
         return envelope, (key if envelope.reason != _BUDGET_REASON else None)
 
@@ -314,12 +323,31 @@ class Cascade:
             outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
         duration = time.perf_counter() - started
         return slot.envelope(
-            outcome,
+            replace(outcome, details=self._kept(slot, context, outcome.details)),
             list_cost=spec.list_cost_usd,
             actual_cost=tier_actual_cost(slot.tier, outcome, duration, context.usd_per_second),
             duration=duration,
             adapter=oracle.identity,
         )
+
+    def _kept(
+        self, slot: _Slot, context: TrialContext, details: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """A tier's details with what it ran kept beside the ledger and named by digest:
+        each sandboxed command's whole output (``logs``), and for tier 1 the patch."""
+        found = dict(details)
+        runs = context.logs.drain()
+        if runs:
+            found["logs"] = keep_logs(runs, self.artifacts)
+        if slot.tier is Tier.APPLY:
+            found["patch"] = self._keep_patch(slot.changeset).to_dict()
+        return found
+
+    def _keep_patch(self, changeset: Changeset) -> ArtifactRef:
+        content = patch_bytes(changeset.patch)  # the bytes tier 1 applies
+        if self.artifacts is None:
+            return prepare(content, ArtifactKind.PATCH)[0]
+        return self.artifacts.put(content, ArtifactKind.PATCH)
 
 
 # Tiers billed by the tokens of their answers, not by the time they hold a sandbox: when

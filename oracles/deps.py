@@ -322,7 +322,16 @@ class Resolver:
         self.registry = registry
         self._has_cache = has_cache
 
-    def resolve(self, project: Project, request: SandboxRequest, oracle_stamp: str) -> Resolution:
+    def resolve(
+        self,
+        project: Project,
+        request: SandboxRequest,
+        oracle_stamp: str,
+        *,
+        note: Callable[[SandboxRequest, SandboxResult], None] | None = None,
+    ) -> Resolution:
+        """The project's resolution, run now or reused; ``note`` is told the run either way
+        (the trial's log of its sandboxed commands)."""
         cache = request.mounts[0].cache
         key = stamp(
             {"request": request.key_data(), "registry": self.registry, "oracle": oracle_stamp}
@@ -340,4 +349,6 @@ class Resolver:
         result = self._cache.get_or_run(
             key, run, keep=settled, valid=lambda _result: self._has_cache(cache)
         )
+        if note is not None:
+            note(request, result)
         return replace(classify(project, result, cache), as_of=request.registry_as_of)

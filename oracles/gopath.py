@@ -319,14 +319,23 @@ class Synthesizer:
         self.registry = registry
 
     def synthesize(
-        self, project: Project, module: ModulePath, request: SandboxRequest, oracle_stamp: str
+        self,
+        project: Project,
+        module: ModulePath,
+        request: SandboxRequest,
+        oracle_stamp: str,
+        *,
+        note: Callable[[SandboxRequest, SandboxResult], None] | None = None,
     ) -> SynthesizedModule:
+        """The go.mod made for ``project``, run now or reused; ``note`` is told the run."""
         key = stamp(
             {"request": request.key_data(), "registry": self.registry, "oracle": oracle_stamp}
         )
         result = self._cache.get_or_run(
             key, lambda: self._run(request), keep=lambda found: _settled(project, found)
         )
+        if note is not None:
+            note(request, result)
         return read_synthesis(project, module, result)
 
 

@@ -1,6 +1,9 @@
 """``migration-evals show TRIAL_ID|CHANGESET_ID``: one trial's evidence, tier by tier.
 
-The detail is ``gate.trial_detail``'s, the same the report's trials page opens. Text from
+The detail is ``gate.trial_detail``'s, the same the report's trials page opens. With
+``--patch`` or ``--logs TIER`` it prints the patch or every sandboxed command's whole
+output instead, read back from the artifacts beside the ledger (``gate.trial_artifacts``),
+each saying when it was not recorded or not kept rather than printing nothing. Text from
 candidates and their builds is printed inert: rich markup is never parsed in it, and
 control characters (a terminal escape sequence in a build log) are shown as escapes.
 """
@@ -20,8 +23,10 @@ from bot.ledger_keys import open_store
 from core.diff_coverage import DiffCoverage
 from core.model import Tier
 from core.specs import load_specs
+from core.store import Store
 from gate.diff_coverage import coverage_lines
 from gate.suite_counts import count_lines
+from gate.trial_artifacts import ArtifactStatus, ArtifactView, trial_logs, trial_patch
 from gate.trial_detail import TierDetail, TrialDetail, trial_detail
 
 TAIL_LINES = 15  # per sandbox run, unless one tier is asked for
@@ -237,16 +242,61 @@ def _document(detail: TrialDetail, only: str | None) -> dict[str, Any]:
     return document
 
 
+def _artifact_lines(view: ArtifactView) -> Iterator[tuple[str, str]]:
+    """An artifact's header (its digest, or why there is no text) and then its text."""
+    entry = view.entry or {}
+    if entry.get("exit_code") is not None:
+        command = " ".join(str(part) for part in entry.get("command") or ())
+        yield (
+            "bold",
+            f"── {view.label}: exit {entry['exit_code']} ── {entry.get('image')} {command}",
+        )
+    else:
+        yield "bold", f"── {view.label}"
+    if view.status is not ArtifactStatus.KEPT:
+        yield "bold yellow", f"   {view.status.value}: {view.note}"
+        return
+    cut = f"; {view.note}" if view.note else ""
+    if entry.get("sandbox_cut"):
+        cut += "; the sandbox kept the head and tail of a longer output, marked inside"
+    yield "dim", f"   sha256 {view.sha256}{cut}"
+    for line in view.text.rstrip("\n").splitlines():
+        yield "", line
+
+
+def _artifacts(
+    detail: TrialDetail, args: argparse.Namespace, store: Store
+) -> tuple[dict[str, Any], list[ArtifactView]]:
+    """The JSON document and the views ``--patch`` or ``--logs TIER`` asks for."""
+    document: dict[str, Any] = {
+        "trial_id": detail.ref.trial_id,
+        "artifacts": store.artifacts.location,
+    }
+    if args.patch:
+        patch = trial_patch(detail, store.artifacts)
+        return {**document, "patch": patch.to_dict()}, [patch]
+    tier = Tier(args.logs)
+    logs = trial_logs(detail, tier, store.artifacts)
+    document = {**document, "tier": tier.value, "logs": [v.to_dict() for v in logs]}
+    if not logs:
+        document["note"] = f"tier {tier.value} ran no sandboxed command in this trial"
+    return document, logs
+
+
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     specs = load_specs(settings.specs_dir)
     store = open_store(settings)
+    artifacts: tuple[dict[str, Any], list[ArtifactView]] | None = None
     try:
         detail = trial_detail(store, args.id, run_id=args.run, specs=specs)
+        if args.patch or args.logs:
+            artifacts = _artifacts(detail, args, store)
     finally:
         store.close()
     if args.json:
-        json.dump(_document(detail, args.tier), sys.stdout, indent=2)
+        found = artifacts[0] if artifacts else _document(detail, args.tier)
+        json.dump(found, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return ExitStatus.OK
     from rich.text import Text  # noqa: PLC0415 - only human output needs rich
@@ -254,6 +304,14 @@ def run(args: argparse.Namespace) -> int:
     from bot.console import make_console  # noqa: PLC0415
 
     console = make_console()
-    for style, line in _lines(detail, args.tier):
+    lines = _lines(detail, args.tier)
+    if artifacts:
+        note = artifacts[0].get("note")
+        lines = (
+            (line for view in artifacts[1] for line in _artifact_lines(view))
+            if artifacts[1]
+            else iter([("bold yellow", f"no logs: {note}")])
+        )
+    for style, line in lines:
         console.print(Text(inert(line), style=style), soft_wrap=True)
     return ExitStatus.OK

@@ -18,6 +18,16 @@ def add_parser(commands: SubParsers) -> None:
     parser.add_argument(
         "--tier", choices=[t.value for t in Tier], help="only this tier, with whole output tails"
     )
+    whole = parser.add_mutually_exclusive_group()
+    whole.add_argument(
+        "--patch", action="store_true", help="print the patch as tier 1 applied it, whole"
+    )
+    whole.add_argument(
+        "--logs",
+        choices=[t.value for t in Tier],
+        metavar="TIER",
+        help="print the whole output of every sandboxed command TIER ran (base and patched)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     parser.add_argument("--run", metavar="RUN_ID", help="look only among this run's trials")
     add_store_options(parser)

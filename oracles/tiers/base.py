@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from core.model import Changeset, Envelope, Evidence, FabricatedMark, Tier, Verdict
 from core.specs import Recipe, SpecSet, TierSpec
+from oracles.run_logs import RunLog
 from oracles.workspace import Workspace
 
 __all__ = ["TierOracle", "TierOutcome", "TrialContext"]
@@ -49,6 +50,8 @@ class TrialContext:
     defer_unavailable: bool = False
     # Work tiers share within one trial (the build plan of tiers 2-3), made on first use.
     memo: dict[str, Any] = field(default_factory=dict)
+    # Every sandboxed run the tiers make or reuse, kept as artifacts by the cascade.
+    logs: RunLog = field(default_factory=RunLog)
 
     def tier_spec(self, tier: Tier) -> TierSpec:
         return self.specs.oracle.tier(tier)

@@ -214,7 +214,7 @@ class CompileOracle:
         key = BaselineCache.key(
             context.changeset, request, self.sandbox.identity, context.specs.oracle_stamp
         )
-        return self.baselines.get_or_run(key, lambda: sandboxed.run(request)), request.image
+        return sandboxed.reused(self.baselines, key, request), request.image
 
     def _finish(
         self, sandboxed: TrialSandbox, plan: BuildPlan, outcome: _Outcome, decided: TierOutcome

@@ -71,7 +71,7 @@ class _Checker:
         key = BaselineCache.key(
             context.changeset, request, self.sandboxed.sandbox.identity, context.specs.oracle_stamp
         )
-        return self.baselines.get_or_run(key, lambda: self.sandboxed.run(request))
+        return self.sandboxed.reused(self.baselines, key, request)
 
     def inspect(self, image: str) -> ImageConfig:
         config = self.sandboxed.sandbox.inspect(image)

@@ -15,6 +15,7 @@ from core.errors import SandboxError
 from core.model import Changeset, FabricatedMark, Tier
 from core.ports import Sandbox, SandboxAction, SandboxRequest, SandboxResult
 from core.specs import Recipe
+from oracles.baselines import BaselineCache
 from oracles.builds import ProjectBuild, build_request
 from oracles.dockerfiles import diff_images
 from oracles.dockerignore import BuildContext
@@ -175,9 +176,11 @@ class TrialSandbox:
             graded.tree_hash if graded else workspace.tree_hash(patched=patched), extra
         )
         sends = context.sends if context is not None else None
+        tree_hash = context.tree_hash(hashed) if context is not None else hashed
+        self.context.logs.side(tree_hash, "patched" if patched else "base")
         return SandboxRequest(
             action=action,
-            tree_hash=context.tree_hash(hashed) if context is not None else hashed,
+            tree_hash=tree_hash,
             timeout_s=self.context.tier_spec(tier).timeout_s,
             tree=lambda uid, gid, subdir: workspace.archive(
                 uid, gid, patched=patched, subdir=subdir, graded=graded, extra=extra, sends=sends
@@ -188,6 +191,16 @@ class TrialSandbox:
     def run(self, request: SandboxRequest) -> SandboxResult:
         result = self.sandbox.run(request)
         self.fabricated.extend(result.fabricated)
+        self.context.logs.note(request, result)
+        return result
+
+    def reused(
+        self, cache: BaselineCache, key: str, request: SandboxRequest, **checks: Any
+    ) -> SandboxResult:
+        """A base run from the baseline cache (run now on a miss), noted in the trial's
+        log either way: its output is the one this trial is graded against."""
+        result = cache.get_or_run(key, lambda: self.run(request), **checks)
+        self.context.logs.note(request, result)
         return result
 
 

@@ -627,8 +627,8 @@ class TestsOracle:
         key = BaselineCache.key(
             context.changeset, request, self.sandbox.identity, context.specs.oracle_stamp
         )
-        return self.baselines.get_or_run(
-            key, lambda: sandboxed.run(request), keep=lambda result: _readable(request, result)
+        return sandboxed.reused(
+            self.baselines, key, request, keep=lambda result: _readable(request, result)
         )
 
     def _rerun(
