@@ -241,8 +241,13 @@ VARIABLES: tuple[Variable, ...] = (
         "MIGRATION_EVALS_CHECKPOINT_KEY",
         _LEDGER,
         "the Ed25519 private key PEM file that signs checkpoints, gate snapshots and anchors "
-        "(`openssl genpkey -algorithm ed25519 -out checkpoint.pem`)",
+        "(`openssl genpkey -algorithm ed25519 -out checkpoint.pem`); a file named here must "
+        "exist. Unset, the default key is used, made on first use with its public half "
+        "printed; `off` signs nothing. Keep it outside the database, the same on every "
+        "process that writes the ledger",
         "ledger.checkpoint_key",
+        default="`$XDG_CONFIG_HOME/migration-evals/checkpoint-key.pem` "
+        "(`~/.config/migration-evals/checkpoint-key.pem`), made on first use",
     ),
     Variable(
         "MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY",
@@ -251,6 +256,12 @@ VARIABLES: tuple[Variable, ...] = (
         "(`ledger checkpoint --public-key` prints it)",
         "ledger.checkpoint_public_key",
         default="the private key's public half",
+    ),
+    Variable(
+        "XDG_CONFIG_HOME",
+        _LEDGER,
+        "the base of the default checkpoint key's folder",
+        default="`~/.config`",
     ),
     Variable(
         "MIGRATION_EVALS_GITHUB_API_URL",

@@ -1,7 +1,9 @@
 """The ledger's keys, from the settings: what every command that opens the store passes.
 
 The key files are read here (the composition root), once per store; a missing or
-malformed file is a configuration error naming it.
+malformed file is a configuration error naming it. The default checkpoint key (in the
+user's configuration folder, never in the database) is made here on first use, and its
+public half printed, so checkpoints are signed without any setting.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from core.integrity import LedgerKeys
 from core.settings import Settings
 from core.store import Store
 
-__all__ = ["UNKEYED_WARNING", "ledger_keys", "open_store", "warn_if_unkeyed"]
+__all__ = ["UNKEYED_WARNING", "checkpoint_signer", "ledger_keys", "open_store", "warn_if_unkeyed"]
 
 UNKEYED_WARNING = (
     "migration-evals: warning: MIGRATION_EVALS_LEDGER_KEY is not set, so the ledger is "
@@ -24,11 +26,32 @@ UNKEYED_WARNING = (
 )
 
 
+def checkpoint_signer(settings: Settings, stream: TextIO | None = None) -> CheckpointSigner | None:
+    """The checkpoint key ``settings`` name; the default one is made when missing, and its
+    public half printed on ``stream`` (stderr) for the user to keep elsewhere."""
+    config = settings.ledger
+    path = config.checkpoint_key
+    if path is None:
+        return None
+    if not config.make_checkpoint_key or path.exists():
+        return CheckpointSigner.from_pem(path)
+    signer = CheckpointSigner.make(path)
+    verifier = signer.verifier()
+    print(
+        f"migration-evals: made a checkpoint signing key at {path} (key id {verifier.key_id}); "
+        "keep it, and a copy of this public key, away from the database "
+        "(`ledger checkpoint --public-key` prints it again):\n" + verifier.public_pem(),
+        end="",
+        file=stream or sys.stderr,
+    )
+    return signer
+
+
 def ledger_keys(settings: Settings) -> LedgerKeys:
     """The chain key and checkpoint keys ``settings`` name."""
     config = settings.ledger
     secret = config.key.encode() if config.key else None
-    signer = CheckpointSigner.from_pem(config.checkpoint_key) if config.checkpoint_key else None
+    signer = checkpoint_signer(settings)
     verifier = (
         CheckpointVerifier.from_pem(config.checkpoint_public_key)
         if config.checkpoint_public_key

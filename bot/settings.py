@@ -15,8 +15,9 @@ caches in named volumes and ``MIGRATION_EVALS_GATE_NETWORK`` (with
 ``MIGRATION_EVALS_GATE_HOST``) is how resolution runs reach the registry gate.
 ``MIGRATION_EVALS_LEDGER_KEY`` is the secret the ledger's chain is linked under (HMAC-SHA256;
 unset: an unkeyed ledger), ``MIGRATION_EVALS_CHECKPOINT_KEY`` the Ed25519 private key PEM
-that signs checkpoints and ``MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY`` the public key PEM that
-verifies them where the private key is not at hand.
+that signs checkpoints (unset: ``checkpoint-key.pem`` in the user's configuration folder,
+made on first use; ``off``: none) and ``MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY`` the public
+key PEM that verifies them where the private key is not at hand.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from core.settings import (
 
 __all__ = [
     "PROJECT_ROOT",
+    "default_checkpoint_key",
     "dependencies_from_env",
     "github_app_from_env",
     "ledger_keys_from_env",
@@ -224,13 +226,30 @@ def ledger_keys_from_env(env: Mapping[str, str]) -> LedgerKeySettings:
             f"{PREFIX}LEDGER_KEY is {len(key)} character(s) long: use at least "
             f"{LEDGER_KEY_MIN_CHARS} random ones (e.g. `openssl rand -hex 32`)"
         )
-    private = env.get(PREFIX + "CHECKPOINT_KEY")
+    private = env.get(PREFIX + "CHECKPOINT_KEY") or ""
     public = env.get(PREFIX + "CHECKPOINT_PUBLIC_KEY")
+    if private.lower() == CHECKPOINT_KEY_OFF:
+        checkpoint_key = None
+    else:
+        checkpoint_key = Path(private) if private else default_checkpoint_key(env)
     return LedgerKeySettings(
         key=key,
-        checkpoint_key=Path(private) if private else None,
+        checkpoint_key=checkpoint_key,
+        # Only the default is made on first use: a path someone named and mistyped is an
+        # error, not a new key that signs where the right one should have.
+        make_checkpoint_key=not private,
         checkpoint_public_key=Path(public) if public else None,
     )
+
+
+CHECKPOINT_KEY_OFF = "off"
+
+
+def default_checkpoint_key(env: Mapping[str, str]) -> Path:
+    """Where the checkpoint key is kept when none is named: the user's configuration
+    folder, outside any database it signs for."""
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "migration-evals" / "checkpoint-key.pem"
 
 
 def _agent_authors(value: str) -> dict[str, str]:

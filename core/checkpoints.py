@@ -9,11 +9,17 @@ different link (recomputed), is refused. The private key signs (at the end of ea
 on ``ledger checkpoint``), the public key verifies, and bundles carry the checkpoint of
 their head, so anyone with the public key checks a bundle offline. The same key signs the
 digest of a shared gold anchor (``sign_document``).
+
+Checkpoints stored in the database guard the rows beside them only while they are there
+themselves: whoever deletes rows can delete the checkpoints over them too. A *witness* is
+a checkpoint kept elsewhere (``witness_document``, or a bundle, which carries one);
+``witness_of`` reads either back for ``ledger verify --witness``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -32,14 +38,18 @@ from core.stamps import canonical_json
 
 __all__ = [
     "CHECKPOINT_FORMAT",
+    "WITNESS_FORMAT",
     "Checkpoint",
     "CheckpointSigner",
     "CheckpointVerifier",
     "load_checkpoints",
     "store_checkpoint",
+    "witness_document",
+    "witness_of",
 ]
 
 CHECKPOINT_FORMAT = "migration-evals-checkpoint/1"
+WITNESS_FORMAT = "migration-evals-witness/1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +184,37 @@ class CheckpointSigner:
             raise ConfigError(f"{path} is not an Ed25519 private key (checkpoints are Ed25519)")
         return cls(private)
 
+    @classmethod
+    def make(cls, path: Path) -> CheckpointSigner:
+        """A new key written to ``path`` (owner-only); when another process made it first,
+        theirs, so processes starting together share one key."""
+        private = Ed25519PrivateKey.generate()
+        pem = private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        # Written whole under another name, then linked into place: a process that finds
+        # the key never reads it half-written, and a link never replaces another's key.
+        draft = path.with_name(f".{path.name}.{os.getpid()}.new")
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with os.fdopen(
+                os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb"
+            ) as out:
+                out.write(pem)
+            os.link(draft, path)
+        except FileExistsError:
+            return cls.from_pem(path)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot make the checkpoint key {path}: {exc.strerror or exc} (name a "
+                "writable place with MIGRATION_EVALS_CHECKPOINT_KEY, or set it to `off`)"
+            ) from exc
+        finally:
+            draft.unlink(missing_ok=True)
+        return cls(private)
+
     def verifier(self) -> CheckpointVerifier:
         return CheckpointVerifier(self._private.public_key())
 
@@ -211,3 +252,32 @@ def load_checkpoints(conn: Connection) -> list[Checkpoint]:
     return [
         Checkpoint.from_dict({**row, "number": row["id"]}) for row in conn.execute(query).mappings()
     ]
+
+
+def witness_document(checkpoint: Checkpoint, public_pem: str | None = None) -> dict[str, Any]:
+    """A checkpoint to keep away from the database (``ledger witness``, a check run's
+    details), with the public key's PEM when given, so it can be read on its own; checks
+    still use the configured key."""
+    document = {"format": WITNESS_FORMAT, "checkpoint": checkpoint.to_dict()}
+    return {**document, "public_key": public_pem} if public_pem else document
+
+
+def witness_of(document: Mapping[str, Any]) -> Checkpoint:
+    """The checkpoint a witness file or a publication bundle carries; ValueError naming
+    what is wrong when it carries none."""
+    if document.get("format") == WITNESS_FORMAT:
+        found = document.get("checkpoint")
+    elif isinstance(document.get("ledger"), Mapping):  # a bundle: its signed head
+        found = document["ledger"].get("checkpoint")
+        if found is None:
+            raise ValueError(
+                "the bundle carries no checkpoint (it was published without a checkpoint key)"
+            )
+    else:
+        raise ValueError(
+            f"neither a witness ({WITNESS_FORMAT}, from `ledger witness --out FILE`) nor a "
+            "publication bundle"
+        )
+    if not isinstance(found, Mapping):
+        raise ValueError("its checkpoint is not an object")
+    return Checkpoint.from_dict(found)

@@ -6,7 +6,9 @@ by the gate's scan workers in several); ``verify_chain`` joins those walks and c
 lies beside them: the head row, which key the ledger was chained under, the record chain
 of the gold labels, tracked PRs and unlock (``core.records``), and every signed checkpoint
 (``core.checkpoints``): its signature, and whether both chains still reach it with the
-same links.
+same links. A witness (a checkpoint kept outside the database) is checked the same way,
+and must still be among the stored checkpoints: deleting rows together with the
+checkpoints over them leaves a ledger that agrees with itself, but not with its witness.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class LedgerCheck:
     notes: tuple[str, ...] = ()
     key_id: str = "unkeyed"
     checkpoint: Checkpoint | None = None  # the latest one that holds
+    witness: Checkpoint | None = None  # the checkpoint kept elsewhere it was checked against
     # Rows 1..resumed_at were taken from a signed gate snapshot, not walked (0: all walked).
     resumed_at: int = 0
 
@@ -190,6 +193,45 @@ def _checkpoint_problems(
     return problems, latest, found
 
 
+def _witness_problems(
+    conn: Connection,
+    keys: LedgerKeys,
+    witness: Checkpoint,
+    ends: tuple[int, int],
+    stored: Sequence[Checkpoint],
+) -> list[str]:
+    """Why the ledger does not agree with ``witness``, a checkpoint kept elsewhere."""
+    said = f"the witness (row {witness.ledger_seq}, signed {witness.created_at})"
+    if keys.checker is None:
+        return [f"{said} cannot be checked: no checkpoint key or public key is configured"]
+    wrong = keys.checker.problem(witness)
+    if wrong:
+        return [wrong.replace(witness.describe(), said, 1)]
+    if witness.key_id != keys.chain.key_id:
+        return [
+            f"{said} is of a ledger chained under key {witness.key_id}, not {keys.chain.key_id}"
+        ]
+    ledger = _stored_links(conn, ledger_table, {witness.ledger_seq})
+    records = _stored_links(conn, record_log_table, {witness.records_seq})
+    problems = [
+        p.replace(witness.describe(), said, 1)
+        for p in [
+            *_reach_problems(
+                witness, "row", (witness.ledger_seq, witness.ledger_hash), ends[0], ledger
+            ),
+            *_reach_problems(
+                witness, "record", (witness.records_seq, witness.records_hash), ends[1], records
+            ),
+        ]
+    ]
+    if all(c.signature != witness.signature for c in stored):
+        problems.append(
+            f"{said} is not among the ledger's {len(stored)} stored checkpoint(s): checkpoints "
+            "were deleted (or the witness is of another ledger)"
+        )
+    return problems
+
+
 def _notes(keys: LedgerKeys, checkpoints: Sequence[Checkpoint]) -> list[str]:
     notes = []
     if not keys.chain.keyed:
@@ -199,8 +241,8 @@ def _notes(keys: LedgerKeys, checkpoints: Sequence[Checkpoint]) -> list[str]:
         )
     if keys.checker is None:
         notes.append(
-            "checkpoint signatures not checked: no checkpoint key configured "
-            "(MIGRATION_EVALS_CHECKPOINT_KEY or MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY)"
+            "checkpoint signatures not checked: no checkpoint key (MIGRATION_EVALS_CHECKPOINT_KEY "
+            "is `off` and MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY unset)"
         )
     elif not checkpoints:
         notes.append("no signed checkpoint yet: rows removed from the end would go unnoticed")
@@ -215,11 +257,13 @@ def verify_chain(
     *,
     upto_seq: int | None = None,
     resumed_at: int = 0,
+    witness: Checkpoint | None = None,
 ) -> LedgerCheck:
     """Join ``walks`` (the rows up to ``head``, or up to ``upto_seq``, in order) and check
     everything beside them; ``head`` is the head row as read before the walk. With
     ``resumed_at``, the first walk stands for rows 1..resumed_at as a signed gate snapshot
-    gathered them (``core.snapshots``), checked by the caller."""
+    gathered them (``core.snapshots``), checked by the caller. ``witness``: a checkpoint
+    kept outside the database, which the ledger must still reach and hold."""
     problems, last_seq, last_hash = join_walks(walks)
     rows = sum(walk.rows for walk in walks)
     if upto_seq is None:
@@ -234,6 +278,9 @@ def verify_chain(
         conn, keys, last_seq, records_end[0], upto_seq
     )
     problems.extend(reach)
+    if witness is not None:
+        ends = (last_seq, records_end[0])
+        problems.extend(_witness_problems(conn, keys, witness, ends, checkpoints))
     return LedgerCheck(
         rows=rows,
         head_seq=last_seq,
@@ -242,5 +289,6 @@ def verify_chain(
         notes=tuple(_notes(keys, checkpoints)),
         key_id=keys.chain.key_id,
         checkpoint=latest,
+        witness=witness,
         resumed_at=resumed_at,
     )

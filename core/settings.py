@@ -81,6 +81,9 @@ class LedgerKeySettings:
 
     key: str | None = field(default=None, repr=False)
     checkpoint_key: Path | None = None  # private: signs checkpoints
+    # Make ``checkpoint_key`` on first use when the file is missing (the default key, kept
+    # outside the database so that whoever can write the database cannot re-sign it).
+    make_checkpoint_key: bool = False
     checkpoint_public_key: Path | None = None  # public: verifies them (default: the private's)
 
 

@@ -664,9 +664,10 @@ class Store:
             ).one()
         return int(row.seq), str(row.row_hash)
 
-    def verify_ledger(self) -> LedgerCheck:
+    def verify_ledger(self, witness: Checkpoint | None = None) -> LedgerCheck:
         """Walk the chain and check everything beside it (``core.integrity``): every
-        edited, missing or reordered row, forged records, checkpoints no longer reached."""
+        edited, missing or reordered row, forged records, checkpoints no longer reached,
+        and a ``witness`` kept elsewhere that the ledger no longer agrees with."""
         walk = ChainWalk(key=self.keys.chain)
         columns = [ledger_table.c[name] for name in CHAIN_COLUMNS]
         with self.reading() as conn:
@@ -676,7 +677,8 @@ class Store:
             )
             for row in result:
                 walk.add(row)
-            return _verify_chain(conn, self.keys, [walk], (int(head.seq), str(head.row_hash)))
+            found = (int(head.seq), str(head.row_hash))
+            return _verify_chain(conn, self.keys, [walk], found, witness=witness)
 
     def verify_walks(
         self,
@@ -715,8 +717,9 @@ class Store:
         signer = self.keys.signer
         if signer is None:
             raise ConfigError(
-                "no checkpoint key: set MIGRATION_EVALS_CHECKPOINT_KEY to an Ed25519 private "
-                "key PEM (`openssl genpkey -algorithm ed25519 -out FILE`)"
+                "no checkpoint key: MIGRATION_EVALS_CHECKPOINT_KEY is `off`; unset it (a key "
+                "is then made on first use) or name an Ed25519 private key PEM "
+                "(`openssl genpkey -algorithm ed25519 -out FILE`)"
             )
         with self._append_lock, self.engine.begin() as conn:
             head = conn.execute(_HEAD_FOR_UPDATE).one()

@@ -117,6 +117,16 @@ def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
 RepoFactory = Callable[[Mapping[str, str | bytes]], tuple[Path, str]]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _config_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A configuration folder of the test session's own: the checkpoint key made on first
+    use goes there, never into the user's (tests of that key name folders of their own)."""
+    folder = tmp_path_factory.mktemp("config")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CONFIG_HOME", str(folder))
+        yield folder
+
+
 @pytest.fixture(scope="session")
 def specs() -> SpecSet:
     return load_specs(SPECS_DIR)

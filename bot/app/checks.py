@@ -16,6 +16,7 @@ written and renders nothing in them), then the commands. Re-running is GitHub's 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from bot.app.commands import command_lines
+from core.checkpoints import Checkpoint, witness_document
 from core.diff_coverage import DiffCoverage
 from core.model import Envelope, Evidence, Severity, Tier, Trial, Verdict
 from gate.judging import NO_JUDGE, NO_JUDGE_NOTE
@@ -44,7 +46,6 @@ __all__ = [
     "cut",
     "error_output",
     "explain",
-    "failed_on_facts",
     "fenced",
     "inline_text",
     "short_title",
@@ -58,8 +59,6 @@ TITLE_LIMIT = 120  # what GitHub's checks list shows before it wraps
 EVIDENCE_SHOWN = 10  # lines of the stopped tier's evidence in the summary
 _EVIDENCE_CHARS = 300  # per line; the details text and the ledger have all of it
 _ANNOTATED_TIERS = (Tier.APPLY, Tier.COMPILE)
-_FACT_TIERS = (Tier.APPLY, Tier.COMPILE, Tier.TESTS)
-GATE_COMMAND = "migration-evals gate check"
 
 
 class Mode(StrEnum):
@@ -140,21 +139,7 @@ def _usd(value: float) -> str:
     return f"${value:,.4f}"
 
 
-def failed_on_facts(trial: Trial) -> bool:
-    """Whether the patch does not apply, build or pass its tests, on recorded answers only:
-    facts of tiers 1-3 that need no gold anchor to be believed (a judge's verdict does)."""
-    stop = trial.stopped_at()
-    return (
-        stop is not None
-        and stop.verdict is Verdict.FAIL
-        and stop.tier in _FACT_TIERS
-        and not trial.fabricated
-    )
-
-
 def _conclusion(trial: Trial, broken_anchor: str | None) -> Conclusion:
-    if failed_on_facts(trial):
-        return Conclusion.FAILURE
     if trial.fabricated or broken_anchor:
         return Conclusion.NEUTRAL
     verdict = trial.verdict
@@ -234,13 +219,9 @@ def _warnings(trial: Trial, broken_anchor: str | None) -> list[str]:
             "publication gate will refuse this result."
         )
     if broken_anchor:
-        outcome = (
-            "The patch fails a tier whose verdict is a fact (it does not apply, build or pass "
-            "its tests), so this check fails all the same; any other verdict concludes neutral."
-            if failed_on_facts(trial)
-            else "The conclusion is neutral."
+        warnings.append(
+            f"> ⚠️ **This eval is broken:** {inline_text(broken_anchor)}. The conclusion is neutral."
         )
-        warnings.append(f"> ⚠️ **This eval is broken:** {inline_text(broken_anchor)}. {outcome}")
     # Each banner is a block of its own: a line right after a blockquote would join it.
     return [line for warning in warnings for line in (warning, "")]
 
@@ -282,7 +263,13 @@ def _commands(app_slug: str) -> list[str]:
 
 
 def _summary(
-    trial: Trial, mode: Mode, broken_anchor: str | None, app_slug: str, judged: bool
+    trial: Trial,
+    mode: Mode,
+    broken_anchor: str | None,
+    app_slug: str,
+    judged: bool,
+    *,
+    head: Checkpoint | None = None,
 ) -> str:
     stamps = trial.envelopes[0].stamps if trial.envelopes else None
     changeset = trial.changeset
@@ -303,18 +290,26 @@ def _summary(
             f"- **Stamps:** oracle `{stamps.oracle[:12]}`, recipe `{stamps.recipe[:12]}`, "
             f"hypotheses `{stamps.hypotheses[:12]}`"
         )
-    lines.append(_anchor_line(broken_anchor))
+    lines.append(_head_line(head))
     return "\n".join([*lines, *_why(trial), *_commands(app_slug)])
 
 
-def _anchor_line(broken_anchor: str | None) -> str:
-    """The gold anchor's state, and that no number is publishable before the gate says so
-    (a check run reports one trial; publishing is the gate's decision, not the App's)."""
-    state = f"not anchored ({inline_text(broken_anchor)})" if broken_anchor else "anchored"
+def _head_line(head: Checkpoint | None) -> str:
+    if head is None:
+        return "- **Ledger head:** not signed (no checkpoint key, or the ledger did not verify)"
     return (
-        f"- **Gold anchor:** {state}. No number from this evaluation is publishable until "
-        f"the publication gate says so (`{GATE_COMMAND}`)."
+        f"- **Signed ledger head:** row {head.ledger_seq}, {code_span(head.ledger_hash)}, "
+        f"signed by key {code_span(head.signer)} (the details hold the checkpoint whole: "
+        "`ledger verify --witness` checks the ledger against it)"
     )
+
+
+def _head_text(head: Checkpoint | None) -> str:
+    """The signed checkpoint as a witness document: kept by GitHub, outside the ledger."""
+    if head is None:
+        return ""
+    document = json.dumps(witness_document(head), indent=2)
+    return f"### Signed ledger head\n\n```json\n{document}\n```\n\n"
 
 
 def _judge_lines(envelope: Envelope) -> list[str]:
@@ -382,14 +377,16 @@ def trial_output(
     app_slug: str = CHECK_NAME,
     details_url: str | None = None,
     judged: bool = True,
+    signed_head: Checkpoint | None = None,
 ) -> CheckOutput:
     """What the check run of ``trial`` shows; ``judged`` False: the oracle spec
-    pre-registers no judge, and the check run says "no judge"."""
+    pre-registers no judge, and the check run says "no judge". ``signed_head``: the
+    ledger's checkpoint signed after the trial was written (None: unsigned)."""
     return CheckOutput(
         conclusion=_conclusion(trial, broken_anchor),
         title=_title(trial, judged),
-        summary=_summary(trial, mode, broken_anchor, app_slug, judged),
-        text=explain(trial.envelopes),
+        summary=_summary(trial, mode, broken_anchor, app_slug, judged, head=signed_head),
+        text=_head_text(signed_head) + explain(trial.envelopes),
         annotations=_annotations(trial),
         details_url=details_url,
     )

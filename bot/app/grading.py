@@ -35,7 +35,8 @@ from bot.app.repo_config import CONFIG_PATH, RepoConfig, RepoConfigError, parse_
 from bot.grading import grade as run_grading
 from bot.jobs.pool import CARRIED
 from bot.plan import RunPlan
-from core.errors import InfrastructureError
+from core.checkpoints import Checkpoint
+from core.errors import InfrastructureError, StoreError
 from core.model import Trial
 from core.ports import GitHubClient, PullRequestInfo
 from core.settings import Executor
@@ -293,9 +294,23 @@ def _publish(
         app_slug=ctx.app_slug,
         details_url=trial_url(ctx, trial.id),
         judged=ctx.specs.oracle.judged,
+        signed_head=_signed_head(ctx),
     )
     check.complete(output, trial)
     return f"{output.conclusion.value}: {output.title}"
+
+
+def _signed_head(ctx: BotContext) -> Checkpoint | None:
+    """A checkpoint of the ledger with this trial in it, for the check run to carry (a
+    copy GitHub keeps, outside the database); None without a key or over a ledger cut
+    below its last checkpoint, which is logged: the grade is published either way."""
+    if ctx.store.keys.signer is None:
+        return None
+    try:
+        return ctx.store.checkpoint()
+    except StoreError as exc:
+        log.error("checkpoint refused, the check run carries no signed head: %s", exc)
+        return None
 
 
 _NO_RECIPE = (

@@ -23,7 +23,6 @@ from bot.app import maintenance, survival
 from bot.app.context import BotContext, replayed
 from bot.app.github import ClientPolicy, GitHubApp
 from bot.app.grading import GradeTask, grade
-from bot.app.health import Health, app_probes
 from bot.app.kinds import APP_KINDS, COMMAND, GRADE, TRACK_MERGE
 from bot.app.records import CheckRecords
 from bot.app.scheduler import SingleScheduler
@@ -288,7 +287,7 @@ def build_service(
         queue=queue,
         app_slug=gh.app_slug,
         app_id=gh.app_id,
-        health=Health(queue, app_probes(settings, ctx.plan, ctx.specs, github), clock=clock),
+        healthy=queue.ping,
         about=about,
         trial_page=TrialPages(store, ctx.specs),
     )

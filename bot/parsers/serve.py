@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 from bot.commands import summary
-from bot.commands.options import (
-    add_deprecated_alias,
-    add_server_mode_option,
-    add_store_options,
-)
+from bot.commands.options import add_server_mode_option, add_store_options
 from bot.parsers import Handler, SubParsers
 
 HELP = summary("serve")
@@ -27,13 +23,8 @@ def add_parser(commands: SubParsers) -> None:
         "--processes", type=int, default=2, metavar="N", help="gunicorn worker processes"
     )
     parser.add_argument(
-        "--request-threads",
-        type=int,
-        default=4,
-        metavar="N",
-        help="threads answering HTTP requests in each process (default 4; formerly --threads)",
+        "--threads", type=int, default=4, metavar="N", help="request threads per process"
     )
-    add_deprecated_alias(parser, "--threads", dest="request_threads", instead="--request-threads N")
     parser.add_argument(
         "--dev", action="store_true", help="Flask's development server, one process"
     )

@@ -29,7 +29,13 @@ from bot.app.service import BotService, build_service
 from bot.app.signature import sign
 from core.gold import GoldLabel, GoldRow, upsert_gold
 from core.model import Verdict
-from core.settings import Executor, GitHubAppSettings, ScaleSettings, Settings
+from core.settings import (
+    Executor,
+    GitHubAppSettings,
+    LedgerKeySettings,
+    ScaleSettings,
+    Settings,
+)
 from core.store import Store
 from tests.conftest import ROOT, SPECS_DIR
 from tests.fake_github import FakeGitHub, FakePull
@@ -171,6 +177,7 @@ def make_harness(
         clock: Callable[[], float] = time.time,
         app_slug: str = "migration-evals",
         public_url: str | None = None,
+        ledger: LedgerKeySettings | None = None,
     ) -> Harness:
         key_path, public = app_key
         fake = FakeGitHub(app_id=APP_ID, public_key=public, token_ttl_s=token_ttl_s)
@@ -195,6 +202,7 @@ def make_harness(
                 public_url=public_url,
             ),
             scale=ScaleSettings(executor=Executor.CELERY if dispatcher else Executor.EMBEDDED),
+            ledger=ledger or LedgerKeySettings(),
         )
         sleeps: list[float] = []
         github = GitHubApp(
