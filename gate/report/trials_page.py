@@ -5,8 +5,9 @@ The page stays bounded however large the evaluation: the table's rows travel as 
 JSON that the page renders (at most ``SHOWN`` at a time, the filter narrowing them), and
 the full detail is inlined for at most ``DETAIL_LIMIT`` trials, the ones a reader most
 likely opens first (infrastructure errors, inconclusive, failed, then passed ones), each
-sandbox output cut to its last ``TAIL_LINES`` lines. A row without inline detail names
-the ``show`` command that prints it.
+sandbox output cut to its last ``TAIL_LINES`` lines, and a record page of its own with its
+patch and every sandboxed command's whole output (``gate.report.records``). A row without
+inline detail names the ``show`` command that prints it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from core.model import Verdict
 from core.specs import SpecSet
 from core.store import Store
+from gate.report.records import RecordPage, record_page
 from gate.trial_detail import trial_detail
 from gate.trials import Outcome, TrialFacts
 
@@ -55,6 +57,7 @@ _FIRST = {
 class TrialsPage:
     rows: list[list[Any]]
     details: dict[str, dict[str, Any]]
+    records: tuple[RecordPage, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows": len(self.rows), "details": len(self.details), "detail_limit": DETAIL_LIMIT}
@@ -107,9 +110,11 @@ def trials_page(
 ) -> TrialsPage:
     """The page's rows (every trial of ``trials``, in ledger order) and inline details."""
     chosen = sorted(range(len(trials)), key=lambda i: (_FIRST[trials[i].outcome], i))
-    details = {}
+    details, records = {}, []
     for index in chosen[:DETAIL_LIMIT]:
         trial = trials[index]
         found = trial_detail(store, trial.trial_id, specs=specs, siblings=(), runs=runs)
-        details[trial.trial_id] = _trimmed(found.to_dict())
-    return TrialsPage([_row(t) for t in trials], details)
+        record = record_page(found, store.artifacts)
+        details[trial.trial_id] = {**_trimmed(found.to_dict()), "record_page": record.path}
+        records.append(record)
+    return TrialsPage([_row(t) for t in trials], details, tuple(records))

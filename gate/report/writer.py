@@ -1,4 +1,5 @@
-"""Writing a report folder: ``report.json``, the PNG plots, ``report.md`` and ``index.html``.
+"""Writing a report folder: ``report.json``, the PNG plots, ``report.md`` and ``index.html``,
+and with a trials page, ``trials.html`` and a record page per inlined trial in ``records/``.
 
 ``index.html`` is self-contained: its styles are inline and its plots are embedded as
 data URIs, so the one file can be mailed or archived and still shows everything. The PNG
@@ -17,6 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from gate.report.plots import render
+from gate.report.records import RECORDS_FOLDER, diff_lines
 from gate.report.trials_page import SHOWN, TrialsPage
 
 __all__ = ["ReportFiles", "write_report"]
@@ -93,6 +95,16 @@ def _trials_html(document: dict[str, Any], page: TrialsPage) -> str:
     )
 
 
+def _write_records(document: dict[str, Any], page: TrialsPage, folder: Path) -> None:
+    """Each inlined trial's record page: its patch and its sandboxed commands' output."""
+    if not page.records:
+        return
+    (folder / RECORDS_FOLDER).mkdir(exist_ok=True)
+    for record in page.records:
+        html = _render("record.html.j2", document, {}, record=record, diff_lines=diff_lines)
+        (folder / record.path).write_text(html, encoding="utf-8")
+
+
 def write_report(
     document: dict[str, Any], folder: Path, page: TrialsPage | None = None
 ) -> ReportFiles:
@@ -116,4 +128,5 @@ def write_report(
     if page is not None:
         trials = folder / document["trials_page"]
         trials.write_text(_trials_html(document, page), encoding="utf-8")
+        _write_records(document, page, folder)
     return ReportFiles(folder, html, markdown, json_path, tuple(plots), trials)

@@ -158,3 +158,24 @@ def test_a_live_go_trial_shows_its_patch_and_whole_logs(
     adapters = _json(capsys, "go-ioutil/good")["tiers"]
     assert "sandbox:docker" in adapters[1]["adapter"]
     _check_go(capsys)
+
+
+def test_the_report_links_each_trial_to_its_patch_and_logs(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _graded(env, capsys, "java-calc/good")
+    trial = _json(capsys, "java-calc/good")["trial_id"]
+    assert main(["report", "--out", str(env / "report")]) == 0
+    capsys.readouterr()
+    trials = (env / "report" / "trials.html").read_text()
+    assert f'"record_page":"records/{trial}.html"' in trials
+    page = (env / "report" / "records" / f"{trial}.html").read_text()
+    # The diff is coloured line by line, its text escaped.
+    assert (
+        '<span class="add">+    &lt;maven.compiler.release&gt;17&lt;/maven.compiler.release&gt;'
+        in page
+    )
+    assert '<span class="del">-' in page
+    # Every command's whole output, each with its filter box.
+    assert page.count('<input type="search" class="filter"') == 6  # 4 compile, 2 tests
+    assert "BUILD SUCCESS" in page and "Apache Maven" in page

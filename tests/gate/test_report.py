@@ -71,10 +71,16 @@ def files(
 DRAWN = sorted(set(PLOTTERS) - {"gold_anchor"})  # no gold label: the anchor has no matrix
 
 
-def test_every_file_is_written(broken: dict[str, Any], files: ReportFiles) -> None:
+def test_every_file_is_written(
+    broken: dict[str, Any], files: ReportFiles, evaluated: tuple[dict[str, Any], TrialsPage]
+) -> None:
     names = sorted(p.name for p in files.folder.iterdir())
     plots = [f"{n}.{kind}" for n in DRAWN for kind in ("png", "svg")]
-    assert names == sorted(["index.html", "trials.html", "report.md", "report.json", *plots])
+    written = ["index.html", "trials.html", "report.md", "report.json", "records", *plots]
+    assert names == sorted(written)
+    # A record page (patch and whole logs) for each trial whose detail is inlined.
+    records = sorted(p.stem for p in (files.folder / "records").iterdir())
+    assert records == sorted(evaluated[1].details)
     assert sorted(broken["plots"]) == DRAWN
     assert json.loads(files.json.read_text()) == json.loads(json.dumps(broken))
     for plot in files.plots:
