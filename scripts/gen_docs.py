@@ -318,16 +318,44 @@ def _constraint(schema: Mapping[str, Any]) -> str:
     return ", ".join(part for part in (text, *extras) if part)
 
 
+def _notes(schema: Mapping[str, Any]) -> list[str]:
+    """What a row's value must also satisfy beyond its own shape."""
+    notes = ["no duplicates"] if schema.get("uniqueItems") else []
+    closed = schema.get("additionalProperties") is False
+    if schema.get("type") == "object" and "properties" in schema and not closed:
+        notes.append("other keys allowed")
+    for key, needs in schema.get("dependentRequired", {}).items():
+        notes.append(f"with `{key}`, also {', '.join(f'`{n}`' for n in needs)}")
+    return notes
+
+
+def _conditions(schema: Mapping[str, Any], path: str) -> Iterator[str]:
+    """Keys an ``if``/``then`` asks for: ``then``'s properties, marked with the condition."""
+    condition, then = schema.get("if"), schema.get("then")
+    if not isinstance(condition, Mapping) or not isinstance(then, Mapping):
+        return
+    when = "; ".join(
+        f"`{key}` is {_constraint(value)}" for key, value in condition.get("properties", {}).items()
+    )
+    needed = set(then.get("required", ()))
+    for key, child in then.get("properties", {}).items():
+        required = f"when {when}" if key in needed else ""
+        shape = _constraint(child) + (f" (when {when})" if key not in needed else "")
+        yield f"| `{path}.{key}` | {_cell(required)} | {_cell(shape)} |"
+
+
 def _rows(schema: Mapping[str, Any], path: str, required: bool) -> Iterator[str]:
     if path:
         shape = _constraint(schema)
         items = schema.get("items")
         if isinstance(items, Mapping) and schema.get("type") == "array":
             shape += f" of {_constraint(items) or 'objects'}"
+        shape = "; ".join([shape, *_notes(schema)])
         yield f"| `{path}` | {'yes' if required else ''} | {_cell(shape)} |"
     needed = set(schema.get("required", ()))
     for key, child in schema.get("properties", {}).items():
         yield from _rows(child, f"{path}.{key}" if path else key, key in needed)
+    yield from _conditions(schema, path)
     extra = schema.get("additionalProperties")
     if isinstance(extra, Mapping) and extra.get("properties"):
         yield from _rows(extra, f"{path}.<name>", True)
@@ -362,8 +390,9 @@ def spec_schema_page() -> str:
         "`core/spec_schemas.py`",
         " ".join((module.__doc__ or "").split()).replace("``", "`")
         + " Every spec file is validated against its schema when it is loaded; an error names "
-        "the file, the key and what was expected. A key marked *required* must be present; "
-        "objects take no keys but those listed. `<name>` stands for any key.",
+        "the file, the key and what was expected. A key marked *required* must be present; an "
+        "object takes no keys but those listed unless its row says otherwise. `<name>` stands "
+        "for any key.",
     )
     for name, schema in _schemas().items():
         lines += [f"## `{name}`", ""]
