@@ -19,6 +19,7 @@ __all__ = [
     "UndefinedStatistic",
     "cohens_kappa",
     "matthews_corrcoef",
+    "mcnemar_exact",
     "newcombe_interval",
     "preload",
     "two_proportion_ztest",
@@ -87,6 +88,23 @@ def two_proportion_ztest(
     else:
         raise ValueError(f"alternative must be two-sided, larger or smaller, not {alternative!r}")
     return z, min(p, 1.0)
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """McNemar's exact test for paired binary outcomes: the two-sided p-value of the
+    discordant pairs (``only_a``: pairs where only the first passed; ``only_b``: only the
+    second) under H0 that either is equally likely, i.e. a binomial test of ``only_a`` in
+    ``only_a + only_b`` at 1/2 (``scipy.stats.binomtest``). Pairs that agree carry no
+    information about the difference. With no discordant pair there is no evidence of a
+    difference: p is 1.
+    """
+    if only_a < 0 or only_b < 0:
+        raise ValueError(f"counts of discordant pairs cannot be negative ({only_a}, {only_b})")
+    if only_a + only_b == 0:
+        return 1.0
+    from scipy.stats import binomtest  # noqa: PLC0415 - deferred like the normal's, see above
+
+    return min(1.0, float(binomtest(only_a, only_a + only_b, 0.5).pvalue))
 
 
 def cohens_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:

@@ -1,9 +1,18 @@
-"""``migration-evals demo``: grade the bundled examples on embedded defaults."""
+"""``migration-evals demo``: grade the bundled examples on embedded defaults.
+
+Every example is graded for every model the examples list (``every_model``), so the
+report compares the models on the same tasks: each model's copy of an example is the
+changeset ``ID@MODEL`` (``core.tasks``), the example's own model keeps its id. The copies
+carry the example's one patch, so tiers 1-3 and the judge answer them as they answer the
+example (the same sandbox requests and judge prompts, replayed from the same cassettes);
+their outcomes agree by construction, and the paired tests say so.
+"""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from bot.commands.common import grade
@@ -15,9 +24,10 @@ from core.changesets import LocatedChangeset, read_changesets
 from core.errors import ChangesetError
 from core.settings import CassetteMode, Settings
 from core.specs import load_specs
+from core.tasks import for_model
 from oracles.tiers.sandboxed import recipe_images
 
-__all__ = ["EXAMPLES", "choose_sandbox", "load_examples", "run"]
+__all__ = ["EXAMPLES", "choose_sandbox", "every_model", "load_examples", "run"]
 
 
 def load_examples(folder: Path) -> list[LocatedChangeset]:
@@ -35,6 +45,18 @@ def load_examples(folder: Path) -> list[LocatedChangeset]:
                 line=located.line,
             )
     return changesets
+
+
+def every_model(changesets: Sequence[LocatedChangeset]) -> list[LocatedChangeset]:
+    """Each changeset once per model the changesets name, its own model first."""
+    models = sorted({located.changeset.model for located in changesets})
+    return [
+        replace(located, changeset=for_model(located.changeset, model))
+        for model_first in (True, False)
+        for located in changesets
+        for model in models
+        if (model == located.changeset.model) is model_first
+    ]
 
 
 def choose_sandbox(settings: Settings, changesets: Sequence[LocatedChangeset]) -> Settings:
@@ -64,7 +86,7 @@ def choose_sandbox(settings: Settings, changesets: Sequence[LocatedChangeset]) -
 
 def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
-    changesets = load_examples(args.examples)
+    changesets = every_model(load_examples(args.examples))
     settings = choose_sandbox(settings, changesets)
     code, _ = grade(
         settings,

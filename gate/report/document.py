@@ -11,7 +11,12 @@ from gate.evaluation import Evaluation
 from gate.judging import NO_JUDGE_NOTE, judging, judging_note
 from gate.provenance import Provenance, provenance
 from gate.refusals import GateDecision
-from gate.report.comparisons import model_costs, pairwise_differences
+from gate.report.comparisons import (
+    model_costs,
+    paired_differences,
+    pairwise_differences,
+    task_grid,
+)
 from gate.trials import Outcome
 
 __all__ = ["PLOTS", "SEED_INFERENCE_RATIO", "TRIALS_PAGE", "report_document"]
@@ -141,6 +146,9 @@ def report_document(
         # Passes by what their tests executed of the changed main code (tier 3).
         "diff_coverage": passes_by_state(counted),
         "differences": pairwise_differences(counted),
+        # The same comparisons task by task, where models were graded on the same tasks.
+        "tasks": task_grid(counted),
+        "paired": paired_differences(counted),
         "provenance": found.to_dict(),
         "measured_ratio": _measured_ratio(evaluation, found),
         "trials_page": TRIALS_PAGE,

@@ -15,10 +15,12 @@ from bot import cli
 from bot.cli import build_parser, main
 from bot.commands import COMMANDS, sentence
 from bot.exits import ExitStatus
+from core.tasks import task_of
 from tests.conftest import LEDGER_KEY, ROOT, SPECS_DIR, write_checkpoint_key
 
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"
+MODELS = ("claude-sonnet-4-5", "gemini-2.5-pro", "gpt-5")  # those the examples name
 
 
 def _json_run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
@@ -40,11 +42,20 @@ def test_demo_grades_every_example_as_designed(
     assert code == 0, err
     assert document["fabricated_count"] == 0
     assert "FABRICATED" not in err
-    results = {t["id"]: (t["verdict"], _stop(t)) for t in document["trials"]}
-    assert results == {cid: (e["verdict"], e["stops_at"]) for cid, e in EXPECTED.items()}
+    # Every example is graded for every model the examples list, each as designed.
+    results = {
+        (task_of(t["id"], t["model"]), t["model"]): (t["verdict"], _stop(t))
+        for t in document["trials"]
+    }
+    assert results == {
+        (cid, model): (e["verdict"], e["stops_at"])
+        for cid, e in EXPECTED.items()
+        for model in MODELS
+    }
     funnel = {row["tier"]: row for row in document["funnel"]}
-    assert funnel["apply"]["reached"] == len(EXPECTED)
-    assert funnel["judge"]["passed"] == sum(e["verdict"] == "pass" for e in EXPECTED.values())
+    assert funnel["apply"]["reached"] == len(EXPECTED) * len(MODELS)
+    passes = sum(e["verdict"] == "pass" for e in EXPECTED.values())
+    assert funnel["judge"]["passed"] == passes * len(MODELS)
     assert document["cost_usd"] > 0
     assert (env / "migration-evals-demo.json").exists()
 
@@ -61,14 +72,14 @@ def test_demo_again_is_served_from_the_cache_for_free(
     # one example whose base commit does not build is graded again.
     assert all(t["cached"] for t in tiers if t["verdict"] != "error")
     errors = [t for t in tiers if t["verdict"] == "error"]
-    assert [t["tier"] for t in errors] == ["compile"]
+    assert [t["tier"] for t in errors] == ["compile"] * len(MODELS)
     assert document["cost_usd"] == pytest.approx(sum(t["cost_usd"] for t in errors))
 
 
 def test_demo_prints_tables_and_locations(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert "Funnel over 38 trial(s)" in out
+    assert f"Funnel over {38 * len(MODELS)} trial(s)" in out
     assert "database: sqlite:///" in out
     assert "results: migration-evals-demo.json" in out
 

@@ -9,9 +9,16 @@ import pytest
 from scipy.stats import norm
 
 from core.model import Tier
-from gate.report.comparisons import model_costs, pairwise_differences
+from core.tasks import task_of
+from gate.report.comparisons import (
+    model_costs,
+    paired_differences,
+    pairwise_differences,
+    task_grid,
+)
 from gate.stats import newcombe_interval
-from tests.gate.ledgers import many
+from gate.trials import TrialFacts
+from tests.gate.ledgers import facts, many
 
 
 def _wilson(x: int, n: int, z: float) -> tuple[float, float]:
@@ -90,3 +97,75 @@ def test_each_model_has_its_funnel_and_cost() -> None:
     ]
     assert found["list_usd"] == pytest.approx(sum(t.list_cost_usd for t in trials))
     assert found["list_usd_per_pass"] == pytest.approx(found["list_usd"] / 3, abs=1e-6)
+
+
+def _answer(task: str, model: str, outcome: str, n: int) -> TrialFacts:
+    """One model's trial of ``task`` (its copy ``TASK@MODEL``, as the demo names them)."""
+    return facts(n, model, outcome=outcome)._replace(changeset_id=f"{task}@{model}")
+
+
+def _paired_trials(table: dict[tuple[str, str], int]) -> list[TrialFacts]:
+    """Two models' trials on the same tasks, as many of each (a outcome, b outcome) pair
+    as ``table`` says."""
+    trials: list[TrialFacts] = []
+    for (a, b), count in table.items():
+        for _ in range(count):
+            task = f"task-{len(trials)}"
+            trials.append(_answer(task, "model-a", a, len(trials)))
+            trials.append(_answer(task, "model-b", b, len(trials)))
+    return trials
+
+
+def test_the_paired_test_is_mcnemars_exact_against_a_reference_value() -> None:
+    # 10 tasks only a passed, 3 only b: the exact two-sided binomial p of 3 in 13 at 1/2 is
+    # 2 * (C(13,0) + C(13,1) + C(13,2) + C(13,3)) / 2**13 = 2 * 378 / 8192 = 0.0922851...
+    trials = _paired_trials(
+        {("pass", "pass"): 20, ("pass", "fail"): 10, ("fail", "pass"): 3, ("fail", "fail"): 7}
+    )
+    [row] = paired_differences(trials)
+    assert (row["a"], row["b"], row["pairs"], row["shared_tasks"]) == ("model-a", "model-b", 40, 40)
+    counts = ("both_passed", "only_a_passed", "only_b_passed", "neither_passed")
+    assert [row[k] for k in counts] == [20, 10, 3, 7]
+    assert row["p"] == pytest.approx(756 / 8192, abs=1e-12)
+    assert row["p"] == pytest.approx(0.0922851562, abs=1e-9)
+    assert row["difference"] == pytest.approx((10 - 3) / 40)
+    # The unpaired comparison of the same trials, beside it, sees two rates only.
+    [unpaired] = pairwise_differences(trials)
+    assert (unpaired["a_passed"], unpaired["b_passed"]) == (30, 23)
+
+
+def test_errors_and_tasks_of_one_model_only_stay_out_of_the_pairs() -> None:
+    trials = _paired_trials({("pass", "fail"): 2, ("error", "pass"): 1})
+    trials.append(_answer("only-a", "model-a", "pass", 99))
+    [row] = paired_differences(trials)
+    assert (row["shared_tasks"], row["pairs"], row["a_only_tasks"]) == (3, 2, 1)
+    assert row["p"] == pytest.approx(0.5)  # 2 of 2 discordant pairs: 2 * 1/4
+
+
+def test_models_that_agree_everywhere_have_no_evidence_of_a_difference() -> None:
+    [row] = paired_differences(_paired_trials({("pass", "pass"): 3, ("fail", "fail"): 2}))
+    assert (row["p"], row["difference"]) == (1.0, 0.0)
+    assert "no discordant pair" in row["note"]
+
+
+def test_the_grid_says_when_the_models_tasks_differ() -> None:
+    same = task_grid(_paired_trials({("pass", "fail"): 2}))
+    assert (same["same_tasks"], same["note"], same["tasks"]) == (True, "", 2)
+    assert same["rows"][0] == {
+        "task": "task-0",
+        "cells": {"model-a": "passed", "model-b": "failed"},
+    }
+    # Mined changesets: every pull request is its own task.
+    differ = task_grid([*many(3, model="gpt-5"), *many(2, start=10, model="claude")])
+    assert (differ["same_tasks"], differ["shared_by_all"], differ["tasks"]) == (False, 0, 5)
+    assert "graded on different tasks: 0 of 5" in differ["note"]
+    assert differ["rows"][0]["cells"] == {"claude": None, "gpt-5": "passed"}
+    [row] = paired_differences([*many(3, model="gpt-5"), *many(2, start=10, model="claude")])
+    assert (row["pairs"], row["p"], row["note"]) == (0, None, "no task graded for both")
+
+
+def test_a_task_is_read_back_from_its_copies_ids() -> None:
+    assert task_of("java-calc/good@gpt-5", "gpt-5") == "java-calc/good"
+    assert task_of("java-calc/good", "gpt-5") == "java-calc/good"
+    # A pull request's id ends in its head commit, never in a model's name.
+    assert task_of("o/r/pull/7@0123456789ab", "gpt-5") == "o/r/pull/7@0123456789ab"

@@ -9,6 +9,7 @@ from gate.stats import (
     UndefinedStatistic,
     cohens_kappa,
     matthews_corrcoef,
+    mcnemar_exact,
     two_proportion_ztest,
     wilson_interval,
 )
@@ -85,3 +86,14 @@ def test_phi_hand_computed_and_against_chi_square() -> None:
 def test_phi_one_class_is_undefined() -> None:
     with pytest.raises(UndefinedStatistic):
         matthews_corrcoef([True, True], [True, False])
+
+
+def test_mcnemar_exact_is_the_binomial_test_of_the_discordant_pairs() -> None:
+    # 3 of 13 discordant pairs: 2 * P(X <= 3) for X ~ Bin(13, 1/2) = 2 * 378 / 8192.
+    assert mcnemar_exact(3, 10) == pytest.approx(756 / 8192, abs=1e-12)
+    assert mcnemar_exact(10, 3) == mcnemar_exact(3, 10)  # two-sided: symmetric
+    assert mcnemar_exact(0, 5) == pytest.approx(2 / 32)
+    assert mcnemar_exact(4, 4) == 1.0
+    assert mcnemar_exact(0, 0) == 1.0  # no discordant pair: no evidence of a difference
+    with pytest.raises(ValueError, match="negative"):
+        mcnemar_exact(-1, 2)
