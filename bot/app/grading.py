@@ -5,6 +5,11 @@ publishes nothing. The check run is found by ``external_id`` (or created) and se
 ``in_progress`` before the slow part. Just before publishing, the head is read again, so a
 stale result never lands as if it were current: it is closed as neutral "superseded".
 
+A trial once graded is not graded again because GitHub failed after it: the check-run
+record says ``graded`` (with the trial) until the check run is published, and a retry of
+the job publishes that trial from the ledger instead of grading anew. A new job for the
+same head (GitHub's Re-run, ``/migration-evals rerun``) grades afresh.
+
 A judge API that is unavailable puts the job back (``TrialDeferredError``), its check run
 left in progress, with the envelopes tiers 1-3 made; the next attempt finds the check run
 by ``external_id`` and starts from those envelopes. The last attempt grades ``error``.
@@ -37,7 +42,7 @@ from bot.jobs.pool import CARRIED
 from bot.plan import RunPlan
 from core.checkpoints import Checkpoint
 from core.errors import InfrastructureError, StoreError
-from core.model import Trial
+from core.model import Changeset, Trial
 from core.ports import GitHubClient, PullRequestInfo
 from core.settings import Executor
 from oracles.cascade import Carried
@@ -48,6 +53,7 @@ log = logging.getLogger(__name__)
 
 AUTO = "auto"  # mode chosen by the repository's configuration
 REPLAY_NOTE = "(replayed from cassettes, not graded live)"
+GRADED = "graded"  # a check-run record's status between grading and publishing
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +69,12 @@ class GradeTask:
     plan: Mapping[str, Any] | None = None
     # What an earlier attempt made before a judge API was unavailable (``Carried``).
     carried: Carried | None = None
+    retried: bool = False  # an attempt after the first: a trial it graded may be kept
 
     @classmethod
-    def of(cls, payload: Mapping[str, Any], *, final_attempt: bool = False) -> GradeTask:
+    def of(
+        cls, payload: Mapping[str, Any], *, final_attempt: bool = False, retried: bool = False
+    ) -> GradeTask:
         return cls(
             installation_id=int(payload["installation_id"]),
             repo=str(payload["repo"]),
@@ -75,6 +84,7 @@ class GradeTask:
             final_attempt=final_attempt,
             plan=payload.get("plan"),
             carried=Carried.of(payload.get(CARRIED)),
+            retried=retried,
         )
 
     def payload(self) -> dict[str, Any]:
@@ -121,12 +131,20 @@ class _CheckRun:
         mode: Mode,
         *,
         replay: bool,
+        graded: Trial | None = None,
     ) -> None:
         self.client, self.ctx, self.pull, self.mode = client, ctx, pull, mode
         self.replay = replay
         self.external_id = external_id(pull.repo, pull.number, pull.head_sha, mode.value)
         self.id = self._open()
-        self._record("in_progress")
+        if graded is None:
+            self._record("in_progress")
+        else:
+            self.graded(graded)
+
+    def graded(self, trial: Trial) -> None:
+        """Note the trial before publishing it: if GitHub fails now, a retry publishes it."""
+        self._record(GRADED, trial=trial)
 
     def _open(self) -> int:
         name = check_name(self.mode)
@@ -260,17 +278,45 @@ def _grade_pull(task: GradeTask, client: GitHubClient, ctx: BotContext) -> str:
     if config.agent(pull.author) is None:
         return f"skipped: {pull.author} is not an agent in {CONFIG_PATH}"
     mode = _resolve_mode(task, config)
-    check = _CheckRun(client, ctx, pull, mode, replay=replay)
+    kept = _kept_grade(task, ctx, pull, mode)
+    check = _CheckRun(client, ctx, pull, mode, replay=replay, graded=kept)
     if config.recipe_for(pull.labels, pull.branch, pull.title) is None:
         check.complete(error_output("no recipe matches this PR", _NO_RECIPE))
         return "no recipe matches"
+    if kept is not None:  # graded by an earlier attempt; GitHub failed after it
+        log.info("publishing trial %s graded by an earlier attempt", kept.id)
+        return _publish(task, client, ctx, check, kept)
     try:
         trial = _run(task, ctx, client, pull, config, mode=mode)
     except InfrastructureError as exc:
         if task.final_attempt:
             check.complete(error_output("infrastructure error", f"Grading could not run: {exc}"))
         raise
+    check.graded(trial)
     return _publish(task, client, ctx, check, trial)
+
+
+def _kept_grade(
+    task: GradeTask, ctx: BotContext, pull: PullRequestInfo, mode: Mode
+) -> Trial | None:
+    """The trial an earlier attempt of this job graded but could not publish."""
+    if not task.retried:
+        return None
+    record = ctx.records.get(external_id(pull.repo, pull.number, pull.head_sha, mode.value))
+    if record is None or record.status != GRADED or record.trial_id is None:
+        return None
+    return _stored_trial(ctx, record.trial_id)
+
+
+def _stored_trial(ctx: BotContext, trial_id: str) -> Trial | None:
+    """A trial as the ledger holds it (its changeset keeps the patch's hash, not its text:
+    enough to publish it)."""
+    rows = ctx.store.trial_envelopes(trial_id)
+    if not rows:
+        return None
+    first = rows[0].entry
+    changeset = Changeset.from_dict({**first.changeset, "patch": ""})
+    return Trial(trial_id, first.run_id, changeset, tuple(row.entry.envelope for row in rows))
 
 
 def _publish(

@@ -153,7 +153,9 @@ def job_handlers(ctx: BotContext, github: GitHubApp) -> dict[JobKind, Handler]:
     """The App's job kinds and what runs them (grade jobs grade as their plan says)."""
 
     def grade_job(job: Job) -> str:
-        task = GradeTask.of(job.payload, final_attempt=job.attempts >= job.max_attempts)
+        task = GradeTask.of(
+            job.payload, final_attempt=job.attempts >= job.max_attempts, retried=job.attempts > 1
+        )
         return grade(task, github.installation(task.installation_id), ctx)
 
     def command_job(job: Job) -> str:
