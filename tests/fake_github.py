@@ -40,6 +40,7 @@ SUBSET = Path(__file__).parent / "fixtures" / "github" / "rest-api-subset.json"
 
 # Routes the bot may call: (method, template). Templates in the subset are validated.
 _EXTRA_ROUTES = [
+    ("GET", "/app"),
     ("GET", "/app/installations"),
     ("GET", "/installation/repositories"),
     ("GET", "/repos/{owner}/{repo}/compare/{basehead}"),
@@ -248,7 +249,7 @@ class _Api:
     def check_auth(self, route: str) -> tuple[int | None, str]:
         header = request.headers.get("Authorization", "")
         scheme, _, credential = header.partition(" ")
-        if route.startswith("/app/"):
+        if route == "/app" or route.startswith("/app/"):
             try:
                 claims = jwt.decode(credential, self.gh.public_key, algorithms=["RS256"])
             except jwt.PyJWTError as exc:
@@ -382,6 +383,10 @@ def _access_token(
     gh: FakeGitHub, api: _Api, params: dict[str, str], body: Any, _i: int
 ) -> Response:
     return _json(api.issue_token(int(params["installation_id"])), 201)
+
+
+def _app(gh: FakeGitHub, api: _Api, params: dict[str, str], body: Any, _i: int) -> Response:
+    return _json({"id": gh.app_id, "slug": "migration-evals", "name": "migration-evals"})
 
 
 def _installations(
@@ -524,6 +529,7 @@ _HANDLERS: dict[
     tuple[str, str], Callable[[FakeGitHub, _Api, dict[str, str], Any, int], Response]
 ] = {
     ("POST", "/app/installations/{installation_id}/access_tokens"): _access_token,
+    ("GET", "/app"): _app,
     ("GET", "/app/installations"): _installations,
     ("GET", "/installation/repositories"): _installation_repos,
     ("GET", "/repos/{owner}/{repo}/pulls/{pull_number}"): _get_pull,

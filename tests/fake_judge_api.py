@@ -163,6 +163,8 @@ def _handler(api: FakeJudgeAPI) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test): nothing to answer
 
+        do_GET = do_POST  # a model list (health probes): scripted like any other path
+
         def log_message(self, format: str, *args: Any) -> None:
             pass  # keep test output clean
 

@@ -46,6 +46,7 @@ __all__ = [
     "cut",
     "error_output",
     "explain",
+    "failed_on_facts",
     "fenced",
     "inline_text",
     "short_title",
@@ -59,6 +60,8 @@ TITLE_LIMIT = 120  # what GitHub's checks list shows before it wraps
 EVIDENCE_SHOWN = 10  # lines of the stopped tier's evidence in the summary
 _EVIDENCE_CHARS = 300  # per line; the details text and the ledger have all of it
 _ANNOTATED_TIERS = (Tier.APPLY, Tier.COMPILE)
+_FACT_TIERS = (Tier.APPLY, Tier.COMPILE, Tier.TESTS)
+GATE_COMMAND = "migration-evals gate check"
 
 
 class Mode(StrEnum):
@@ -139,7 +142,21 @@ def _usd(value: float) -> str:
     return f"${value:,.4f}"
 
 
+def failed_on_facts(trial: Trial) -> bool:
+    """Whether the patch does not apply, build or pass its tests, on recorded answers only:
+    facts of tiers 1-3 that need no gold anchor to be believed (a judge's verdict does)."""
+    stop = trial.stopped_at()
+    return (
+        stop is not None
+        and stop.verdict is Verdict.FAIL
+        and stop.tier in _FACT_TIERS
+        and not trial.fabricated
+    )
+
+
 def _conclusion(trial: Trial, broken_anchor: str | None) -> Conclusion:
+    if failed_on_facts(trial):
+        return Conclusion.FAILURE
     if trial.fabricated or broken_anchor:
         return Conclusion.NEUTRAL
     verdict = trial.verdict
@@ -219,9 +236,13 @@ def _warnings(trial: Trial, broken_anchor: str | None) -> list[str]:
             "publication gate will refuse this result."
         )
     if broken_anchor:
-        warnings.append(
-            f"> ⚠️ **This eval is broken:** {inline_text(broken_anchor)}. The conclusion is neutral."
+        outcome = (
+            "The patch fails a tier whose verdict is a fact (it does not apply, build or pass "
+            "its tests), so this check fails all the same; any other verdict concludes neutral."
+            if failed_on_facts(trial)
+            else "The conclusion is neutral."
         )
+        warnings.append(f"> ⚠️ **This eval is broken:** {inline_text(broken_anchor)}. {outcome}")
     # Each banner is a block of its own: a line right after a blockquote would join it.
     return [line for warning in warnings for line in (warning, "")]
 
@@ -291,7 +312,18 @@ def _summary(
             f"hypotheses `{stamps.hypotheses[:12]}`"
         )
     lines.append(_head_line(head))
+    lines.append(_anchor_line(broken_anchor))
     return "\n".join([*lines, *_why(trial), *_commands(app_slug)])
+
+
+def _anchor_line(broken_anchor: str | None) -> str:
+    """The gold anchor's state, and that no number is publishable before the gate says so
+    (a check run reports one trial; publishing is the gate's decision, not the App's)."""
+    state = f"not anchored ({inline_text(broken_anchor)})" if broken_anchor else "anchored"
+    return (
+        f"- **Gold anchor:** {state}. No number from this evaluation is publishable until "
+        f"the publication gate says so (`{GATE_COMMAND}`)."
+    )
 
 
 def _head_line(head: Checkpoint | None) -> str:

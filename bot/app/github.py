@@ -161,6 +161,18 @@ class GitHubApp:
         rows = self._app_call(lambda: self._paged_app("/app/installations"))
         return [int(row["id"]) for row in rows]
 
+    def probe(self) -> str | None:
+        """Whether GitHub answers the App as itself (``GET /app``, JWT-authenticated): None
+        when it does, else what is wrong (unreachable, down, the key or id refused)."""
+        requester = self._integration.requester
+        try:
+            self._app_call(lambda: requester.requestJsonAndCheck("GET", "/app"))
+        except GitHubUnavailable as exc:
+            return f"GitHub is unavailable to the App at {self.base_url}: {exc}"
+        except GitHubError as exc:
+            return f"GitHub refused the App's id or private key ({exc})"
+        return None
+
     def _paged_app(self, path: str) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
         requester = self._integration.requester

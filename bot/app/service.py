@@ -23,6 +23,7 @@ from bot.app import maintenance, survival
 from bot.app.context import BotContext, replayed
 from bot.app.github import ClientPolicy, GitHubApp
 from bot.app.grading import GradeTask, grade
+from bot.app.health import Health, app_probes
 from bot.app.kinds import APP_KINDS, COMMAND, GRADE, TRACK_MERGE
 from bot.app.records import CheckRecords
 from bot.app.scheduler import SingleScheduler
@@ -289,7 +290,7 @@ def build_service(
         queue=queue,
         app_slug=gh.app_slug,
         app_id=gh.app_id,
-        healthy=queue.ping,
+        health=Health(queue, app_probes(settings, ctx.plan, ctx.specs, github), clock=clock),
         about=about,
         trial_page=TrialPages(store, ctx.specs),
     )

@@ -6,7 +6,9 @@ transaction and answers 202. Statuses: 401 bad or missing signature (nothing wri
 400 malformed body or headers (logged, nothing written), 200 ping, 204 events it does
 not handle, 202 accepted (also for a repeated delivery, which creates nothing new), 503
 when the database cannot take the delivery (GitHub shows it failed; redeliver later).
-``/healthz`` also says the grading mode (live or replay) and the adapters in use.
+``/healthz`` says whether the App can do its work (``bot.app.health``: ``ok``, or
+``degraded`` / ``down`` with its reasons, then 503), the grading mode (live or replay) and
+the adapters in use.
 ``/trials/<id>`` is a trial's page (``bot.app.trial_page``), the check runs' details link.
 """
 
@@ -21,6 +23,7 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 
 from bot.app.events import Routing, route
+from bot.app.health import HealthReport, HealthStatus
 from bot.app.signature import signature_ok
 from bot.app.trial_page import PAGE_HEADERS, TrialPage
 from bot.jobs.queue import JobQueue
@@ -75,8 +78,8 @@ def parse_payload(body: bytes) -> dict[str, Any]:
     return payload
 
 
-def _reply(status: int, **fields: object) -> tuple[Response, int]:
-    return jsonify(fields), status
+def _reply(code: int, /, **fields: object) -> tuple[Response, int]:
+    return jsonify(fields), code
 
 
 def create_app(
@@ -85,7 +88,7 @@ def create_app(
     queue: JobQueue,
     app_slug: str,
     app_id: int | None = None,
-    healthy: Callable[[], bool] | None = None,
+    health: Callable[[], HealthReport] | None = None,
     about: Mapping[str, Any] | None = None,
     trial_page: TrialPage | None = None,
 ) -> Flask:
@@ -122,8 +125,8 @@ def create_app(
 
     @app.get("/healthz")
     def healthz() -> tuple[Response, int]:
-        ok = healthy() if healthy is not None else True
-        return _reply(200 if ok else 503, ok=ok, **(about or {}))
+        report = health() if health is not None else HealthReport(HealthStatus.OK, {})
+        return _reply(200 if report.ok else 503, **report.to_dict(), **(about or {}))
 
     @app.get("/trials/<trial_id>")
     def trial(trial_id: str) -> Response:

@@ -644,6 +644,26 @@ class JobQueue:
         self._announce([(job_id, kind)])  # where a dispatcher listens (the Celery executor)
         return before
 
+    def failing(self, *, since: float) -> list[dict[str, Any]]:
+        """The jobs failing now, newest first: those retrying after a failed attempt, and
+        those that gave up at ``since`` or later."""
+        jobs = jobs_table.c
+        retrying = sa.and_(
+            jobs.state.in_([JobState.QUEUED.value, JobState.RUNNING.value]),
+            jobs.attempts > 0,
+            jobs.last_error.is_not(None),
+        )
+        gave_up = sa.and_(jobs.state == JobState.FAILED.value, jobs.updated_at >= since)
+        query = (
+            sa.select(
+                jobs.id, jobs.kind, jobs.state, jobs.attempts, jobs.max_attempts, jobs.last_error
+            )
+            .where(sa.or_(retrying, gave_up))
+            .order_by(jobs.id.desc())
+        )
+        with self.store.reading() as conn:
+            return [dict(row) for row in conn.execute(query).mappings()]
+
     def failed(self, kind: JobKind, key_prefix: str) -> dict[str, str]:
         """Key and last error of the failed jobs of ``kind`` whose key starts so."""
         jobs = jobs_table.c

@@ -80,6 +80,50 @@ def test_a_broken_anchor_is_neutral_and_shown() -> None:
     assert "phi 0.1 &lt; 0.3" in render_markdown(output.summary)
 
 
+def _stopped(tier: Tier, *, fabricated: bool = False) -> Trial:
+    """A trial whose tiers pass up to ``tier``, which fails."""
+    changeset = _trial(Verdict.PASS).changeset
+    tiers = list(Tier)[: list(Tier).index(tier) + 1]
+    marks = (FabricatedMark("sandbox", "k", "c.json", "no recording"),) if fabricated else ()
+    envelopes = tuple(
+        Envelope(
+            "t", changeset.id, t, Verdict.FAIL if t is tier else Verdict.PASS, 0.0, 0.0, 0.1,
+            STAMPS, "why", (), marks if t is tier else (),
+        )
+        for t in tiers
+    )  # fmt: skip
+    return Trial("t", "r", changeset, envelopes)
+
+
+@pytest.mark.parametrize("tier", [Tier.APPLY, Tier.COMPILE, Tier.TESTS])
+def test_a_patch_that_does_not_apply_build_or_pass_tests_fails_its_check_unanchored(
+    tier: Tier,
+) -> None:
+    """Tiers 1-3 are facts: no gold anchor is needed to believe them."""
+    output = trial_output(_stopped(tier), Mode.STANDARD, broken_anchor="too few labels")
+    assert output.conclusion is Conclusion.FAILURE
+    assert "so this check fails all the same" in output.summary
+    assert "- **Gold anchor:** not anchored (too few labels). No number from this evaluation " \
+        "is publishable until the publication gate says so (`migration-evals gate check`)." \
+        in output.summary  # fmt: skip
+
+
+def test_a_judges_fail_or_a_fabricated_fact_waits_for_the_anchor() -> None:
+    judged = trial_output(_stopped(Tier.JUDGE), Mode.STANDARD, broken_anchor="too few labels")
+    assert judged.conclusion is Conclusion.NEUTRAL
+    assert "The conclusion is neutral." in judged.summary
+    assert trial_output(_stopped(Tier.JUDGE), Mode.STANDARD).conclusion is Conclusion.FAILURE
+    made_up = trial_output(_stopped(Tier.COMPILE, fabricated=True), Mode.STANDARD)
+    assert made_up.conclusion is Conclusion.NEUTRAL  # a cassette miss is no fact
+
+
+def test_an_anchored_check_still_says_the_gate_decides() -> None:
+    output = trial_output(_trial(Verdict.PASS), Mode.STANDARD)
+    assert output.conclusion is Conclusion.SUCCESS
+    assert "- **Gold anchor:** anchored. No number from this evaluation is publishable until " \
+        "the publication gate says so" in output.summary  # fmt: skip
+
+
 def test_actions_fit_githubs_limits_and_leave_re_running_to_github() -> None:
     for action in actions():
         assert len(action["label"]) <= 20 and len(action["identifier"]) <= 20
@@ -105,7 +149,9 @@ def _compile_failure() -> Trial:
 
 _EXPECTED_HTML = """\
 <blockquote>
-<p>⚠️ <strong>This eval is broken:</strong> phi 0.1 &lt; floor 0.3. The conclusion is neutral.</p>
+<p>⚠️ <strong>This eval is broken:</strong> phi 0.1 &lt; floor 0.3. The patch fails a tier \
+whose verdict is a fact (it does not apply, build or pass its tests), so this check fails all the \
+same; any other verdict concludes neutral.</p>
 </blockquote>
 <p><strong>fail</strong> for <code>java8-to-17</code> by <code>gpt-5</code> (standard judging), \
 trial <code>t1</code>.</p>
@@ -144,6 +190,9 @@ trial <code>t1</code>.</p>
 <li><strong>Stamps:</strong> oracle <code>aaaaaaaaaaaa</code>, recipe <code>bbbbbbbbbbbb</code>, \
 hypotheses <code>cccccccccccc</code></li>
 <li><strong>Ledger head:</strong> not signed (no checkpoint key, or the ledger did not verify)</li>
+<li><strong>Gold anchor:</strong> not anchored (phi 0.1 &lt; floor 0.3). No number from this \
+evaluation is publishable until the publication gate says so \
+(<code>migration-evals gate check</code>).</li>
 </ul>
 <h3>Stopped at compile: fail</h3>
 <p>javac reported 2 errors</p>

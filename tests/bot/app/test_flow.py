@@ -81,6 +81,22 @@ def test_without_a_gold_anchor_the_check_run_says_the_eval_is_broken(
     assert "fewer than the minimum 30" in run["output"]["summary"]
 
 
+def test_a_patch_that_does_not_compile_fails_its_check_while_the_eval_is_unanchored(
+    make_harness: Callable[..., Harness],
+) -> None:
+    harness = make_harness(anchored=False)
+    harness.set_pull("no-compile")
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    harness.drain()
+    [run] = harness.github.check_runs
+    assert run["conclusion"] == "failure"
+    assert run["output"]["title"].startswith("fail at compile")
+    summary = run["output"]["summary"]
+    assert "This eval is broken:" in summary and "so this check fails all the same" in summary
+    assert "- **Gold anchor:** not anchored (" in summary
+    assert "No number from this evaluation is publishable until the publication gate" in summary
+
+
 def test_pr_that_does_not_parse_fails_with_annotations(harness: Harness) -> None:
     harness.set_pull("no-parse")
     assert (

@@ -23,17 +23,44 @@ from core.errors import ConfigError
 from core.settings import CassetteMode
 from core.specs import SpecSet
 from tests.bot.app.conftest import APP_ID, SECRET, Harness, raw
+from tests.fake_github import FakeGitHub
+from tests.fake_judge_api import Canned, FakeJudgeAPI, api_error, running_fake_api
+
+MODELS = "/v1/models"
+
+
+@pytest.fixture
+def judge_api() -> Iterator[FakeJudgeAPI]:
+    """The judges' API, for the health page's probe of it (a model list answers 200)."""
+    with running_fake_api() as api:
+        api.script(MODELS, *[Canned(200, {"data": []})] * 20)
+        yield api
+
+
+@pytest.fixture
+def live_github(app_key: tuple[Path, str]) -> Iterator[FakeGitHub]:
+    fake = FakeGitHub(app_id=APP_ID, public_key=app_key[1])
+    fake.start()
+    yield fake
+    fake.stop()
 
 
 @pytest.fixture
 def serve(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, app_key: tuple[Path, str]
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    app_key: tuple[Path, str],
+    judge_api: FakeJudgeAPI,
+    live_github: FakeGitHub,
 ) -> Iterator[Callable[..., BotService]]:
-    """``serve ARGS`` as far as building its service, in an environment with no mode."""
+    """``serve ARGS`` as far as building its service, in an environment with no mode;
+    "live" is a fake GitHub and a fake judges' API (the health page asks both)."""
     for name in ("MIGRATION_EVALS_MODE", "MIGRATION_EVALS_SANDBOX_MODE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-never-sent")  # live serving needs one
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", judge_api.url)
     env = {
+        "GITHUB_API_URL": f"http://127.0.0.1:{live_github._port}",
         "APP_ID": str(APP_ID),
         "PRIVATE_KEY_PATH": str(app_key[0]),
         "WEBHOOK_SECRET": SECRET,
@@ -62,7 +89,13 @@ def test_serve_without_a_mode_grades_live_and_says_so(serve: Callable[..., BotSe
     assert service.ctx.plan.sandbox is CassetteMode.LIVE
     assert service.ctx.plan.judge is CassetteMode.LIVE
     health = service.app.test_client().get("/healthz").get_json()
-    assert health["ok"] is True and health["mode"] == "live"
+    assert health["ok"] is True and health["mode"] == "live", health["reasons"]
+    assert health["checks"] == {
+        "database": "ok",
+        "jobs": "ok",
+        "github": "ok",
+        "judge (primary, anthropic)": "ok",  # the secondary's key is not set: not asked
+    }
     assert health["adapters"]["sandbox"] == "Docker engine"
     assert health["adapters"]["judge"].startswith("live ")
     line = startup_line(service)
@@ -180,3 +213,30 @@ def test_live_serving_without_the_second_judges_key_warns(
         serve()
     [warning] = [r.getMessage() for r in caplog.records if r.name == "bot.app.service"]
     assert warning.startswith("OPENAI_API_KEY is not set: strict judging")
+
+
+def test_a_judge_that_refuses_the_key_or_is_down_makes_the_app_degraded(
+    serve: Callable[..., BotService], judge_api: FakeJudgeAPI
+) -> None:
+    client = serve().app.test_client()
+    judge_api.reset()
+    judge_api.script(MODELS, Canned(401, api_error("authentication_error", "invalid x-api-key")))
+    answer = client.get("/healthz")
+    health = answer.get_json()
+    assert answer.status_code == 503 and health["status"] == "degraded"
+    assert health["reasons"] == [
+        f"judge (primary, anthropic): the API refused this server's key "
+        f"(401 at {judge_api.url}{MODELS})"
+    ]
+    [seen] = judge_api.seen(MODELS)
+    assert seen.headers["x-api-key"] == "test-key-never-sent"
+
+
+def test_an_unreachable_judge_makes_the_app_degraded(
+    serve: Callable[..., BotService], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # discard: nothing listens
+    health = serve().app.test_client().get("/healthz").get_json()
+    assert health["status"] == "degraded"
+    [reason] = health["reasons"]
+    assert reason.startswith("judge (primary, anthropic): unreachable at http://127.0.0.1:9/")
