@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
 from bot.app import anchor
+from bot.app.links import TrialLinks
 from bot.app.records import CheckRecords
 from bot.grading import Grading
 from bot.jobs.queue import JobQueue
@@ -32,15 +32,17 @@ class BotContext:
     app_slug: str = "migration-evals"
     app_id: int | None = None
     public_url: str | None = None  # check runs link to ``{public_url}/trials/{id}``
+    links: TrialLinks | None = None  # signs those links; None: no link is made
     broken_anchor: Callable[[Store, SpecSet], str | None] = anchor.broken_anchor
     clock: Callable[[], float] = field(default=time.time)
 
 
 def trial_url(ctx: BotContext, trial_id: str) -> str | None:
-    """The trial's page on the App (``/trials/<id>``), when the App knows its public URL."""
-    if ctx.public_url is None:
+    """The trial's signed page on the App (``/trials/<id>?sig=…``), when the App knows its
+    public URL."""
+    if ctx.public_url is None or ctx.links is None:
         return None
-    return f"{ctx.public_url}/trials/{quote(trial_id, safe='')}"
+    return ctx.links.url(ctx.public_url, trial_id)
 
 
 def replayed(plan: RunPlan, *, judged: bool = True) -> bool:

@@ -25,6 +25,7 @@ from bot.app.github import ClientPolicy, GitHubApp
 from bot.app.grading import GradeTask, grade
 from bot.app.health import Health, app_probes
 from bot.app.kinds import APP_KINDS, COMMAND, GRADE, TRACK_MERGE
+from bot.app.links import TrialLinks
 from bot.app.records import CheckRecords
 from bot.app.scheduler import SingleScheduler
 from bot.app.slash import CommandTask, run_commands
@@ -207,6 +208,7 @@ def build_context(
         app_slug=gh.app_slug,
         app_id=gh.app_id,
         public_url=gh.public_url,
+        links=TrialLinks(gh.webhook_secret) if gh.webhook_secret else None,
         clock=clock,
     )
 
@@ -293,6 +295,7 @@ def build_service(
         health=Health(queue, app_probes(settings, ctx.plan, ctx.specs, github), clock=clock),
         about=about,
         trial_page=TrialPages(store, ctx.specs),
+        links=ctx.links,
     )
     service = BotService(
         settings, store, queue, ctx, github, workers, app, about=about, dispatcher=dispatcher

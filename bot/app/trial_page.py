@@ -1,10 +1,13 @@
 """``GET /trials/<trial_id>``: one trial's detail as an HTML page, the check run's link.
 
-The detail is ``gate.trial_detail``'s, the one ``migration-evals show`` prints. The page
-is read-only and static: every value is escaped (evidence, output tails and judge answers
-come from candidates and their builds), it loads nothing and runs no script (a
-``Content-Security-Policy`` of ``default-src 'none'`` says so to the browser). Only a whole
-trial id is served: a prefix or a changeset id, which ``show`` accepts, is not found here.
+The detail is ``gate.trial_detail``'s, the one ``migration-evals show`` prints, rendered
+for reading: the facts, the tier table, then each tier's reason, evidence, sandbox runs
+(exit code and output tail) and judges' answers (``show --json`` has it as JSON). Only a
+link the App signed opens it (``bot.app.links``). The page is read-only and static: every
+value is escaped (evidence, output tails and judge answers come from candidates and their
+builds), it loads nothing and runs no script (a ``Content-Security-Policy`` of
+``default-src 'none'`` says so to the browser). Only a whole trial id is served: a prefix
+or a changeset id, which ``show`` accepts, is not found here.
 """
 
 from __future__ import annotations
@@ -13,13 +16,11 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
-import orjson
-
 from core.diff_coverage import DiffCoverage
 from core.model import Tier
 from core.specs import SpecSet
 from core.store import Store
-from gate.trial_detail import TrialDetail, UnknownTrialError, trial_detail
+from gate.trial_detail import TierDetail, TrialDetail, UnknownTrialError, trial_detail
 
 __all__ = ["PAGE_HEADERS", "TrialPage", "TrialPages", "render_trial"]
 
@@ -32,6 +33,7 @@ _STYLE = (
     "body{font-family:system-ui,sans-serif;margin:2rem;max-width:70rem}"
     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem}"
     "pre{background:#f6f8fa;padding:1rem;overflow:auto;white-space:pre-wrap}"
+    ".fail,.error{color:#b31d28}.pass{color:#22863a}dt{font-weight:bold}"
 )
 
 
@@ -71,12 +73,75 @@ def _diff_coverage(detail: TrialDetail) -> Sequence[tuple[str, Any]]:
     return ()
 
 
+def _evidence(tier: TierDetail) -> list[str]:
+    items = []
+    for found in tier.envelope.get("evidence") or ():
+        where = ":".join(str(found[k]) for k in ("path", "line", "column") if found.get(k))
+        place = f"<code>{escape(where)}</code> " if where else ""
+        items.append(f"<li>{place}{escape(str(found.get('message', '')))}</li>")
+    return ["<h4>Evidence</h4>", "<ul>", *items, "</ul>"] if items else []
+
+
+def _runs(tier: TierDetail) -> list[str]:
+    lines = []
+    for run in tier.sandbox_runs:
+        said = f"exit {run.get('exit_code')}, {float(run.get('duration_s') or 0):.1f} s"
+        if run.get("timed_out"):
+            said += ", timed out"
+        lines.append(f"<h4>{escape(str(run.get('label', 'run')))}: {escape(said)}</h4>")
+        tail = str(run.get("output_tail") or "")
+        if tail:
+            cut = " (the end of its output)" if run.get("output_truncated") else ""
+            lines.append(f"<p>Output{escape(cut)}:</p><pre>{escape(tail)}</pre>")
+    return lines
+
+
+def _untested_files(tier: TierDetail) -> list[str]:
+    """Tier 3's changed files with lines of main code no test of the base ran."""
+    coverage = (tier.envelope.get("details") or {}).get("diff_coverage") or {}
+    items = [
+        f"<li><code>{escape(str(f.get('path')))}</code>: line(s) "
+        f"{escape(', '.join(str(n) for n in f.get('uncovered_lines') or ()))}</li>"
+        for f in coverage.get("files") or ()
+        if f.get("uncovered_lines")
+    ]
+    return (
+        ["<h4>Changed lines no test of the base ran</h4>", "<ul>", *items, "</ul>"] if items else []
+    )
+
+
+def _judges(tier: TierDetail) -> list[str]:
+    items = []
+    for judge in tier.judges:
+        answer = judge.get("answer") or {}
+        said = answer.get("rationale") or answer.get("problem") or ""
+        items.append(
+            f"<dt>{escape(str(judge.get('model')))} ({escape(str(judge.get('role')))}): "
+            f"{escape(str(answer.get('verdict')))}</dt><dd>{escape(str(said))}</dd>"
+        )
+    return ["<h4>Judges</h4>", "<dl>", *items, "</dl>"] if items else []
+
+
+def _tier_section(tier: TierDetail) -> list[str]:
+    verdict = tier.verdict.value
+    lines = [
+        f'<h3 id="{escape(tier.tier.value)}">{escape(tier.tier.value)}: '
+        f'<span class="{escape(verdict)}">{escape(verdict)}</span></h3>',
+        f"<p>{escape(tier.reason or '(no reason given)')}</p>",
+        f"<p>Answered by {escape(tier.adapter)} ({escape(tier.origin)}); "
+        f"stamps: oracle <code>{escape(str(tier.envelope['stamps']['oracle'])[:12])}</code>, "
+        f"recipe <code>{escape(str(tier.envelope['stamps']['recipe'])[:12])}</code>.</p>",
+    ]
+    lines.extend(f"<p>⚠️ fabricated: {escape(mark)}</p>" for mark in tier.fabricated)
+    return [*lines, *_evidence(tier), *_untested_files(tier), *_runs(tier), *_judges(tier)]
+
+
 def render_trial(detail: TrialDetail) -> str:
-    """The page: the facts, the tier table, then the whole detail as JSON."""
+    """The page: the facts, the tier table, then each tier in full."""
     facts = "".join(
         f"<tr><th>{escape(name)}</th>{_cell(value)}</tr>" for name, value in _facts(detail)
     )
-    whole = orjson.dumps(detail.to_dict(), option=orjson.OPT_INDENT_2).decode()
+    sections = [line for tier in detail.tiers for line in _tier_section(tier)]
     return "\n".join(
         [
             "<!doctype html>",
@@ -87,8 +152,9 @@ def render_trial(detail: TrialDetail) -> str:
             f"<table>{facts}</table>",
             "<h2>Tiers</h2>",
             f"<table>{''.join(_tier_rows(detail))}</table>",
-            "<h2>Everything the ledger holds (as <code>migration-evals show --json</code>)</h2>",
-            f"<pre>{escape(whole)}</pre>",
+            *sections,
+            "<p>The same record as JSON: "
+            f"<code>migration-evals show {escape(detail.ref.trial_id)} --json</code>.</p>",
             "</body></html>",
         ]
     )

@@ -9,7 +9,8 @@ when the database cannot take the delivery (GitHub shows it failed; redeliver la
 ``/healthz`` says whether the App can do its work (``bot.app.health``: ``ok``, or
 ``degraded`` / ``down`` with its reasons, then 503), the grading mode (live or replay) and
 the adapters in use.
-``/trials/<id>`` is a trial's page (``bot.app.trial_page``), the check runs' details link.
+``/trials/<id>`` is a trial's page (``bot.app.trial_page``), the check runs' details link;
+it opens only with the signature the App put in that link (``bot.app.links``), else 403.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from flask import Flask, Response, jsonify, request
 
 from bot.app.events import Routing, route
 from bot.app.health import HealthReport, HealthStatus
+from bot.app.links import SIGNATURE_PARAM, TrialLinks
 from bot.app.signature import signature_ok
 from bot.app.trial_page import PAGE_HEADERS, TrialPage
 from bot.jobs.queue import JobQueue
@@ -78,6 +80,12 @@ def parse_payload(body: bytes) -> dict[str, Any]:
     return payload
 
 
+_UNSIGNED = (
+    "this link is not signed by the App: open the trial from its check run's Details link "
+    "(or run `migration-evals show TRIAL_ID` where the ledger is)\n"
+)
+
+
 def _reply(code: int, /, **fields: object) -> tuple[Response, int]:
     return jsonify(fields), code
 
@@ -91,6 +99,7 @@ def create_app(
     health: Callable[[], HealthReport] | None = None,
     about: Mapping[str, Any] | None = None,
     trial_page: TrialPage | None = None,
+    links: TrialLinks | None = None,
 ) -> Flask:
     """The WSGI app; everything it needs is passed in (nothing is read from the environment)."""
     app = Flask("migration_evals")
@@ -130,6 +139,9 @@ def create_app(
 
     @app.get("/trials/<trial_id>")
     def trial(trial_id: str) -> Response:
+        signature = request.args.get(SIGNATURE_PARAM)
+        if links is None or not links.valid(trial_id, signature):
+            return Response(_UNSIGNED, 403, mimetype="text/plain", headers=PAGE_HEADERS)
         page = trial_page(trial_id) if trial_page is not None and len(trial_id) <= 128 else None
         if page is None:
             return Response("no such trial\n", 404, mimetype="text/plain", headers=PAGE_HEADERS)

@@ -8,10 +8,12 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from bot.app.grading import REPLAY_NOTE
+from bot.app.links import TrialLinks
 from bot.cascades import Cascades
 from bot.plan import RunPlan
 from miners.tracking import tracked_prs
@@ -22,6 +24,7 @@ from tests.bot.app.conftest import (
     JAVA_BASE,
     PATCHES,
     REPO,
+    SECRET,
     Harness,
     payload,
     pull_data,
@@ -58,15 +61,45 @@ def test_the_details_link_opens_the_trials_page_on_the_app(
     [run] = harness.github.check_runs
     [record] = harness.service.ctx.records.for_pull(REPO, 2)
     assert record.trial_id and harness.github.schema_errors == []
-    assert run["details_url"] == f"https://evals.example.com/trials/{record.trial_id}"
-    page = harness.client.get(f"/trials/{record.trial_id}")
+    link = urlsplit(run["details_url"])
+    assert f"{link.scheme}://{link.netloc}{link.path}" == (
+        f"https://evals.example.com/trials/{record.trial_id}"
+    )
+    [signature] = parse_qs(link.query)["sig"]
+    page = harness.client.get(f"{link.path}?{link.query}")
     assert page.status_code == 200 and page.mimetype == "text/html"
     assert page.headers["Content-Security-Policy"].startswith("default-src 'none'")
     html = page.get_data(as_text=True)
     assert f"<code>{record.trial_id}</code>" in html and "<td>judge</td><td>pass</td>" in html
-    assert "<script" not in html
-    assert harness.client.get(f"/trials/{record.trial_id[:8]}").status_code == 404
-    assert harness.client.get("/trials/<script>").status_code == 404
+    assert '<h3 id="judge">judge: <span class="pass">pass</span></h3>' in html
+    assert "<script" not in html and '"envelope"' not in html  # a page, not a JSON dump
+    assert harness.client.get(f"/trials/{record.trial_id[:8]}?sig={signature}").status_code == 403
+    assert harness.client.get("/trials/<script>").status_code == 403
+
+
+def test_the_trials_page_opens_only_with_the_apps_signature(
+    make_harness: Callable[..., Harness],
+) -> None:
+    harness = make_harness(public_url="https://evals.example.com")
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    harness.drain()
+    [record] = harness.service.ctx.records.for_pull(REPO, 2)
+    path = f"/trials/{record.trial_id}"
+    signed = TrialLinks(SECRET).signature(str(record.trial_id))
+    other = TrialLinks("another App's secret").signature(str(record.trial_id))
+    for query in ("", "?sig=", f"?sig={other}", f"?sig={signed[:-1]}0", f"?sig={signed.upper()}"):
+        answer = harness.client.get(path + query)
+        assert answer.status_code == 403, query
+        assert "not signed by the App" in answer.get_data(as_text=True)
+        assert record.trial_id not in answer.get_data(as_text=True)
+    assert harness.client.get(f"{path}?sig={signed}").status_code == 200
+    unknown = "t" * 40
+    assert (
+        harness.client.get(
+            f"/trials/{unknown}?sig={TrialLinks(SECRET).signature(unknown)}"
+        ).status_code
+        == 404
+    )
 
 
 def test_without_a_gold_anchor_the_check_run_says_the_eval_is_broken(

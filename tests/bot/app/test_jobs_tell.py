@@ -99,7 +99,7 @@ def test_jobs_list_shows_the_failed_job_and_retry_puts_it_back(
 def test_jobs_list_in_words_and_unknown_ids(
     failing: tuple[Harness, FakeTimer], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    harness, clock = failing
+    harness, _ = failing
     assert harness.drain() >= 1
     db = harness.service.settings.db_url
     assert main(["jobs", "list", "--db", db]) == ExitStatus.OK

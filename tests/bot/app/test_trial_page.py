@@ -47,6 +47,6 @@ def test_the_page_says_what_the_tests_executed_of_the_changed_code(
         "<tr><th>diff coverage</th><td>untested change: the base&#x27;s tests execute none of "
         "the 2 changed lines of main code</td></tr>"
     ) in html
-    assert "<img" not in html and "src/&lt;script&gt;" in html  # the file, in the JSON
+    assert "<img" not in html and "<code>src/&lt;script&gt;" in html  # the file, listed
     assert "<th>diff coverage</th>" not in (pages(older.id) or "")
     store.close()
