@@ -11,8 +11,8 @@ answered with an error), take the whole API down (``down``/``up``), refuse conne
 (``refuse``/``come_back``) or hold a request until released.
 
 Endpoints outside the subset (compare, contents, commit → pulls, pull list, installation
-repositories, app installations) have no request body to validate; their responses follow
-GitHub's documented shapes for the fields the bot reads.
+repositories, app installations, the App itself, manifest conversions) have no request body
+to validate; their responses follow GitHub's documented shapes for the fields the bot reads.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ SUBSET = Path(__file__).parent / "fixtures" / "github" / "rest-api-subset.json"
 _EXTRA_ROUTES = [
     ("GET", "/app"),
     ("GET", "/app/installations"),
+    ("POST", "/app-manifests/{code}/conversions"),
     ("GET", "/installation/repositories"),
     ("GET", "/repos/{owner}/{repo}/compare/{basehead}"),
     ("GET", "/repos/{owner}/{repo}/contents/{path}"),
@@ -108,6 +109,8 @@ class FakeGitHub:
     calls: list[Call] = field(default_factory=list)
     schema_errors: list[str] = field(default_factory=list)
     tokens: dict[str, tuple[int, float]] = field(default_factory=dict)
+    # Manifest-flow codes and the App each converts to (each code works once).
+    conversions: dict[str, dict[str, Any]] = field(default_factory=dict)
     clock: Callable[[], float] = time.time
     _failures: list[_Failure] = field(default_factory=list)
     _outage: _Failure | None = None
@@ -249,6 +252,8 @@ class _Api:
     def check_auth(self, route: str) -> tuple[int | None, str]:
         header = request.headers.get("Authorization", "")
         scheme, _, credential = header.partition(" ")
+        if route.startswith("/app-manifests/"):
+            return 0, ""  # the code in the path is the credential
         if route == "/app" or route.startswith("/app/"):
             try:
                 claims = jwt.decode(credential, self.gh.public_key, algorithms=["RS256"])
@@ -387,6 +392,12 @@ def _access_token(
 
 def _app(gh: FakeGitHub, api: _Api, params: dict[str, str], body: Any, _i: int) -> Response:
     return _json({"id": gh.app_id, "slug": "migration-evals", "name": "migration-evals"})
+
+
+def _conversion(gh: FakeGitHub, api: _Api, params: dict[str, str], body: Any, _i: int) -> Response:
+    with gh._lock:
+        made = gh.conversions.pop(params["code"], None)
+    return _not_found() if made is None else _json(made, 201)
 
 
 def _installations(
@@ -530,6 +541,7 @@ _HANDLERS: dict[
 ] = {
     ("POST", "/app/installations/{installation_id}/access_tokens"): _access_token,
     ("GET", "/app"): _app,
+    ("POST", "/app-manifests/{code}/conversions"): _conversion,
     ("GET", "/app/installations"): _installations,
     ("GET", "/installation/repositories"): _installation_repos,
     ("GET", "/repos/{owner}/{repo}/pulls/{pull_number}"): _get_pull,

@@ -26,6 +26,7 @@ from flask import Flask, Response, jsonify, request
 from bot.app.events import Routing, route
 from bot.app.health import HealthReport, HealthStatus
 from bot.app.links import SIGNATURE_PARAM, TrialLinks
+from bot.app.registration import add_registered_notice
 from bot.app.signature import signature_ok
 from bot.app.trial_page import PAGE_HEADERS, TrialPage
 from bot.jobs.queue import JobQueue
@@ -147,4 +148,5 @@ def create_app(
             return Response("no such trial\n", 404, mimetype="text/plain", headers=PAGE_HEADERS)
         return Response(page, 200, mimetype="text/html", headers=PAGE_HEADERS)
 
+    add_registered_notice(app, app_id)  # the manifest flow's redirect lands somewhere
     return app

@@ -67,6 +67,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "bot.parsers.jobs",
         "the GitHub App's jobs: list them with their last error, or put a failed one back",
     ),
+    "register": (
+        "bot.parsers.register",
+        "register the GitHub App in one step (GitHub's manifest flow) and keep its credentials",
+    ),
     "worker": (
         "bot.parsers.worker",
         "run a Celery worker that grades trials (and the GitHub App's jobs) from the queue",
