@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint docs bench bench-gate bench-gate-incremental bench-sandbox bench-webhooks bench-scale bench-realworld bench-freshbrew images clean
+.PHONY: setup demo test lint docs bench bench-gate bench-gate-incremental bench-sandbox bench-webhooks bench-burst bench-scale bench-realworld bench-freshbrew images clean
 
 setup: $(VENV)/.installed
 
@@ -48,6 +48,9 @@ bench-sandbox: setup
 
 bench-webhooks: setup
 	$(BIN)/python benchmarks/webhooks.py
+
+bench-burst: setup
+	$(BIN)/python benchmarks/burst.py
 
 bench-scale: setup
 	set -a; [ ! -f .ci/services.env ] || . ./.ci/services.env; set +a; $(BIN)/python benchmarks/scale.py

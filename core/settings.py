@@ -97,6 +97,9 @@ class GitHubAppSettings:
     api_url: str = "https://api.github.com"
     app_slug: str = "migration-evals"
     workers: int = 2  # in-process job worker threads per server process
+    # Threads that only open check runs in progress (``announce`` jobs), beside ``workers``,
+    # so a burst of pull requests sees its check runs while earlier ones are graded.
+    announce_workers: int = 4
     job_lease_s: float = 300.0
     job_max_attempts: int = 5
     write_interval_s: float = 1.0  # pause between writes to one installation

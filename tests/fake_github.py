@@ -66,6 +66,7 @@ class Call:
     body: Any
     status: int
     accept: str = ""
+    at: float = 0.0  # when it was answered (the fake's clock)
 
 
 @dataclass
@@ -120,6 +121,14 @@ class FakeGitHub:
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1000))
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _server: BaseWSGIServer | None = None
+    # GitHub's documented secondary limits on content-creating requests, enforced per
+    # installation when set: a write past 80 in a minute or 500 in an hour is refused
+    # with 403 "secondary rate limit" (and Retry-After), as GitHub answers it.
+    secondary_limits: bool = False
+    refused_writes: list[Call] = field(default_factory=list)
+    writes_by_installation: dict[int, list[float]] = field(default_factory=dict)
+    most_in_flight: int = 0
+    _in_flight: int = 0
 
     # -- test controls ----------------------------------------------------------------------
 
@@ -320,9 +329,19 @@ def _handle(gh: FakeGitHub, api: _Api, path: str) -> Response:
         if re.search(pattern, path):
             gh._arrived[pattern].set()
             release.wait(60)
-    response = _respond(gh, api, method, path, route, params, validator, body)
     with gh._lock:
-        gh.calls.append(Call(method, path, route, body, response.status_code, accept))
+        gh._in_flight += 1
+        gh.most_in_flight = max(gh.most_in_flight, gh._in_flight)
+    try:
+        response = _respond(gh, api, method, path, route, params, validator, body)
+    finally:
+        with gh._lock:
+            gh._in_flight -= 1
+    with gh._lock:
+        call = Call(method, path, route, body, response.status_code, accept, gh.clock())
+        gh.calls.append(call)
+        if _SECONDARY_MESSAGE in response.get_data(as_text=True):
+            gh.refused_writes.append(call)
     return response
 
 
@@ -366,6 +385,10 @@ def _respond(
     injected = _injected(gh, method, path, after=False)
     if injected is not None:
         return injected
+    if method != "GET" and installation and not _write_allowed(gh, installation):
+        refusal = _json({"message": _SECONDARY_MESSAGE}, 403)
+        refusal.headers["retry-after"] = "60"
+        return refusal
     if validator is not None:
         errors = sorted(validator.iter_errors(body), key=lambda e: list(e.path))
         if errors:
@@ -375,6 +398,25 @@ def _respond(
     handler = _HANDLERS[(method, route)]
     response = handler(gh, api, params, body, installation)
     return _injected(gh, method, path, after=True) or response
+
+
+_SECONDARY_MESSAGE = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+)
+_LIMITS = ((60.0, 80), (3600.0, 500))  # GitHub's: content-creating requests per window
+
+
+def _write_allowed(gh: FakeGitHub, installation: int) -> bool:
+    """Count a write of ``installation`` and say whether GitHub's limits allow it."""
+    now = gh.clock()
+    with gh._lock:
+        times = gh.writes_by_installation.setdefault(installation, [])
+        if gh.secondary_limits:
+            for window_s, limit in _LIMITS:
+                if sum(1 for at in times[-limit:] if at > now - window_s) >= limit:
+                    return False
+        times.append(now)
+    return True
 
 
 # -- handlers, one per route -----------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.app.checks import Action, Mode
 from bot.app.grading import AUTO, GradeTask, grade_key
-from bot.app.kinds import COMMAND, GRADE, TRACK_MERGE
+from bot.app.kinds import ANNOUNCE, COMMAND, GRADE, TRACK_MERGE
 from bot.app.slash import command_subject, parse_commands
 from bot.jobs.queue import NewJob
 
@@ -54,7 +54,13 @@ def _grade_job(
     return NewJob(GRADE, key, _subject(repo, number), task.payload())
 
 
-def _pull_request(payload: Mapping[str, Any], installation: int) -> Routed:
+def _announce_job(installation: int, repo: str, number: int, sha: str) -> NewJob:
+    task = GradeTask(installation, repo, number, sha, AUTO)
+    key = f"announce:{repo}#{number}@{sha}"
+    return NewJob(ANNOUNCE, key, _subject(repo, number), task.payload())
+
+
+def _pull_request(payload: Mapping[str, Any], installation: int, *, announce: bool) -> Routed:
     action = payload.get("action")
     pr = payload["pull_request"]
     repo = payload["repository"]["full_name"]
@@ -62,9 +68,10 @@ def _pull_request(payload: Mapping[str, Any], installation: int) -> Routed:
     if action in _GRADE_ACTIONS:
         if pr.get("draft"):
             return _skip("draft pull request")
-        return Routed(
-            Routing.JOBS, (_grade_job(installation, repo, number, pr["head"]["sha"], AUTO),)
-        )
+        sha = pr["head"]["sha"]
+        grade = _grade_job(installation, repo, number, sha, AUTO)
+        opening = (_announce_job(installation, repo, number, sha),) if announce else ()
+        return Routed(Routing.JOBS, (*opening, grade))
     if action == "closed" and pr.get("merged"):
         job = NewJob(
             TRACK_MERGE,
@@ -172,8 +179,12 @@ def route(
     delivery: str,
     app_slug: str,
     app_id: int | None = None,
+    announce: bool = True,
 ) -> Routed:
-    """What to do with one delivery. Raises KeyError/TypeError/ValueError on a malformed body."""
+    """What to do with one delivery. Raises KeyError/TypeError/ValueError on a malformed body.
+
+    With ``announce``, a pull request to grade also gets a job that opens its check run
+    before the grade job's turn (``bot.app.grading.announce``)."""
     if event == "ping":
         return Routed(Routing.PING)
     installation = (payload.get("installation") or {}).get("id")
@@ -183,7 +194,7 @@ def route(
         return _skip("no installation in the payload (not delivered to a GitHub App)")
     installation = int(installation)
     if event == "pull_request":
-        return _pull_request(payload, installation)
+        return _pull_request(payload, installation, announce=announce)
     if event == "check_run":
         return _check_run(payload, installation, delivery)
     if event == "check_suite":

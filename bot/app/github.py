@@ -15,9 +15,9 @@ installation and refreshed five minutes before they expire (or at once after a 4
 sleeps on an outage: a worker thread waiting for GitHub serves no one, so an unavailable
 API surfaces at once as ``GitHubUnavailable`` with the wait the response asked for
 (``Retry-After``, ``x-ratelimit-reset``, read by ``core.retry``), and the job queue puts
-the job back with backoff. Writes to one installation are serialised and paced
-(``write_interval_s``), as GitHub asks of integrations to avoid secondary rate limits;
-check-run writes waiting for their turn go before comments and reactions.
+the job back with backoff. Writes to one installation are serialised and paced by
+GitHub's documented secondary limits (``bot.app.pacing``: a second apart, 80 a minute,
+500 an hour); check-run writes waiting for their turn go before comments and reactions.
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ from github import Auth, Github, GithubIntegration
 from github.GithubException import GithubException
 from github.Requester import Requester
 
+from bot.app.pacing import GITHUB_PACING, PacingRule, WritePacing
 from core.errors import InfrastructureError, ServiceUnavailableError
 from core.ports import GitHubClient, PullRequestInfo
-from core.retry import rate_limit_wait_s, retry_after_s
+from core.retry import SECONDARY_LIMIT_WAIT_S, rate_limit_wait_s, retry_after_s
 
 __all__ = [
     "DIFF_MEDIA_TYPE",
@@ -54,6 +55,7 @@ __all__ = [
 ]
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+_SECONDARY = "secondary rate limit"  # in the message of a 403 that is a limit, not a refusal
 _TOKEN_MARGIN = timedelta(minutes=5)
 
 
@@ -85,9 +87,9 @@ class GitHubRateLimited(GitHubUnavailable):
 
 @dataclass(frozen=True, slots=True)
 class ClientPolicy:
-    """How the client talks to GitHub: the pause between writes, the request timeout."""
+    """How the client talks to GitHub: how writes are paced, the request timeout."""
 
-    write_interval_s: float = 1.0
+    pacing: PacingRule = GITHUB_PACING
     timeout_s: int = 30
 
 
@@ -227,7 +229,7 @@ class Installation:
         self.app = app
         self.installation_id = installation_id
         self._write_turns = _WriteTurns()
-        self._last_write = 0.0
+        self._pacing = WritePacing(app.policy.pacing)
         self._github: Github | None = None
         self._github_token = ""
 
@@ -251,13 +253,15 @@ class Installation:
     @contextmanager
     def _write_slot(self, *, urgent: bool = False) -> Iterator[None]:
         with self._write_turns.turn(urgent=urgent):
-            wait = self._last_write + self.app.policy.write_interval_s - self.app.clock()
+            wait = self._pacing.wait_s(self.app.clock())
             if wait > 0:
                 self.app.sleep(wait)
             try:
                 yield
             finally:
-                self._last_write = self.app.clock()
+                # Counted from its answer: the next write then reaches GitHub at least the
+                # interval after this one did, however long this one took on the way.
+                self._pacing.note(self.app.clock())
 
     def request(
         self,
@@ -393,6 +397,8 @@ def _translated(
 def _error(exc: GithubException, now: float) -> GitHubError:
     headers = {str(k): str(v) for k, v in (exc.headers or {}).items()}
     limited = rate_limit_wait_s(exc.status, headers, now)
+    if limited is None and exc.status == 403 and _SECONDARY in _message(exc).lower():
+        limited = SECONDARY_LIMIT_WAIT_S  # no header said how long: GitHub asks a minute
     if limited is not None:
         return GitHubRateLimited(
             f"rate limited by GitHub for {limited:.0f}s: {_message(exc)}",

@@ -47,7 +47,7 @@ from core.ports import GitHubClient, PullRequestInfo
 from core.settings import Executor
 from oracles.cascade import Carried
 
-__all__ = ["AUTO", "REPLAY_NOTE", "GradeTask", "grade", "grade_key", "load_config"]
+__all__ = ["AUTO", "REPLAY_NOTE", "GradeTask", "announce", "grade", "grade_key", "load_config"]
 
 log = logging.getLogger(__name__)
 
@@ -146,13 +146,23 @@ class _CheckRun:
         """Note the trial before publishing it: if GitHub fails now, a retry publishes it."""
         self._record(GRADED, trial=trial)
 
+    @staticmethod
+    def find(client: GitHubClient, pull: PullRequestInfo, mode: Mode) -> dict[str, Any] | None:
+        """The check run of this head and mode, if one was opened already."""
+        wanted = external_id(pull.repo, pull.number, pull.head_sha, mode.value)
+        for run in client.check_runs(pull.repo, pull.head_sha, check_name(mode)):
+            if run.get("external_id") == wanted:
+                return dict(run)
+        return None
+
     def _open(self) -> int:
         name = check_name(self.mode)
-        for run in self.client.check_runs(self.pull.repo, self.pull.head_sha, name):
-            if run.get("external_id") == self.external_id:
+        run = self.find(self.client, self.pull, self.mode)
+        if run is not None:
+            if run.get("status") != "in_progress":  # an announced one already is: no write
                 body = {"status": "in_progress", "started_at": _now_iso()}
                 self.client.update_check_run(self.pull.repo, int(run["id"]), body)
-                return int(run["id"])
+            return int(run["id"])
         created = self.client.create_check_run(
             self.pull.repo,
             {
@@ -241,6 +251,34 @@ def _run(
         carried=task.carried,
     )
     return outcome.trials[0]
+
+
+def announce(task: GradeTask, client: GitHubClient, ctx: BotContext) -> str:
+    """Open the check run of a PR the grade job will grade, in progress, at once.
+
+    Its own job kind is leased before grade jobs by a worker of its own, so a burst of
+    pull requests each shows its check run while earlier ones are still being graded. It
+    only reads and opens: everything it skips (a configuration error, no recipe), the grade
+    job reports, and the grade job finds the check run again by ``external_id``.
+    """
+    pull = pull_info(client.pull(task.repo, task.number))
+    if pull.head_sha != task.head_sha or pull.state != "open":
+        return "skipped: the PR moved on; its grade job says so"
+    try:
+        config = load_config(client, ctx, pull)
+    except RepoConfigError:
+        return "skipped: configuration error; the grade job reports it"
+    if config.agent(pull.author) is None:
+        return f"skipped: {pull.author} is not an agent in {CONFIG_PATH}"
+    if config.recipe_for(pull.labels, pull.branch, pull.title) is None:
+        return "skipped: no recipe matches; the grade job reports it"
+    mode = _resolve_mode(task, config)
+    found = _CheckRun.find(client, pull, mode)
+    if found is not None:  # the grade job came first (or a redelivery): leave it be
+        return f"skipped: check run {found['id']} is {found.get('status')} already"
+    replay = replayed(task.run_plan(ctx, Mode.STANDARD), judged=ctx.specs.oracle.judged)
+    check = _CheckRun(client, ctx, pull, mode, replay=replay)
+    return f"check run {check.id} in progress"
 
 
 def grade(task: GradeTask, client: GitHubClient, ctx: BotContext) -> str:

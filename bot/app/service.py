@@ -22,11 +22,12 @@ from flask import Flask
 from bot.app import maintenance, survival
 from bot.app.context import BotContext, replayed
 from bot.app.github import ClientPolicy, GitHubApp
-from bot.app.grading import GradeTask, grade
+from bot.app.grading import GradeTask, announce, grade
 from bot.app.health import Health, app_probes
-from bot.app.kinds import APP_KINDS, COMMAND, GRADE, TRACK_MERGE
+from bot.app.kinds import ANNOUNCE, APP_KINDS, COMMAND, GRADE, TRACK_MERGE
 from bot.app.links import TrialLinks
 from bot.app.records import CheckRecords
+from bot.app.pacing import GITHUB_PACING
 from bot.app.scheduler import SingleScheduler
 from bot.app.slash import CommandTask, run_commands
 from bot.app.trial_page import TrialPages
@@ -77,7 +78,7 @@ def github_app_from_settings(settings: Settings) -> GitHubApp:
         ) from exc
     _check_app_key(pem, gh.private_key_path)
     key = pem.decode("ascii")  # a PEM that loaded is ASCII
-    policy = ClientPolicy(write_interval_s=gh.write_interval_s)
+    policy = ClientPolicy(pacing=replace(GITHUB_PACING, min_interval_s=gh.write_interval_s))
     return GitHubApp(gh.app_id, key, base_url=gh.api_url, policy=policy)
 
 
@@ -168,7 +169,12 @@ def job_handlers(ctx: BotContext, github: GitHubApp) -> dict[JobKind, Handler]:
         client = github.installation(int(job.payload["installation_id"]))
         return maintenance.track_merge(job.payload, client, ctx)
 
-    return {GRADE: grade_job, COMMAND: command_job, TRACK_MERGE: track_job}
+    return {
+        ANNOUNCE: announce_job,
+        GRADE: grade_job,
+        COMMAND: command_job,
+        TRACK_MERGE: track_job,
+    }
 
 
 def open_store(settings: Settings, *, pool_size: int | None = None) -> Store:
@@ -191,6 +197,10 @@ def build_context(
     settings: Settings,
     store: Store,
     queue: JobQueue,
+    def announce_job(job: Job) -> str:
+        task = GradeTask.of(job.payload)
+        return announce(task, github.installation(task.installation_id), ctx)
+
     *,
     clock: Callable[[], float] = time.time,
 ) -> BotContext:
@@ -260,6 +270,7 @@ def build_service(
     github: GitHubApp | None = None,
     clock: Callable[[], float] = time.time,
     dispatcher: Dispatcher | None = None,
+    announcers: WorkerPool | None = None  # threads that only open check runs (``announce``)
 ) -> BotService:
     """The server; with the Celery executor its jobs are announced to workers, not run
     by threads of its own (``dispatcher`` defaults to the settings' broker)."""
@@ -274,19 +285,26 @@ def build_service(
         lease_s=gh.job_lease_s,
         max_attempts=gh.job_max_attempts,
         clock=clock,
+        if self.announcers is not None:
+            self.announcers.start()
         backoff=Backoff(base_s=gh.job_retry_s, max_s=gh.job_retry_max_s),
     )
     ctx = build_context(settings, store, queue, clock=clock)
     check_judge_keys(settings, ctx.plan, ctx.specs)
     queue.carry = {"plan": ctx.plan.to_dict()}  # every job made here grades as this server
     about = describe(ctx.plan, ctx.specs)
+        if self.announcers is not None:
+            self.announcers.stop()
     log.info("grading mode %s; adapters: %s", about["mode"], about["adapters"])
-    threads = gh.workers
+    threads, opening_threads = gh.workers, gh.announce_workers
     if settings.scale.executor is Executor.CELERY:
         dispatcher = dispatcher or CeleryDispatcher(make_celery(settings.scale), settings.scale)
         queue.on_new_jobs = announcer(dispatcher, background=True)
-        threads = 0
-    workers = WorkerPool(queue, job_handlers(ctx, github), count=threads)
+        threads = opening_threads = 0
+    handlers = job_handlers(ctx, github)
+    opening = {ANNOUNCE: handlers.pop(ANNOUNCE)}
+    workers = WorkerPool(queue, handlers, count=threads)
+    announcers = WorkerPool(queue, opening, count=opening_threads, name="a")
     app = create_app(
         secret=gh.webhook_secret,
         queue=queue,
@@ -298,7 +316,16 @@ def build_service(
         links=ctx.links,
     )
     service = BotService(
-        settings, store, queue, ctx, github, workers, app, about=about, dispatcher=dispatcher
+        settings,
+        store,
+        queue,
+        ctx,
+        github,
+        workers,
+        app,
+        about=about,
+        dispatcher=dispatcher,
+        announcers=announcers,
     )
     if gh.scheduler:
         service.scheduler = SingleScheduler(
@@ -309,3 +336,4 @@ def build_service(
             reconcile=service.reconcile,
         )
     return service
+        announce=gh.announce_workers > 0,  # jobs only a thread (or a worker) will run

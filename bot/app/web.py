@@ -101,6 +101,7 @@ def create_app(
     about: Mapping[str, Any] | None = None,
     trial_page: TrialPage | None = None,
     links: TrialLinks | None = None,
+    announce: bool = True,
 ) -> Flask:
     """The WSGI app; everything it needs is passed in (nothing is read from the environment)."""
     app = Flask("migration_evals")
@@ -118,7 +119,14 @@ def create_app(
             return _reply(400, error="X-GitHub-Event and X-GitHub-Delivery are required")
         try:
             payload = parse_payload(body)
-            routed = route(event, payload, delivery=delivery, app_slug=app_slug, app_id=app_id)
+            routed = route(
+                event,
+                payload,
+                delivery=delivery,
+                app_slug=app_slug,
+                app_id=app_id,
+                announce=announce,
+            )
         except (ValueError, KeyError, TypeError, OverflowError) as exc:
             log.warning("webhook %s (%s) refused: malformed payload: %s", delivery, event, exc)
             return _reply(400, error=f"malformed payload: {type(exc).__name__}: {exc}")

@@ -45,6 +45,7 @@ class WorkerPool:
         *,
         count: int,
         poll_s: float = 0.5,
+        name: str = "w",  # two pools of one process must not share their threads' names
     ) -> None:
         self.queue = queue
         self.handlers = handlers
@@ -52,11 +53,11 @@ class WorkerPool:
         self.poll_s = poll_s
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._prefix = f"{socket.gethostname()}:{os.getpid()}"
+        self._prefix = f"{socket.gethostname()}:{os.getpid()}:{name}"
 
     def start(self) -> None:
         for index in range(self.count):
-            name = f"{self._prefix}:w{index}"
+            name = f"{self._prefix}{index}"
             thread = threading.Thread(target=self._loop, args=(name,), name=name, daemon=True)
             thread.start()
             self._threads.append(thread)

@@ -25,6 +25,7 @@ from flask.testing import FlaskClient
 from markdown_it import MarkdownIt
 
 from bot.app.github import ClientPolicy, GitHubApp
+from bot.app.pacing import PacingRule
 from bot.app.service import BotService, build_service
 from bot.app.signature import sign
 from core.gold import GoldLabel, GoldRow, upsert_gold
@@ -57,6 +58,9 @@ recipes:
   - recipe: java8-to-17
     label: bug
 """
+
+# Tests make hundreds of writes in a moment: no pacing (the rule has tests of its own).
+UNPACED = PacingRule(min_interval_s=0.0, per_minute=0, per_hour=0)
 
 
 # CommonMark with GFM tables and strikethrough: how GitHub renders check runs and comments.
@@ -147,9 +151,26 @@ class Harness:
         return self.client.post("/webhook", data=body, headers=headers)
 
     def drain(self, limit: int = 50) -> int:
-        """Run queued jobs on this thread until none is left; returns how many ran."""
+        """Run queued jobs on this thread until none is left; returns how many the grading
+        workers ran. Announce jobs (opening check runs) run first, as their own threads
+        would, and are not counted (``announced`` runs them alone)."""
         ran = 0
-        while ran < limit and self.service.workers.run_one("test-worker"):
+        while ran < limit:
+            self.announced(limit)
+            if not self.service.workers.run_one("test-worker"):
+                break
+            ran += 1
+        return ran
+
+    def jobs(self, kind: str | None = "grade") -> list[dict[str, Any]]:
+        """The queue's jobs of ``kind`` (grade jobs unless asked; None: every kind)."""
+        return [j for j in self.service.queue.jobs() if kind is None or j["kind"] == kind]
+
+    def announced(self, limit: int = 50) -> int:
+        """Run the queued announce jobs only; returns how many ran."""
+        pool = self.service.announcers
+        ran = 0
+        while pool is not None and ran < limit and pool.run_one("test-announcer"):
             ran += 1
         return ran
 
@@ -178,6 +199,7 @@ def make_harness(
         app_slug: str = "migration-evals",
         public_url: str | None = None,
         ledger: LedgerKeySettings | None = None,
+        announce_workers: int = 0,  # no announce jobs unless a test asks for them
     ) -> Harness:
         key_path, public = app_key
         fake = FakeGitHub(app_id=APP_ID, public_key=public, token_ttl_s=token_ttl_s)
@@ -197,6 +219,7 @@ def make_harness(
                 webhook_secret=SECRET,
                 api_url=url,
                 workers=0,
+                announce_workers=announce_workers,
                 scheduler=False,
                 app_slug=app_slug,
                 public_url=public_url,
@@ -209,7 +232,7 @@ def make_harness(
             APP_ID,
             key_path.read_text(),
             base_url=url,
-            policy=ClientPolicy(write_interval_s=0.0),
+            policy=ClientPolicy(pacing=UNPACED),
             sleep=sleeps.append,
             clock=clock,
         )

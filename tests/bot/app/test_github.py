@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from bot.app.github import GitHubError, GitHubUnavailable, _WriteTurns
+from bot.app.pacing import PacingRule
 from core.ports import PullRequestInfo
 from tests.bot.app.conftest import INSTALLATION, REPO, Harness, raw, with_head
 from tests.fakes import FakeTimer
@@ -131,7 +132,7 @@ def test_the_client_reads_one_pull_request_type(harness: Harness) -> None:
 
 def test_writes_to_one_installation_are_paced(harness: Harness) -> None:
     app = harness.service.github
-    app.policy = type(app.policy)(write_interval_s=10.0)
+    app.policy = type(app.policy)(pacing=PacingRule(min_interval_s=10.0))
     client = app.installation(INSTALLATION)
     client.comment(REPO, 2, "one")
     client.comment(REPO, 2, "two")
@@ -156,3 +157,20 @@ def test_a_waiting_check_run_write_goes_before_waiting_comments() -> None:
     check.join()
     reply.join()
     assert order == ["check run", "reaction"]
+
+
+def test_a_secondary_limit_named_only_in_its_message_puts_the_job_back_a_minute(
+    make_harness: Callable[..., Harness],
+) -> None:
+    # GitHub may answer a secondary limit with a 403 whose only sign is its message; the
+    # documented advice then is to wait at least a minute.
+    clock = FakeTimer(now=time.time())
+    harness = make_harness(clock=clock)
+    message = "You have exceeded a secondary rate limit. Please wait a few minutes."
+    harness.github.fail_next("POST", r"/check-runs$", 403, message=message)
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    failed_at = clock.now
+    assert harness.drain() == 1
+    [job] = harness.jobs()
+    assert job["state"] == "queued" and "rate limited" in job["last_error"]
+    assert job["run_after"] >= failed_at + 60.0 - 1.0
