@@ -19,6 +19,7 @@ from gate.tallies import Proportion
 from gate.trials import Outcome, TierFacts, outcome_of, tier_ran
 
 __all__ = [
+    "PLAIN_WIDTH",
     "OnTrial",
     "fabricated_warning",
     "funnel_table",
@@ -44,11 +45,17 @@ _VERDICT_STYLE = {
 }
 
 
+# The width of output to a file or a pipe: wide enough that no table is ever cut or
+# wrapped (a table is only as wide as its cells; nothing is padded out to this).
+PLAIN_WIDTH = 10_000
+
+
 def make_console(*, stderr: bool = False) -> Console:
-    """A console that keeps tables readable when output goes to a file or a pipe."""
+    """A console for a terminal (its width, colours), or plain and full width for a file
+    or a pipe: a script reading the output must get every cell whole."""
     console = Console(stderr=stderr)
     if not console.is_terminal:
-        console = Console(stderr=stderr, width=140)
+        console = Console(stderr=stderr, width=PLAIN_WIDTH, no_color=True, highlight=False)
     return console
 
 
@@ -89,28 +96,31 @@ def _widest(values: Sequence[str], floor: int) -> int:
     return max([floor, *(len(v) for v in values)])
 
 
-def trials_table(trials: Sequence[Trial]) -> Table:
-    """One row per trial; ids and model names in full (``claude-sonnet-4-5`` and
-    ``claude-sonnet-5-5`` must stay apart), the reason cut to the width left."""
+def trials_table(trials: Sequence[Trial], *, whole: bool = False) -> Table:
+    """One row per trial: its id (what ``show`` takes), changeset and model names in full
+    (``claude-sonnet-4-5`` and ``claude-sonnet-5-5`` must stay apart), the reason cut to
+    the width left on a terminal, or ``whole``."""
     table = Table(title="Trials", title_justify="left")
     ids = [t.changeset.id for t in trials]
     models = [t.changeset.model for t in trials]
+    table.add_column("trial", no_wrap=True, min_width=_widest([t.id for t in trials], 5))
     table.add_column("changeset", no_wrap=True, min_width=_widest(ids, 9))
     table.add_column("model", no_wrap=True, min_width=_widest(models, 5))
     table.add_column("verdict", no_wrap=True, min_width=12)
     table.add_column("stopped at", no_wrap=True, min_width=8)
-    table.add_column("reason", overflow="ellipsis", no_wrap=True, max_width=80)
+    table.add_column("reason", overflow="ellipsis", no_wrap=True, max_width=None if whole else 80)
     for trial in trials:
         stop = trial.stopped_at()
         verdict = trial.verdict
         style = _VERDICT_STYLE[verdict]
         marker = " [bold red](fabricated)[/]" if trial.fabricated else ""
         table.add_row(
+            trial.id,
             trial.changeset.id,
             trial.changeset.model,
             f"[{style}]{verdict.value}[/]{marker}",
             stop.tier.value if stop else "-",
-            (stop.reason if stop else trial.envelopes[-1].reason).splitlines()[0][:200],
+            _first_line(stop.reason if stop else trial.envelopes[-1].reason, 1_000),
         )
     return table
 

@@ -5,17 +5,23 @@ reference page is generated from it and ``DETAIL``); every command returns a mem
 ``ExitStatus``. A CI script can tell a mistyped flag (2) from a gate refusal (6) from a
 bundle that differs (7). ``--json`` output is printed as usual whatever the status.
 
+With ``--json``, a command that fails still prints one JSON document on stdout: the
+error, its exit status and the status's name (``error_document``).
+
 When several conditions hold for one run, the first of these wins: every trial an
-infrastructure error (5), grading crashed on some trial (4), more infrastructure errors
-than the gate's ``max_infra_error_rate`` allows (12: ``gate check`` would refuse the
-results with ``threshold:max_infra_error_rate``), stopped by the budget (3).
+infrastructure error (5), every envelope past tier 1 fabricated (15: nothing was graded,
+every answer a cassette miss's default), grading crashed on some trial (4), more
+infrastructure errors than the gate's ``max_infra_error_rate`` allows (12: ``gate check``
+would refuse the results with ``threshold:max_infra_error_rate``), stopped by the
+budget (3).
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
-__all__ = ["DETAIL", "TABLE", "ExitStatus", "UsageError", "epilog"]
+__all__ = ["DETAIL", "TABLE", "ExitStatus", "UsageError", "epilog", "error_document"]
 
 
 class ExitStatus(IntEnum):
@@ -34,6 +40,7 @@ class ExitStatus(IntEnum):
     INFRA_ERRORS = 12
     CONFIG_INVALID = 13
     ANCHOR_REFUSED = 14
+    ALL_FABRICATED = 15
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 
@@ -59,6 +66,10 @@ TABLE: tuple[tuple[ExitStatus, str], ...] = (
         ExitStatus.ANCHOR_REFUSED,
         "gold import: the anchor does not verify, or its stamps are not the current specs'",
     ),
+    (
+        ExitStatus.ALL_FABRICATED,
+        "run: every envelope past tier 1 is fabricated (cassette misses): nothing was graded",
+    ),
     (ExitStatus.INTERRUPTED, "interrupted (Ctrl-C); finished trials are in the ledger"),
 )
 
@@ -69,8 +80,7 @@ DETAIL: dict[ExitStatus, str] = {
     ExitStatus.ERROR: "an unreadable input file, a spec that fails its schema, a database or "
     "broker that does not answer, retroactive scoring still locked, a resume refused "
     "(other changesets or specs than the run's plan)",
-    ExitStatus.USAGE: "a missing argument or a flag value out of range too (argparse's own "
-    "status)",
+    ExitStatus.USAGE: "a missing argument or a flag value out of range too (argparse's own status)",
     ExitStatus.BUDGET: "the run stopped by `--budget`, or refused before it started because its "
     "forecast is over the budget",
     ExitStatus.TRIAL_CRASHED: "the crash is recorded as an infrastructure error; nothing is lost",
@@ -80,8 +90,7 @@ DETAIL: dict[ExitStatus, str] = {
     "verify",
     ExitStatus.MINING_INCOMPLETE: "some pull requests or commits could not be read; the rest "
     "were recorded",
-    ExitStatus.SCHEMA_BEHIND: "a server database is upgraded only by `migration-evals db "
-    "upgrade`",
+    ExitStatus.SCHEMA_BEHIND: "a server database is upgraded only by `migration-evals db upgrade`",
     ExitStatus.INFRA_ERRORS: "the run ends with a warning naming the commonest causes; `gate "
     "check` would refuse the results (status 6, refusal `threshold:max_infra_error_rate`)",
     ExitStatus.CONFIG_INVALID: "`config check`: every problem is listed",
@@ -91,6 +100,12 @@ DETAIL: dict[ExitStatus, str] = {
 
 class UsageError(Exception):
     """A flag's value is unusable; reported like argparse's own errors, status 2."""
+
+
+def error_document(status: ExitStatus, message: str) -> dict[str, Any]:
+    """What ``--json`` prints on stdout when a command fails: the one line stderr says,
+    the exit status and its name, so a script reads the outcome from either."""
+    return {"error": message, "exit_status": int(status), "status": status.name.lower()}
 
 
 def epilog() -> str:

@@ -23,16 +23,16 @@ from bot.console import (
     trials_table,
 )
 from bot.executor.driver import run_on_celery
-from bot.exits import ExitStatus
+from bot.exits import ExitStatus, UsageError
 from bot.grading import Grading
 from bot.heartbeat import reap_and_note
 from bot.ledger_keys import open_store
-from bot.plan import plan_of
+from bot.plan import RunPlan, plan_of
 from bot.resume import plan_resume
 from core.changesets import LocatedChangeset, check_against_specs
 from core.errors import BudgetExceededError, StoreError
-from core.model import Changeset, RunSummary, Verdict
-from core.settings import Settings
+from core.model import Changeset, RunSummary, Tier, Verdict
+from core.settings import CassetteMode, Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
 from gate.stats import preload as preload_statistics
@@ -41,7 +41,7 @@ from oracles.runner import RunOutcome, RunStatus
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["exit_status", "grade", "infra_error_limit"]
+__all__ = ["check_cassettes", "exit_status", "grade", "infra_error_limit"]
 
 
 def _check_budget(settings: Settings, specs: SpecSet, trials: int) -> None:
@@ -53,6 +53,26 @@ def _check_budget(settings: Settings, specs: SpecSet, trials: int) -> None:
             f"the forecast for {trials} trial(s) is ${forecast:.2f}, over --budget "
             f"${settings.budget_usd:.2f}; raise the budget or grade fewer changesets"
         )
+
+
+def check_cassettes(plan: RunPlan, folder: Path, specs: SpecSet) -> None:
+    """Every port that replays needs cassettes to replay: a mistyped ``--cassettes``
+    (a folder that is not there, or holds none for the port) would otherwise answer every
+    tier past the first with a fabricated default, and grade nothing."""
+    ports = {"sandbox": plan.sandbox, **({"judge": plan.judge} if specs.oracle.judged else {})}
+    for port, mode in ports.items():
+        if mode is not CassetteMode.REPLAY:
+            continue
+        if not folder.is_dir():
+            raise UsageError(
+                f"the cassette folder {folder} does not exist: check --cassettes (or "
+                "MIGRATION_EVALS_CASSETTES_DIR), or record cassettes with --mode record"
+            )
+        if next((folder / port).glob("*.json"), None) is None:
+            raise UsageError(
+                f"the cassette folder {folder} holds no {port} cassettes ({port}/*.json), "
+                f"and the {port} replays: check --cassettes, or record them with --mode record"
+            )
 
 
 def _infra_errors(outcome: RunOutcome, limit: float) -> dict[str, Any]:
@@ -89,7 +109,7 @@ def _print_summary(
     console.print(funnel_table(summary))
     console.print(models_table(outcome.trials))
     if show_trials:
-        console.print(trials_table(outcome.trials))
+        console.print(trials_table(outcome.trials, whole=not console.is_terminal))
     console.print(f"run {outcome.run_id}: {outcome.status.value}")
     for key, value in extra.items():
         console.print(f"{key}: {value}", highlight=False)
@@ -180,6 +200,8 @@ def grade(
     if resume is None:
         _check_budget(settings, specs, len(changesets))
     plan = plan_of(settings, specs)
+    if resume is None:  # a resumed run replays as its stored plan says; checked there
+        check_cassettes(plan, settings.cassette_dir, specs)
     store = open_store(settings, warn=True)
     try:
         reap_and_note(store, settings)
@@ -214,6 +236,7 @@ def _resume(
 ) -> tuple[RunOutcome, str]:
     """Finish an interrupted run; the outcome, and what the resume graded (for the report)."""
     resumption = plan_resume(where.store, where.specs, run_id, items)
+    check_cassettes(resumption.plan, where.settings.cassette_dir, where.specs)
     note = (
         f"{len(resumption.earlier)} trial(s) were in the ledger, "
         f"{len(resumption.missing)} graded now"
@@ -230,12 +253,26 @@ def _resume(
     return outcome, note
 
 
+def _all_fabricated(outcome: RunOutcome) -> bool:
+    """Whether every envelope past tier 1 that ran is a cassette miss's default (and one
+    ran): tier 1 needs no cassette, so such a run graded nothing."""
+    later = [
+        e
+        for t in outcome.trials
+        for e in t.envelopes
+        if e.tier is not Tier.APPLY and e.verdict is not Verdict.SKIPPED and e.adapter
+    ]
+    return bool(later) and all(e.is_fabricated for e in later)
+
+
 def exit_status(outcome: RunOutcome, max_infra_error_rate: float | None = None) -> ExitStatus:
-    """The run's status, by ``bot.exits``' precedence: all errors, a crash, errors above
-    the gate's limit (when one is given), the budget."""
+    """The run's status, by ``bot.exits``' precedence: all errors, all fabricated, a
+    crash, errors above the gate's limit (when one is given), the budget."""
     errors = sum(t.verdict is Verdict.ERROR for t in outcome.trials)
     if outcome.trials and errors == len(outcome.trials):
         return ExitStatus.ALL_INFRA_ERRORS
+    if _all_fabricated(outcome):
+        return ExitStatus.ALL_FABRICATED
     if outcome.status is RunStatus.INTERNAL_ERRORS:
         return ExitStatus.TRIAL_CRASHED
     limit = max_infra_error_rate

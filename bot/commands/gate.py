@@ -30,10 +30,11 @@ __all__ = ["evaluate_from_args", "run_check", "run_publish", "scan_workers"]
 
 
 def scan_workers(requested: int | None) -> int:
-    """Processes for the ledger scan: --jobs, else the CPUs this process may use (max 4)."""
+    """Processes for the ledger scan: --scan-processes, else the CPUs this process may
+    use (at most 4)."""
     if requested is not None:
         if requested < 1:
-            raise UsageError("--jobs must be at least 1")
+            raise UsageError("--scan-processes must be at least 1")
         return requested
     return max(1, min(4, len(os.sched_getaffinity(0))))
 
@@ -54,7 +55,9 @@ def _evaluate(args: argparse.Namespace, settings: Settings, store: Store) -> Eva
     # Only `gate check` has --full: it starts after the newest signed gate snapshot unless
     # asked to walk every row; `gate publish` walks every row before it signs anything.
     full = getattr(args, "full", True)
-    return evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs), full=full)
+    return evaluate(
+        store, specs, run_id=args.run, workers=scan_workers(args.scan_processes), full=full
+    )
 
 
 def ledger_mark(chain: LedgerCheck) -> dict[str, object]:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,16 +21,59 @@ from core.errors import ConfigError
 from core.settings import CassetteMode, Executor, ScaleSettings, Settings
 
 __all__ = [
+    "DB_HELP",
     "add_db_option",
+    "add_deprecated_alias",
     "add_executor_options",
     "add_grading_options",
     "add_server_mode_option",
     "add_specs_option",
     "add_store_options",
     "add_trials_option",
+    "budget_usd",
+    "database_url",
     "server_settings_from_args",
     "settings_from_args",
 ]
+
+
+class _Deprecated(argparse.Action):
+    """An old spelling of an option: it still works, and says on stderr what to write
+    instead (hidden from ``--help``, which lists the new spelling only)."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, instead: str, **kw: Any) -> None:
+        super().__init__(option_strings, dest, **kw)
+        self.instead = instead
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        print(
+            f"{parser.prog}: warning: {option_string} is deprecated and will be removed; "
+            f"write {self.instead}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_deprecated_alias(
+    parser: argparse.ArgumentParser, *flags: str, dest: str, instead: str, kind: type = int
+) -> None:
+    """``flags``: old spellings of the option whose value lands in ``dest`` (``instead``:
+    how to write it now)."""
+    parser.add_argument(
+        *flags,
+        dest=dest,
+        type=kind,
+        action=_Deprecated,
+        instead=instead,
+        default=argparse.SUPPRESS,
+        help=argparse.SUPPRESS,
+    )
 
 
 def add_specs_option(parser: argparse.ArgumentParser) -> None:
@@ -35,14 +81,47 @@ def add_specs_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
 
 
+DB_HELP = (
+    "SQLAlchemy database URL, or the path of a SQLite file "
+    "(default: $MIGRATION_EVALS_DB_URL or sqlite:///./migration-evals.db)"
+)
+
+
+_URL = re.compile(r"[A-Za-z][\w+.-]*://")
+
+
+def database_url(value: str) -> str:
+    """``--db``'s value as a SQLAlchemy URL: a URL as given, a bare path (``results.db``)
+    as the SQLite file it names. Something in between (``sqlite:results.db``) is neither,
+    and is refused with the form a URL takes."""
+    if _URL.match(value):
+        return value
+    if ":" in value or not value.strip():
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is neither a database URL nor a file path: give a SQLite file "
+            "(results.db, or sqlite:///results.db) or a URL such as "
+            "postgresql://USER@HOST/NAME"
+        )
+    return f"sqlite:///{value}"
+
+
 def add_db_option(parser: argparse.ArgumentParser) -> None:
     """``--db`` alone, for commands that read the database but no spec."""
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        help="SQLAlchemy database URL "
-        "(default: $MIGRATION_EVALS_DB_URL or sqlite:///./migration-evals.db)",
-    )
+    parser.add_argument("--db", metavar="URL", type=database_url, help=DB_HELP)
+
+
+def budget_usd(value: str) -> float:
+    """``--budget``'s value: a finite number of dollars, zero or more (``nan`` and ``inf``
+    parse as floats but bound nothing, and a negative budget could never be met)."""
+    try:
+        amount = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of dollars: {value!r}") from None
+    if not math.isfinite(amount) or amount < 0:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a budget: give a finite number of dollars, 0 or more"
+        )
+    return amount
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +140,9 @@ def add_trials_option(parser: argparse.ArgumentParser) -> None:
 
 def add_grading_options(parser: argparse.ArgumentParser) -> None:
     add_store_options(parser)
-    parser.add_argument("--jobs", "-j", type=int, metavar="N", help="trials run in parallel")
+    parser.add_argument(
+        "--jobs", "-j", type=int, metavar="N", help="trials graded in parallel (default: 1)"
+    )
     parser.add_argument("--cassettes", metavar="DIR", type=Path, help="cassette directory")
     parser.add_argument(
         "--mode",
@@ -76,7 +157,7 @@ def add_grading_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--budget",
-        type=float,
+        type=budget_usd,
         metavar="USD",
         help="refuse to start if the forecast exceeds USD; stop before spending more",
     )

@@ -27,7 +27,9 @@ def run(args: argparse.Namespace) -> int:
     specs = load_specs(settings.specs_dir)
     store = open_store(settings)
     try:
-        evaluation = evaluate(store, specs, run_id=args.run, workers=scan_workers(args.jobs))
+        evaluation = evaluate(
+            store, specs, run_id=args.run, workers=scan_workers(args.scan_processes)
+        )
         runs = run_records(store)
         page = trials_page(store, evaluation.selection.trials, specs, runs)
     finally:

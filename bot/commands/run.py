@@ -14,8 +14,31 @@ from core.changesets import read_changesets
 from core.settings import Settings
 from core.specs import load_specs
 
+# What a run's stored plan decides; a resumed run keeps it whatever the command line says.
+_PLANNED = (
+    ("mode", "--mode"),
+    ("sandbox", "--sandbox"),
+    ("strict", "--strict"),
+    ("budget", "--budget"),
+    ("jobs", "--jobs"),
+    ("executor", "--executor"),
+)
+
+
+def _refuse_plan_flags(args: argparse.Namespace) -> None:
+    """``--resume`` with a flag its stored plan overrides would ignore the flag: say so,
+    rather than grade otherwise than the command line reads."""
+    given = [flag for name, flag in _PLANNED if getattr(args, name, None) not in (None, False)]
+    if args.resume and given:
+        raise UsageError(
+            f"{', '.join(given)} cannot change a resumed run: it keeps its stored plan "
+            "(modes, strictness, budget, jobs, executor); resume without "
+            f"{'them' if len(given) > 1 else 'it'}, or start a new run"
+        )
+
 
 def run(args: argparse.Namespace) -> int:
+    _refuse_plan_flags(args)
     settings = settings_from_args(args)
     source = args.changesets or _resumed_input(settings, args.resume)
     # With the specs, unknown recipes or models and bad recipe params are reported in the

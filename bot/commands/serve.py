@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         "bind": f"{args.host}:{args.port}",
         "workers": args.processes,
         "worker_class": "gthread",
-        "threads": args.threads,
+        "threads": args.request_threads,
         "accesslog": "-" if args.verbose else None,
         "timeout": 60,
         "graceful_timeout": 30,

@@ -13,15 +13,16 @@ from sqlalchemy.engine import make_url
 
 from bot.commands.gate import scan_workers
 from bot.commands.options import read_json_object, settings_from_args
-from bot.exits import ExitStatus
+from bot.exits import ExitStatus, UsageError
 from bot.ledger_keys import ledger_keys, open_store
 from core.checkpoints import CheckpointVerifier
 from core.errors import ConfigError
 from core.settings import Settings
 from core.specs import load_specs
-from gate.bundle import BundleCheck, verify_bundle
+from gate.bundle import BUNDLE_FORMAT, BundleCheck, verify_bundle
 
 _SHOWN = 50
+_BUNDLE_FAMILY = BUNDLE_FORMAT.split("/")[0] + "/"
 
 
 def _configured_verifier(settings: Settings, bundle: dict[str, Any]) -> CheckpointVerifier | None:
@@ -53,14 +54,27 @@ def _verify(args: argparse.Namespace, bundle: dict[str, Any]) -> BundleCheck:
     keys = replace(ledger_keys(settings), verifier=verifier)  # the same public key for both
     store = open_store(settings, url=args.db, keys=keys)
     try:
-        workers = scan_workers(args.jobs)
+        workers = scan_workers(args.scan_processes)
         return verify_bundle(bundle, specs, store=store, workers=workers, verifier=verifier)
     finally:
         store.close()
 
 
+def _bundle(path: Path) -> dict[str, Any]:
+    """The bundle in ``path``; a JSON object that is no bundle at all (a report, an anchor)
+    is the wrong file, not a bundle that was tampered with."""
+    document = read_json_object(path, name="bundle", kind="publication bundle")
+    if not str(document.get("format") or "").startswith(_BUNDLE_FAMILY):
+        raise UsageError(
+            f'{path} is not a publication bundle (its "format" is '
+            f"{document.get('format')!r}, not {BUNDLE_FORMAT!r}); `migration-evals gate "
+            "publish --out FILE` writes one"
+        )
+    return document
+
+
 def run(args: argparse.Namespace) -> int:
-    result = _verify(args, read_json_object(args.bundle, name="bundle", kind="publication bundle"))
+    result = _verify(args, _bundle(args.bundle))
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.json:

@@ -25,9 +25,9 @@ from bot.jobs.dispatch import CeleryDispatcher, make_celery, queue_name
 def run(args: argparse.Namespace) -> int:
     settings = server_settings_from_args(args)
     scale = settings.scale
-    concurrency = args.concurrency if args.concurrency is not None else os.cpu_count() or 1
+    concurrency = args.jobs if args.jobs is not None else os.cpu_count() or 1
     if concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
+        raise UsageError("--jobs must be at least 1")
     publisher = CeleryDispatcher(make_celery(scale), scale)
     # Fails here, before anything starts, when the database does not answer.
     app_jobs = OtherJobs(APP_KINDS, worker_handlers)  # the App's, beside trials

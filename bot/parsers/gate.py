@@ -6,10 +6,10 @@ import argparse
 from pathlib import Path
 
 from bot.commands import sentence, summary
-from bot.commands.options import add_store_options
+from bot.commands.options import add_deprecated_alias, add_store_options
 from bot.parsers import Handler, SubParsers
 
-__all__ = ["add_parser", "add_scan_options"]
+__all__ = ["add_parser", "add_scan_options", "add_scan_processes_option"]
 CHECK_HELP = "list every reason the current results may not be published (exit 0: publishable)"
 PUBLISH_HELP = "write a verifiable publication bundle, only if the gate check passes"
 
@@ -17,8 +17,20 @@ PUBLISH_HELP = "write a verifiable publication bundle, only if the gate check pa
 def add_scan_options(parser: argparse.ArgumentParser) -> None:
     add_store_options(parser)
     parser.add_argument("--run", metavar="RUN_ID", help="count only this run's trials")
+    add_scan_processes_option(parser)
+
+
+def add_scan_processes_option(parser: argparse.ArgumentParser) -> None:
+    """``--scan-processes``: processes that read the ledger. ``--jobs`` means trials
+    graded at once everywhere else, so its old meaning here is an alias that warns."""
     parser.add_argument(
-        "--jobs", "-j", type=int, metavar="N", help="processes for the ledger scan (default: CPUs)"
+        "--scan-processes",
+        type=int,
+        metavar="N",
+        help="processes for the ledger scan (default: the CPUs, at most 4; formerly --jobs)",
+    )
+    add_deprecated_alias(
+        parser, "--jobs", "-j", dest="scan_processes", instead="--scan-processes N"
     )
 
 

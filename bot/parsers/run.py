@@ -24,8 +24,9 @@ def add_parser(commands: SubParsers) -> None:
         "--resume",
         metavar="RUN_ID",
         help="finish an interrupted run: grade only the changesets it has no trial for, as "
-        "its stored plan says (modes, jobs, budget and strictness flags given here are not "
-        "used); the changesets must be the ones it was started with",
+        "its stored plan says (so --mode, --sandbox, --strict, --budget, --jobs and "
+        "--executor are refused with it); the changesets must be the ones it was started "
+        "with",
     )
     add_grading_options(parser)
     add_trials_option(parser)

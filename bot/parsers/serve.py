@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from bot.commands import summary
-from bot.commands.options import add_server_mode_option, add_store_options
+from bot.commands.options import (
+    add_deprecated_alias,
+    add_server_mode_option,
+    add_store_options,
+)
 from bot.parsers import Handler, SubParsers
 
 HELP = summary("serve")
@@ -23,8 +27,13 @@ def add_parser(commands: SubParsers) -> None:
         "--processes", type=int, default=2, metavar="N", help="gunicorn worker processes"
     )
     parser.add_argument(
-        "--threads", type=int, default=4, metavar="N", help="request threads per process"
+        "--request-threads",
+        type=int,
+        default=4,
+        metavar="N",
+        help="threads answering HTTP requests in each process (default 4; formerly --threads)",
     )
+    add_deprecated_alias(parser, "--threads", dest="request_threads", instead="--request-threads N")
     parser.add_argument(
         "--dev", action="store_true", help="Flask's development server, one process"
     )

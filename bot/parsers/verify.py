@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.commands import sentence, summary
+from bot.commands.options import database_url
 from bot.parsers import Handler, SubParsers
+from bot.parsers.gate import add_scan_processes_option
 
 HELP = summary("verify")
 
@@ -16,8 +18,9 @@ def add_parser(commands: SubParsers) -> None:
     parser.add_argument(
         "--db",
         metavar="URL",
-        help="rebuild the bundle from this ledger (without it: internal consistency and "
-        "stamps against the specs)",
+        type=database_url,
+        help="rebuild the bundle from this ledger, a database URL or a SQLite file's path "
+        "(without it: internal consistency and stamps against the specs)",
     )
     parser.add_argument("--specs", metavar="DIR", type=Path, help="specs directory")
     parser.add_argument(
@@ -28,6 +31,6 @@ def add_parser(commands: SubParsers) -> None:
         "(`ledger checkpoint --public-key` prints it; default: "
         "$MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY or the checkpoint key's public half)",
     )
-    parser.add_argument("--jobs", "-j", type=int, metavar="N", help="processes for the scan")
+    add_scan_processes_option(parser)
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
     parser.set_defaults(handler=Handler("bot.commands.verify", "run"))

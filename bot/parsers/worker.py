@@ -6,6 +6,7 @@ from pathlib import Path
 
 from bot.commands import sentence, summary
 from bot.commands.options import (
+    add_deprecated_alias,
     add_executor_options,
     add_server_mode_option,
     add_store_options,
@@ -18,12 +19,14 @@ HELP = summary("worker")
 def add_parser(commands: SubParsers) -> None:
     parser = commands.add_parser("worker", help=HELP, description=sentence(HELP))
     parser.add_argument(
-        "--concurrency",
-        "-c",
+        "--jobs",
+        "-j",
         type=int,
         metavar="N",
-        help="jobs run at once, one thread each (default: the number of CPUs)",
+        help="jobs run at once, one thread each (default: the number of CPUs; formerly "
+        "--concurrency)",
     )
+    add_deprecated_alias(parser, "--concurrency", "-c", dest="jobs", instead="--jobs N")
     parser.add_argument("--cassettes", metavar="DIR", type=Path, help="cassette directory")
     parser.add_argument("--cache-dir", metavar="DIR", type=Path, help="clone and snapshot cache")
     add_server_mode_option(parser)

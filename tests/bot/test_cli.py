@@ -84,11 +84,28 @@ def test_demo_prints_tables_and_locations(env: Path, capsys: pytest.CaptureFixtu
     assert "results: migration-evals-demo.json" in out
 
 
-def test_a_typo_in_the_cassette_path_fabricates_every_later_tier(
+def test_a_typo_in_the_cassette_path_is_refused_before_grading(
     env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, document, err = _json_run(capsys, "run", str(JAVA), "--cassettes", str(env / "casettes"))
-    assert code == 0
+    assert code == ExitStatus.USAGE
+    assert document["status"] == "usage" and document["exit_status"] == 2
+    assert f"the cassette folder {env / 'casettes'} does not exist" in err
+    assert not (env / "results.db").exists()
+    (env / "empty").mkdir()
+    code, document, err = _json_run(capsys, "run", str(JAVA), "--cassettes", str(env / "empty"))
+    assert code == ExitStatus.USAGE
+    assert "holds no sandbox cassettes (sandbox/*.json)" in document["error"]
+
+
+def test_cassettes_that_answer_nothing_fabricate_every_later_tier_and_exit_15(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for port in ("sandbox", "judge"):  # a folder of cassettes, none of them these requests'
+        (env / "other" / port).mkdir(parents=True)
+        (env / "other" / port / "unrelated.json").write_text("{}")
+    code, document, err = _json_run(capsys, "run", str(JAVA), "--cassettes", str(env / "other"))
+    assert code == ExitStatus.ALL_FABRICATED == 15
     later = [
         t for trial in document["trials"] for t in trial["tiers"][1:] if t["verdict"] != "skipped"
     ]

@@ -63,7 +63,21 @@ def test_the_summary_comes_first_and_the_trials_only_when_asked(
     assert main(["run", str(JAVA), "--trials"]) == ExitStatus.OK
     lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
     assert lines.index("Pass rate per model") < lines.index("Trials")
-    assert any(line.startswith("│ java-calc/no-apply") for line in lines)
+    assert any(re.match(r"│ t-[0-9a-f]{16} │ java-calc/no-apply ", line) for line in lines)
+
+
+def test_piped_trials_are_whole_however_long_their_rows(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", str(JAVA), "--trials", "--out", "run.json"]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if re.match(r"│ t-[0-9a-f]{16} ", line)]
+    trials = json.loads((env / "run.json").read_text())["trials"]
+    assert sorted(row.split("│")[1].strip() for row in rows) == sorted(
+        t["trial_id"] for t in trials
+    )
+    assert "…" not in "".join(rows)  # no cell cut short, at any width
+    assert max(len(line) for line in out.splitlines()) > 140  # nor the table at 140
 
 
 def test_model_names_are_never_cut_however_narrow_the_console() -> None:

@@ -104,3 +104,48 @@ def test_hostile_text_is_only_text(report: ReportFiles, tmp_path: Path) -> None:
     rows = _rows(dom)
     assert [r[0] for r in rows] == [HOSTILE]
     assert "<img src" not in dom.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+
+
+# Loads the trials page in a frame, measures where its column headers and first row are,
+# scrolls the table's box and measures again; writes the numbers on its own body.
+_PROBE = """<!DOCTYPE html><html><body>
+<iframe id="f" src="trials.html" style="width: 1200px; height: 420px"></iframe>
+<script>
+document.getElementById("f").addEventListener("load", function () {
+  var d = this.contentWindow.document;
+  function probe() {
+    if (d.body.dataset.ready !== "true") { setTimeout(probe, 50); return; }
+    var th = d.querySelector("#trials thead th").getBoundingClientRect();
+    var first = d.querySelector("#trials tbody tr").getBoundingClientRect();
+    var box = d.getElementById("rows-box");
+    box.scrollTop = 150;
+    var scrolled = d.querySelector("#trials thead th").getBoundingClientRect();
+    var status = d.querySelector("header.status").getBoundingClientRect();
+    document.body.dataset.probe = [th.bottom, first.top, scrolled.top,
+      box.getBoundingClientRect().top, box.scrollTop, status.bottom].join(",");
+  }
+  probe();
+});
+</script></body></html>"""
+
+
+def test_the_column_headers_never_cover_the_first_rows(report: ReportFiles, tmp_path: Path) -> None:
+    assert report.trials is not None
+    probe = report.trials.parent / "probe.html"
+    probe.write_text(_PROBE)
+    dom = _chromium(
+        tmp_path / "p6",
+        "--allow-file-access-from-files",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        probe.resolve().as_uri(),
+    ).stdout
+    found = re.search(r'data-probe="([^"]+)"', dom)
+    assert found, "the probe did not run"
+    th_bottom, first_top, scrolled_top, box_top, scrolled_by, status_bottom = map(
+        float, found.group(1).split(",")
+    )
+    assert first_top >= th_bottom - 1  # at rest: the first row starts below the headers
+    assert box_top >= status_bottom  # the table's box starts below the status header
+    assert scrolled_by > 0  # the box scrolls (the page is taller than the frame)...
+    assert abs(scrolled_top - box_top) <= 1  # ...and the headers stay at its top
