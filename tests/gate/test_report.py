@@ -138,6 +138,12 @@ def test_the_numbers_on_the_pages(broken: dict[str, Any], files: ReportFiles) ->
     assert "insufficient data" in markdown
     assert "measured inference ÷ infrastructure: " in markdown
     assert "| claude-sonnet-4-5 − gemini-2.5-pro | 12 / 24 | 12 / 24 | +0.0% |" in markdown
+    # Each model's trials here are changesets of their own: the pages say the tasks differ.
+    assert broken["tasks"]["same_tasks"] is False
+    assert '<p class="banner" id="tasks-differ">Tasks differ: the models were graded on ' in (
+        files.html.read_text()
+    )
+    assert "**Tasks differ**: the models were graded on different tasks: 0 of" in markdown
 
 
 def test_a_publishable_report_says_so(
@@ -175,8 +181,9 @@ def test_the_markdown_renders_every_table_and_plot(
     broken: dict[str, Any], files: ReportFiles
 ) -> None:
     html = MarkdownIt("commonmark").enable("table").render(files.markdown.read_text())
-    # gate, pass rates, diff coverage of passes, differences, per model, provenance, funnel,
-    # contamination, hypotheses
-    assert html.count("<table>") == 9
+    # gate, pass rates, diff coverage of passes, differences, the paired tests and the task
+    # grid, per model, provenance, funnel, contamination, hypotheses
+    assert html.count("<table>") == 11
+    assert "McNemar exact p" in html and "<th>task</th>" in html
     assert html.count("<img ") == len(broken["plots"])
     assert "<td>claude-sonnet-4-5 − gemini-2.5-pro</td>" in html
