@@ -4,7 +4,9 @@ cassettes here; graded live on a Docker engine in the ``docker``-marked tests.""
 
 from __future__ import annotations
 
+import html as html_lib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,8 @@ import pytest
 
 from bot.cli import main
 from core.model import patch_bytes
-from tests.conftest import ROOT
+from tests.conftest import ROOT, require_service
+from tests.gate.test_report_browser import CHROMIUM, _chromium
 
 EXAMPLES = ROOT / "examples" / "changesets"
 
@@ -179,3 +182,23 @@ def test_the_report_links_each_trial_to_its_patch_and_logs(
     # Every command's whole output, each with its filter box.
     assert page.count('<input type="search" class="filter"') == 6  # 4 compile, 2 tests
     assert "BUILD SUCCESS" in page and "Apache Maven" in page
+
+
+@pytest.mark.browser
+def test_a_record_pages_filter_box_narrows_a_log_in_chromium(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    require_service("chromium", Path(CHROMIUM).exists(), "apt-get install chromium")
+    _graded(env, capsys, "java-calc/good")
+    trial = _json(capsys, "java-calc/good")["trial_id"]
+    assert main(["report", "--out", str(env / "report")]) == 0
+    page = (env / "report" / "records" / f"{trial}.html").resolve().as_uri()
+    dom = _chromium(
+        env / "profile", "--virtual-time-budget=5000", "--dump-dom", page + "#q=Tests run:"
+    ).stdout
+    assert 'data-ready="true"' in dom
+    logs = re.findall(r'<pre class="log">(.*?)</pre>', dom, re.S)
+    assert len(logs) == 6
+    tests_patched = html_lib.unescape(logs[-1]).splitlines()
+    assert tests_patched and all("tests run:" in line.lower() for line in tests_patched)
+    assert re.search(r'<span class="count">\d+ of \d+ lines</span>', dom)
