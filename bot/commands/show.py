@@ -210,6 +210,10 @@ def _tier_lines(tier: TierDetail, lines: int | None) -> Iterator[tuple[str, str]
         yield from (("", f"   {line}") for line in _run_lines(run, lines))
     for judge in tier.judges:
         yield from (("", f"   {line}") for line in _judge_lines(judge))
+    logs = (env.get("details") or {}).get("logs")
+    if logs:
+        whole = f"migration-evals show {env['trial_id']} --logs {tier.tier.value}"
+        yield "dim", f"   whole output of its {len(logs)} sandboxed command(s): {whole}"
     if tier.verdict.value != "skipped":
         yield "dim", f"   {_stamp_line(tier)}"
 

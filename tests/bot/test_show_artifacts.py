@@ -104,6 +104,11 @@ def test_a_replayed_go_trial_shows_its_patch_and_whole_logs(
 ) -> None:
     _graded(env, capsys, "go-ioutil/good")
     _check_go(capsys)
+    # The evidence says where the whole output is.
+    assert main(["show", "go-ioutil/good"]) == 0
+    shown = capsys.readouterr().out
+    assert "whole output of its 2 sandboxed command(s): migration-evals show t-" in shown
+    assert "--logs tests" in shown
 
 
 def _without_go_builds(folder: Path) -> Path:
