@@ -72,3 +72,16 @@ def test_other_databases_keep_them_in_their_table() -> None:
         assert store.artifacts.get("f" * 64) is None
     finally:
         store.close()
+
+
+@pytest.mark.postgres
+def test_a_postgresql_store_keeps_them_in_its_table(postgres_url: str) -> None:
+    store = Store.open(postgres_url)
+    try:
+        assert isinstance(store.artifacts, TableArtifacts)
+        text = b"[INFO] BUILD FAILURE\n" * 1000
+        ref = store.artifacts.put(text, ArtifactKind.LOG)
+        assert store.artifacts.put(text, ArtifactKind.LOG) == ref  # kept once
+        assert store.artifacts.get(ref.sha256) == text
+    finally:
+        store.close()
