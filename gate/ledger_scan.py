@@ -42,7 +42,7 @@ from core.stamps import sha256_hex
 from core.store import Store, ledger_table
 from gate.diff_coverage import scan_cells
 from gate.fabrication import find_marks, may_hold_marks
-from gate.provenance import envelope_origin
+from gate.provenance import REUSED_COST, envelope_origin
 from gate.snapshot import Body, Start, find_start, held, keep
 from gate.suite_counts import table_cells
 from gate.trials import (
@@ -123,6 +123,7 @@ class _TrialBuilder:
     stop_reason: str = ""
     test_counts: tuple[str, ...] = ()
     diff_coverage: tuple[str, ...] = ()
+    reused: list[float] = field(default_factory=lambda: [0.0] * len(REUSED_COST))
 
     def merge(self, later: _TrialBuilder) -> None:
         """Append the rows of the same trial found in a later range."""
@@ -144,6 +145,7 @@ class _TrialBuilder:
         self.stop_reason = self.stop_reason or later.stop_reason
         self.test_counts = self.test_counts or later.test_counts
         self.diff_coverage = self.diff_coverage or later.diff_coverage
+        self.reused = [a + b for a, b in zip(self.reused, later.reused, strict=True)]
 
     def pack(self) -> tuple[Any, ...]:
         """Plain values for the trip back from a worker (pickling objects costs more)."""
@@ -160,6 +162,7 @@ class _TrialBuilder:
         # Copies: ``merge`` extends these, and the packed values may be unpacked again.
         builder.hashes, builder.marks = list(builder.hashes), list(builder.marks)
         builder.origins, builder.stamps = list(builder.origins), dict(builder.stamps)
+        builder.reused = list(builder.reused)
         opinion = builder.judge_opinion
         builder.judge_opinion = None if opinion is None else JudgeOpinion(*opinion)
         return builder
@@ -192,6 +195,7 @@ class _TrialBuilder:
             stop_reason=self.stop_reason,
             test_counts=self.test_counts,
             diff_coverage=self.diff_coverage,
+            reused=tuple(round(v, 8) for v in self.reused) if any(self.reused) else (),
         )
 
 
@@ -292,6 +296,21 @@ def _judge_usage(builder: _TrialBuilder, details: dict[str, Any], cached: bool) 
         builder.tokens_out += int(judge.get("output_tokens") or 0)
 
 
+def _reused_usage(builder: _TrialBuilder, tier: str, details: dict[str, Any]) -> None:
+    """What a reused envelope cost when it was made: its list and actual cost (kept in
+    ``cached_from``), and the sandbox seconds or judge tokens its details still record."""
+    made = details.get("cached_from") or {}
+    used = builder.reused
+    used[0] += float(made.get("list_cost_usd") or 0.0)
+    used[1] += float(made.get("actual_cost_usd") or 0.0)
+    if tier in _SANDBOX_TIERS:
+        used[2] += _sandbox_seconds(details)
+    for judge in details.get("judges") or () if tier == "judge" else ():
+        used[3] += float(judge.get("cost_usd") or 0.0)
+        used[4] += int(judge.get("input_tokens") or 0)
+        used[5] += int(judge.get("output_tokens") or 0)
+
+
 def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, text: str) -> None:
     payload = orjson.loads(text)
     envelope = payload["envelope"]
@@ -305,6 +324,8 @@ def _add_envelope(builder: _TrialBuilder, seq: int, tier: str, verdict: str, tex
     cached = bool(envelope["cached"])
     details = envelope["details"]
     if details:
+        if cached:
+            _reused_usage(builder, tier, details)
         if tier in _SANDBOX_TIERS and not cached:
             builder.sandbox_s += _sandbox_seconds(details)
         elif tier == "judge":
@@ -507,7 +528,7 @@ def _joined_trials(parts: list[_Range]) -> list[TrialFacts] | None:
 # What a snapshot's body holds and how it is written. Bump the number whenever what the
 # scan gathers from a row changes meaning; a snapshot of another form is not used.
 _FORM = (
-    f"gate-facts/1 marshal/{marshal.version} python/{sys.version_info[0]}.{sys.version_info[1]} "
+    f"gate-facts/2 marshal/{marshal.version} python/{sys.version_info[0]}.{sys.version_info[1]} "
     + sha256_hex(" ".join((*_BUILDER_FIELDS, *TrialFacts._fields, *JudgeOpinion._fields)))[:16]
 )
 

@@ -153,6 +153,10 @@ class TrialFacts(NamedTuple):
     test_counts: tuple[str, ...] = ()
     # And its diff coverage: the state and the table's cell (``gate.diff_coverage``).
     diff_coverage: tuple[str, ...] = ()
+    # And what its reused (cached) envelopes cost when they were made, one number per
+    # ``gate.provenance.REUSED_COST`` kind (list, actual, sandbox s, judge $, tokens):
+    # a reused envelope costs its own trial nothing, so the tiers above say $0 for it.
+    reused: tuple[float, ...] = ()
 
     @property
     def passed(self) -> bool:

@@ -29,6 +29,7 @@ from typing import Any
 from core.artifacts import ArtifactKind, ArtifactRef, ArtifactStore, prepare
 from core.errors import InfrastructureError, ServiceUnavailableError
 from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict, patch_bytes
+from core.ports import Sandbox
 from core.specs import SpecSet
 from core.stamps import stamp
 from core.store import Store
@@ -166,6 +167,7 @@ class Cascade:
         strict: bool = False,
         scratch: Path | None = None,
         artifacts: ArtifactStore | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         by_tier = {oracle.tier: oracle for oracle in oracles}
         self.specs = specs
@@ -180,6 +182,9 @@ class Cascade:
         self.scratch = scratch
         # Where each trial's patch and sandbox output are kept: the store's, by default.
         self.artifacts = artifacts or (store.artifacts if store is not None else None)
+        # The sandbox the build and test tiers run in, as whoever built the cascade chose
+        # it: its owner asks it for image ids and has it reap (None: the tiers run none).
+        self.sandbox = sandbox
         apply = specs.oracle.section("apply")
         self.limits = ScreenLimits(int(apply["max_files"]), int(apply["max_patch_bytes"]))
 
@@ -464,9 +469,12 @@ class _Slot:
         )
 
     def reuse(self, cached: Envelope) -> Envelope:
-        """A cached envelope under this trial: free, marked cached, origin kept."""
+        """A cached envelope under this trial: free, marked cached, origin kept. Reusing
+        a reuse keeps the first ``cached_from``: where the answer was made and what it
+        cost then, not the $0 its last reuse cost."""
         details = dict(cached.details)
-        details["cached_from"] = {
+        made = cached.details.get("cached_from") if cached.cached else None
+        details["cached_from"] = made or {
             "trial_id": cached.trial_id,
             "list_cost_usd": cached.list_cost_usd,
             "actual_cost_usd": cached.actual_cost_usd,

@@ -81,6 +81,19 @@ def _infra_errors(outcome: RunOutcome, limit: float) -> dict[str, Any]:
     return {"count": errors, "rate": round(rate, 6), "limit": limit, "above_limit": rate > limit}
 
 
+def _reused(outcome: RunOutcome) -> dict[str, Any]:
+    """The envelopes this run reused from earlier ones, and what they cost when made: the
+    funnel's costs are what this run paid, $0 for each of them."""
+    made = [
+        e.details.get("cached_from") or {} for t in outcome.trials for e in t.envelopes if e.cached
+    ]
+    return {
+        "envelopes": len(made),
+        "list_cost_usd_when_made": round(sum(m.get("list_cost_usd") or 0 for m in made), 6),
+        "actual_cost_usd_when_made": round(sum(m.get("actual_cost_usd") or 0 for m in made), 6),
+    }
+
+
 def _document(
     outcome: RunOutcome, summary: RunSummary, extra: dict[str, Any], limit: float
 ) -> dict[str, Any]:
@@ -96,6 +109,7 @@ def _document(
         "fabricated_ports": list(summary.fabricated_ports),
         "cost_usd": round(summary.cost_usd, 6),
         "actual_cost_usd": round(summary.actual_cost_usd, 6),
+        "reused": _reused(outcome),
         **extra,
     }
 
@@ -111,6 +125,14 @@ def _print_summary(
     if show_trials:
         console.print(trials_table(outcome.trials, whole=not console.is_terminal))
     console.print(f"run {outcome.run_id}: {outcome.status.value}")
+    reused = _reused(outcome)
+    if reused["envelopes"]:
+        console.print(
+            f"reused: {reused['envelopes']} envelope(s) from earlier runs, free here; they "
+            f"cost list ${reused['list_cost_usd_when_made']:.4f}, actual "
+            f"${reused['actual_cost_usd_when_made']:.4f} when made",
+            highlight=False,
+        )
     for key, value in extra.items():
         console.print(f"{key}: {value}", highlight=False)
     if not show_trials and outcome.trials:

@@ -25,6 +25,7 @@ from core.model import Tier
 from core.specs import load_specs
 from core.store import Store
 from gate.diff_coverage import coverage_lines
+from gate.provenance import run_modes
 from gate.suite_counts import count_lines
 from gate.trial_artifacts import ArtifactStatus, ArtifactView, trial_logs, trial_patch
 from gate.trial_detail import TierDetail, TrialDetail, trial_detail
@@ -73,8 +74,10 @@ def _header(detail: TrialDetail) -> Iterator[tuple[str, str]]:
         f"  patch sha256 {change.get('patch_sha256')} · source {change.get('source') or 'n/a'}",
     )
     options = detail.run.get("options") or {}
+    strict = (options.get("plan") or {}).get("strict", options.get("strict"))
     modes = ", ".join(
-        f"{k} {v}" for k, v in sorted(options.items()) if k in ("mode", "sandbox_mode", "strict")
+        [f"{port} {mode}" for port, mode in run_modes(options).items()]
+        + ([f"strict {strict}"] if strict is not None else [])
     )
     yield (
         "",
@@ -92,8 +95,25 @@ def _header(detail: TrialDetail) -> Iterator[tuple[str, str]]:
         "",
         (
             f"cost: list {_usd(detail.cost('list_cost_usd'))}, "
-            f"actual {_usd(detail.cost('actual_cost_usd'))}"
+            f"actual {_usd(detail.cost('actual_cost_usd'))}{_reused_cost(detail)}"
         ),
+    )
+
+
+def _reused_cost(detail: TrialDetail) -> str:
+    """What the envelopes this trial reused cost when they were made ("" when none)."""
+    made = [
+        t.envelope["details"]["cached_from"]
+        for t in detail.tiers
+        if t.envelope.get("cached") and (t.envelope.get("details") or {}).get("cached_from")
+    ]
+    if not made:
+        return ""
+    listed = sum(float(m.get("list_cost_usd") or 0) for m in made)
+    actual = sum(float(m.get("actual_cost_usd") or 0) for m in made)
+    return (
+        f" (this trial's; its {len(made)} reused envelope(s) cost list {_usd(listed)}, "
+        f"actual {_usd(actual)} when made)"
     )
 
 

@@ -70,8 +70,10 @@ def _errors(evaluation: Evaluation) -> dict[str, Any]:
 def _measured_ratio(evaluation: Evaluation, found: Provenance) -> float | None:
     """Inference over infrastructure cost, counting only inference that was measured:
     hand-made and fabricated judge answers cost what someone wrote down, not what a model
-    charged."""
-    infrastructure = evaluation.numbers.cost.infrastructure_usd
+    charged. Both sides as the counted answers cost when made: reused ones included."""
+    cost = evaluation.numbers.cost
+    seconds = cost.sandbox_s + found.reused_cost.get("sandbox_s", 0.0)
+    infrastructure = round(seconds * cost.usd_per_second, 6)
     measured = found.measured_inference_usd
     if infrastructure <= 0 or measured <= 0:
         return None

@@ -190,7 +190,8 @@ def test_a_changeset_shows_its_latest_trial(
         ("t-run-1-c-again", "fail")
     ]
     apply = document["tiers"][0]
-    assert apply["origin"] == "cached"
+    # Reused: its origin is that of the answer it reuses (tier 1's, always here).
+    assert (apply["origin"], apply["cached"]) == ("live", True)
     assert apply["cache_origin"] is None or apply["cache_origin"]["found"] is False
     _, text = _show(capsys, "c/again")
     assert "trial t-run-2-c-again (the latest trial of changeset c/again; 1 other(s) below)" in text

@@ -1,6 +1,7 @@
-"""Provenance on a mixed ledger: live, recorded, replayed, hand-made, fabricated, cached and
-never-run envelopes counted from what each envelope records and the run's modes; the
-hand-written judge answers' cost kept out of what was measured."""
+"""Provenance on a mixed ledger: live, recorded, replayed, hand-made, fabricated and
+never-run envelopes counted from what each envelope records and the run's modes, reused
+(cached) ones under the origin of the answer they reuse; the hand-written judge answers'
+cost kept out of what was measured."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from core.model import FabricatedMark, Tier, Trial
 from core.specs import SpecSet
 from core.store import Store
 from gate.evaluation import evaluate
-from gate.provenance import Origin, envelope_origin, provenance
+from gate.provenance import Origin, envelope_origin, provenance, run_modes
 from gate.publication import check
 from gate.report import report_document
 from gate.trial_detail import run_records
@@ -93,21 +94,22 @@ def test_shares_on_a_mixed_ledger(mixed: Store, gate_specs: SpecSet) -> None:
     options = {run: r["options"] for run, r in run_records(mixed).items()}
     found = provenance(evaluation.selection.trials, options)
     assert found.envelopes == {
-        Origin.LIVE: 13,  # 8 of the live run, and tier 1 of the 5 others that ran it
+        # 8 of the live run, tier 1 of the 5 others that ran it, and the 4 reused ones
+        # (their adapter is a live one; whether their maker recorded is not known)
+        Origin.LIVE: 17,
         Origin.RECORDED: 3,
         Origin.REPLAYED: 8,
         Origin.HAND_MADE: 1,
         Origin.FABRICATED: 1,
-        Origin.CACHED: 4,
         Origin.NOT_RUN: 2,
     }
+    assert found.reused == {Origin.LIVE: 4}
     assert found.ran == 30
-    assert found.share(Origin.LIVE) == pytest.approx(13 / 30)
+    assert found.share(Origin.LIVE) == pytest.approx(17 / 30)
     assert found.share(Origin.HAND_MADE) == pytest.approx(1 / 30)
     assert found.by_tier[Tier.JUDGE] == {
-        Origin.LIVE: 2,
+        Origin.LIVE: 3,
         Origin.RECORDED: 1,
-        Origin.CACHED: 1,
         Origin.HAND_MADE: 1,
         Origin.REPLAYED: 2,
         Origin.NOT_RUN: 1,
@@ -117,7 +119,8 @@ def test_shares_on_a_mixed_ledger(mixed: Store, gate_specs: SpecSet) -> None:
         "judge replay, sandbox replay: 1); "
         "envelopes of tiers 2-4 live, recorded, replayed, hand-made"
     )
-    assert found.measured_inference_usd == pytest.approx(5 * 0.012)
+    # Six recorded answers, one of them reused (it cost what it cost when it was made).
+    assert found.measured_inference_usd == pytest.approx(6 * 0.012)
     assert found.unmeasured_inference_usd == pytest.approx(0.5)
 
 
@@ -129,8 +132,10 @@ def test_the_report_does_not_call_hand_made_cost_measured(
     document = report_document(evaluation, check(evaluation), "now", options)
     assert document["provenance"]["shares"]["hand-made"] == pytest.approx(1 / 30)
     assert document["provenance"]["unmeasured_inference_usd"] == pytest.approx(0.5)
-    infrastructure = document["numbers"]["cost"]["infrastructure_usd"]
-    assert document["measured_ratio"] == pytest.approx(round(0.06 / infrastructure, 2))
+    cost, reused = document["numbers"]["cost"], document["provenance"]["reused_cost"]
+    assert reused["sandbox_s"] > 0  # the reused trial's sandbox runs, as made
+    made = (cost["sandbox_seconds"] + reused["sandbox_s"]) * cost["usd_per_sandbox_second"]
+    assert document["measured_ratio"] == pytest.approx(round(0.072 / round(made, 6), 2))
     assert document["numbers"]["cost"]["inference_usd"] == pytest.approx(
         0.56
     )  # all of it, as before
@@ -165,9 +170,52 @@ def test_origin_reads_the_envelope_alone() -> None:
         is Origin.HAND_MADE
     )
     assert envelope_origin({**base, "fabricated": [{"port": "judge"}]}) is Origin.FABRICATED
+    # A reused envelope is what it reuses (a fabricated one is never reused; if it were,
+    # it would still say fabricated).
+    assert envelope_origin({**base, "cached": True}) is Origin.REPLAYED
     assert (
         envelope_origin({**base, "cached": True, "fabricated": [{"port": "judge"}]})
-        is Origin.CACHED
+        is Origin.FABRICATED
     )
     assert envelope_origin({**base, "adapter": ""}) is Origin.NOT_RUN
     assert envelope_origin({**base, "tier": "apply", "adapter": "apply/1"}) is Origin.LIVE
+
+
+def _made(list_cost: float, actual: float) -> dict[str, Any]:
+    return {"trial_id": "t-first", "list_cost_usd": list_cost, "actual_cost_usd": actual}
+
+
+def test_a_rerun_rests_on_what_the_first_run_made(store: Store, gate_specs: SpecSet) -> None:
+    """The second run of the demo reuses every envelope: its provenance still says the
+    judge answers were written by hand (no judge was asked), and what they cost when made."""
+    hand = _judge("hand (answers written in examples/judgements.yaml; no model was asked)", 0.25)
+    hand.update(input_tokens=600, output_tokens=40)
+    details = {
+        Tier.COMPILE: {"cached_from": _made(0.01, 0.001)},
+        Tier.TESTS: {"cached_from": _made(0.03, 0.002)},
+        Tier.JUDGE: {"judges": [hand], "cached_from": _made(0.08, 0.25)},
+    }
+    again = Plan("again", run_id="run-2", cached=True, details=details)
+    store.start_run("run-2", {"plan": {"modes": {"judge": "replay", "sandbox": "replay"}}})
+    trial = build_trial(again, gate_specs, "t-again")
+    reused = tuple(replace(e, adapter=REPLAY.get(e.tier, "apply/2")) for e in trial.envelopes)
+    store.append_trials([(replace(trial, envelopes=reused), {})])
+    trials = evaluate(store, gate_specs).selection.trials
+    found = provenance(trials, {run: r["options"] for run, r in run_records(store).items()})
+    assert found.by_tier[Tier.JUDGE] == {Origin.HAND_MADE: 1}
+    assert found.reused == {Origin.LIVE: 1, Origin.REPLAYED: 2, Origin.HAND_MADE: 1}
+    assert found.unmeasured_inference_usd == pytest.approx(0.25)  # the warning survives
+    assert found.runs == {"run-2": "judge replay, sandbox replay"}  # the plan's modes
+    cost = found.to_dict()["reused_cost"]
+    assert cost["list_usd"] == pytest.approx(0.12)
+    assert cost["actual_usd"] == pytest.approx(0.253)
+    assert (cost["judge_usd"], cost["tokens_in"], cost["tokens_out"]) == (0.25, 600, 40)
+    assert sum(t.list_cost_usd for t in trials) == 0  # what the run itself paid
+
+
+def test_run_modes_read_the_stored_plan_or_the_older_options() -> None:
+    planned = {"plan": {"modes": {"sandbox": "live", "judge": "replay", "github": "replay"}}}
+    assert run_modes(planned) == {"github": "replay", "judge": "replay", "sandbox": "live"}
+    assert run_modes({"mode": "record"}) == {"judge": "record", "sandbox": "record"}
+    assert run_modes({"mode": "replay", "sandbox_mode": "live"})["sandbox"] == "live"
+    assert run_modes({}) == {}
