@@ -23,7 +23,7 @@ from bot.wiring import probe_engine, probe_registries
 from core.changesets import LocatedChangeset, read_changesets
 from core.errors import ChangesetError
 from core.settings import CassetteMode, Settings
-from core.specs import load_specs
+from core.specs import SpecSet, load_specs
 from core.tasks import for_model
 from oracles.tiers.sandboxed import recipe_images
 
@@ -59,6 +59,20 @@ def every_model(changesets: Sequence[LocatedChangeset]) -> list[LocatedChangeset
     ]
 
 
+def _needed(specs: SpecSet, located: LocatedChangeset) -> list[str]:
+    """The images an example's sandbox tiers would run in, should its patch apply. An image
+    only a removed FROM line names is its base's, which the recipe's rewrites name when the
+    patch applies; an example that names another (a patch written against a stale
+    Dockerfile) stops at tier 1 and needs no image, so the demo does not ask for it."""
+    changeset = located.changeset
+    kept = "\n".join(
+        line
+        for line in changeset.patch.splitlines()
+        if not line.startswith("-") or line.startswith("---")
+    )
+    return recipe_images(specs.recipe(changeset.recipe), replace(changeset, patch=kept))
+
+
 def choose_sandbox(settings: Settings, changesets: Sequence[LocatedChangeset]) -> Settings:
     """Unless a sandbox mode was asked for: live when a Docker engine with every image the
     examples need answers and their dependencies can be had (the registries answer, or
@@ -68,11 +82,7 @@ def choose_sandbox(settings: Settings, changesets: Sequence[LocatedChangeset]) -
         stderr.print(f"sandbox: {settings.sandbox_mode.value} (as asked)", highlight=False)
         return settings
     specs = load_specs(settings.specs_dir)
-    images = [
-        image
-        for located in changesets
-        for image in recipe_images(specs.recipe(located.changeset.recipe), located.changeset)
-    ]
+    images = sorted({image for located in changesets for image in _needed(specs, located)})
     problem = probe_engine(settings, images) or probe_registries(settings.dependencies)
     if problem is None:
         stderr.print(
