@@ -17,13 +17,13 @@ from dataclasses import replace
 from bot.plan import RunPlan
 from bot.wiring import build_cascade
 from core.errors import ConfigError, MigrationEvalsError
-from core.model import Tier
 from core.ports import Sandbox
 from core.settings import CassetteMode, Settings
 from core.specs import SpecSet
 from core.store import Store
 from oracles.cascade import Cascade
 from oracles.sandbox import UnavailableSandbox
+from oracles.sandbox.cassettes import RecordingSandbox
 from oracles.toolchains import recipe_toolchain_images
 
 __all__ = ["CascadeBuilder", "Cascades", "PlanRefusedError", "cascade_sandbox"]
@@ -42,15 +42,14 @@ def _build(settings: Settings, store: Store, specs: SpecSet) -> Cascade:
 
 def cascade_sandbox(cascade: Cascade) -> Sandbox | None:
     """The sandbox the cascade's build and test tiers run in."""
-    oracle = cascade.oracles.get(Tier.COMPILE)
-    sandbox: Sandbox | None = getattr(oracle, "sandbox", None)
-    return sandbox
+    return cascade.sandbox
 
 
 def unavailable_sandbox(cascade: Cascade) -> str | None:
     """Why the cascade's sandbox cannot run anything, when it cannot."""
-    sandbox = cascade_sandbox(cascade)
-    sandbox = getattr(sandbox, "live", sandbox)  # a recording sandbox wraps the live one
+    sandbox = cascade.sandbox
+    if isinstance(sandbox, RecordingSandbox):
+        sandbox = sandbox.live  # a recording sandbox wraps the live one
     return sandbox.reason if isinstance(sandbox, UnavailableSandbox) else None
 
 
@@ -133,10 +132,3 @@ class Cascades:
         sandbox = cascade_sandbox(self.for_plan(plan))
         found = {image: _image_id(sandbox, image) for image in plan.images}
         return replace(plan, image_ids={image: id_ for image, id_ in found.items() if id_})
-
-    def honoured(self, plan: RunPlan, recipe: str | None) -> Cascade:
-        """The plan's cascade; ``PlanRefusedError`` when this process cannot honour it."""
-        why = self.refusal(plan, recipe)
-        if why is not None:
-            raise PlanRefusedError(f"this worker cannot honour the run plan: {why}")
-        return self.for_plan(plan)

@@ -89,15 +89,6 @@ class RunPlan:
     openai_base_url: str | None = None
     github_api_url: str = "https://api.github.com"
 
-    @property
-    def live_ports(self) -> list[str]:
-        """The ports that call a live service (recording calls it too)."""
-        modes = {"sandbox": self.sandbox, "judge": self.judge, "github": self.github}
-        return [port for port, mode in modes.items() if mode is not CassetteMode.REPLAY]
-
-    def with_strict(self, strict: bool) -> RunPlan:
-        return replace(self, strict=strict)
-
     def image_problem(self, image: str, found_id: str) -> str | None:
         """None when ``found_id`` is the content id the plan pinned for ``image`` (or the
         plan pinned none); otherwise how they differ."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 import docker
@@ -41,7 +40,6 @@ from oracles.tiers.judge import JudgeOracle
 from oracles.tiers.tests import TestsOracle
 
 __all__ = [
-    "Wiring",
     "build_cascade",
     "build_judges",
     "build_live_judge",
@@ -246,13 +244,6 @@ def _judge_tier(settings: Settings, cassettes: CassetteLibrary, specs: SpecSet) 
     return [JudgeOracle(*build_judges(settings, cassettes, specs))]
 
 
-@dataclass
-class Wiring:
-    specs: SpecSet
-    store: Store
-    cascade: Cascade
-
-
 def build_cascade(settings: Settings, *, store: Store, specs: SpecSet | None = None) -> Cascade:
     specs = specs or load_specs(settings.specs_dir)
     cassettes = CassetteLibrary(settings.cassette_dir)
@@ -278,4 +269,5 @@ def build_cascade(settings: Settings, *, store: Store, specs: SpecSet | None = N
         store=store,
         strict=settings.strict_judge,
         scratch=settings.scratch_dir,
+        sandbox=sandbox,
     )

@@ -57,9 +57,6 @@ class Project:
     def label(self) -> str:
         return self.root or "."
 
-    def owns(self, path: str) -> bool:
-        return not self.root or path == self.root or path.startswith(self.root + "/")
-
 
 @dataclass(frozen=True, slots=True)
 class ProjectSet:

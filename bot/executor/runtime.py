@@ -66,10 +66,8 @@ def reapers_of(cascades: Sequence[Cascade]) -> list[Reaper]:
     """The sandbox adapters of these cascades that can reap (each once)."""
     found: dict[int, Reaper] = {}
     for cascade in cascades:
-        for oracle in cascade.oracles.values():
-            sandbox = getattr(oracle, "sandbox", None)
-            if isinstance(sandbox, Reaper):
-                found.setdefault(id(sandbox), sandbox)
+        if isinstance(cascade.sandbox, Reaper):
+            found.setdefault(id(cascade.sandbox), cascade.sandbox)
     return list(found.values())
 
 

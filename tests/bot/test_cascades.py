@@ -40,7 +40,7 @@ def _over(sandbox: FakeSandbox) -> CascadeBuilder:
     def build(settings: Settings, store: Store, specs: SpecSet) -> Cascade:
         replayed = build_cascade(settings, store=store, specs=specs)
         oracles = {**replayed.oracles, Tier.COMPILE: CompileOracle(sandbox)}
-        return Cascade(specs, list(oracles.values()), replayed.repos, store=store)
+        return Cascade(specs, list(oracles.values()), replayed.repos, store=store, sandbox=sandbox)
 
     return build
 

@@ -81,9 +81,7 @@ def test_sandboxes_that_can_reap_are_reaped_by_the_housekeeper(
 
     def cascades(settings: Settings, store: Store, specs: SpecSet) -> Cascade:
         cascade = build_cascade(settings, store=store, specs=specs)
-        for oracle in cascade.oracles.values():
-            if hasattr(oracle, "sandbox"):
-                oracle.sandbox = sandbox
+        cascade.sandbox = sandbox  # type: ignore[assignment]
         return cascade
 
     cluster = make_cluster(cascades=cascades)
