@@ -12,7 +12,10 @@ pagination by ``Link`` headers, rate-limit headers), with only the far end repla
 The key is the request's method, path and query (relative to the API root), ``Accept``
 header, body, and how many times the same request came before (its *occurrence*): a
 rate-limited request and its retry are two recordings, replayed in order; further
-repeats replay the last one. Credentials are never part of a key or a recording.
+repeats replay the last one. Credentials are never part of a key or a recording. A server
+made with ``body_in_key=False`` keys requests without their bodies (the GitHub App's
+writes carry timestamps and trial ids that differ on every run): repeated writes to one
+path are then told apart by their occurrence alone.
 Absolute API URLs in bodies and ``Link`` headers are stored as ``{{base_url}}``, so
 cassettes recorded against github.com replay for any server address.
 
@@ -146,9 +149,11 @@ class GitHubCassetteServer:
         upstream: Upstream | None = None,
         recorded_by: str = "migration-evals github recorder",
         host: str = "127.0.0.1",
+        body_in_key: bool = True,
     ) -> None:
         self.cassettes = cassettes
         self.upstream = upstream
+        self.body_in_key = body_in_key
         self.recorded_by = recorded_by
         self.misses: list[FabricatedMark] = []
         self._occurrences = _Occurrences()
@@ -195,7 +200,7 @@ class GitHubCassetteServer:
             "method": method,
             "path": _canonical_path(target),
             "accept": headers.get("accept", ""),
-            "body": body.decode("utf-8", "replace") if body else None,
+            "body": body.decode("utf-8", "replace") if body and self.body_in_key else None,
         }
         base_key = CassetteLibrary.key(request)
         occurrence = self._occurrences.next(base_key)

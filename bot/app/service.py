@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import requests
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -26,8 +27,8 @@ from bot.app.grading import GradeTask, announce, grade
 from bot.app.health import Health, app_probes
 from bot.app.kinds import ANNOUNCE, APP_KINDS, COMMAND, GRADE, TRACK_MERGE
 from bot.app.links import TrialLinks
-from bot.app.records import CheckRecords
 from bot.app.pacing import GITHUB_PACING
+from bot.app.records import CheckRecords
 from bot.app.scheduler import SingleScheduler
 from bot.app.slash import CommandTask, run_commands
 from bot.app.trial_page import TrialPages
@@ -40,12 +41,14 @@ from bot.jobs.queue import Job, JobQueue
 from bot.ledger_keys import open_store as keyed_store
 from bot.plan import RunPlan, plan_of
 from bot.wiring import missing_judge_keys
+from core.cassette import CassetteLibrary
 from core.clock import SystemClock
 from core.errors import ConfigError
 from core.retry import Backoff
 from core.settings import CassetteMode, Executor, Settings
 from core.specs import SpecSet, load_specs
 from core.store import Store
+from miners.github_cassettes import GitHubCassetteServer, RequestsUpstream
 
 __all__ = [
     "BotService",
@@ -55,6 +58,7 @@ __all__ = [
     "check_judge_keys",
     "describe",
     "github_app_from_settings",
+    "github_client",
     "job_handlers",
     "open_store",
     "worker_handlers",
@@ -119,11 +123,34 @@ def check_judge_keys(settings: Settings, plan: RunPlan, specs: SpecSet) -> None:
         )
 
 
-def app_plan(settings: Settings, specs: SpecSet) -> RunPlan:
+def app_plan(
+    settings: Settings, specs: SpecSet, github: CassetteMode = CassetteMode.LIVE
+) -> RunPlan:
     """How this server grades: the settings' plan, graded where each job runs, talking to
-    the real GitHub (the App has no recorded GitHub)."""
+    GitHub as ``github`` says (``github_client``)."""
     plan = plan_of(settings, specs)
-    return replace(plan, github=CassetteMode.LIVE, executor=Executor.EMBEDDED, jobs=1)
+    return replace(plan, github=github, executor=Executor.EMBEDDED, jobs=1)
+
+
+def github_client(
+    settings: Settings, mode: CassetteMode
+) -> tuple[GitHubApp, GitHubCassetteServer | None]:
+    """The App's GitHub: the API itself (live), or a loopback server that answers from the
+    GitHub cassettes (replay: no network) or records them from the API (record). Writes are
+    keyed by path and order, not body: theirs carry times and trial ids."""
+    if mode is CassetteMode.LIVE:
+        return github_app_from_settings(settings), None
+    upstream = None
+    if mode is CassetteMode.RECORD:
+        upstream = RequestsUpstream(requests.Session(), settings.github_app.api_url)
+    server = GitHubCassetteServer(
+        CassetteLibrary(settings.cassette_dir),
+        upstream=upstream,
+        recorded_by="migration-evals serve --mode record",
+        body_in_key=False,
+    ).__enter__()
+    local = replace(settings, github_app=replace(settings.github_app, api_url=server.base_url))
+    return github_app_from_settings(local), server
 
 
 def describe(plan: RunPlan, specs: SpecSet) -> dict[str, Any]:
@@ -135,6 +162,10 @@ def describe(plan: RunPlan, specs: SpecSet) -> dict[str, Any]:
         "judge": f"live {judges}" if plan.judge is CassetteMode.LIVE else "judge cassettes",
         "github": f"GitHub API at {plan.github_api_url}",
     }
+    if plan.github is CassetteMode.REPLAY:
+        adapters["github"] = "GitHub cassettes (no network)"
+    if plan.github is CassetteMode.RECORD:
+        adapters["github"] = f"GitHub API at {plan.github_api_url}, recorded to cassettes"
     if plan.sandbox is CassetteMode.RECORD:
         adapters["sandbox"] = "Docker engine, recorded to cassettes"
     if plan.judge is CassetteMode.RECORD:
@@ -160,6 +191,10 @@ def job_handlers(ctx: BotContext, github: GitHubApp) -> dict[JobKind, Handler]:
             job.payload, final_attempt=job.attempts >= job.max_attempts, retried=job.attempts > 1
         )
         return grade(task, github.installation(task.installation_id), ctx)
+
+    def announce_job(job: Job) -> str:
+        task = GradeTask.of(job.payload)
+        return announce(task, github.installation(task.installation_id), ctx)
 
     def command_job(job: Job) -> str:
         task = CommandTask.of(job.payload)
@@ -197,12 +232,9 @@ def build_context(
     settings: Settings,
     store: Store,
     queue: JobQueue,
-    def announce_job(job: Job) -> str:
-        task = GradeTask.of(job.payload)
-        return announce(task, github.installation(task.installation_id), ctx)
-
     *,
     clock: Callable[[], float] = time.time,
+    github_mode: CassetteMode = CassetteMode.LIVE,
 ) -> BotContext:
     """What the job handlers share; a Celery worker builds its own from the same settings
     (and grades each job as the plan it carries says)."""
@@ -213,7 +245,7 @@ def build_context(
         specs=specs,
         queue=queue,
         records=CheckRecords(store, clock=clock),
-        plan=app_plan(settings, specs),
+        plan=app_plan(settings, specs, github_mode),
         grading=Grading.of(settings, store, specs),
         app_slug=gh.app_slug,
         app_id=gh.app_id,
@@ -238,6 +270,8 @@ class BotService:
     scheduler: SingleScheduler | None = None
     started: bool = field(default=False)
     dispatcher: Dispatcher | None = None  # the Celery executor's, when jobs run elsewhere
+    github_cassettes: GitHubCassetteServer | None = None  # GitHub replayed or recorded
+    announcers: WorkerPool | None = None  # threads that only open check runs (``announce``)
 
     def reconcile(self) -> int:
         enqueued = 0
@@ -251,16 +285,22 @@ class BotService:
         if self.started:
             return
         self.workers.start()
+        if self.announcers is not None:
+            self.announcers.start()
         if self.scheduler is not None:
             self.scheduler.start()
         self.started = True
 
     def stop(self) -> None:
         self.workers.stop()
+        if self.announcers is not None:
+            self.announcers.stop()
         if self.scheduler is not None:
             self.scheduler.stop()
         if self.dispatcher is not None:
             self.dispatcher.close()
+        if self.github_cassettes is not None:
+            self.github_cassettes.__exit__(None, None, None)
         self.store.close()
 
 
@@ -270,14 +310,21 @@ def build_service(
     github: GitHubApp | None = None,
     clock: Callable[[], float] = time.time,
     dispatcher: Dispatcher | None = None,
-    announcers: WorkerPool | None = None  # threads that only open check runs (``announce``)
+    github_mode: CassetteMode | None = None,
 ) -> BotService:
     """The server; with the Celery executor its jobs are announced to workers, not run
-    by threads of its own (``dispatcher`` defaults to the settings' broker)."""
+    by threads of its own (``dispatcher`` defaults to the settings' broker). GitHub is
+    talked to as ``github_mode`` says (default: the settings' mode, so ``--mode replay``
+    is offline), unless a client is given (then it is live)."""
     gh = settings.github_app
     if not gh.webhook_secret:
         raise ConfigError("serving needs MIGRATION_EVALS_WEBHOOK_SECRET (the App's webhook secret)")
-    github = github or github_app_from_settings(settings)
+    cassettes = None
+    if github is not None:
+        github_mode = CassetteMode.LIVE
+    else:
+        github_mode = github_mode or settings.mode
+        github, cassettes = github_client(settings, github_mode)
     store = open_store(settings)
     queue = JobQueue(
         store,
@@ -285,16 +332,12 @@ def build_service(
         lease_s=gh.job_lease_s,
         max_attempts=gh.job_max_attempts,
         clock=clock,
-        if self.announcers is not None:
-            self.announcers.start()
         backoff=Backoff(base_s=gh.job_retry_s, max_s=gh.job_retry_max_s),
     )
-    ctx = build_context(settings, store, queue, clock=clock)
+    ctx = build_context(settings, store, queue, clock=clock, github_mode=github_mode)
     check_judge_keys(settings, ctx.plan, ctx.specs)
     queue.carry = {"plan": ctx.plan.to_dict()}  # every job made here grades as this server
     about = describe(ctx.plan, ctx.specs)
-        if self.announcers is not None:
-            self.announcers.stop()
     log.info("grading mode %s; adapters: %s", about["mode"], about["adapters"])
     threads, opening_threads = gh.workers, gh.announce_workers
     if settings.scale.executor is Executor.CELERY:
@@ -314,6 +357,7 @@ def build_service(
         about=about,
         trial_page=TrialPages(store, ctx.specs),
         links=ctx.links,
+        announce=gh.announce_workers > 0,  # jobs only a thread (or a worker) will run
     )
     service = BotService(
         settings,
@@ -327,6 +371,7 @@ def build_service(
         dispatcher=dispatcher,
         announcers=announcers,
     )
+    service.github_cassettes = cassettes
     if gh.scheduler:
         service.scheduler = SingleScheduler(
             queue,
@@ -336,4 +381,3 @@ def build_service(
             reconcile=service.reconcile,
         )
     return service
-        announce=gh.announce_workers > 0,  # jobs only a thread (or a worker) will run

@@ -17,7 +17,7 @@ from gunicorn.app.base import BaseApplication
 from bot.app.service import BotService, build_service
 from bot.commands.options import server_settings_from_args
 from bot.exits import ExitStatus
-from core.settings import Settings
+from core.settings import CassetteMode, Settings
 
 log = logging.getLogger(__name__)
 
@@ -25,9 +25,12 @@ log = logging.getLogger(__name__)
 class _Gunicorn(BaseApplication):  # type: ignore[misc]
     """gunicorn, configured in code; each worker builds and starts its own service."""
 
-    def __init__(self, settings: Settings, options: dict[str, Any]) -> None:
+    def __init__(
+        self, settings: Settings, options: dict[str, Any], github: CassetteMode | None
+    ) -> None:
         self.settings = settings
         self.options = options
+        self.github = github
         self.service: BotService | None = None
         super().__init__()
 
@@ -36,7 +39,7 @@ class _Gunicorn(BaseApplication):  # type: ignore[misc]
             self.cfg.set(key, value)
 
     def load(self) -> Any:
-        self.service = build_service(self.settings)
+        self.service = build_service(self.settings, github_mode=self.github)
         self.service.start()
         return self.service.app
 
@@ -50,8 +53,9 @@ def startup_line(service: BotService) -> str:
 
 def run(args: argparse.Namespace) -> int:
     settings = server_settings_from_args(args)
+    github = CassetteMode(args.github) if args.github else None  # None: --mode's
     if args.dev:
-        service = build_service(settings)
+        service = build_service(settings, github_mode=github)
         print(startup_line(service), file=sys.stderr)
         service.start()
         try:
@@ -59,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         finally:
             service.stop()
         return ExitStatus.OK
-    checked = build_service(settings)  # fail fast on bad settings, before forking
+    # Fail fast on bad settings, before forking.
+    checked = build_service(settings, github_mode=github)
     print(startup_line(checked), file=sys.stderr)
     checked.store.close()
     options = {
@@ -72,5 +77,5 @@ def run(args: argparse.Namespace) -> int:
         "graceful_timeout": 30,
         "forwarded_allow_ips": "127.0.0.1,::1",
     }
-    _Gunicorn(settings, options).run()
+    _Gunicorn(settings, options, github).run()
     return ExitStatus.OK

@@ -38,5 +38,11 @@ def add_parser(commands: SubParsers) -> None:
         "--dev", action="store_true", help="Flask's development server, one process"
     )
     add_server_mode_option(parser)
+    parser.add_argument(
+        "--github",
+        choices=("live", "record", "replay"),
+        help="how the App talks to GitHub: the API (live), the API recorded to cassettes "
+        "(record), or cassettes alone, offline (replay); default: --mode's",
+    )
     add_store_options(parser)
     parser.set_defaults(handler=Handler("bot.commands.serve", "run"))

@@ -21,6 +21,7 @@ from bot.app.manifest import required_permissions
 from bot.app.service import build_service
 from bot.commands.register import registration_app
 from bot.settings import settings_from_env
+from core.settings import CassetteMode
 from tests.bot.app.conftest import APP_ID, Harness
 from tests.fake_github import FakeGitHub
 
@@ -114,7 +115,7 @@ def test_the_callback_exchanges_the_code_and_the_app_starts_with_what_it_kept(
     monkeypatch.setenv("MIGRATION_EVALS_MODE", "replay")
     monkeypatch.setenv("MIGRATION_EVALS_BOT_WORKERS", "0")
     monkeypatch.setenv("MIGRATION_EVALS_SCHEDULER", "off")
-    service = build_service(settings_from_env())
+    service = build_service(settings_from_env(), github_mode=CassetteMode.LIVE)
     try:
         assert (
             service.github.app_id == APP_ID and service.settings.github_app.app_slug == "evals-test"

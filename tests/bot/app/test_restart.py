@@ -83,7 +83,9 @@ def test_killed_mid_job_then_restarted_completes_the_job_once(
         "MIGRATION_EVALS_GITHUB_WRITE_INTERVAL": "0",
     }
     port = _free_port()
+    # Sandbox and judges replayed; GitHub is the fake's API, live.
     command = [sys.executable, "-m", "bot.cli", "serve", "--dev", "--mode", "replay"]
+    command += ["--github", "live"]
     command += ["--port", str(port)]
 
     anchored = Store.open(env["MIGRATION_EVALS_DB_URL"])

@@ -106,7 +106,8 @@ def test_serve_with_mode_replay_says_replay(serve: Callable[..., BotService]) ->
     service = serve("--mode", "replay")
     health = service.app.test_client().get("/healthz").get_json()
     assert health["mode"] == "replay" and health["adapters"]["sandbox"] == "sandbox cassettes"
-    assert health["modes"] == {"sandbox": "replay", "judge": "replay", "github": "live"}
+    assert health["modes"] == {"sandbox": "replay", "judge": "replay", "github": "replay"}
+    assert health["adapters"]["github"] == "GitHub cassettes (no network)"
     assert "grading replay" in startup_line(service)
 
 
