@@ -6,5 +6,7 @@ threads are the job system's, ``bot.jobs``), ``github`` (the client adapter on
 PyGithub), ``repo_config`` (the per-repository ``.github/migration-evals.yml``),
 ``pulls`` (PR → changeset), ``checks`` (check-run rendering), ``grading`` / ``slash`` /
 ``maintenance`` (job handlers), ``scheduler``, ``survival`` and ``anchor`` (hooks to the
-miners and gate packages), ``service`` (composition from settings).
+miners and gate packages), ``health`` (what ``/healthz`` checks), ``links`` (signed
+trial-page links), ``trial_page``, ``manifest`` (the App manifest and the permissions its
+calls need), ``registration`` (the manifest flow), ``service`` (composition from settings).
 """
