@@ -65,7 +65,8 @@ runs_table = sa.Table(
     sa.Column("run_id", sa.String(64), primary_key=True),
     sa.Column("started_at", sa.String(40), nullable=False),
     sa.Column("finished_at", sa.String(40)),
-    sa.Column("status", sa.String(20), nullable=False),
+    # Revision 0006: 64, for every ``RunStatus`` (some are longer than 20).
+    sa.Column("status", sa.String(64), nullable=False),
     sa.Column("options", sa.Text, nullable=False),
     sa.Column("summary", sa.Text),
     # Liveness (revision 0002): the process grading the run beats ``heartbeat_at``; older

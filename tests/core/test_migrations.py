@@ -21,9 +21,13 @@ from bot.exits import ExitStatus
 from core import migrations
 from core.errors import StoreError
 from core.migrations import Standing
-from core.schema import metadata
+from core.schema import metadata, runs_table
 from core.store import SchemaPolicy, Store
+from oracles.runner import RunStatus
 from tests.core.previous_release import build_previous_release, previous_rows, read_rows
+
+# Every new ledger here runs the chain itself (the suite copies a migrated template).
+pytestmark = pytest.mark.real_migrations
 
 LEDGER_TABLES = {"meta", "runs", "ledger", "ledger_head", "trial_slots"}
 
@@ -189,3 +193,9 @@ def test_reading_a_current_ledger_imports_no_alembic(url: str) -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_every_run_status_fits_its_column() -> None:
+    """A length SQLite ignores and PostgreSQL enforces (revision 0006)."""
+    longest = max(len(status.value) for status in RunStatus)
+    assert runs_table.c.status.type.length >= longest

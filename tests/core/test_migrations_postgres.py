@@ -4,13 +4,16 @@ and a server that refuses a database that is behind instead of upgrading it."""
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 
 from bot.cli import main
 from bot.exits import ExitStatus
 from core import migrations
 from core.errors import StoreError
 from core.migrations import Standing
+from core.schema import runs_table
 from core.store import Store
+from oracles.runner import RunStatus
 from tests.core.previous_release import build_previous_release, previous_rows, read_rows
 from tests.core.test_migrations import LEDGER_TABLES, schema_differences
 
@@ -56,3 +59,24 @@ def test_a_server_refuses_an_empty_database_too(bare_postgres_url: str) -> None:
     with pytest.raises(StoreError, match="has no tables yet.*db upgrade"):
         Store.open(bare_postgres_url)
     assert main(["db", "status", "--db", bare_postgres_url]) == ExitStatus.SCHEMA_BEHIND
+
+
+def test_every_run_status_fits_in_postgres(postgres_url: str) -> None:
+    """PostgreSQL enforces the column's length (SQLite does not): a run stopped by its
+    budget or ending with internal errors must still be recorded as finished."""
+    store = Store.open(postgres_url)
+    try:
+        with store.engine.begin() as conn:
+            for number, status in enumerate(RunStatus):
+                conn.execute(
+                    runs_table.insert().values(
+                        run_id=f"r-status-{number}",
+                        started_at="2026-01-01T00:00:00+00:00",
+                        status=status.value,
+                        options="{}",
+                    )
+                )
+            stored = conn.execute(sa.select(runs_table.c.status)).scalars().all()
+    finally:
+        store.close()
+    assert {status.value for status in RunStatus} <= set(stored)
