@@ -320,18 +320,18 @@ VARIABLES: tuple[Variable, ...] = (
         "github_app.workers",
     ),
     Variable(
+        "MIGRATION_EVALS_BOT_ANNOUNCE_WORKERS",
+        _GITHUB,
+        "threads per server process that only open check runs in progress, before grading",
+        "github_app.announce_workers",
+    ),
+    Variable(
         "MIGRATION_EVALS_JOB_LEASE_SECONDS",
         _GITHUB,
         "an App job's lease, renewed while it runs",
         "github_app.job_lease_s",
     ),
     Variable(
-    Variable(
-        "MIGRATION_EVALS_BOT_ANNOUNCE_WORKERS",
-        _GITHUB,
-        "threads per server process that only open check runs in progress, before grading",
-        "github_app.announce_workers",
-    ),
         "MIGRATION_EVALS_JOB_MAX_ATTEMPTS",
         _GITHUB,
         "attempts before an App job ends `failed`",
