@@ -238,6 +238,13 @@ VARIABLES: tuple[Variable, ...] = (
         "ledger.key",
     ),
     Variable(
+        "MIGRATION_EVALS_LEDGER_KEY_FILE",
+        _LEDGER,
+        "a file holding the ledger key (a container secret such as `/run/secrets/ledger-key`), "
+        "read when MIGRATION_EVALS_LEDGER_KEY is unset",
+        default="none",
+    ),
+    Variable(
         "MIGRATION_EVALS_CHECKPOINT_KEY",
         _LEDGER,
         "the Ed25519 private key PEM file that signs checkpoints, gate snapshots and anchors "

@@ -14,7 +14,8 @@ engine that cannot see this machine's folders, ``MIGRATION_EVALS_CACHE_VOLUMES=o
 caches in named volumes and ``MIGRATION_EVALS_GATE_NETWORK`` (with
 ``MIGRATION_EVALS_GATE_HOST``) is how resolution runs reach the registry gate.
 ``MIGRATION_EVALS_LEDGER_KEY`` is the secret the ledger's chain is linked under (HMAC-SHA256;
-unset: an unkeyed ledger), ``MIGRATION_EVALS_CHECKPOINT_KEY`` the Ed25519 private key PEM
+unset: an unkeyed ledger; ``MIGRATION_EVALS_LEDGER_KEY_FILE`` reads it from a file instead),
+``MIGRATION_EVALS_CHECKPOINT_KEY`` the Ed25519 private key PEM
 that signs checkpoints (unset: ``checkpoint-key.pem`` in the user's configuration folder,
 made on first use; ``off``: none) and ``MIGRATION_EVALS_CHECKPOINT_PUBLIC_KEY`` the public
 key PEM that verifies them where the private key is not at hand.
@@ -223,7 +224,7 @@ LEDGER_KEY_MIN_CHARS = 16
 
 def ledger_keys_from_env(env: Mapping[str, str]) -> LedgerKeySettings:
     """The ledger key and the checkpoint key files (read when the store is opened)."""
-    key = env.get(PREFIX + "LEDGER_KEY") or None
+    key = env.get(PREFIX + "LEDGER_KEY") or _ledger_key_file(env)
     if key is not None and len(key) < LEDGER_KEY_MIN_CHARS:
         raise ConfigError(
             f"{PREFIX}LEDGER_KEY is {len(key)} character(s) long: use at least "
@@ -243,6 +244,18 @@ def ledger_keys_from_env(env: Mapping[str, str]) -> LedgerKeySettings:
         make_checkpoint_key=not private,
         checkpoint_public_key=Path(public) if public else None,
     )
+
+
+def _ledger_key_file(env: Mapping[str, str]) -> str | None:
+    """The ledger key read from ``MIGRATION_EVALS_LEDGER_KEY_FILE`` (a container secret),
+    surrounding whitespace dropped; None when the variable is unset."""
+    name = env.get(PREFIX + "LEDGER_KEY_FILE")
+    if not name:
+        return None
+    try:
+        return Path(name).read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{PREFIX}LEDGER_KEY_FILE: cannot read {name}: {exc}") from exc
 
 
 CHECKPOINT_KEY_OFF = "off"
