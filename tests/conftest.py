@@ -21,8 +21,10 @@ import redis
 import sqlalchemy as sa
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy.engine import Connection
 
 from bot.wiring import dependency_caches, registry_gate
+from core import migrations
 from core.model import Changeset, Trial
 from core.ports import JudgeReply
 from core.settings import DependencySettings
@@ -517,13 +519,109 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     server.kill()
 
 
-_SERVICE_MARKERS = ("docker", "postgres", "redis")
+# -- new SQLite ledgers from a migrated template -----------------------------------------
+#
+# About 400 tests open a new SQLite ledger; running the Alembic chain for each cost ~0.05 s
+# of CPU and several fsyncs apiece, a sizeable share of the suite. Instead, each worker
+# migrates one in-memory ledger with the real chain and keeps its dump (schema and the rows
+# the baseline writes); a new ledger then gets those statements, inside the same
+# transaction ``migrations.upgrade`` opened. Upgrading a ledger that is not empty, any
+# server database, and every test marked ``real_migrations`` run the chain as shipped.
+
+_run_chain = migrations._run
+_real_chain = False  # the current test is marked real_migrations
+
+
+@cache
+def migrated_ledger_dump() -> tuple[str, ...]:
+    """The statements that rebuild a ledger the real chain migrated from empty."""
+    engine = sa.create_engine("sqlite://")  # one connection: the memory database persists
+    try:
+        with engine.begin() as conn:
+            _run_chain(conn)
+        with engine.connect() as conn:
+            dump = conn.connection.driver_connection.iterdump()  # type: ignore[union-attr]
+            return tuple(s for s in dump if s not in ("BEGIN TRANSACTION;", "COMMIT;"))
+    finally:
+        engine.dispose()
+
+
+def _run_from_template(conn: Connection) -> None:
+    if _real_chain or conn.dialect.name != "sqlite":
+        _run_chain(conn)
+    elif migrations.state(conn).standing is not migrations.Standing.EMPTY:
+        _run_chain(conn)  # adopting or upgrading an older ledger: the chain's own work
+    else:
+        for statement in migrated_ledger_dump():
+            conn.exec_driver_sql(statement)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ledger_template() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(migrations, "_run", _run_from_template)
+        yield
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    global _real_chain  # noqa: PLW0603 - read by _run_from_template, on any thread
+    _real_chain = item.get_closest_marker("real_migrations") is not None
+
+
+# -- the suite's time, against its budget (``make test``) -------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--suite-budget",
+        type=float,
+        metavar="SECONDS",
+        help="at the end, print the session's wall time against this budget (make test)",
+    )
+
+
+# The clock starts when pytest loads this file, before any test module is imported.
+_LOADED_AT = time.monotonic()
+
+
+def budget_line(seconds: float, budget: float) -> str:
+    """What ``make test`` prints last, so that a slower suite is seen the day it slows."""
+    if seconds <= budget:
+        return f"suite time: {seconds:.1f} s, within its budget of {budget:.0f} s"
+    return (
+        f"suite time: {seconds:.1f} s, OVER its budget of {budget:.0f} s: "
+        "`pytest --durations=50` shows where it goes (a busy machine is slower too)"
+    )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    config = terminalreporter.config
+    budget = config.getoption("--suite-budget")
+    if budget is None or hasattr(config, "workerinput"):
+        return
+    seconds = time.monotonic() - _LOADED_AT
+    terminalreporter.write_line(budget_line(seconds, budget), bold=True)
+
+
+# Tests of real services run in groups, each group on one worker, one test at a time:
+# those of the Docker engine share it (and the stand-in images one test's teardown
+# removes); those of PostgreSQL and Redis share the servers and start processes of their
+# own. The two groups need different things, so they run beside each other.
+_SERVICE_GROUPS = (("docker", ("docker",)), ("databases", ("postgres", "redis")))
+
+
+def service_group(item: pytest.Item) -> str | None:
+    """The group of real-service tests ``item`` runs in, if it needs a service."""
+    for group, markers in _SERVICE_GROUPS:
+        if any(item.get_closest_marker(name) for name in markers):
+            return group
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups to tag node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist, run every test of a real service on one worker, one at a time:
-    they share the engine, the database server and Redis, and start processes of their own."""
     for item in items:
-        if any(item.get_closest_marker(name) for name in _SERVICE_MARKERS):
-            item.add_marker(pytest.mark.xdist_group(name="services"))
+        group = service_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(name=group))

@@ -2,20 +2,135 @@
 
 from __future__ import annotations
 
+import re
+import tomllib
+from pathlib import Path
+
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from core.store import Store
+from tests import conftest
+from tests.conftest import ROOT, budget_line
 
 
 @pytest.mark.docker
-def test_a_service_test_runs_in_the_one_services_group(request: pytest.FixtureRequest) -> None:
+def test_a_docker_test_runs_in_the_docker_group(request: pytest.FixtureRequest) -> None:
     # Marked docker but asks for no engine, so it runs everywhere. Under xdist's loadgroup
     # the group shows as a suffix of the node id; without the suffix, tests of one engine
     # run on both workers and one worker's teardown removes images the other still uses.
     if not hasattr(request.config, "workerinput"):
         pytest.skip("not under pytest-xdist: there are no workers to keep apart")
-    assert request.node.nodeid.endswith("@services"), request.node.nodeid
+    assert request.node.nodeid.endswith("@docker"), request.node.nodeid
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+def test_a_database_test_runs_in_the_databases_group(request: pytest.FixtureRequest) -> None:
+    # Asks for no server, so it runs everywhere: the databases' tests run one at a time,
+    # beside the engine's, which need none of their servers.
+    if not hasattr(request.config, "workerinput"):
+        pytest.skip("not under pytest-xdist: there are no workers to keep apart")
+    assert request.node.nodeid.endswith("@databases"), request.node.nodeid
+
+
+@pytest.mark.docker
+@pytest.mark.postgres
+def test_a_test_of_docker_and_a_database_runs_in_the_docker_group(
+    request: pytest.FixtureRequest,
+) -> None:
+    if not hasattr(request.config, "workerinput"):
+        pytest.skip("not under pytest-xdist: there are no workers to keep apart")
+    assert request.node.nodeid.endswith("@docker"), request.node.nodeid
 
 
 def test_a_test_of_no_service_is_left_to_any_worker(request: pytest.FixtureRequest) -> None:
     if not hasattr(request.config, "workerinput"):
         pytest.skip("not under pytest-xdist: there are no workers to keep apart")
     assert "@" not in request.node.nodeid, request.node.nodeid
+
+
+def _sorted_dump(url: str) -> list[str]:
+    # Sorted: the chain itself creates a table's indexes in no fixed order.
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return sorted(conn.connection.driver_connection.iterdump())  # type: ignore[union-attr]
+    finally:
+        engine.dispose()
+
+
+def _chain_refused(_conn: Connection) -> None:
+    raise AssertionError("the migration chain ran for a new ledger")
+
+
+def test_a_new_sqlite_ledger_is_made_from_the_template_not_the_chain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conftest.migrated_ledger_dump()  # the worker's one run of the chain, if not yet made
+    monkeypatch.setattr(conftest, "_run_chain", _chain_refused)
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    Store.open(url).close()
+    assert "CREATE TABLE ledger_head" in "".join(_sorted_dump(url))
+
+
+def test_the_template_holds_what_the_chain_makes_of_an_empty_ledger(tmp_path: Path) -> None:
+    from_template = f"sqlite:///{tmp_path / 'template.db'}"
+    Store.open(from_template).close()
+    by_chain = f"sqlite:///{tmp_path / 'chain.db'}"
+    engine = sa.create_engine(by_chain)
+    with engine.begin() as conn:
+        conftest._run_chain(conn)
+    engine.dispose()
+    assert _sorted_dump(from_template) == _sorted_dump(by_chain)
+
+
+@pytest.mark.real_migrations
+def test_a_test_marked_real_migrations_runs_the_chain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(conftest, "_run_chain", _chain_refused)
+    with pytest.raises(AssertionError, match="the migration chain ran"):
+        Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+
+
+def test_a_ledger_that_is_not_empty_is_upgraded_by_the_chain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    Store.open(url).close()
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("DELETE FROM alembic_version")  # as a release before migrations
+    engine.dispose()
+    monkeypatch.setattr(conftest, "_run_chain", _chain_refused)
+    with pytest.raises(AssertionError, match="the migration chain ran"):
+        Store.open(url)
+
+
+def _make_variable(name: str) -> str:
+    found = re.search(rf"^{name} := (.*)$", (ROOT / "Makefile").read_text(), re.MULTILINE)
+    assert found, f"the Makefile defines no {name}"
+    return found.group(1)
+
+
+def test_make_test_leaves_out_every_service_and_make_test_services_runs_them() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    declared = {m.split(":")[0] for m in pyproject["tool"]["pytest"]["ini_options"]["markers"]}
+    services = set(_make_variable("SERVICES").split(" or "))
+    # A marker of a new service must be named here, or `make test` would run its tests.
+    assert services | {"live", "real_migrations"} == declared
+    assert _make_variable("OFFLINE") == "not ($(SERVICES)) and not live"
+    makefile = (ROOT / "Makefile").read_text()
+    assert '-m "$(OFFLINE)" --suite-budget' in makefile
+    assert '-m "$(SERVICES)"' in makefile
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert ci.index("make test") < ci.index("make test-services")
+
+
+def test_the_suite_time_is_told_against_its_budget() -> None:
+    assert budget_line(12.34, 30) == "suite time: 12.3 s, within its budget of 30 s"
+    over = budget_line(45.0, 30)
+    assert over.startswith("suite time: 45.0 s, OVER its budget of 30 s")
+    assert "--durations" in over
