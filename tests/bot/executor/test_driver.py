@@ -118,6 +118,7 @@ def test_a_crash_while_grading_is_recorded_not_lost(
             self.real = real
             self.specs = real.specs
             self.oracles = real.oracles
+            self.sandbox = real.sandbox
 
         def run_trial(self, *_args: object, **_options: object) -> None:
             raise RuntimeError("boom")
