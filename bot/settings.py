@@ -138,10 +138,10 @@ def github_app_from_env(env: Mapping[str, str]) -> GitHubAppSettings:
         api_url=(env.get(PREFIX + "GITHUB_API_URL") or defaults.api_url).rstrip("/"),
         app_slug=env.get(PREFIX + "APP_SLUG") or defaults.app_slug,
         workers=int(_number(env, "BOT_WORKERS", defaults.workers, integer=True)),
-        job_lease_s=_number(env, "JOB_LEASE_SECONDS", defaults.job_lease_s),
         announce_workers=int(
             _number(env, "BOT_ANNOUNCE_WORKERS", defaults.announce_workers, integer=True)
         ),
+        job_lease_s=_number(env, "JOB_LEASE_SECONDS", defaults.job_lease_s),
         job_max_attempts=int(
             _number(env, "JOB_MAX_ATTEMPTS", defaults.job_max_attempts, integer=True)
         ),
