@@ -20,6 +20,8 @@ from core.diff_coverage import DiffCoverage
 from core.model import Tier
 from core.specs import SpecSet
 from core.store import Store
+from gate.report.records import RecordPage, diff_lines, record_page
+from gate.trial_artifacts import ArtifactStatus, ArtifactView
 from gate.trial_detail import TierDetail, TrialDetail, UnknownTrialError, trial_detail
 
 __all__ = ["PAGE_HEADERS", "TrialPage", "TrialPages", "render_trial"]
@@ -34,6 +36,8 @@ _STYLE = (
     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem}"
     "pre{background:#f6f8fa;padding:1rem;overflow:auto;white-space:pre-wrap}"
     ".fail,.error{color:#b31d28}.pass{color:#22863a}dt{font-weight:bold}"
+    ".diff .add{color:#22863a}.diff .del{color:#b31d28}.diff .hunk{color:#6f42c1}"
+    ".diff .meta{font-weight:bold}"
 )
 
 
@@ -136,8 +140,37 @@ def _tier_section(tier: TierDetail) -> list[str]:
     return [*lines, *_evidence(tier), *_untested_files(tier), *_runs(tier), *_judges(tier)]
 
 
-def render_trial(detail: TrialDetail) -> str:
-    """The page: the facts, the tier table, then each tier in full."""
+def _artifact(view: ArtifactView, *, diff: bool = False) -> list[str]:
+    """One kept text (the patch coloured as a diff), or why it cannot be shown."""
+    head = f"<h3>{escape(view.label)}</h3>"
+    if view.status is not ArtifactStatus.KEPT:
+        why = f": {view.note}" if view.note else ""
+        return [head, f"<p><em>{escape(view.status.value)}{escape(why)}</em></p>"]
+    if not diff:
+        return [head, f"<pre>{escape(view.text)}</pre>"]
+    lines = "\n".join(
+        f'<span class="{css}">{escape(line)}</span>' if css else escape(line)
+        for css, line in diff_lines(view.text)
+    )
+    return [head, f'<pre class="diff">{lines}</pre>']
+
+
+def _record(record: RecordPage | None) -> list[str]:
+    """The patch as tier 1 applied it and the whole output of every sandboxed command."""
+    if record is None:
+        return []
+    found = ["<h2>Patch</h2>", *_artifact(record.patch, diff=True), "<h2>Logs</h2>"]
+    if not record.logs:
+        found.append("<p><em>no sandboxed command ran for this trial</em></p>")
+    for tier, views in record.logs:
+        found.append(f"<h3>{escape(tier)}</h3>")
+        found.extend(line for view in views for line in _artifact(view))
+    return found
+
+
+def render_trial(detail: TrialDetail, record: RecordPage | None = None) -> str:
+    """The page: the facts, the tier table, each tier in full, then the trial's record
+    (patch and logs) when its artifacts are at hand."""
     facts = "".join(
         f"<tr><th>{escape(name)}</th>{_cell(value)}</tr>" for name, value in _facts(detail)
     )
@@ -153,6 +186,7 @@ def render_trial(detail: TrialDetail) -> str:
             "<h2>Tiers</h2>",
             f"<table>{''.join(_tier_rows(detail))}</table>",
             *sections,
+            *_record(record),
             "<p>The same record as JSON: "
             f"<code>migration-evals show {escape(detail.ref.trial_id)} --json</code>.</p>",
             "</body></html>",
@@ -174,7 +208,7 @@ class TrialPages:
             return None
         if detail.ref.trial_id != trial_id:  # a prefix or a changeset id: not a link we made
             return None
-        return render_trial(detail)
+        return render_trial(detail, record_page(detail, self.store.artifacts))
 
 
 TrialPage = Callable[[str], str | None]

@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from html import escape
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -363,3 +364,24 @@ def test_reconciliation_enqueues_open_agent_prs_without_a_check(harness: Harness
     harness.drain()
     assert len(harness.github.check_runs) == 1
     assert harness.service.reconcile() == 0
+
+
+def test_the_trial_page_shows_the_patch_as_applied_and_every_commands_output(
+    make_harness: Callable[..., Harness],
+) -> None:
+    harness = make_harness(public_url="https://evals.example.com")
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    harness.drain()
+    [record] = harness.service.ctx.records.for_pull(REPO, 2)
+    signature = TrialLinks(SECRET).signature(str(record.trial_id))
+    page = harness.client.get(f"/trials/{record.trial_id}?sig={signature}")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200
+    added = next(
+        line
+        for line in (PATCHES / "good.diff").read_text().splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    )
+    assert "<h2>Patch</h2>" in html and f'<span class="add">{escape(added)}</span>' in html
+    assert "<h2>Logs</h2>" in html
+    assert "<h3>compile</h3>" in html and "<h3>tests</h3>" in html  # each tier's commands
