@@ -54,7 +54,7 @@ from bot.app.pacing import GITHUB_PACING, schedule  # noqa: E402
 from bot.app.repo_config import CONFIG_PATH  # noqa: E402
 from bot.app.service import build_service  # noqa: E402
 from bot.app.signature import sign  # noqa: E402
-from core.settings import GitHubAppSettings, Settings  # noqa: E402
+from core.settings import CassetteMode, GitHubAppSettings, Settings  # noqa: E402
 from tests.fake_github import FakeGitHub, FakePull  # noqa: E402
 
 PAYLOAD = (
@@ -163,7 +163,8 @@ def _run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             scheduler=False,
         ),
     )
-    service = build_service(settings)
+    # GitHub is the fake, talked to live (the settings' own mode would replay it).
+    service = build_service(settings, github_mode=CassetteMode.LIVE)
     server = make_server("127.0.0.1", 0, service.app, threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     service.start()
