@@ -43,8 +43,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from werkzeug.serving import make_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +53,7 @@ from bot.app.repo_config import CONFIG_PATH  # noqa: E402
 from bot.app.service import build_service  # noqa: E402
 from bot.app.signature import sign  # noqa: E402
 from core.settings import CassetteMode, GitHubAppSettings, Settings  # noqa: E402
-from tests.fake_github import FakeGitHub, FakePull  # noqa: E402
+from tests.fake_github import FakeGitHub, FakePull, write_app_key  # noqa: E402
 
 PAYLOAD = (
     ROOT / "tests" / "fixtures" / "github" / "webhooks" / "pull_request" / "opened.payload.json"
@@ -71,22 +69,6 @@ recipes:
   - recipe: java8-to-17
     label: bug
 """
-
-
-def _keys(folder: Path) -> tuple[Path, str]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    path = folder / "app.pem"
-    path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    return path, public.decode()
 
 
 def _pull_requests(fake: FakeGitHub, prs: int, installations: int) -> list[tuple[str, bytes]]:
@@ -144,7 +126,7 @@ def _most_in_a_minute(times: list[float]) -> int:
 
 
 def _run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
-    key_path, public = _keys(folder)
+    key_path, public = write_app_key(folder)
     fake = FakeGitHub(app_id=APP_ID, public_key=public, secondary_limits=True)
     url = fake.start()
     deliveries = _pull_requests(fake, args.prs, args.installations)

@@ -31,6 +31,8 @@ from typing import Any
 
 import jsonschema
 import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask, Response, request
 from werkzeug.serving import BaseWSGIServer, make_server
 
@@ -49,6 +51,24 @@ _EXTRA_ROUTES = [
     ("GET", "/repos/{owner}/{repo}/commits/{sha}/pulls"),
     ("GET", "/repos/{owner}/{repo}/pulls"),
 ]
+
+
+def write_app_key(folder: Path) -> tuple[Path, str]:
+    """A new RSA key pair for an App: its private key written to ``folder/app.pem`` (as
+    GitHub hands it out), and the public half as PEM, for the fake to check JWTs with."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    path = folder / "app.pem"
+    path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return path, public.decode()
 
 
 def _regex(template: str) -> re.Pattern[str]:

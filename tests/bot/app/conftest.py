@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 from flask.testing import FlaskClient
 from markdown_it import MarkdownIt
 
@@ -39,7 +37,7 @@ from core.settings import (
 )
 from core.store import Store
 from tests.conftest import ROOT, SPECS_DIR
-from tests.fake_github import FakeGitHub, FakePull
+from tests.fake_github import FakeGitHub, FakePull, write_app_key
 from tests.fakes import FakeDispatcher
 
 WEBHOOKS = ROOT / "tests" / "fixtures" / "github" / "webhooks"
@@ -75,18 +73,7 @@ def render_markdown(text: str) -> str:
 @pytest.fixture(scope="session")
 def app_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """An RSA key pair for the App: (private key file, public key PEM)."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    path = tmp_path_factory.mktemp("key") / "app.pem"
-    path.write_bytes(private)
-    return path, public.decode()
+    return write_app_key(tmp_path_factory.mktemp("key"))
 
 
 @pytest.fixture(scope="session")

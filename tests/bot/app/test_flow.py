@@ -78,23 +78,29 @@ def test_the_details_link_opens_the_trials_page_on_the_app(
     assert harness.client.get("/trials/<script>").status_code == 403
 
 
+def _graded_with_its_link(harness: Harness) -> tuple[str, str]:
+    """Grade the opened PR; its trial id and the signature the App's links carry."""
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    harness.drain()
+    [record] = harness.service.ctx.records.for_pull(REPO, 2)
+    trial_id = str(record.trial_id)
+    return trial_id, TrialLinks(SECRET).signature(trial_id)
+
+
 def test_the_trials_page_opens_only_with_the_apps_signature(
     make_harness: Callable[..., Harness],
 ) -> None:
     harness = make_harness(public_url="https://evals.example.com")
-    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
-    harness.drain()
-    [record] = harness.service.ctx.records.for_pull(REPO, 2)
-    path = f"/trials/{record.trial_id}"
-    signed = TrialLinks(SECRET).signature(str(record.trial_id))
-    other = TrialLinks("another App's secret").signature(str(record.trial_id))
+    trial_id, signed = _graded_with_its_link(harness)
+    path = f"/trials/{trial_id}"
+    other = TrialLinks("another App's secret").signature(trial_id)
     # One hex digit changed (to another: a signature may end in "0" already).
     altered = signed[:-1] + ("1" if signed[-1] == "0" else "0")
     for query in ("", "?sig=", f"?sig={other}", f"?sig={altered}", f"?sig={signed.upper()}"):
         answer = harness.client.get(path + query)
         assert answer.status_code == 403, query
         assert "not signed by the App" in answer.get_data(as_text=True)
-        assert record.trial_id not in answer.get_data(as_text=True)
+        assert trial_id not in answer.get_data(as_text=True)
     assert harness.client.get(f"{path}?sig={signed}").status_code == 200
     unknown = "t" * 40
     assert (
@@ -370,11 +376,8 @@ def test_the_trial_page_shows_the_patch_as_applied_and_every_commands_output(
     make_harness: Callable[..., Harness],
 ) -> None:
     harness = make_harness(public_url="https://evals.example.com")
-    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
-    harness.drain()
-    [record] = harness.service.ctx.records.for_pull(REPO, 2)
-    signature = TrialLinks(SECRET).signature(str(record.trial_id))
-    page = harness.client.get(f"/trials/{record.trial_id}?sig={signature}")
+    trial_id, signature = _graded_with_its_link(harness)
+    page = harness.client.get(f"/trials/{trial_id}?sig={signature}")
     html = page.get_data(as_text=True)
     assert page.status_code == 200
     added = next(
