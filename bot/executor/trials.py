@@ -19,6 +19,7 @@ far; on the job's last attempt the judge tier records ``error``, so the run stil
 from __future__ import annotations
 
 import logging
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,7 +30,7 @@ from bot.jobs.kinds import JobKind
 from bot.jobs.pool import CARRIED
 from bot.jobs.queue import Job, JobQueue, NewJob
 from bot.plan import RunPlan
-from core.errors import ConfigError
+from core.errors import ConfigError, MigrationEvalsError
 from core.model import Changeset, Trial
 from core.settings import Settings
 from core.specs import SpecSet
@@ -47,6 +48,7 @@ __all__ = [
     "run_subject",
     "trial_job",
     "trial_key",
+    "unchecked_trial",
 ]
 
 log = logging.getLogger(__name__)
@@ -117,7 +119,22 @@ def trial_job(task: TrialTask) -> NewJob:
 def refused_trial(specs: SpecSet, task: TrialTask, reason: str) -> Trial:
     """The trial of a plan no worker could honour: an infrastructure error saying why,
     stamped as the run was planned (this worker's specs may be the reason)."""
-    trial = internal_error_trial(specs, task.run_id, task.changeset, f"{REFUSED}: {reason}")
+    return _planned_error_trial(specs, task, f"{REFUSED}: {reason}")
+
+
+def unchecked_trial(specs: SpecSet, task: TrialTask, exc: Exception) -> Trial:
+    """The trial whose plan could not even be checked (a bug in the check): an
+    infrastructure error with the exception and the end of its traceback, stamped as the
+    run was planned. Retrying would raise the same again, so the trial ends here."""
+    reason = f"internal error checking the run plan: {type(exc).__name__}: {exc}"
+    details = {"traceback": traceback.format_exception(exc)[-5:]}
+    return _planned_error_trial(specs, task, reason, details)
+
+
+def _planned_error_trial(
+    specs: SpecSet, task: TrialTask, reason: str, details: Mapping[str, Any] | None = None
+) -> Trial:
+    trial = internal_error_trial(specs, task.run_id, task.changeset, reason, details)
     stamps = task.plan.stamps_for(task.changeset.recipe)
     envelopes = tuple(replace(e, stamps=stamps) for e in trial.envelopes)
     return replace(trial, envelopes=envelopes)
@@ -153,16 +170,32 @@ class TrialGrader:
     def cascades(self) -> list[Cascade]:
         return self.plans.built()
 
+    def _cascade(self, task: TrialTask, job: Job) -> Cascade | Trial:
+        """The cascade of the job's plan; the refused trial on the job's last attempt;
+        ``PlanRefusedError`` while other workers may still take the job. A check that
+        crashes ends the trial as an internal error: the job failing instead would be
+        tried again only to crash again, and the run would wait on it meanwhile."""
+        try:
+            refusal = self.plans.refusal(task.plan, task.changeset.recipe)
+            if refusal is None:
+                return self.plans.for_plan(task.plan)
+        except MigrationEvalsError:
+            raise  # the database or an outside service away: the job is tried again
+        except Exception as exc:  # a bug, recorded on the trial, not lost, not silent
+            log.exception("internal error checking the run plan of %s", task.changeset.id)
+            return unchecked_trial(self.specs, task, exc)
+        why = f"this worker cannot honour the run plan: {refusal}"
+        if job.attempts < job.max_attempts:
+            raise PlanRefusedError(why)
+        return refused_trial(self.specs, task, why)
+
     def _record(self, task: TrialTask, job: Job) -> TrialRecord | None:
         """The graded trial, the refused one on the last attempt, or None when the budget
         is spent; ``PlanRefusedError`` while other workers may still take the job."""
-        refusal = self.plans.refusal(task.plan, task.changeset.recipe)
-        if refusal is not None:
-            why = f"this worker cannot honour the run plan: {refusal}"
-            if job.attempts < job.max_attempts:
-                raise PlanRefusedError(why)
-            return TrialRecord(refused_trial(self.specs, task, why))
-        cascade = self.plans.for_plan(task.plan)
+        checked = self._cascade(task, job)
+        if isinstance(checked, Trial):
+            return TrialRecord(checked)
+        cascade = checked
         budget = SharedBudget(self.store, task.run_id) if task.budgeted else Budget(None)
         if budget.exhausted:
             return None

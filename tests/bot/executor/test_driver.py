@@ -133,6 +133,29 @@ def test_a_crash_while_grading_is_recorded_not_lost(
     assert [j["state"] for j in cluster.queue.jobs()] == [JobState.DONE]
 
 
+def test_a_crash_in_the_plan_check_ends_the_trial_as_an_internal_error(
+    make_cluster: Callable[..., Cluster], java_calc: list[Changeset]
+) -> None:
+    # A bug in the worker's refusal check (here: building the plan's cascade) failed the
+    # job, to be tried again later with the same bug, and the run waited on it.
+    def cascades(*_args: object) -> Cascade:
+        raise RuntimeError("boom")
+
+    cluster = make_cluster(cascades=cascades, deliver=False)
+    driver = cluster.driver()
+    driver.start("r-check", java_calc[:1], {})
+    [(job_id, _kind)] = cluster.dispatcher.published
+    cluster.runtime.run_job(job_id)
+    [job] = cluster.queue.jobs()
+    assert job["state"] == JobState.DONE and job["attempts"] == 1
+    outcome = driver.finish("r-check", java_calc[:1])
+    assert outcome.status is RunStatus.INTERNAL_ERRORS
+    [trial] = outcome.trials
+    assert [e.verdict for e in trial.envelopes][:2] == [Verdict.ERROR, Verdict.SKIPPED]
+    assert "internal error checking the run plan: RuntimeError: boom" in outcome.internal_errors[0]
+    assert cluster.store.verify_ledger().ok
+
+
 def test_announcements_go_to_the_trial_queue(
     make_cluster: Callable[..., Cluster], java_calc: list[Changeset]
 ) -> None:
