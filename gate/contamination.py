@@ -23,7 +23,13 @@ from gate.stats import two_proportion_ztest
 from gate.tallies import Proportion
 from gate.trials import TrialFacts, set_digest
 
-__all__ = ["Bucket", "ContaminationCheck", "ContaminationStatus", "contamination"]
+__all__ = [
+    "Bucket",
+    "ContaminationCheck",
+    "ContaminationStatus",
+    "check_counts",
+    "contamination",
+]
 
 
 class ContaminationStatus(StrEnum):
@@ -35,10 +41,6 @@ class ContaminationStatus(StrEnum):
 
 # A bucket's pass rate: passed over graded trials, with its Wilson interval.
 Bucket = Proportion
-
-
-def _bucket(trials: list[TrialFacts]) -> Bucket:
-    return Proportion.of(sum(t.passed for t in trials), len(trials))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,32 +97,52 @@ class ContaminationCheck:
 def _check(
     model: str, trials: list[TrialFacts], cutoff: date | None, gate: Mapping[str, Any]
 ) -> ContaminationCheck:
-    alpha, min_bucket = float(gate["contamination_alpha"]), int(gate["contamination_min_bucket"])
     dated = [(t, t.repo_created_at) for t in trials if t.repo_created_at is not None]
     pre = [t for t, created in dated if cutoff is not None and created <= cutoff]
     post = [t for t, created in dated if cutoff is not None and created > cutoff]
+    return check_counts(
+        model,
+        (sum(t.passed for t in pre), len(pre)),
+        (sum(t.passed for t in post), len(post)),
+        cutoff,
+        gate,
+        unknown_date=len(trials) - len(dated),
+        trials_digest=set_digest(trials),
+    )
+
+
+def check_counts(
+    model: str,
+    pre: tuple[int, int],
+    post: tuple[int, int],
+    cutoff: date | None,
+    gate: Mapping[str, Any],
+    *,
+    unknown_date: int,
+    trials_digest: str,
+) -> ContaminationCheck:
+    """The tripwire for one model from its buckets' (passed, graded) counts."""
+    alpha, min_bucket = float(gate["contamination_alpha"]), int(gate["contamination_min_bucket"])
     z = p = None
     if cutoff is None:
         status = ContaminationStatus.NO_CUTOFF
-    elif len(pre) < min_bucket or len(post) < min_bucket:
+    elif pre[1] < min_bucket or post[1] < min_bucket:
         status = ContaminationStatus.INSUFFICIENT_DATA
     else:
-        z, p = two_proportion_ztest(
-            sum(t.passed for t in pre), len(pre), sum(t.passed for t in post), len(post), "larger"
-        )
+        z, p = two_proportion_ztest(pre[0], pre[1], post[0], post[1], "larger")
         status = ContaminationStatus.TRIPPED if p < alpha else ContaminationStatus.CLEAR
     return ContaminationCheck(
         model=model,
         status=status,
         training_cutoff=cutoff,
-        pre=_bucket(pre),
-        post=_bucket(post),
+        pre=Proportion.of(*pre),
+        post=Proportion.of(*post),
         min_bucket=min_bucket,
         alpha=alpha,
         z=z,
         p=p,
-        trials_digest=set_digest(trials),
-        unknown_date=len(trials) - len(dated),
+        trials_digest=trials_digest,
+        unknown_date=unknown_date,
     )
 
 

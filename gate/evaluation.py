@@ -22,13 +22,13 @@ from gate.judges import (
     judge_agreement,
     judge_reliability_probe,
 )
-from gate.ledger_scan import ChainCheck, collector_paused, scan_ledger
+from gate.ledger_scan import ChainCheck, LedgerScan, collector_paused, scan_ledger
 from gate.numbers import Numbers, compute_numbers
 from gate.selection import Selection, select_trials
 from gate.stats import preload
 from gate.trials import TrialFacts
 
-__all__ = ["Evaluation", "evaluate"]
+__all__ = ["Evaluation", "evaluate", "evaluate_scan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +55,29 @@ def evaluate(
     upto_seq: int | None = None,
     workers: int = 1,
     reliability: ReliabilityProbe = judge_reliability_probe,
-    full: bool = True,
 ) -> Evaluation:
-    """Scan the ledger (up to ``upto_seq``), select, compute. Unless ``full``, the scan
-    starts after the newest signed gate snapshot (``gate.ledger_scan``); the only thing
-    written is a new snapshot, and only with the checkpoint's private key."""
+    """Scan every row of the ledger (up to ``upto_seq``), select, compute. The only thing
+    written is a gate snapshot (``gate.ledger_scan``), and only with the checkpoint's
+    private key."""
     with collector_paused():
         # scipy loads while the scan waits on the database and its workers.
-        scan = scan_ledger(store, upto_seq=upto_seq, workers=workers, meanwhile=preload, full=full)
+        scan = scan_ledger(store, upto_seq=upto_seq, workers=workers, meanwhile=preload)
+        return evaluate_scan(store, specs, scan, run_id=run_id, reliability=reliability)
+
+
+def evaluate_scan(
+    store: Store,
+    specs: SpecSet,
+    scan: LedgerScan,
+    *,
+    run_id: str | None = None,
+    reliability: ReliabilityProbe = judge_reliability_probe,
+) -> Evaluation:
+    """``evaluate`` over a scan made already, which must hold every trial (one that
+    started from a gate snapshot holds only the later ones: see ``gate.incremental``)."""
+    if scan.earlier is not None:
+        raise ValueError("the scan started from a gate snapshot: it does not hold every trial")
+    with collector_paused():
         selection = select_trials(scan.trials, run_id)
         strict = sum(t.judge_strict for t in selection.trials)
         return Evaluation(

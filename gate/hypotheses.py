@@ -27,6 +27,7 @@ __all__ = [
     "Harking",
     "HypothesisResult",
     "HypothesisStatus",
+    "TrialGroup",
     "evaluate_hypotheses",
     "find_harking",
 ]
@@ -103,14 +104,14 @@ class HypothesisResult:
 
 
 @dataclass(frozen=True, slots=True)
-class _Group:
+class TrialGroup:
     """A group's filters, compiled once: (trial field, allowed values) per key."""
 
     checks: tuple[tuple[str, frozenset[str]], ...]
     unknown: tuple[str, ...]
 
     @classmethod
-    def of(cls, filters: Mapping[str, Any]) -> _Group:
+    def of(cls, filters: Mapping[str, Any]) -> TrialGroup:
         checks, unknown = [], []
         for key, wanted in filters.items():
             name = FILTERABLE.get(key)
@@ -152,7 +153,7 @@ def _tally(trials: Sequence[TrialFacts]) -> GroupTally:
 def _test(hypothesis: Hypothesis, trials: Sequence[TrialFacts]) -> HypothesisResult:
     raw = hypothesis.raw
     groups = raw["groups"]
-    group_a, group_b = _Group.of(groups["a"]), _Group.of(groups["b"])
+    group_a, group_b = TrialGroup.of(groups["a"]), TrialGroup.of(groups["b"])
     a, b = _tally(group_a.members(trials)), _tally(group_b.members(trials))
     unknown = [*group_a.unknown, *group_b.unknown]
     if unknown or (raw["metric"], raw["test"]) not in _SUPPORTED:
@@ -203,7 +204,7 @@ def find_harking(specs: SpecSet, scope: Iterable[TrialFacts]) -> tuple[Harking, 
     for key in sorted(specs.hypotheses):
         hypothesis = specs.hypotheses[key]
         groups = hypothesis.raw["groups"]
-        group_a, group_b = _Group.of(groups["a"]), _Group.of(groups["b"])
+        group_a, group_b = TrialGroup.of(groups["a"]), TrialGroup.of(groups["b"])
         covered = [*group_a.members(trials), *group_b.members(trials)]
         if not covered:
             continue

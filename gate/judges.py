@@ -13,21 +13,24 @@ Two things are kept apart here:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from core.specs import SpecSet
-from gate.reliability import assess, gather
+from gate.reliability import Opinions, assess, gather
 from gate.stats import UndefinedStatistic, cohens_kappa
-from gate.trials import TrialFacts
+from gate.trials import JudgeOpinion, TrialFacts
 
 __all__ = [
     "JudgeAgreement",
     "JudgeReliabilityView",
+    "OpinionsProbe",
     "ReliabilityProbe",
     "judge_agreement",
+    "judge_opinions_probe",
     "judge_reliability_probe",
+    "trial_opinions",
 ]
 
 
@@ -42,15 +45,25 @@ class JudgeReliabilityView(Protocol):
 
 
 ReliabilityProbe = Callable[[Sequence[TrialFacts], SpecSet], JudgeReliabilityView | None]
+# The same, over the opinions gathered already (an incremental check keeps no trials).
+OpinionsProbe = Callable[[Opinions, SpecSet], JudgeReliabilityView | None]
+
+
+def judge_opinions_probe(opinions: Opinions, specs: SpecSet) -> JudgeReliabilityView | None:
+    """``gate.reliability``'s verdict on the judge pair over the gathered ``opinions``."""
+    return assess(opinions, specs)
 
 
 def judge_reliability_probe(
     trials: Sequence[TrialFacts], specs: SpecSet
 ) -> JudgeReliabilityView | None:
-    """``gate.reliability``'s verdict on the judge pair, over the judge opinions the gate's
-    ledger scan kept for ``trials`` (oldest first), so nothing is read a second time."""
-    opinions = (t.judge_opinion for t in trials if t.judge_opinion is not None)
-    return assess(gather(opinions, specs.oracle_stamp), specs)
+    """``judge_opinions_probe`` over the opinions the gate's ledger scan kept for
+    ``trials`` (oldest first), so nothing is read a second time."""
+    return judge_opinions_probe(gather(trial_opinions(trials), specs.oracle_stamp), specs)
+
+
+def trial_opinions(trials: Iterable[TrialFacts]) -> Iterator[JudgeOpinion]:
+    return (t.judge_opinion for t in trials if t.judge_opinion is not None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from multiprocessing import get_all_start_methods, get_context
 from multiprocessing.context import BaseContext
 from typing import Any
 
+import numpy as np
 import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -40,6 +41,7 @@ from core.integrity import LedgerCheck, LedgerKeys
 from core.model import Stamps, Tier, Verdict, iso_date
 from core.stamps import sha256_hex
 from core.store import Store, ledger_table
+from gate.columns import LAYOUT, TrialColumns, id_hash
 from gate.diff_coverage import scan_cells
 from gate.fabrication import find_marks, may_hold_marks
 from gate.provenance import REUSED_COST, envelope_origin
@@ -57,6 +59,7 @@ from gate.trials import (
 
 __all__ = [
     "PARALLEL_MIN_ROWS",
+    "SNAPSHOT_FORM",
     "ChainCheck",
     "LedgerScan",
     "collector_paused",
@@ -78,10 +81,16 @@ ChainCheck = LedgerCheck
 
 @dataclass(frozen=True, slots=True)
 class LedgerScan:
-    """The chain check and every trial in the scanned part of the ledger, oldest first."""
+    """The chain check and every trial in the scanned part of the ledger, oldest first.
+
+    A scan that started from a gate snapshot holds in ``trials`` only the trials after it
+    (with the one the snapshot left open, finished), and those before it as the
+    snapshot's ``earlier`` columns (``gate.columns``); a full walk has no ``earlier``.
+    """
 
     chain: ChainCheck
     trials: tuple[TrialFacts, ...]
+    earlier: TrialColumns | None = None
 
 
 @lru_cache(maxsize=4096)
@@ -525,30 +534,32 @@ def _joined_trials(parts: list[_Range]) -> list[TrialFacts] | None:
 
 # -- signed gate snapshots: where an incremental check starts (``gate.snapshot``) --------
 
-# What a snapshot's body holds and how it is written. Bump the number whenever what the
-# scan gathers from a row changes meaning; a snapshot of another form is not used.
-_FORM = (
-    f"gate-facts/2 marshal/{marshal.version} python/{sys.version_info[0]}.{sys.version_info[1]} "
-    + sha256_hex(" ".join((*_BUILDER_FIELDS, *TrialFacts._fields, *JudgeOpinion._fields)))[:16]
+# What a snapshot's body holds and how it is written (the columns of ``gate.columns``).
+# Bump the number whenever what the scan gathers from a row changes meaning; a snapshot of
+# another form is not used.
+_GATHERED = " ".join((*_BUILDER_FIELDS, *TrialFacts._fields, *JudgeOpinion._fields, LAYOUT))
+SNAPSHOT_FORM = (
+    f"gate-columns/1 marshal/{marshal.version} "
+    f"python/{sys.version_info[0]}.{sys.version_info[1]} {sha256_hex(_GATHERED)[:16]}"
 )
 
 
-def _resumed(start: Start, key: ChainKey) -> _Range | None:
-    """Rows 1..N as the snapshot gathered them: a range whose walk ends at its signed link."""
+def _resumed(start: Start, key: ChainKey) -> tuple[_Range, TrialColumns] | None:
+    """Rows 1..N as the snapshot gathered them: a range whose walk ends at its signed link
+    and holds the trial left open at row N, and the columns of every trial before it."""
     if start.snapshot is None or start.body is None:
         return None
     seq, link = start.snapshot.ledger_seq, start.snapshot.ledger_hash
     walk = ChainWalk(key, rows=seq, first_seq=1, first_prev=GENESIS_HASH, last_seq=seq)
     walk.last_hash = link
-    wired, ends, last_trial = start.body
-    part = _Range(lo=1, walk=walk, last_trial=last_trial, ends=ends, wired=wired)
-    part.from_wire()
-    return part
+    columns, ends, last_trial = start.body
+    part = _Range(lo=1, walk=walk, last_trial=last_trial, ends=ends)
+    return part, TrialColumns.from_plain(columns)
 
 
-def _body_upto(parts: Sequence[_Range], seq: int) -> Body | None:
-    """The facts of rows 1..``seq`` (a range ends there): every trial built but the one of
-    row ``seq``, which later rows may continue."""
+def _body_upto(parts: Sequence[_Range], seq: int, earlier: TrialColumns | None) -> Body | None:
+    """The trials of rows 1..``seq`` (a range ends there) as columns, after ``earlier``:
+    every trial but the one of row ``seq``, which later rows may continue."""
     upto = [part for part in parts if part.lo <= seq]
     try:
         built, open_ends = _merged(upto)
@@ -558,7 +569,17 @@ def _body_upto(parts: Sequence[_Range], seq: int) -> Body | None:
     tail = open_ends.pop(last_trial, None)
     built.update((trial_id, builder.build()) for trial_id, builder in open_ends.items())
     ordered = sorted(built.values(), key=lambda t: t.first_seq)
-    return [_wire(facts) for facts in ordered], [tail.pack()] if tail else [], last_trial
+    columns = (earlier or TrialColumns()).extended(ordered)
+    return columns.to_plain(), [tail.pack()] if tail else [], last_trial
+
+
+def _continues_earlier(trials: Sequence[TrialFacts], earlier: TrialColumns | None) -> bool:
+    """Whether a trial after the snapshot may be one it holds already (its rows
+    interleaved with others'): then the scan reads again from the first row."""
+    if earlier is None or not trials or not len(earlier):
+        return False
+    hashes = np.fromiter((id_hash(t.trial_id) for t in trials), dtype=np.uint64)
+    return bool(np.isin(hashes, earlier.id_hash).any())
 
 
 def _keep_at(store: Store, last: int, after: int) -> int:
@@ -626,18 +647,21 @@ def scan_ledger(
     keep_at = _keep_at(store, last, kept_at) if upto_seq is None else 0
     with collector_paused():
         resumed = _resumed(start, store.keys.chain)
+        earlier = resumed[1] if resumed is not None else None
         span = (start.seq + 1, last)
         parts = _scan_parts(store, span, workers, parallel_min_rows, meanwhile, split_at=keep_at)
-        parts = [resumed, *parts] if resumed is not None else parts
+        parts = [resumed[0], *parts] if resumed is not None else parts
         built = _joined_trials(parts)
-        if built is None:  # interleaved trials: one range from the first row, nothing kept
-            start, keep_at = Start(), 0  # the snapshot held; it is simply not used
+        if built is None or _continues_earlier(built, earlier):
+            # interleaved trials: one range from the first row, nothing kept
+            start, keep_at, earlier = Start(), 0, None  # the snapshot held; it is not used
             parts = _scan_parts(store, (1, last), 1, parallel_min_rows)
             built = _joined_trials(parts) or []
     walks = [part.walk for part in parts]
     chain = store.verify_walks(walks, head, upto_seq=upto_seq, resumed_at=start.seq)
-    kept = _keep(store, chain, parts, keep_at) if keep_at and not start.problems else None
-    return LedgerScan(chain=_with_start(chain, start, kept), trials=tuple(built))
+    kept = _keep(store, chain, parts, keep_at, earlier) if keep_at and not start.problems else None
+    chain = _with_start(chain, start, kept)
+    return LedgerScan(chain=chain, trials=tuple(built), earlier=earlier)
 
 
 def _starting(store: Store, upto_seq: int | None, *, full: bool) -> tuple[Start, int]:
@@ -646,17 +670,23 @@ def _starting(store: Store, upto_seq: int | None, *, full: bool) -> tuple[Start,
     if upto_seq is not None:  # a bundle's head: walked in full, nothing kept
         return Start(), 0
     if not full:
-        start = find_start(store, _FORM)
+        start = find_start(store, SNAPSHOT_FORM)
         return start, start.seq
-    snapshot, found = held(store, _FORM)
+    snapshot, found = held(store, SNAPSHOT_FORM)
     return found, 0 if snapshot is None else snapshot.ledger_seq
 
 
-def _keep(store: Store, chain: ChainCheck, parts: Sequence[_Range], seq: int) -> str | None:
-    """Keep the facts of rows 1..``seq`` when the walk verified and the checkpoint there
+def _keep(
+    store: Store,
+    chain: ChainCheck,
+    parts: Sequence[_Range],
+    seq: int,
+    earlier: TrialColumns | None,
+) -> str | None:
+    """Keep the trials of rows 1..``seq`` when the walk verified and the checkpoint there
     holds (a note when they could not be stored)."""
     checkpoint = chain.checkpoint
     if not chain.ok or checkpoint is None or checkpoint.ledger_seq != seq:
         return None
-    body = _body_upto(parts, seq)
-    return keep(store, (seq, checkpoint.ledger_hash), _FORM, body) if body else None
+    body = _body_upto(parts, seq, earlier)
+    return keep(store, (seq, checkpoint.ledger_hash), SNAPSHOT_FORM, body) if body else None

@@ -1,7 +1,9 @@
 """The publication gate: every reason an evaluation's numbers may not be quoted.
 
-Each rule is a small function from the ``Evaluation`` to refusals; ``check`` runs them all
-and lists every refusal (not just the first), in ``RefusalCode`` order:
+Each rule is a small function from the ``GateInputs`` (what a full evaluation or an
+incremental check's columns give, ``inputs_of`` and ``gate.incremental``) to refusals;
+``decide`` runs them all and lists every refusal (not just the first), in ``RefusalCode``
+order:
 
 * ``ledger_tampered``: the hash chain does not verify;
 * ``incomplete_run``: counted trials come from a run that is still running or was
@@ -19,18 +21,59 @@ and lists every refusal (not just the first), in ``RefusalCode`` order:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from core.integrity import LedgerCheck
 from core.liveness import RunState
+from core.model import Stamps
 from core.specs import SpecSet
+from gate.anchor import AnchorStatus
+from gate.contamination import ContaminationCheck
 from gate.evaluation import Evaluation
+from gate.hypotheses import Harking
+from gate.judges import JudgeReliabilityView
 from gate.refusals import GateDecision, Refusal, RefusalCode
-from gate.trials import Outcome, TrialFacts
+from gate.trials import Outcome
 
-__all__ = ["check"]
+__all__ = [
+    "GateInputs",
+    "Tripwire",
+    "check",
+    "decide",
+    "inputs_of",
+    "stale_specs",
+    "tripwire",
+]
 
 _SHOWN = 5  # trial ids listed in a detail before "and N more"
+
+# A contamination tripwire that fired: the model, its training cutoff and the summary.
+Tripwire = tuple[str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class GateInputs:
+    """Everything the rules read, taken from a full evaluation (``inputs_of``) or counted
+    from the columns of an incremental check (``gate.incremental``): one set of rules, so
+    the two cannot word or decide a refusal differently."""
+
+    specs: SpecSet
+    chain: LedgerCheck
+    anchor: AnchorStatus
+    counted: int
+    # Runs counted trials come from that have not completed: run -> (status, counted).
+    incomplete_runs: Mapping[str, tuple[str, int]]
+    # Spec name -> the counted trials graded under an older version of it, oldest first.
+    stale: Mapping[str, Sequence[str]]
+    marked: Sequence[tuple[str, str]]  # counted trials with a fabricated mark, first mark
+    harking: tuple[Harking, ...]
+    tripped: tuple[Tripwire, ...]
+    graded: Mapping[str, int]  # model -> graded counted trials, every counted model
+    errors: int  # counted trials that ended in an infrastructure error
+    strict_trials: int
+    reliability: JudgeReliabilityView | None
 
 
 def _some(items: Sequence[str]) -> str:
@@ -38,7 +81,39 @@ def _some(items: Sequence[str]) -> str:
     return shown if len(items) <= _SHOWN else f"{shown} and {len(items) - _SHOWN} more"
 
 
-def _ledger(ev: Evaluation) -> Iterable[Refusal]:
+def tripwire(found: ContaminationCheck) -> Tripwire:
+    return found.model, str(found.training_cutoff), found.summary()
+
+
+def inputs_of(ev: Evaluation) -> GateInputs:
+    """What the rules read, from a full evaluation."""
+    counted = ev.selection.trials
+    by_spec: dict[str, list[str]] = {}
+    for trial in counted:
+        for name in dict.fromkeys(stale_specs(trial.recipe, trial.stamps, ev.specs)):
+            by_spec.setdefault(name, []).append(trial.trial_id)
+    runs = {
+        run_id: (status, sum(t.run_id == run_id for t in counted))
+        for run_id, status in ev.incomplete_runs.items()
+    }
+    return GateInputs(
+        specs=ev.specs,
+        chain=ev.chain,
+        anchor=ev.anchor,
+        counted=len(counted),
+        incomplete_runs=runs,
+        stale=by_spec,
+        marked=[(t.trial_id, t.marks[0]) for t in counted if t.marks],
+        harking=ev.harking,
+        tripped=tuple(tripwire(c) for c in ev.numbers.contamination if c.tripped),
+        graded={r.group: r.graded for r in ev.numbers.pass_rates},
+        errors=ev.numbers.outcomes[Outcome.ERROR.value],
+        strict_trials=ev.strict_trials,
+        reliability=ev.reliability,
+    )
+
+
+def _ledger(ev: GateInputs) -> Iterable[Refusal]:
     if ev.chain.ok:
         return
     problems = list(ev.chain.problems)
@@ -46,9 +121,8 @@ def _ledger(ev: Evaluation) -> Iterable[Refusal]:
     yield Refusal(RefusalCode.LEDGER_TAMPERED, detail + "; ".join(problems[:_SHOWN]))
 
 
-def _incomplete(ev: Evaluation) -> Iterable[Refusal]:
-    for run_id, status in ev.incomplete_runs.items():
-        counted = sum(t.run_id == run_id for t in ev.selection.trials)
+def _incomplete(ev: GateInputs) -> Iterable[Refusal]:
+    for run_id, (status, counted) in ev.incomplete_runs.items():
         if status == RunState.INTERRUPTED:
             why = f"run {run_id} was interrupted (its process died) before grading all of it"
             fix = f"grade what it left undone with `migration-evals run --resume {run_id}`"
@@ -60,28 +134,25 @@ def _incomplete(ev: Evaluation) -> Iterable[Refusal]:
         )
 
 
-def _stale_specs(trial: TrialFacts, specs: SpecSet) -> list[str]:
-    recipe = specs.recipes.get(trial.recipe)
+def stale_specs(recipe_name: str, stamped: Iterable[Stamps], specs: SpecSet) -> list[str]:
+    """The specs that changed since a trial of ``recipe_name`` was graded under ``stamped``."""
+    recipe = specs.recipes.get(recipe_name)
     names = []
-    for stamps in trial.stamps:
+    for stamps in stamped:
         if stamps.oracle != specs.oracle_stamp:
             names.append("the oracle spec")
         if recipe is None:
-            names.append(f"recipe {trial.recipe} (no longer in the specs)")
+            names.append(f"recipe {recipe_name} (no longer in the specs)")
         elif stamps.recipe != recipe.stamp:
-            names.append(f"recipe {trial.recipe}")
+            names.append(f"recipe {recipe_name}")
         if stamps.hypotheses != specs.hypotheses_stamp:
             names.append("the hypotheses")
     return names
 
 
-def _stale(ev: Evaluation) -> Iterable[Refusal]:
-    by_spec: dict[str, list[str]] = {}
-    for trial in ev.selection.trials:
-        for name in dict.fromkeys(_stale_specs(trial, ev.specs)):
-            by_spec.setdefault(name, []).append(trial.trial_id)
-    for name in sorted(by_spec):
-        trials = by_spec[name]
+def _stale(ev: GateInputs) -> Iterable[Refusal]:
+    for name in sorted(ev.stale):
+        trials = ev.stale[name]
         yield Refusal(
             RefusalCode.STALE_STAMP,
             f"{name} changed since {len(trials)} counted trial(s) were graded: {_some(trials)}",
@@ -95,37 +166,35 @@ def _stale(ev: Evaluation) -> Iterable[Refusal]:
             )
 
 
-def _fabricated(ev: Evaluation) -> Iterable[Refusal]:
-    marked = [t for t in ev.selection.trials if t.marks]
-    if marked:
-        where = [f"{t.trial_id} ({t.marks[0]})" for t in marked]
+def _fabricated(ev: GateInputs) -> Iterable[Refusal]:
+    if ev.marked:
+        where = [f"{trial_id} ({mark})" for trial_id, mark in ev.marked]
         yield Refusal(
             RefusalCode.FABRICATED,
-            f"{len(marked)} counted trial(s) carry fabricated marks: {_some(where)}",
+            f"{len(where)} counted trial(s) carry fabricated marks: {_some(where)}",
         )
 
 
-def _harking(ev: Evaluation) -> Iterable[Refusal]:
+def _harking(ev: GateInputs) -> Iterable[Refusal]:
     for found in ev.harking:
         yield Refusal(RefusalCode.HARKING, found.detail())
 
 
-def _anchor(ev: Evaluation) -> Iterable[Refusal]:
+def _anchor(ev: GateInputs) -> Iterable[Refusal]:
     if ev.anchor.broken:
         yield Refusal(RefusalCode.BROKEN_ANCHOR, ev.anchor.reason)
 
 
-def _contamination(ev: Evaluation) -> Iterable[Refusal]:
-    for found in ev.numbers.contamination:
-        if found.tripped:
-            yield Refusal(
-                RefusalCode.CONTAMINATION,
-                f"{found.model} passes repositories created before its training cutoff "
-                f"({found.training_cutoff}) more often: {found.summary()}",
-            )
+def _contamination(ev: GateInputs) -> Iterable[Refusal]:
+    for model, cutoff, summary in ev.tripped:
+        yield Refusal(
+            RefusalCode.CONTAMINATION,
+            f"{model} passes repositories created before its training cutoff "
+            f"({cutoff}) more often: {summary}",
+        )
 
 
-def _judges(ev: Evaluation) -> Iterable[Refusal]:
+def _judges(ev: GateInputs) -> Iterable[Refusal]:
     if not ev.strict_trials or ev.reliability is None or ev.reliability.reliable:
         return
     floor = ev.specs.oracle.section("gate")["judge_kappa_floor"]
@@ -137,11 +206,11 @@ def _judges(ev: Evaluation) -> Iterable[Refusal]:
     )
 
 
-def _thresholds(ev: Evaluation) -> Iterable[Refusal]:
+def _thresholds(ev: GateInputs) -> Iterable[Refusal]:
     gate: dict[str, Any] = dict(ev.specs.oracle.section("gate"))
     minimum = int(gate["min_trials"])
-    short = [f"{r.group} ({r.graded})" for r in ev.numbers.pass_rates if r.graded < minimum]
-    if not ev.numbers.pass_rates:
+    short = [f"{model} ({n})" for model, n in sorted(ev.graded.items()) if n < minimum]
+    if not ev.graded:
         short = ["no model has any graded trial"]
     if short:
         yield Refusal(
@@ -149,8 +218,7 @@ def _thresholds(ev: Evaluation) -> Iterable[Refusal]:
             f"fewer than {minimum} graded trials: {_some(short)}",
             threshold="min_trials",
         )
-    total = len(ev.selection.trials)
-    errors = ev.numbers.outcomes[Outcome.ERROR.value]
+    total, errors = ev.counted, ev.errors
     limit = float(gate["max_infra_error_rate"])
     if total and errors / total > limit:
         yield Refusal(
@@ -161,7 +229,7 @@ def _thresholds(ev: Evaluation) -> Iterable[Refusal]:
         )
 
 
-_RULES: tuple[Callable[[Evaluation], Iterable[Refusal]], ...] = (
+_RULES: tuple[Callable[[GateInputs], Iterable[Refusal]], ...] = (
     _ledger,
     _incomplete,
     _stale,
@@ -174,6 +242,11 @@ _RULES: tuple[Callable[[Evaluation], Iterable[Refusal]], ...] = (
 )
 
 
+def decide(inputs: GateInputs) -> GateDecision:
+    """Every refusal the inputs earn; publishable only when there is none."""
+    return GateDecision.of([r for rule in _RULES for r in rule(inputs)])
+
+
 def check(evaluation: Evaluation) -> GateDecision:
     """Every refusal the evaluation earns; publishable only when there is none."""
-    return GateDecision.of([r for rule in _RULES for r in rule(evaluation)])
+    return decide(inputs_of(evaluation))

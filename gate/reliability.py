@@ -51,6 +51,7 @@ __all__ = [
     "collect",
     "gather",
     "judge_reliability",
+    "left_out_reason",
 ]
 
 HUMANS = "humans"
@@ -178,7 +179,7 @@ def gather(opinions: Iterable[JudgeOpinion], oracle_stamp: str) -> Opinions:
     pairs: dict[str, tuple[str | None, str | None]] = {}
     left_out: Counter[str] = Counter()
     for opinion in opinions:
-        reason = _left_out(opinion, oracle_stamp)
+        reason = left_out_reason(opinion, oracle_stamp)
         if reason:
             left_out[reason] += 1
             continue
@@ -192,7 +193,8 @@ def gather(opinions: Iterable[JudgeOpinion], oracle_stamp: str) -> Opinions:
     return Opinions(primary, secondary, pairs, dict(sorted(left_out.items())))
 
 
-def _left_out(opinion: JudgeOpinion, oracle_stamp: str) -> str:
+def left_out_reason(opinion: JudgeOpinion, oracle_stamp: str) -> str:
+    """Why ``opinion`` cannot count under ``oracle_stamp`` (empty: it counts)."""
     if opinion.left_out:
         return opinion.left_out
     if opinion.oracle_stamp != oracle_stamp:

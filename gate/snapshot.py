@@ -25,8 +25,9 @@ from core.store import Store
 
 __all__ = ["Body", "Start", "encode", "find_start", "held", "keep"]
 
-# (built trials as plain values, open trials as packed builders, the last row's trial id)
-Body = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], str]
+# (the finished trials as plain columns, ``gate.columns``; the trial left open, as a packed
+# builder; the last row's trial id)
+Body = tuple[Any, list[tuple[Any, ...]], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,15 +45,15 @@ class Start:
 
 
 def encode(body: Body) -> bytes:
-    # marshal: the standard library's fastest reader of plain tuples, about twice as fast
-    # as JSON here, and it shares repeated strings. It is only ever handed bytes whose
+    # marshal: the standard library's fastest reader of bytes and plain tuples, and it
+    # shares repeated strings. It is only ever handed bytes whose
     # signature has been checked, and the form names its version (``gate.ledger_scan``).
     return zlib.compress(marshal.dumps(body), 1)
 
 
 def _decode(data: bytes) -> Body:
-    wired, ends, last_trial = marshal.loads(zlib.decompress(data))  # noqa: S302 - signed
-    return list(wired), list(ends), str(last_trial)
+    columns, ends, last_trial = marshal.loads(zlib.decompress(data))  # noqa: S302 - signed
+    return columns, list(ends), str(last_trial)
 
 
 def held(store: Store, form: str) -> tuple[Snapshot | None, Start]:

@@ -19,14 +19,15 @@ from core.settings import Settings
 from core.specs import load_specs
 from core.store import Store
 from gate.evaluation import Evaluation, evaluate
+from gate.incremental import check_inputs
 from gate.judging import judging, judging_note
-from gate.publication import check
+from gate.publication import GateInputs, check, decide, inputs_of
 from gate.refusals import GateDecision
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["evaluate_from_args", "run_check", "run_publish", "scan_workers"]
+__all__ = ["check_from_args", "evaluate_from_args", "run_check", "run_publish", "scan_workers"]
 
 
 def scan_workers(requested: int | None) -> int:
@@ -52,12 +53,24 @@ def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
 
 def _evaluate(args: argparse.Namespace, settings: Settings, store: Store) -> Evaluation:
     specs = load_specs(settings.specs_dir)
-    # Only `gate check` has --full: it starts after the newest signed gate snapshot unless
-    # asked to walk every row; `gate publish` walks every row before it signs anything.
-    full = getattr(args, "full", True)
-    return evaluate(
-        store, specs, run_id=args.run, workers=scan_workers(args.scan_processes), full=full
-    )
+    return evaluate(store, specs, run_id=args.run, workers=scan_workers(args.scan_processes))
+
+
+def check_from_args(args: argparse.Namespace) -> GateInputs:
+    """What the refusals read. Unless --full, the scan starts after the newest signed gate
+    snapshot and counts from the columns kept with it (``gate.incremental``); `gate
+    publish` always walks every row before it signs anything."""
+    settings = settings_from_args(args)
+    store = open_store(settings, warn=True)
+    try:
+        reap_and_note(store, settings)
+        if args.full:
+            return inputs_of(_evaluate(args, settings, store))
+        specs = load_specs(settings.specs_dir)
+        workers = scan_workers(args.scan_processes)
+        return check_inputs(store, specs, run_id=args.run, workers=workers)
+    finally:
+        store.close()
 
 
 def ledger_mark(chain: LedgerCheck) -> dict[str, object]:
@@ -84,13 +97,13 @@ def decision_table(decision: GateDecision) -> Table:
     return table
 
 
-def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: bool) -> None:
+def _print_decision(decision: GateDecision, inputs: GateInputs, *, as_json: bool) -> None:
     if as_json:
         document = {
             **decision.to_dict(),
-            "ledger": ledger_mark(evaluation.chain),
-            "judging": judging(evaluation.specs),
-            "anchor": evaluation.anchor.to_dict(),
+            "ledger": ledger_mark(inputs.chain),
+            "judging": judging(inputs.specs),
+            "anchor": inputs.anchor.to_dict(),
         }
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -98,14 +111,14 @@ def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: 
     from bot.console import make_console  # noqa: PLC0415 - only human output needs rich
 
     console = make_console()
-    chain = evaluation.chain
+    chain = inputs.chain
     signed = chain.checkpoint.describe() if chain.checkpoint else "no checkpoint"
     key = chain.key_id if chain.keyed else "[bold yellow]UNKEYED[/]"
     walked = f" (rows after {chain.resumed_at} walked)" if chain.resumed_at else ""
     console.print(f"ledger: {chain.rows} row(s){walked}, key {key}, {signed}")
-    for line in _judging_and_anchor(evaluation):
+    for line in _judging_and_anchor(inputs):
         console.print(line, markup=False)
-    trials = len(evaluation.selection.trials)
+    trials = inputs.counted
     if decision.publishable:
         console.print(f"[bold green]PUBLISHABLE[/]: {trials} counted trial(s), no refusal")
         return
@@ -113,18 +126,18 @@ def _print_decision(decision: GateDecision, evaluation: Evaluation, *, as_json: 
     console.print(decision_table(decision))
 
 
-def _judging_and_anchor(evaluation: Evaluation) -> list[str]:
+def _judging_and_anchor(inputs: GateInputs) -> list[str]:
     """The no-judge note when the spec pre-registers it, and where the anchor came from."""
-    note = judging_note(evaluation.specs)
+    note = judging_note(inputs.specs)
     lines = [f"judging: {note}"] if note else []
-    lines.extend(f"gold anchor: {source.summary}" for source in evaluation.anchor.sources)
+    lines.extend(f"gold anchor: {source.summary}" for source in inputs.anchor.sources)
     return lines
 
 
 def run_check(args: argparse.Namespace) -> int:
-    evaluation = evaluate_from_args(args)
-    decision = check(evaluation)
-    _print_decision(decision, evaluation, as_json=args.json)
+    inputs = check_from_args(args)
+    decision = decide(inputs)
+    _print_decision(decision, inputs, as_json=args.json)
     return ExitStatus.OK if decision.publishable else ExitStatus.GATE_REFUSED
 
 
@@ -150,7 +163,7 @@ def run_publish(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if not decision.publishable:
-        _print_decision(decision, evaluation, as_json=args.json)
+        _print_decision(decision, inputs_of(evaluation), as_json=args.json)
         print(
             f"migration-evals: refused: {len(decision.refusals)} refusal(s); "
             f"no bundle written ({', '.join(decision.codes())})",

@@ -1,12 +1,13 @@
-"""The incremental gate: a check starts after the newest signed gate snapshot, counts what a
-full walk counts, and refuses what a full walk would refuse among the rows it walks; a full
-walk still finds an edit below the snapshot."""
+"""The incremental gate: a check starts after the newest signed gate snapshot, decides from
+the columns kept with it what a full walk decides, and refuses what a full walk would
+refuse among the rows it walks; a full walk still finds an edit below the snapshot."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import fields, replace
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,21 +15,36 @@ import pytest
 from core.chain import ChainKey
 from core.checkpoints import CheckpointSigner
 from core.integrity import LedgerKeys
+from core.liveness import Holder
+from core.model import FabricatedMark, Stamps, Tier
 from core.specs import SpecSet
 from core.store import Store
-from gate.evaluation import Evaluation, evaluate
+from gate.evaluation import evaluate
+from gate.incremental import check_inputs
 from gate.ledger_scan import scan_ledger
-from gate.snapshot import find_start, keep
+from gate.publication import GateInputs, decide, inputs_of
+from gate.snapshot import Body, find_start, keep
 from tests.conftest import LEDGER_KEY, write_checkpoint_key
-from tests.gate.ledgers import Plan, add_gold, append, balanced, build_trial
+from tests.gate.ledgers import POST, PRE, Plan, add_gold, append, balanced, build_trial
 
 
 def _no_probe(*_: object) -> None:
     return None
 
 
-def _evaluate(store: Store, specs: SpecSet, *, full: bool) -> Evaluation:
-    return evaluate(store, specs, reliability=_no_probe, full=full)
+def _check(store: Store, specs: SpecSet, *, full: bool, run_id: str | None = None) -> GateInputs:
+    """What ``gate check`` (or ``gate check --full``) decides from."""
+    if full:
+        return inputs_of(evaluate(store, specs, run_id=run_id, reliability=_no_probe))
+    return check_inputs(store, specs, run_id=run_id, reliability=_no_probe)
+
+
+def _same_decision(incremental: GateInputs, full: GateInputs) -> None:
+    """Everything the refusals read is the same, but the chain's notes on where it started."""
+    for name in (f.name for f in fields(GateInputs) if f.name != "chain"):
+        assert getattr(incremental, name) == getattr(full, name), name
+    assert (incremental.chain.ok, incremental.chain.rows) == (full.chain.ok, full.chain.rows)
+    assert decide(incremental) == decide(full)
 
 
 @pytest.fixture
@@ -56,7 +72,7 @@ def snapshotted(keyed: Store, gate_specs: SpecSet) -> Store:
     append(keyed, gate_specs, balanced())
     add_gold(keyed)
     keyed.checkpoint()
-    _evaluate(keyed, gate_specs, full=False)
+    _check(keyed, gate_specs, full=True)  # walks every row, keeps the snapshot
     rerun = Plan("gpt-5/2020/000", "gpt-5", "go-import-rewrite", "fail@compile", run_id="run-2")
     fresh = [Plan(f"new/{n}", "gpt-5", outcome="pass", run_id="run-2") for n in range(5)]
     append(keyed, gate_specs, [rerun, *fresh])
@@ -77,15 +93,14 @@ def test_a_check_keeps_a_snapshot_at_the_checkpoint(snapshotted: Store) -> None:
 def test_an_incremental_check_counts_what_a_full_walk_counts(
     snapshotted: Store, gate_specs: SpecSet
 ) -> None:
-    incremental = _evaluate(snapshotted, gate_specs, full=False)
-    full = _evaluate(snapshotted, gate_specs, full=True)
+    incremental = _check(snapshotted, gate_specs, full=False)
+    full = _check(snapshotted, gate_specs, full=True)
     assert incremental.chain.resumed_at == 480
     assert full.chain.resumed_at == 0
     assert incremental.chain.ok and full.chain.ok
     assert (incremental.chain.rows, incremental.chain.head_seq) == (full.chain.rows, 504)
-    assert incremental.selection == full.selection
-    assert incremental.selection.superseded == 1  # the re-run replaced its earlier trial
-    assert incremental.numbers.to_dict() == full.numbers.to_dict()
+    assert incremental.counted == 125  # the re-run replaced its earlier trial
+    _same_decision(incremental, full)
     assert any(note.startswith("incremental: rows 1-480") for note in incremental.chain.notes)
 
 
@@ -94,8 +109,8 @@ def test_a_full_walk_finds_a_row_edited_below_the_snapshot(
 ) -> None:
     _edit_row(db, 7)
     # The incremental check does not read row 7 again and says so; the full walk does.
-    assert _evaluate(snapshotted, gate_specs, full=False).chain.ok
-    full = _evaluate(snapshotted, gate_specs, full=True).chain
+    assert _check(snapshotted, gate_specs, full=False).chain.ok
+    full = _check(snapshotted, gate_specs, full=True).chain
     assert not full.ok
     assert any(problem.startswith("row 7: content does not match") for problem in full.problems)
 
@@ -104,7 +119,7 @@ def test_rows_after_the_snapshot_are_walked_and_refused_when_edited(
     snapshotted: Store, gate_specs: SpecSet, db: Path
 ) -> None:
     _edit_row(db, 490)
-    chain = _evaluate(snapshotted, gate_specs, full=False).chain
+    chain = _check(snapshotted, gate_specs, full=False).chain
     assert chain.resumed_at == 480
     assert any(problem.startswith("row 490: content does not match") for problem in chain.problems)
 
@@ -113,7 +128,7 @@ def test_a_first_row_after_the_snapshot_that_does_not_chain_is_refused(
     snapshotted: Store, gate_specs: SpecSet, db: Path
 ) -> None:
     _edit_row(db, 481, f"prev_hash = '{'0' * 64}'")
-    chain = _evaluate(snapshotted, gate_specs, full=False).chain
+    chain = _check(snapshotted, gate_specs, full=False).chain
     assert "row 481: does not chain to the row before it" in chain.problems
 
 
@@ -142,18 +157,18 @@ def test_a_full_walk_keeps_a_snapshot_that_holds_and_reports_a_forged_one(
     snapshotted: Store, gate_specs: SpecSet, db: Path
 ) -> None:
     before = snapshotted.snapshot()
-    assert _evaluate(snapshotted, gate_specs, full=True).chain.ok
+    assert _check(snapshotted, gate_specs, full=True).chain.ok
     assert snapshotted.snapshot() == before  # the same checkpoint: nothing written again
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE gate_snapshots SET created_at = 'yesterday'")
-    chain = _evaluate(snapshotted, gate_specs, full=True).chain
+    chain = _check(snapshotted, gate_specs, full=True).chain
     assert any("the signature does not verify" in p for p in chain.problems)
 
 
 def test_a_snapshot_of_another_form_is_only_a_note(snapshotted: Store) -> None:
     snapshot = snapshotted.snapshot()
     assert snapshot is not None
-    body = ([], [], "")
+    body: Body = ((), [], "")
     keep(snapshotted, (snapshot.ledger_seq, snapshot.ledger_hash), "gate-facts/0", body)
     start = find_start(snapshotted, "gate-facts/1")
     assert (start.snapshot, start.problems) == (None, ())
@@ -165,13 +180,13 @@ def test_a_snapshot_inside_a_trial_keeps_that_trial_open(
 ) -> None:
     append(keyed, gate_specs, balanced(per_bucket=4))
     keyed.checkpoint(at=(46, _link(db, 46)))  # row 46: the middle of trial 12's rows
-    _evaluate(keyed, gate_specs, full=False)
+    _check(keyed, gate_specs, full=False)
     assert keyed.snapshot() is not None
-    incremental = _evaluate(keyed, gate_specs, full=False)
-    full = _evaluate(keyed, gate_specs, full=True)
+    incremental = _check(keyed, gate_specs, full=False)
+    full = _check(keyed, gate_specs, full=True)
     assert incremental.chain.resumed_at == 46
-    assert incremental.selection == full.selection
-    assert incremental.numbers.to_dict() == full.numbers.to_dict()
+    assert incremental.counted == full.counted == 24
+    _same_decision(incremental, full)
 
 
 def test_a_trial_continued_after_the_snapshot_is_read_again_from_the_first_row(
@@ -180,11 +195,12 @@ def test_a_trial_continued_after_the_snapshot_is_read_again_from_the_first_row(
     # Only a crafted ledger does this: more rows of a trial the snapshot holds whole.
     again = build_trial(Plan("gpt-5/2020/001", "gpt-5"), gate_specs, "t-run-1-gpt-5-2020-001")
     snapshotted.append_trials([(again, {})])
-    incremental = _evaluate(snapshotted, gate_specs, full=False)
-    full = _evaluate(snapshotted, gate_specs, full=True)
+    incremental = _check(snapshotted, gate_specs, full=False)
+    full = _check(snapshotted, gate_specs, full=True)
     assert incremental.chain.resumed_at == 0
     assert not any(note.startswith("incremental") for note in incremental.chain.notes)
-    assert len(full.selection.in_scope) == 126 and incremental.selection == full.selection
+    assert full.counted == 125
+    _same_decision(incremental, full)
 
 
 def _link(db: Path, seq: int) -> str:
@@ -199,7 +215,7 @@ def test_without_the_private_key_a_snapshot_is_used_but_none_kept(
     public_only = Store.open(f"sqlite:///{db}", keys=keys)
     try:
         snapshotted.checkpoint()  # a newer checkpoint a holder of the private key would use
-        assert _evaluate(public_only, gate_specs, full=False).chain.resumed_at == 480
+        assert _check(public_only, gate_specs, full=False).chain.resumed_at == 480
         assert public_only.snapshot().ledger_seq == 480  # type: ignore[union-attr]
     finally:
         public_only.close()
@@ -207,8 +223,8 @@ def test_without_the_private_key_a_snapshot_is_used_but_none_kept(
 
 def test_without_a_checkpoint_key_every_row_is_walked(store: Store, gate_specs: SpecSet) -> None:
     append(store, gate_specs, balanced(per_bucket=2))
-    evaluation = _evaluate(store, gate_specs, full=False)
-    assert evaluation.chain.resumed_at == 0
+    inputs = _check(store, gate_specs, full=False)
+    assert inputs.chain.resumed_at == 0
     assert store.snapshot() is None
 
 
@@ -221,12 +237,70 @@ def test_an_incremental_check_on_postgresql(
     try:
         append(server, gate_specs, balanced(per_bucket=4))
         server.checkpoint()
-        _evaluate(server, gate_specs, full=False)  # walks every row, keeps the snapshot
+        _check(server, gate_specs, full=False)  # walks every row, keeps the snapshot
         append(server, gate_specs, [Plan("new/0", "gpt-5", run_id="run-2")])
-        incremental = _evaluate(server, gate_specs, full=False)
-        full = _evaluate(server, gate_specs, full=True)
+        incremental = _check(server, gate_specs, full=False)
+        full = _check(server, gate_specs, full=True)
         assert (incremental.chain.resumed_at, incremental.chain.head_seq) == (96, 100)
-        assert incremental.chain.ok and incremental.selection == full.selection
-        assert incremental.numbers.to_dict() == full.numbers.to_dict()
+        assert incremental.chain.ok
+        _same_decision(incremental, full)
     finally:
         server.close()
+
+
+MARK = FabricatedMark("judge", "k" * 8, "cassettes/judge/missing.json", "cassette miss")
+OLD = Stamps("0" * 64, "1" * 64, "2" * 64)
+
+
+def _eventful(tag: str, run_id: str) -> list[Plan]:
+    """Trials that earn every refusal the columns decide: stale stamps, fabricated marks,
+    infrastructure errors, strict judging (agreeing and not), a pre-cutoff advantage."""
+    plans = [
+        Plan(f"{tag}/stale", stamps=OLD, run_id=run_id),
+        Plan(f"{tag}/marked", marks={Tier.COMPILE: (MARK,)}, run_id=run_id),
+        Plan(f"{tag}/error", "gemini-2.5-pro", outcome="error@compile", run_id=run_id),
+        Plan(f"{tag}/strict-0", strict=("pass", "pass"), run_id=run_id),
+        Plan(f"{tag}/strict-1", "claude-sonnet-4-5", strict=("pass", "fail"), run_id=run_id),
+        Plan(f"{tag}/unknown-date", created=None, run_id=run_id),
+    ]
+    for n in range(12):
+        plans.append(Plan(f"{tag}/pre/{n}", "gpt-5", created=PRE, run_id=run_id))
+        outcome = "pass" if n < 2 else "fail@tests"
+        plans.append(Plan(f"{tag}/post/{n}", "gpt-5", outcome=outcome, created=POST, run_id=run_id))
+    return plans
+
+
+@pytest.fixture
+def eventful(keyed: Store, gate_specs: SpecSet) -> Store:
+    """A checkpointed, snapshotted ledger with refusals on both sides of the snapshot, an
+    interrupted run, and re-runs after it that supersede trials before it (one of them a
+    marked trial, whose mark then no longer counts)."""
+    append(keyed, gate_specs, [*balanced(per_bucket=8), *_eventful("before", "run-1")])
+    add_gold(keyed)
+    keyed.checkpoint()
+    _check(keyed, gate_specs, full=True)  # walks every row, keeps the snapshot
+    clean = Plan("before/marked", run_id="run-3")  # supersedes the marked trial
+    rerun = Plan("before/stale", outcome="fail@compile", run_id="run-3")
+    append(keyed, gate_specs, [*_eventful("after", "run-3"), clean, rerun])
+    keyed.start_run("run-3", {}, holder=Holder(pid=1, host="grader-1", lease_s=30.0))
+    later = datetime.now(UTC) + timedelta(minutes=1)
+    keyed.mark_interrupted(later, here="elsewhere")
+    return keyed
+
+
+@pytest.mark.parametrize("run_id", [None, "run-3"])
+def test_an_incremental_check_decides_every_refusal_as_a_full_walk_does(
+    eventful: Store, gate_specs: SpecSet, run_id: str | None
+) -> None:
+    late = replace(gate_specs.hypotheses["h1-claude-vs-gpt-java"], registered_at=date(2099, 1, 1))
+    specs = replace(gate_specs, hypotheses={**gate_specs.hypotheses, "h1-claude-vs-gpt-java": late})
+    incremental = check_inputs(eventful, specs, run_id=run_id)
+    full = inputs_of(evaluate(eventful, specs, run_id=run_id))
+    assert incremental.chain.resumed_at > 0 and full.chain.resumed_at == 0
+    _same_decision(incremental, full)
+    codes = {refusal.code.value for refusal in decide(incremental).refusals}
+    assert {"stale_stamp", "fabricated", "harking", "incomplete_run"} <= codes
+    assert full.reliability is not None and full.strict_trials > 0
+    if run_id is None:
+        assert "contamination" in codes and incremental.errors == 2
+        assert [trial for trial, _ in incremental.marked] == ["t-run-3-after-marked"]
