@@ -190,8 +190,16 @@ def _marked(columns: TrialColumns, counted: Indices) -> list[tuple[str, str]]:
     if not columns.marks:
         return []
     marked = np.array(sorted(columns.marks), dtype=np.intp)
-    found = marked[np.isin(marked, counted)].tolist()
+    found = marked[_among(marked, counted)].tolist()
     return [(text(columns.trial_id, i), columns.marks[i]) for i in found]
+
+
+def _among(few: Indices, many: Indices) -> NDArray[np.bool_]:
+    """Which of ``few`` are in ``many`` (sorted): a lookup each, no sort of ``many``."""
+    if not len(many):
+        return np.zeros(len(few), dtype=np.bool_)
+    at = np.minimum(np.searchsorted(many, few), len(many) - 1)
+    return np.asarray(many[at] == few)
 
 
 def _members(columns: TrialColumns, group: TrialGroup, scope: Indices) -> Indices:
