@@ -27,7 +27,7 @@ from gate.refusals import GateDecision
 if TYPE_CHECKING:
     from rich.table import Table
 
-__all__ = ["check_from_args", "evaluate_from_args", "run_check", "run_publish", "scan_workers"]
+__all__ = ["check_from_args", "run_check", "run_publish", "scan_workers"]
 
 
 def scan_workers(requested: int | None) -> int:
@@ -38,17 +38,6 @@ def scan_workers(requested: int | None) -> int:
             raise UsageError("--scan-processes must be at least 1")
         return requested
     return max(1, min(4, len(os.sched_getaffinity(0))))
-
-
-def evaluate_from_args(args: argparse.Namespace) -> Evaluation:
-    """The evaluation of the ledger and specs the command line points at."""
-    settings = settings_from_args(args)
-    store = open_store(settings, warn=True)
-    try:
-        reap_and_note(store, settings)
-        return _evaluate(args, settings, store)
-    finally:
-        store.close()
 
 
 def _evaluate(args: argparse.Namespace, settings: Settings, store: Store) -> Evaluation:
