@@ -14,8 +14,10 @@ all its events, and a faked pass cannot hide the real failure event, the package
 or the non-zero exit status.
 
 The reports are also cross-checked with what the build tool printed
-(``oracles.build_summaries``): a disagreement is ``fail``, or ``error`` at the baseline,
-never a pass. The graded set is the base's passing tests; tests failing at the base are
+(``oracles.build_summaries``) and, where the harness's JUnit Platform listener ran, with
+its record (``oracles.junit_record``): a disagreement is ``fail``, or ``error`` at the
+baseline, never a pass; a module the listener covered at the base must be covered on the
+patched tree too. The graded set is the base's passing tests; tests failing at the base are
 left out and listed. A base where no test ran has nothing to compare (``inconclusive``),
 and one whose suite cannot run at all is the infrastructure's problem (``error``).
 """
@@ -39,6 +41,7 @@ from oracles.tree import ChangeKind, FileChange
 __all__ = [
     "DISAGREE",
     "EXIT_STATUS",
+    "LISTENED",
     "TestGrade",
     "TestReport",
     "TestStatus",
@@ -52,6 +55,7 @@ __all__ = [
     "path_matches",
     "stable_test_name",
     "suite_did_not_build",
+    "surefire_case",
 ]
 
 
@@ -65,6 +69,8 @@ class TestStatus(StrEnum):
 
 _SEVERITY = {TestStatus.SKIPPED: 0, TestStatus.PASSED: 1, TestStatus.FAILED: 2}
 EXIT_STATUS = "(exit status)"
+# A module whose results the harness's JUnit Platform listener recorded too.
+LISTENED = "the harness's JUnit Platform listener, cross-checked with Surefire's XML"
 
 
 def _worst(current: TestStatus | None, new: TestStatus) -> TestStatus:
@@ -92,6 +98,9 @@ class TestReport:
     self_execs: Mapping[str, int] = field(default_factory=dict)
     # Failing tests whose failure says they could not reach a network while they ran.
     needs_network: frozenset[str] = frozenset()
+    # Per Maven module: what its results rest on (``LISTENED``, or why Surefire's XML
+    # alone; ``oracles.junit_record``).
+    channels: Mapping[str, str] = field(default_factory=dict)
 
     def with_status(self, status: TestStatus) -> set[str]:
         return {name for name, value in self.results.items() if value is status}
@@ -174,7 +183,8 @@ def _surefire_no_network(case: ET.Element) -> bool:
     return False
 
 
-def _surefire_case(case: ET.Element) -> tuple[str, TestStatus]:
+def surefire_case(case: ET.Element) -> tuple[str, TestStatus]:
+    """A ``<testcase>``'s name (``class#method``, signature dropped) and status."""
     name = f"{case.get('classname', '')}#{stable_test_name(case.get('name', ''))}"
     children = {child.tag.rsplit("}", 1)[-1] for child in case}
     if children & set(_FAILURE_TAGS):
@@ -199,7 +209,7 @@ def parse_surefire(artifacts: Mapping[str, str]) -> TestReport:
             problems.append(f"{path}: unreadable test report ({exc})")
             continue
         for case in root.iter("testcase"):
-            name, status = _surefire_case(case)
+            name, status = surefire_case(case)
             # A duplicated name (re-runs inside one report) keeps its worst status.
             if results.get(name) is not TestStatus.FAILED:
                 results[name] = status
@@ -520,6 +530,26 @@ def _disagreement(baseline: TestReport, patched: TestReport) -> TestGrade | None
     return TestGrade(Verdict.FAIL, f"{DISAGREE}: {found[0].message}", evidence)
 
 
+def _unlistened(baseline: TestReport, patched: TestReport) -> TestGrade | None:
+    """A module whose results the harness's listener recorded at the base commit but not
+    on the patched tree: its results would rest on Surefire's XML alone, which code in the
+    test JVM can write (a build change that keeps the listener out, a provider switched
+    back to JUnit 4)."""
+    lost = sorted(
+        module
+        for module, channel in baseline.channels.items()
+        if channel == LISTENED and patched.channels.get(module, LISTENED) != LISTENED
+    )
+    if not lost:
+        return None
+    evidence = tuple(Evidence(f"{m}: {patched.channels[m]}") for m in lost)
+    reason = (
+        f"the harness's test listener recorded no result in module {lost[0]} on the patched "
+        "tree, as it did at the base commit: its results would rest on Surefire's XML alone"
+    )
+    return TestGrade(Verdict.FAIL, reason, evidence)
+
+
 def _self_executions(baseline: TestReport, patched: TestReport) -> TestGrade | None:
     """A test binary that runs itself again more often than at the base commit: a copy of
     it could have run the tests while the first one wrote the results (output, exit
@@ -609,6 +639,7 @@ def grade_tests(
         return TestGrade(Verdict.FAIL, f"test report unusable: {patched.problems[0]}")
     early = (
         _disagreement(baseline, patched)
+        or _unlistened(baseline, patched)
         or _self_executions(baseline, patched)
         or grade_test_edits(edited_tests, allow_test_changes=allow_test_changes)
         or _vacuous(baseline, base_stopped)

@@ -16,8 +16,9 @@ cached per repository, commit, image and command. A failing test is re-run up to
 spec's ``reruns``; a test that flips is inconclusive, never a pass. A baseline that
 cannot run is the infrastructure's problem (``error``); a patched tree that cannot run
 its suite is the candidate's (``fail``). Each run's reports are cross-checked with the
-build tool's own summary and exit status (``oracles.build_summaries``) before they are
-graded. A suite that passes must not have lowered the coverage of the main code by the
+build tool's own summary and exit status (``oracles.build_summaries``), and a Maven run's
+with the harness's own JUnit Platform record where it ran (``oracles.junit_record``; a
+pass resting on Surefire's XML alone says so), before they are graded. A suite that passes must not have lowered the coverage of the main code by the
 base's tests (``oracles.coverage``): the same runs measure it on both trees. The graded
 run's coverage also says which of the lines the patch changed in the main code the
 tests executed (``oracles.diff_coverage``, kept as ``diff_coverage``); a pass none of
@@ -65,6 +66,7 @@ from oracles.diff_coverage import ProjectCoverage, diff_coverage, diff_without_c
 from oracles.dockerfiles import builds_dockerfiles, is_dockerfile
 from oracles.grading import (
     EXIT_STATUS,
+    LISTENED,
     TestGrade,
     TestReport,
     TestStatus,
@@ -78,6 +80,7 @@ from oracles.grading import (
     path_matches,
     suite_did_not_build,
 )
+from oracles.junit_record import RECORD_FILES, cross_check_record, record_files
 from oracles.projects import BuildSystem
 from oracles.sandbox.capture import GO_TEST_EVENTS
 from oracles.test_edits import EditKind, TestEdits, TestPolicy, classify_test_edits
@@ -105,9 +108,14 @@ def read_report(
         return parse_exit_code(result.exit_code)
     truncated = result.output_truncated
     if report_format == "surefire":
-        reports = {p: t for p, t in result.artifacts.items() if not path_matches(p, not_tests)}
+        skipped = (*not_tests, *RECORD_FILES)
+        reports = {p: t for p, t in result.artifacts.items() if not path_matches(p, skipped)}
         report = parse_surefire(reports)
         found = cross_check_surefire(reports, result.output, result.exit_code, truncated=truncated)
+        # The harness's listener's record, where it ran, must agree with the reports.
+        record = cross_check_record(reports, record_files(result.artifacts), result.output)
+        found = (*found, *record.disagreements)
+        report = replace(report, channels=record.channels)
     else:
         report = parse_go_test_json(result.output)
         if truncated:
@@ -139,6 +147,10 @@ def _prefixed(report: TestReport, label: str | None) -> TestReport:
     messages = {f"{label}: {name}": text for name, text in report.messages.items()}
     self_execs = {f"{label}: {name}": count for name, count in report.self_execs.items()}
     offline = frozenset(f"{label}: {name}" for name in report.needs_network)
+    channels = {
+        label if module == "." else f"{label}: {module}": said
+        for module, said in report.channels.items()
+    }
     return TestReport(
         scope(report.results),
         problems,
@@ -147,6 +159,7 @@ def _prefixed(report: TestReport, label: str | None) -> TestReport:
         messages,
         self_execs,
         offline,
+        channels,
     )
 
 
@@ -158,8 +171,10 @@ def merge_reports(reports: Sequence[TestReport]) -> TestReport:
     messages: dict[str, str] = {}
     self_execs: dict[str, int] = {}
     offline: set[str] = set()
+    channels: dict[str, str] = {}
     for report in reports:
         offline.update(report.needs_network)
+        channels.update(report.channels)
         results.update(report.results)
         suites.update(report.suites)
         messages.update(report.messages)
@@ -174,6 +189,7 @@ def merge_reports(reports: Sequence[TestReport]) -> TestReport:
         messages,
         self_execs,
         frozenset(offline),
+        channels,
     )
 
 
@@ -384,6 +400,32 @@ def _guarded(grade: TestGrade, check: CoverageCheck | None) -> TestGrade:
     return grade
 
 
+_NOTICED_MODULES = 10  # modules whose XML-only channel a grade lists as notices
+
+
+def _channels_said(grade: TestGrade, patched: TestReport) -> TestGrade:
+    """Where a pass rests on Surefire's XML alone in some module (the harness's listener
+    did not run there), its evidence says so: such a pass never reads like a
+    cross-checked one."""
+    alone = sorted((m, said) for m, said in patched.channels.items() if said != LISTENED)
+    if not alone or grade.verdict is not Verdict.PASS:
+        return grade
+    notices = [
+        Evidence(f"results rest on {said} (module {module})", severity=Severity.NOTICE)
+        for module, said in alone[:_NOTICED_MODULES]
+    ]
+    if len(alone) > _NOTICED_MODULES:
+        more = f"and {len(alone) - _NOTICED_MODULES} more module(s) on Surefire's XML only"
+        notices.append(Evidence(more, severity=Severity.NOTICE))
+    return replace(grade, evidence=(*grade.evidence, *notices))
+
+
+def _channel_details(baseline: TestReport, patched: TestReport) -> dict[str, object]:
+    """Per side and module, what the results rest on (Maven runs only)."""
+    sides = {"baseline": baseline.channels, "patched": patched.channels}
+    return {name: dict(sorted(said.items())) for name, said in sides.items() if said}
+
+
 def _with_edits(
     grade: TestGrade, edits: TestEdits, graded: GradedTree | None, details: dict[str, object]
 ) -> TestGrade:
@@ -474,7 +516,7 @@ class TestsOracle:
 
     @property
     def identity(self) -> str:
-        return f"tests/4 {self.sandbox.identity}"
+        return f"tests/5 {self.sandbox.identity}"
 
     def identity_for(self, changeset: Changeset, recipe: Recipe) -> str:
         return f"{self.identity} {image_identity(self.sandbox, recipe, changeset)}"
@@ -565,7 +607,7 @@ class TestsOracle:
         spec = _CoverageSpec.of(context.recipe)
         coverage, measured = _coverage(context, spec, suites) if spec is not None else (None, [])
         changed = _changed_code(context, spec, measured)
-        grade = _guarded(_untested_mark(grade, changed), coverage)
+        grade = _channels_said(_guarded(_untested_mark(grade, changed), coverage), patched)
         return self._outcome(
             sandboxed,
             runs,
@@ -576,6 +618,7 @@ class TestsOracle:
             coverage=coverage,
             suites=suites,
             changed=changed,
+            channels=_channel_details(at_base, patched),
         )
 
     def _rerun_graded(
@@ -669,8 +712,11 @@ class TestsOracle:
         coverage: CoverageCheck | None = None,
         suites: Sequence[_Suite] = (),
         changed: DiffCoverage | None = None,
+        channels: Mapping[str, object] | None = None,
     ) -> TierOutcome:
         details = _run_details(sandboxed.context, suites)
+        if channels:
+            details["results_channels"] = dict(channels)
         details["reruns"] = max(len(runs) - 2, 0)
         marks = tuple(sandboxed.fabricated)
         if plan is not None:

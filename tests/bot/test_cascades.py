@@ -97,7 +97,7 @@ def test_a_worker_with_another_base_image_under_the_name_refuses_the_plan(
 ) -> None:
     # The base commit's toolchain is pinned as the target's is: a worker whose JDK 8
     # image differs would build the baselines in another environment.
-    base = "migration-evals/java8:1"
+    base = "migration-evals/java8:2"
     planned = {_image(specs): "sha256:" + "a" * 64, base: "sha256:" + "c" * 64}
     plan, worker = _planned(tmp_path, store, specs, FakeSandbox(images=planned))
     assert plan.image_ids[base] == "sha256:" + "c" * 64

@@ -14,9 +14,9 @@ from oracles.toolchains import (
 )
 from oracles.tree import MemoryTree
 
-JAVA8 = "migration-evals/java8:1"
-JAVA11 = "migration-evals/java11:1"
-JAVA17 = "migration-evals/java17:3"
+JAVA8 = "migration-evals/java8:2"
+JAVA11 = "migration-evals/java11:2"
+JAVA17 = "migration-evals/java17:4"
 ROOT = Project(BuildSystem.MAVEN, "")
 
 

@@ -9,6 +9,7 @@ from core.model import Verdict
 from core.ports import SandboxRequest, SandboxResult
 from oracles.baselines import BaselineCache
 from oracles.builds import Builds
+from oracles.junit_record import NO_LISTENER
 from oracles.tiers.base import TierOutcome, TrialContext
 from oracles.tiers.tests import TestsOracle
 from oracles.workspace import tree_hash
@@ -183,6 +184,9 @@ def test_a_test_failing_at_the_base_is_left_out_and_listed(make_trial: TrialFact
     flaky = {"base": {"t1": True, "t2": False}, "patched": {"t1": True, "t2": False}}
     outcome = _evaluate(make_trial(TWO_REACTORS, UPGRADE_BOTH), {"a": GREEN, "b": flaky})
     assert outcome.verdict is Verdict.PASS, outcome.reason
+    # A pass also says what its results rest on: these runs have no harness listener.
     assert [e.message for e in outcome.evidence] == [
-        "fails at the base commit, left out: b: x.ATest#t2"
+        "fails at the base commit, left out: b: x.ATest#t2",
+        f"results rest on {NO_LISTENER} (module a)",
+        f"results rest on {NO_LISTENER} (module b)",
     ]
