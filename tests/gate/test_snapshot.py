@@ -304,3 +304,21 @@ def test_an_incremental_check_decides_every_refusal_as_a_full_walk_does(
     if run_id is None:
         assert "contamination" in codes and incremental.errors == 2
         assert [trial for trial, _ in incremental.marked] == ["t-run-3-after-marked"]
+
+
+def test_an_incremental_check_keeps_the_next_snapshot_from_the_columns_it_started_with(
+    snapshotted: Store, gate_specs: SpecSet
+) -> None:
+    snapshotted.checkpoint()  # at row 504, after the snapshot's 480
+    assert _check(snapshotted, gate_specs, full=False).chain.resumed_at == 480
+    assert snapshotted.snapshot().ledger_seq == 504  # type: ignore[union-attr]
+    append(
+        snapshotted,
+        gate_specs,
+        [Plan("gpt-5/2020/001", "gpt-5", "java8-to-17", "fail@tests", run_id="run-4")],
+    )
+    incremental = _check(snapshotted, gate_specs, full=False)
+    full = _check(snapshotted, gate_specs, full=True)
+    assert incremental.chain.resumed_at == 504
+    assert incremental.counted == full.counted == 125  # the re-run supersedes one kept before
+    _same_decision(incremental, full)
