@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import date
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import docker
 import docker.errors
@@ -21,10 +22,12 @@ import redis
 import sqlalchemy as sa
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from sqlalchemy.engine import Connection
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
 
 from bot.wiring import dependency_caches, registry_gate
 from core import migrations
+from core import store as store_module
 from core.model import Changeset, Trial
 from core.ports import JudgeReply
 from core.settings import DependencySettings
@@ -567,6 +570,34 @@ def _ledger_template() -> Iterator[None]:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     global _real_chain  # noqa: PLW0603 - read by _run_from_template, on any thread
     _real_chain = item.get_closest_marker("real_migrations") is not None
+
+
+# -- SQLite ledgers that commit without fsync ---------------------------------------------
+#
+# The product's SQLite ledgers fsync their WAL at every commit (``synchronous=FULL``: a power
+# cut must not lose a recorded result). No test cuts the power, and on a busy disk the
+# suite's thousands of commits spent much of its time waiting on fsync; so the engines this
+# process makes run the product's pragmas, then ``synchronous=OFF``. Locking, WAL and
+# foreign keys stay as shipped; tests/core/test_store.py checks the shipped pragmas.
+
+product_sqlite_pragmas = store_module._sqlite_pragmas
+
+
+def _sqlite_pragmas_without_fsync(engine: Engine) -> None:
+    product_sqlite_pragmas(engine)
+
+    @event.listens_for(engine, "connect")  # after the product's listener: same event, later
+    def _no_fsync(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA synchronous=OFF")
+        cursor.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sqlite_without_fsync() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store_module, "_sqlite_pragmas", _sqlite_pragmas_without_fsync)
+        yield
 
 
 # -- the suite's time, against its budget (``make test``) -------------------------------

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+import core.store
 from core.errors import StoreError
 from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
 from core.store import LedgerEntry, Store, _switch_to_wal
+from tests.conftest import product_sqlite_pragmas
 
 STAMPS = Stamps("o" * 64, "r" * 64, "h" * 64)
 CHANGESET = Changeset(
@@ -36,6 +38,27 @@ def _trial(n: int, verdict: Verdict = Verdict.PASS, fabricated: bool = False) ->
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
     return Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+
+
+def test_a_shipped_sqlite_ledger_is_in_wal_mode_and_fsyncs_every_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The suite's own ledgers skip fsync (tests/conftest.py); the product's must not.
+    monkeypatch.setattr(core.store, "_sqlite_pragmas", product_sqlite_pragmas)
+    store = Store.open(f"sqlite:///{tmp_path / 'shipped.db'}")
+    try:
+        with store.engine.connect() as conn:
+            pragmas = [conn.exec_driver_sql(f"PRAGMA {name}").scalar() for name in
+                       ("journal_mode", "synchronous", "foreign_keys")]  # fmt: skip
+    finally:
+        store.close()
+    assert pragmas == ["wal", 2, 1]  # synchronous 2 is FULL
+
+
+def test_the_suites_own_ledgers_skip_fsync(store: Store) -> None:
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 0  # OFF
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
 
 
 def test_clean_ledger_verifies(store: Store) -> None:
