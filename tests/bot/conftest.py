@@ -12,14 +12,19 @@ from core.specs import SpecSet, load_specs
 from tests.conftest import SPECS_DIR
 
 
-@pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MIGRATION_EVALS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{tmp_path / 'results.db'}")
+def use_folder(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run the commands in ``folder``, with their cache and database in it."""
+    monkeypatch.setenv("MIGRATION_EVALS_CACHE_DIR", str(folder / "cache"))
+    monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{folder / 'results.db'}")
     # The demo would go live on a machine with a Docker engine; these tests replay.
     monkeypatch.setenv("MIGRATION_EVALS_SANDBOX_MODE", "replay")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    monkeypatch.chdir(folder)
+    return folder
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return use_folder(tmp_path, monkeypatch)
 
 
 @pytest.fixture

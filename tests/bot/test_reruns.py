@@ -5,8 +5,11 @@ the modes the run stored; and the demo asks only for the images its examples can
 
 from __future__ import annotations
 
+import io
 import json
 import re
+from collections.abc import Iterator
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -15,18 +18,26 @@ from bot.cli import main
 from bot.commands.demo import EXAMPLES, _needed, load_examples
 from core.specs import load_specs
 from oracles.tiers.sandboxed import recipe_images
+from tests.bot.conftest import use_folder
 from tests.conftest import SPECS_DIR
 
 
-def _demo(capsys: pytest.CaptureFixture[str]) -> dict:  # type: ignore[type-arg]
-    main(["demo", "--json"])
-    document: dict = json.loads(capsys.readouterr().out)  # type: ignore[type-arg]
+def _demo() -> dict:  # type: ignore[type-arg]
+    out = io.StringIO()
+    with redirect_stdout(out):
+        main(["demo", "--json"])
+    document: dict = json.loads(out.getvalue())  # type: ignore[type-arg]
     return document
 
 
-@pytest.fixture
-def rerun(env: Path, capsys: pytest.CaptureFixture[str]) -> tuple[dict, dict]:  # type: ignore[type-arg]
-    return _demo(capsys), _demo(capsys)
+@pytest.fixture(scope="module")
+def rerun(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict, dict]]:  # type: ignore[type-arg]
+    """The demo run twice in one folder (``env``'s settings), which every test of this
+    module then reads and runs its own read-only commands in: two demos are much of the
+    module's time, and none of its tests changes what the runs wrote."""
+    with pytest.MonkeyPatch.context() as patch:
+        use_folder(tmp_path_factory.mktemp("rerun"), patch)
+        yield _demo(), _demo()
 
 
 def test_the_second_run_says_what_its_reused_envelopes_cost_when_made(
