@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from gate.report.plots import render
+from gate.report.plots import render_formats
 from gate.report.records import RECORDS_FOLDER, diff_lines
 from gate.report.trials_page import SHOWN, TrialsPage
 
@@ -113,9 +113,10 @@ def write_report(
     folder.mkdir(parents=True, exist_ok=True)
     plots, embedded = [], {}
     for name, filename in document["plots"].items():
-        png = render(name, document, "png")
+        drawn = render_formats(name, document, ("png", "svg"))
+        png = drawn["png"]
         (folder / filename).write_bytes(png)
-        (folder / filename).with_suffix(".svg").write_bytes(render(name, document, "svg"))
+        (folder / filename).with_suffix(".svg").write_bytes(drawn["svg"])
         plots.append(folder / filename)
         embedded[name] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
     json_path = folder / "report.json"
