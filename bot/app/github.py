@@ -23,6 +23,7 @@ GitHub's documented secondary limits (``bot.app.pacing``: a second apart, 80 a m
 from __future__ import annotations
 
 import base64
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -33,6 +34,8 @@ from typing import Any
 from urllib.parse import quote
 
 import requests
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
 from github import Auth, Github, GithubIntegration
 from github.GithubException import GithubException
 from github.Requester import Requester
@@ -123,7 +126,7 @@ class GitHubApp:
         self.sleep = sleep
         self.clock = clock
         self._integration = GithubIntegration(
-            auth=Auth.AppAuth(app_id, private_key),
+            auth=Auth.AppAuth(app_id, _ParsedKey(private_key)),
             base_url=self.base_url,
             timeout=self.policy.timeout_s,
             retry=None,
@@ -190,6 +193,27 @@ class GitHubApp:
 
     def _app_call(self, call: Callable[[], Any]) -> Any:
         return _translated(call, self.clock, on_unauthorised=None)
+
+
+class _ParsedKey:
+    """The App's private key as PyJWT signs with it, parsed once per key: handed the PEM,
+    PyJWT parses and checks it again for every JWT (about 50 ms for an RSA key, one JWT
+    per installation token). A PEM that does not parse goes to PyJWT as it is, which
+    refuses it as it always did."""
+
+    def __init__(self, pem: str) -> None:
+        self._pem = pem
+
+    def __call__(self) -> Any:
+        return _parsed_private_key(self._pem) or self._pem
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_private_key(pem: str) -> Any:
+    try:
+        return serialization.load_pem_private_key(pem.encode(), password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        return None
 
 
 class _WriteTurns:

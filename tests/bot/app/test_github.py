@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.app.github import GitHubError, GitHubUnavailable, _WriteTurns
+from bot.app.github import GitHubError, GitHubUnavailable, _parsed_private_key, _WriteTurns
 from bot.app.pacing import PacingRule
 from core.ports import PullRequestInfo
 from tests.bot.app.conftest import INSTALLATION, REPO, Harness, raw, with_head
@@ -42,6 +42,18 @@ def test_a_token_is_refreshed_before_it_expires(make_harness: Callable[..., Harn
     assert not any(c.status == 401 for c in harness.github.calls)
     assert _token_calls(harness) > 1
     assert harness.github.check_runs[0]["conclusion"] == "success"
+
+
+def test_the_apps_key_is_parsed_once_for_every_jwt(make_harness: Callable[..., Harness]) -> None:
+    _parsed_private_key.cache_clear()
+    harness = make_harness(token_ttl_s=120.0)  # a new token, so a new JWT, at every call
+    harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
+    harness.drain()
+    # The fake GitHub checked each JWT against the App's public key before granting.
+    assert _token_calls(harness) > 1
+    assert harness.github.check_runs[0]["conclusion"] == "success"
+    cached = _parsed_private_key.cache_info()
+    assert (cached.misses, cached.hits) == (1, _token_calls(harness) - 1)
 
 
 @pytest.mark.parametrize(
