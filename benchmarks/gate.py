@@ -230,6 +230,7 @@ def timed(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
         "peak_mib": peak / 1024,
         "exit": process.returncode,
         "inner_s": inner,
+        "stdout": stdout.decode(),
     }
 
 
