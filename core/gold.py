@@ -18,13 +18,14 @@ number, so it can never take a pull request's place.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection
 
 from core.model import Verdict
 from core.records import GOLD
@@ -40,6 +41,7 @@ __all__ = [
     "gold_table",
     "label_history",
     "upsert_gold",
+    "upsert_gold_rows",
 ]
 
 RELABELLED = "relabelled"
@@ -113,14 +115,24 @@ def upsert_gold(store: Store, row: GoldRow) -> GoldRow:
 
     Replacing a final label with another adds the change to the row's ``relabelled``
     evidence, and every later write carries that list on. Returns the row as stored."""
-    key = {"repo": row.repo, "pr_number": row.pr_number}
+    return upsert_gold_rows(store, [row])[0]
+
+
+def upsert_gold_rows(store: Store, rows: Sequence[GoldRow]) -> list[GoldRow]:
+    """``upsert_gold`` for many labels in one transaction: all are written or none, with
+    one commit instead of one per label. Returns the rows as stored."""
     with store.engine.begin() as conn:
-        found = conn.execute(sa.select(gold_table).where(GOLD.where(key))).mappings().first()
-        stored = _with_history(None if found is None else GoldRow.from_row(dict(found)), row)
-        values = stored.to_row()
-        conn.execute(gold_table.delete().where(GOLD.where(values)))
-        conn.execute(gold_table.insert().values(**values))
-        store.record(conn, GOLD, values)
+        return [_upsert(conn, store, row) for row in rows]
+
+
+def _upsert(conn: Connection, store: Store, row: GoldRow) -> GoldRow:
+    key = {"repo": row.repo, "pr_number": row.pr_number}
+    found = conn.execute(sa.select(gold_table).where(GOLD.where(key))).mappings().first()
+    stored = _with_history(None if found is None else GoldRow.from_row(dict(found)), row)
+    values = stored.to_row()
+    conn.execute(gold_table.delete().where(GOLD.where(values)))
+    conn.execute(gold_table.insert().values(**values))
+    store.record(conn, GOLD, values)
     return stored
 
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core.gold import RELABELLED, GoldLabel, GoldRow, gold_rows, label_history, upsert_gold
+from core.gold import (
+    RELABELLED,
+    GoldLabel,
+    GoldRow,
+    gold_rows,
+    label_history,
+    upsert_gold,
+    upsert_gold_rows,
+)
 from core.model import Verdict
 from core.store import Store
 
@@ -26,6 +34,24 @@ def test_upsert_replaces_and_rows_round_trip(tmp_path: Path) -> None:
     upsert_gold(store, final)
     upsert_gold(store, GoldRow("o/r", 8, GoldLabel.REJECTED, when))
     assert gold_rows(store) == [final, GoldRow("o/r", 8, GoldLabel.REJECTED, when)]
+
+
+def test_many_labels_in_one_transaction_chain_as_one_at_a_time_would(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'gold.db'}")
+    day = datetime(2026, 1, 1, tzinfo=UTC)
+    accepted = GoldRow("o/r", 7, GoldLabel.ACCEPTED, day, evidence={"reason": "survived"})
+    rejected = GoldRow("o/r", 7, GoldLabel.REJECTED, day, evidence={"reason": "reverted"})
+    other = GoldRow("o/r", 8, GoldLabel.PENDING, day)
+    stored = upsert_gold_rows(store, [accepted, rejected, other])
+    # A later row of the same PR sees the earlier one: the relabelling is in its history.
+    assert stored[0] == accepted and stored[2] == other
+    assert [c["to"] for c in stored[1].evidence[RELABELLED]] == ["rejected"]
+    assert gold_rows(store) == [stored[1], other]
+    assert [r.label for r in label_history(store, "o/r", 7)] == [
+        GoldLabel.ACCEPTED,
+        GoldLabel.REJECTED,
+    ]
+    assert store.verify_ledger().ok  # the record chain verifies
 
 
 def test_a_final_label_changed_keeps_both_labels_and_reasons(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from core.gold import GoldLabel, GoldRow, upsert_gold
+from core.gold import GoldLabel, GoldRow, upsert_gold_rows
 from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
 from core.specs import SpecSet
 from core.store import Store
@@ -175,17 +175,19 @@ def add_gold(store: Store, agree: int = 20, disagree: int = 0) -> None:
         + [(Verdict.PASS, GoldLabel.REJECTED)] * disagree
         + [(Verdict.FAIL, GoldLabel.ACCEPTED)] * disagree
     )
-    for number, (verdict, label) in enumerate(rows, start=1):
-        upsert_gold(
-            store,
+    upsert_gold_rows(
+        store,
+        [
             GoldRow(
                 repo="example/gold",
                 pr_number=number,
                 label=label,
                 computed_at=now,
                 funnel_verdict=verdict,
-            ),
-        )
+            )
+            for number, (verdict, label) in enumerate(rows, start=1)
+        ],
+    )
 
 
 _OUTCOME_TIERS = {

@@ -26,7 +26,7 @@ from bot.app.github import ClientPolicy, GitHubApp
 from bot.app.pacing import PacingRule
 from bot.app.service import BotService, build_service
 from bot.app.signature import sign
-from core.gold import GoldLabel, GoldRow, upsert_gold
+from core.gold import GoldLabel, GoldRow, upsert_gold_rows
 from core.model import Verdict
 from core.settings import (
     Executor,
@@ -240,18 +240,19 @@ def make_harness(
 def seed_anchored_gold(store: Store, n: int = 40) -> None:
     """A gold table whose labels agree with the funnel (phi 1 over n PRs): an anchored eval."""
     when = datetime(2026, 1, 1, tzinfo=UTC)
-    for number in range(1, n + 1):
-        accepted = number % 2 == 0
-        upsert_gold(
-            store,
+    upsert_gold_rows(
+        store,
+        [
             GoldRow(
                 "gold/anchor",
                 number,
-                GoldLabel.ACCEPTED if accepted else GoldLabel.REJECTED,
+                GoldLabel.ACCEPTED if number % 2 == 0 else GoldLabel.REJECTED,
                 when,
-                funnel_verdict=Verdict.PASS if accepted else Verdict.FAIL,
-            ),
-        )
+                funnel_verdict=Verdict.PASS if number % 2 == 0 else Verdict.FAIL,
+            )
+            for number in range(1, n + 1)
+        ],
+    )
 
 
 @pytest.fixture
