@@ -310,21 +310,21 @@ def _having(verdicts: list[dict[str, str | None]], codes: NDArray[np.int32], rol
 def _latest(
     columns: TrialColumns, judged: Indices, codes: NDArray[np.int32], where: Any
 ) -> list[tuple[str, int]]:
-    """(changeset id, opinion code) of the latest of ``judged`` per changeset, among those
-    ``where`` holds."""
+    """(changeset id, opinion code) of the latest of ``judged`` (in ledger order) per
+    changeset, among those ``where`` holds."""
     judged, codes = judged[where], codes[where]
     if not len(judged):
         return []
-    hi, lo = columns.cs_hi[judged], columns.cs_lo[judged]
-    order = np.lexsort((judged, lo, hi))  # by changeset, then oldest first
+    # As in ``_counted``: a stable sort on the digest's high half keeps each changeset's
+    # opinions oldest first, unless two changesets share that half (then sort on both).
+    order = np.argsort(columns.cs_hi[judged], kind="stable")
+    hi, lo = columns.cs_hi[judged][order], columns.cs_lo[judged][order]
+    if bool(np.any((hi[1:] == hi[:-1]) & (lo[1:] != lo[:-1]))):
+        order = np.lexsort((judged, columns.cs_lo[judged], columns.cs_hi[judged]))
+        hi, lo = columns.cs_hi[judged][order], columns.cs_lo[judged][order]
     last = np.ones(len(order), dtype=np.bool_)
-    last[:-1] = (hi[order][1:] != hi[order][:-1]) | (lo[order][1:] != lo[order][:-1])
+    last[:-1] = (hi[1:] != hi[:-1]) | (lo[1:] != lo[:-1])
     changesets = columns.changeset_ids.values()
     picked = order[last]
-    return list(
-        zip(
-            (changesets[i] for i in judged[picked].tolist()),
-            codes[picked].tolist(),
-            strict=True,
-        )
-    )
+    names = [changesets[i] for i in judged[picked].tolist()]
+    return list(zip(names, codes[picked].tolist(), strict=True))

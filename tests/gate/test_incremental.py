@@ -8,9 +8,10 @@ from dataclasses import replace
 import numpy as np
 
 from gate.columns import TrialColumns
-from gate.incremental import _counted
+from gate.incremental import _counted, _gathered
+from gate.reliability import gather
 from gate.selection import select_trials
-from gate.trials import TrialFacts
+from gate.trials import JudgeOpinion, TrialFacts
 from tests.gate.ledgers import facts
 
 
@@ -62,3 +63,36 @@ def test_columns_read_back_from_their_plain_form_are_the_same() -> None:
     assert again.marks == {3: "row 13 judge: details.fabricated"}
     assert bytes(again.recorded_at[4]).decode() == "2026-11-29T00:00:04+00:00"
     assert again.changeset_ids.values() == [f"c{n}" for n in range(5)]
+
+
+def _judged(n: int, changeset: str, verdicts: tuple[tuple[str, str | None], ...]) -> TrialFacts:
+    opinion = JudgeOpinion(changeset, "stamp", "", verdicts)
+    return facts(n)._replace(changeset_id=changeset, judge_opinion=opinion)
+
+
+def _opinion_trials() -> list[TrialFacts]:
+    both = (("primary", "pass"), ("secondary", "fail"))
+    return [
+        _judged(1, "c-a", both),
+        _judged(2, "c-b", (("primary", "fail"),)),
+        _judged(3, "c-a", (("primary", "pass"), ("secondary", "pass"))),  # c-a's latest
+        _judged(4, "c-c", ()),  # no judge answer: left out
+        _judged(5, "c-b", (("secondary", None),)),
+        facts(6),  # no judge tier
+    ]
+
+
+def test_opinions_are_gathered_from_columns_as_from_trials() -> None:
+    trials = _opinion_trials()
+    columns = TrialColumns().extended(trials)
+    expected = gather((t.judge_opinion for t in trials if t.judge_opinion), "stamp")
+    assert _gathered(columns, np.arange(len(columns)), "stamp") == expected
+    assert expected.pairs == {"c-a": ("pass", "pass")}  # the case is not trivial
+
+
+def test_changesets_sharing_the_high_half_of_their_digest_are_told_apart() -> None:
+    trials = _opinion_trials()
+    columns = TrialColumns().extended(trials)
+    shared = np.full(len(columns), columns.cs_hi[0], dtype=np.uint64)
+    expected = gather((t.judge_opinion for t in trials if t.judge_opinion), "stamp")
+    assert _gathered(replace(columns, cs_hi=shared), np.arange(len(columns)), "stamp") == expected
