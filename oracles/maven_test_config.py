@@ -365,15 +365,27 @@ def _executions(chain: Sequence[_Pom], artifact: str) -> set[str]:
     return found
 
 
+_Declared = Sequence[tuple[_Pom, ET.Element]]  # (pom, plugin element), nearest first
+
+
+def _declarations(chain: Sequence[_Pom], artifact: str) -> _Declared:
+    """Where the chain declares the plugin, in the order its configuration is looked up
+    (found once per plugin: a module has dozens of parameters to look up in them)."""
+    return [
+        (pom, plugin)
+        for pom in chain
+        for scope in reversed(pom.scopes)  # a profile overrides its project
+        for plugin in _plugins(scope, artifact)
+    ]
+
+
 def _configured(
-    chain: Sequence[_Pom], artifact: str, execution: str | None, element: str
+    plugins: _Declared, execution: str | None, element: str
 ) -> tuple[_Pom, ET.Element] | None:
-    for pom in chain:
-        for scope in reversed(pom.scopes):  # a profile overrides its project
-            for plugin in _plugins(scope, artifact):
-                for configuration in _configurations(plugin, execution):
-                    for found in children(configuration, element):
-                        return pom, found
+    for pom, plugin in plugins:
+        for configuration in _configurations(plugin, execution):
+            for found in children(configuration, element):
+                return pom, found
     return None
 
 
@@ -387,7 +399,7 @@ def _values(
 
 
 def _parameter(
-    chain: Sequence[_Pom],
+    plugins: _Declared,
     artifact: str,
     execution: str | None,
     param: _Param,
@@ -396,7 +408,7 @@ def _parameter(
     slot = f"[{execution}]" if execution else ""
     name = f"{artifact}{slot} <{param.element}>"
     value, path, line = param.default, None, None
-    found = _configured(chain, artifact, execution, param.element)
+    found = _configured(plugins, execution, param.element)
     if found is not None:
         pom, element = found
         value, path, line = _values(element, param, properties), pom.path, pom.line(element)
@@ -449,9 +461,10 @@ def _plugin_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) ->
             continue  # bound to no phase unless the build declares it
         executions = sorted(_executions(chain, artifact) | {e for e in always if e})
         slots: list[str | None] = [None] if None in always else []
+        plugins = _declarations(chain, artifact)
         for execution in [*slots, *executions]:
             for param in params:
-                yield _parameter(chain, artifact, execution, param, properties)
+                yield _parameter(plugins, artifact, execution, param, properties)
 
 
 def _helper_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) -> Iterator[Setting]:
