@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import date
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import docker
@@ -394,6 +395,27 @@ class LiveGrader:
         return cascade.run_trial("live", changeset, Budget(None)).trial
 
 
+# -- the judges' SDKs --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def judge_sdks() -> SimpleNamespace:
+    """The anthropic and openai SDKs and the live judge adapters on them, imported when a
+    test first asks: they are 4,000 modules and two seconds of CPU, which a test module
+    importing them at its top made every worker pay while collecting. The tests that take
+    this fixture share one worker (``pytest_collection_modifyitems``), so the other never
+    imports them."""
+    import anthropic
+    import openai
+
+    from oracles.judges.anthropic_judge import AnthropicJudge
+    from oracles.judges.openai_judge import OpenAIJudge
+
+    return SimpleNamespace(
+        anthropic=anthropic, openai=openai, AnthropicJudge=AnthropicJudge, OpenAIJudge=OpenAIJudge
+    )
+
+
 # -- real services (see .ci/setup.d) ---------------------------------------------------
 
 POSTGRES_HOW = "set MIGRATION_EVALS_TEST_POSTGRES_URL (.ci/setup.d/20-postgres.sh does)"
@@ -650,9 +672,22 @@ def service_group(item: pytest.Item) -> str | None:
     return None
 
 
+# Tests of the judges' SDKs (the ``judge_sdks`` fixture) share a worker too, so that only
+# one worker imports those SDKs; they are quick, and the load is balanced around them.
+JUDGE_SDKS_GROUP = "judge-sdks"
+
+
+def worker_group(item: pytest.Item) -> str | None:
+    """The group of tests ``item`` runs with on one worker, if any."""
+    group = service_group(item)
+    if group is None and "judge_sdks" in getattr(item, "fixturenames", ()):
+        return JUDGE_SDKS_GROUP
+    return group
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups to tag node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        group = service_group(item)
+        group = worker_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(name=group))

@@ -51,6 +51,31 @@ def test_a_test_of_no_service_is_left_to_any_worker(request: pytest.FixtureReque
     assert "@" not in request.node.nodeid, request.node.nodeid
 
 
+def test_a_test_of_the_judge_sdks_runs_in_their_group(
+    request: pytest.FixtureRequest, judge_sdks: object
+) -> None:
+    # Only the worker that runs this group imports the SDKs.
+    if not hasattr(request.config, "workerinput"):
+        pytest.skip("not under pytest-xdist: there are no workers to keep apart")
+    assert request.node.nodeid.endswith("@judge-sdks"), request.node.nodeid
+
+
+# An import at the start of a line is a module's own (a function's or TYPE_CHECKING's is
+# indented).
+_SDK_IMPORT = re.compile(
+    r"^(?:import|from) (anthropic|openai|oracles\.judges\.(?:anthropic|openai)_judge)\b", re.M
+)
+
+
+def test_no_test_module_imports_a_judge_sdk_at_its_top() -> None:
+    # Collecting imports every test module in every worker: the SDKs come from judge_sdks.
+    found = {
+        str(path.relative_to(ROOT)): _SDK_IMPORT.findall(path.read_text())
+        for path in (ROOT / "tests").rglob("*.py")
+    }
+    assert {name: sdks for name, sdks in found.items() if sdks} == {}
+
+
 def _sorted_dump(url: str) -> list[str]:
     # Sorted: the chain itself creates a table's indexes in no fixed order.
     engine = sa.create_engine(url)

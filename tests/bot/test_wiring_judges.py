@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,8 +17,6 @@ from core.model import Tier
 from core.settings import CassetteMode, Settings
 from core.specs import SpecSet
 from oracles.judges import RecordingJudge, ReplayingJudge
-from oracles.judges.anthropic_judge import AnthropicJudge
-from oracles.judges.openai_judge import OpenAIJudge
 from tests.fake_judge_api import (
     ANTHROPIC_PATH,
     OPENAI_PATH,
@@ -36,7 +35,12 @@ from tests.oracles.judges.conftest import (
     judge_request,
 )
 
-pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
+# Building a live or recording judge imports its SDK: every test here runs on the worker
+# that has them (see the judge_sdks fixture).
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning"),
+    pytest.mark.usefixtures("judge_sdks"),
+]
 
 
 def _settings(tmp_path: Path, mode: CassetteMode, *, strict: bool = True, **keys: str) -> Settings:
@@ -85,7 +89,7 @@ def test_the_retry_policy_comes_from_the_oracle_spec(specs: SpecSet) -> None:
 
 
 def test_record_mode_asks_the_live_judges_and_writes_cassettes(
-    specs: SpecSet, tmp_path: Path
+    specs: SpecSet, tmp_path: Path, judge_sdks: SimpleNamespace
 ) -> None:
     library = CassetteLibrary(tmp_path / "cassettes")
     answer = judge_json("pass", [GOOD_LINE])
@@ -101,8 +105,10 @@ def test_record_mode_asks_the_live_judges_and_writes_cassettes(
             openai_base_url=api.url + "/v1",
         )
         primary, secondary = build_judges(settings, library, specs)
-        assert isinstance(primary, RecordingJudge) and isinstance(primary.live, AnthropicJudge)
-        assert isinstance(secondary, RecordingJudge) and isinstance(secondary.live, OpenAIJudge)
+        assert isinstance(primary, RecordingJudge)
+        assert isinstance(primary.live, judge_sdks.AnthropicJudge)
+        assert isinstance(secondary, RecordingJudge)
+        assert isinstance(secondary.live, judge_sdks.OpenAIJudge)
         requests = [judge_request(specs, ANTHROPIC)[0], judge_request(specs, OPENAI)[0]]
         live = [primary.ask(requests[0]), secondary.ask(requests[1])]
         assert [r.headers["authorization"] for r in api.requests] == [
@@ -119,7 +125,9 @@ def test_record_mode_asks_the_live_judges_and_writes_cassettes(
     assert not any(key in f.read_text() for f in files for key in (ANTHROPIC_KEY, OPENAI_KEY))
 
 
-def test_live_mode_uses_the_adapters_directly(specs: SpecSet, tmp_path: Path) -> None:
+def test_live_mode_uses_the_adapters_directly(
+    specs: SpecSet, tmp_path: Path, judge_sdks: SimpleNamespace
+) -> None:
     settings = _settings(
         tmp_path,
         CassetteMode.LIVE,
@@ -127,7 +135,8 @@ def test_live_mode_uses_the_adapters_directly(specs: SpecSet, tmp_path: Path) ->
         openai_api_key=OPENAI_KEY,
     )
     primary, secondary = build_judges(settings, CassetteLibrary(tmp_path), specs)
-    assert isinstance(primary, AnthropicJudge) and isinstance(secondary, OpenAIJudge)
+    assert isinstance(primary, judge_sdks.AnthropicJudge)
+    assert isinstance(secondary, judge_sdks.OpenAIJudge)
     assert primary.identity.startswith("judge:anthropic/")
 
 

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
-import anthropic
-import openai
 import pytest
 
 from core.ports import Judge, JudgeRequest
 from core.specs import SpecSet
 from oracles.judges import Retrying, RetryPolicy
-from oracles.judges.anthropic_judge import AnthropicJudge
-from oracles.judges.openai_judge import OpenAIJudge
 from oracles.judging import render_prompt
 from tests.fake_judge_api import ANTHROPIC_PATH, OPENAI_PATH, FakeJudgeAPI, running_fake_api
 from tests.fakes import FakeTimer
+
+if TYPE_CHECKING:  # the SDKs themselves come from the judge_sdks fixture (tests/conftest.py)
+    import anthropic
+    import openai
 
 ANTHROPIC_KEY = "sk-ant-api03-" + "k" * 40
 OPENAI_KEY = "sk-proj-" + "o" * 40
@@ -58,10 +60,12 @@ def fake_api(_shared_api: FakeJudgeAPI) -> FakeJudgeAPI:
 
 
 @pytest.fixture(scope="session")
-def _clients(_shared_api: FakeJudgeAPI) -> Iterator[tuple[anthropic.Anthropic, openai.OpenAI]]:
+def _clients(
+    _shared_api: FakeJudgeAPI, judge_sdks: SimpleNamespace
+) -> Iterator[tuple[anthropic.Anthropic, openai.OpenAI]]:
     # Real SDK clients, built once: each costs tens of milliseconds (TLS setup).
-    claude = anthropic.Anthropic(api_key=ANTHROPIC_KEY, base_url=_shared_api.url)
-    gpt = openai.OpenAI(api_key=OPENAI_KEY, base_url=_shared_api.url + "/v1")
+    claude = judge_sdks.anthropic.Anthropic(api_key=ANTHROPIC_KEY, base_url=_shared_api.url)
+    gpt = judge_sdks.openai.OpenAI(api_key=OPENAI_KEY, base_url=_shared_api.url + "/v1")
     yield claude, gpt
     claude.close()
     gpt.close()
@@ -77,7 +81,9 @@ JudgeFactory = Callable[..., Judge]
 
 @pytest.fixture
 def make_judge(
-    _clients: tuple[anthropic.Anthropic, openai.OpenAI], clock: FakeTimer
+    _clients: tuple[anthropic.Anthropic, openai.OpenAI],
+    clock: FakeTimer,
+    judge_sdks: SimpleNamespace,
 ) -> JudgeFactory:
     """Builds a live adapter on the real SDK client aimed at the fake, with a fake clock."""
 
@@ -90,8 +96,8 @@ def make_judge(
         )
         claude, gpt = _clients
         if provider is ANTHROPIC:
-            return AnthropicJudge(claude, retrying)
-        return OpenAIJudge(gpt, retrying)
+            return judge_sdks.AnthropicJudge(claude, retrying)  # type: ignore[no-any-return]
+        return judge_sdks.OpenAIJudge(gpt, retrying)  # type: ignore[no-any-return]
 
     return build
 

@@ -4,15 +4,12 @@ few cents and never run in CI; without keys they skip."""
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 
-import anthropic
-import openai
 import pytest
 
 from core.specs import SpecSet
 from oracles.judges import Retrying, RetryPolicy
-from oracles.judges.anthropic_judge import AnthropicJudge
-from oracles.judges.openai_judge import OpenAIJudge
 from oracles.judging import parse_answer
 from tests.oracles.judges.conftest import ANTHROPIC, OPENAI, judge_request
 
@@ -26,20 +23,24 @@ def _key(variable: str) -> str:
     return key
 
 
-def test_claude_answers_through_the_verdict_schema(specs: SpecSet) -> None:
-    client = anthropic.Anthropic(api_key=_key("ANTHROPIC_API_KEY"))
+def test_claude_answers_through_the_verdict_schema(
+    specs: SpecSet, judge_sdks: SimpleNamespace
+) -> None:
+    client = judge_sdks.anthropic.Anthropic(api_key=_key("ANTHROPIC_API_KEY"))
     request, shown = judge_request(specs, ANTHROPIC)
-    reply = AnthropicJudge(client, Retrying(RetryPolicy())).ask(request)
+    reply = judge_sdks.AnthropicJudge(client, Retrying(RetryPolicy())).ask(request)
     client.close()
     assert reply.input_tokens > 0 and reply.output_tokens > 0
     answer = parse_answer(reply, shown)
     assert answer.verdict in ("pass", "fail"), answer.problem
 
 
-def test_gpt_answers_through_the_verdict_schema(specs: SpecSet) -> None:
-    client = openai.OpenAI(api_key=_key("OPENAI_API_KEY"))
+def test_gpt_answers_through_the_verdict_schema(
+    specs: SpecSet, judge_sdks: SimpleNamespace
+) -> None:
+    client = judge_sdks.openai.OpenAI(api_key=_key("OPENAI_API_KEY"))
     request, shown = judge_request(specs, OPENAI)
-    reply = OpenAIJudge(client, Retrying(RetryPolicy())).ask(request)
+    reply = judge_sdks.OpenAIJudge(client, Retrying(RetryPolicy())).ask(request)
     client.close()
     assert reply.input_tokens > 0 and reply.output_tokens > 0
     answer = parse_answer(reply, shown)
