@@ -7,7 +7,6 @@ only read options do not import the cascade, the executor and their libraries.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import sys
@@ -16,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from bot.exits import UsageError
-from bot.settings import mode_is_set, settings_from_env
 from core.errors import ConfigError
 from core.settings import CassetteMode, Executor, ScaleSettings, Settings
 
@@ -202,6 +200,10 @@ def _scale_overrides(args: argparse.Namespace, scale: ScaleSettings) -> ScaleSet
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
+    # Imported here: building a parser (``--help``) needs no environment, and reading
+    # one pulls in most of the settings' modules.
+    from bot.settings import settings_from_env  # noqa: PLC0415
+
     settings = settings_from_env()
     overrides: dict[str, Any] = {
         "db_url": getattr(args, "db", None),
@@ -232,6 +234,8 @@ def add_server_mode_option(parser: argparse.ArgumentParser) -> None:
 def server_settings_from_args(args: argparse.Namespace) -> Settings:
     """Settings for ``serve`` and ``worker``: live unless a mode is asked for, so that a
     production server never replays cassettes by default."""
+    from bot.settings import mode_is_set  # noqa: PLC0415 - see settings_from_args
+
     settings = settings_from_args(args)
     if getattr(args, "mode", None) or mode_is_set():
         return settings
@@ -241,6 +245,8 @@ def server_settings_from_args(args: argparse.Namespace) -> Settings:
 def read_json_object(path: Path, *, name: str, kind: str) -> dict[str, Any]:
     """The JSON object a command was given in ``path``: ``name`` says what could not be
     read, ``kind`` what the file should have been."""
+    import json  # noqa: PLC0415 - see settings_from_args
+
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

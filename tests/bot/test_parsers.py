@@ -100,3 +100,22 @@ def test_every_handler_a_parser_names_exists() -> None:
 
 def test_the_config_parser_names_the_apps_config_path() -> None:
     assert config_parser.CONFIG_PATH == CONFIG_PATH
+
+
+def test_run_help_reads_no_environment_and_sets_up_no_logging() -> None:
+    # `run --help` is typed often: the environment's settings and logging are needed only
+    # once a command runs, JSON and the nearest-match search only when asked for or when
+    # a line is mistyped.
+    probe = (
+        "import contextlib, io, sys\n"
+        "from bot.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main(['run', '--help'])\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    loaded = set(done.stdout.split())
+    assert "bot.parsers.run" in loaded  # the probe did build the run command's parser
+    assert loaded & {"bot.settings", "logging", "json", "difflib"} == set()
