@@ -14,9 +14,10 @@ The check (``cross_check_record``):
 * a record line whose MAC does not verify (written without the key, edited, reordered,
   moved between files), or records without the key line, is a disagreement: the record
   cannot be trusted, and neither can the reports beside it;
-* in each module the record covers, each class must have as many passing tests in
-  Surefire's XML as the listener saw pass, and no test may pass on one side and fail or
-  be skipped on the other; only passes are compared, since only passes earn a grade
+* in each module the record covers, Surefire's XML must have as many passing tests as
+  the listener saw pass, and no test both name may pass on one side and fail or be
+  skipped (or be missing) on the other; only passes are compared, since only passes earn
+  a grade
   (a failure or skip Surefire words differently, such as a class whose setup failed,
   counts against the patch on both sides anyway);
 * a module with XML reports but no record (the JUnit 4 provider, no JUnit Platform, a
@@ -168,28 +169,53 @@ def _other_side(name: str, tests: Iterable[tuple[str, TestStatus]]) -> str:
     return "/".join(seen) if seen else "no result"
 
 
-def _class_disagrees(
-    module: str, cls: str, xml: list[tuple[str, TestStatus]], rec: list[tuple[str, TestStatus]]
-) -> str | None:
-    """Why one class's passes differ between the reports and the record, if they do: not
-    as many, or a test both sides name passing on one only. Names alone may differ (how a
-    provider words an invocation), so a name one side lacks is no disagreement by itself."""
+def _class_differences(
+    cls: str, xml: list[tuple[str, TestStatus]], rec: list[tuple[str, TestStatus]]
+) -> tuple[list[str], str | None]:
+    """One class: the tests both sides name that pass on one side only, and (when the
+    class's passes are not as many on both sides) what differs."""
     xml_passes, rec_passes = _passes(xml), _passes(rec)
     xml_names, rec_names = {name for name, _ in xml}, {name for name, _ in rec}
     only_xml = sorted(n for n in xml_passes if rec_passes[n] < xml_passes[n])
     only_rec = sorted(n for n in rec_passes if xml_passes[n] < rec_passes[n])
-    conflicts = [n for n in only_xml if n in rec_names] + [n for n in only_rec if n in xml_names]
+    said = [(n, f"{n} (passed in the XML; listener: {_other_side(n, rec)})") for n in only_xml]
+    said += [(n, f"{n} (passed for the listener; XML: {_other_side(n, xml)})") for n in only_rec]
+    named = [text for _, text in said]
+    where = f"class {cls or '(none)'}"
+    both = [f"{where}: {text}" for n, text in said if n in xml_names and n in rec_names]
     xml_total, rec_total = sum(xml_passes.values()), sum(rec_passes.values())
+    if xml_total == rec_total:
+        return both, None
+    counts = f"{where}: {xml_total} passing in the XML, {rec_total} for the listener"
+    return both, f"{counts}: {', '.join(named[:_SHOWN])}" if named else counts
+
+
+def _module_disagrees(
+    module: str,
+    classes: Mapping[str, list[tuple[str, TestStatus]]],
+    seen: Mapping[str, list[tuple[str, TestStatus]]],
+) -> str | None:
+    """Why a module's passes differ between the reports and the record, if they do: not
+    as many in all, or a test both sides name (class and method) passing on one side
+    only. A class or test one side names otherwise (how a provider words a nested class
+    or a dynamic test) is no disagreement by itself; every forged pass still shows in
+    the totals, and the graded set is compared with the base's besides."""
+    conflicts: list[str] = []
+    uneven: list[str] = []
+    for cls in sorted({*classes, *seen}):
+        both, counts = _class_differences(cls, classes.get(cls, []), seen.get(cls, []))
+        conflicts += both
+        uneven += [counts] if counts else []
+    xml_total = sum(sum(_passes(tests).values()) for tests in classes.values())
+    rec_total = sum(sum(_passes(tests).values()) for tests in seen.values())
     if xml_total == rec_total and not conflicts:
         return None
-    counts = (
-        f"Surefire's XML reports {xml_total} passing test(s), the harness's listener saw "
-        f"{rec_total} pass"
+    said = (
+        f"module {module}: Surefire's XML reports {xml_total} passing test(s), the harness's "
+        f"listener saw {rec_total} pass"
     )
-    named = [f"{n} (passed in the XML; listener: {_other_side(n, rec)})" for n in only_xml]
-    named += [f"{n} (passed for the listener; XML: {_other_side(n, xml)})" for n in only_rec]
-    listed = f": {', '.join(named[:_SHOWN])}" if named else ""
-    return f"module {module}, class {cls or '(none)'}: {counts}{listed}"
+    shown = conflicts or uneven
+    return f"{said}; {'; '.join(shown[:_SHOWN])}" if shown else said
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,11 +261,10 @@ def _compare(
             channels[module] = UNLISTENED
             continue
         channels[module] = LISTENED
-        for cls in sorted({*classes, *seen}):
-            why = _class_disagrees(module, cls, classes.get(cls, []), list(seen.get(cls, [])))
-            if why is not None:
-                kind = DisagreementKind.COUNTS if classes else DisagreementKind.MISSING
-                found.append(Disagreement(kind, why))
+        why = _module_disagrees(module, classes, seen)
+        if why is not None:
+            kind = DisagreementKind.COUNTS if classes else DisagreementKind.MISSING
+            found.append(Disagreement(kind, why))
     return RecordCheck(tuple(found), channels)
 
 

@@ -176,3 +176,14 @@ def test_tier_3_fails_a_patched_tree_that_keeps_the_listener_out() -> None:
     assert grade.verdict is Verdict.FAIL
     assert "recorded no result in module ." in grade.reason
     assert grade_tests(unlistened, listened).verdict is Verdict.PASS
+
+
+def test_a_class_each_side_names_otherwise_agrees_when_the_module_s_passes_do() -> None:
+    """A provider may name a nested class or a dynamic test its own way: only the
+    module's total and the tests both sides name are compared."""
+    xml = _xml(a="passed", b="passed").replace(CLASS, "com.example.Outer$Inner")
+    check = _check(xml, _record(("a", "passed"), ("b[1]", "passed")))
+    assert check.disagreements == ()
+    forged = _check(xml, _record(("a", "passed"), ("b[1]", "failed")))
+    (found,) = forged.disagreements
+    assert "reports 2 passing test(s), the harness's listener saw 1 pass" in found.message
