@@ -19,6 +19,8 @@ Whatever is computed from them (judge reliability) reports the labels' stamp ins
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -36,7 +38,7 @@ from core.spec_schemas import (
     ORACLE_SCHEMA,
     RECIPE_SCHEMA,
 )
-from core.stamps import stamp
+from core.stamps import canonical_json, stamp
 from core.yamlio import load_yaml_file
 
 __all__ = [
@@ -69,12 +71,36 @@ def _key_path(error: jsonschema.ValidationError) -> str:
 
 
 def validate(data: Any, schema: Mapping[str, Any], *, file: str) -> None:
-    """Raise ``SpecError`` for the first (most specific) schema violation."""
-    validator = jsonschema.Draft202012Validator(schema, format_checker=_FORMATS)
-    errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), e.path))
-    if errors:
-        best = jsonschema.exceptions.best_match(errors)
-        raise SpecError(file, _key_path(best), best.message)
+    """Raise ``SpecError`` for the first (most specific) schema violation of ``data``
+    (JSON-shaped, as ``load_yaml_file`` returns it)."""
+    key = (canonical_json(schema), canonical_json(data))
+    if key not in _VALID:
+        validator = jsonschema.Draft202012Validator(schema, format_checker=_FORMATS)
+        errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), e.path))
+        if errors:
+            best = jsonschema.exceptions.best_match(errors)
+            raise SpecError(file, _key_path(best), best.message)
+        if len(_VALID) >= _VALID_MAX:
+            _VALID.clear()
+        _VALID.add(key)
+
+
+# Validation is a pure function of the two documents, so documents found valid are
+# remembered by their text: the same specs are read by every command a process runs (the
+# App, the tests' in-process commands), and schema validation was two thirds of reading
+# them. Violations are not remembered: they end the command.
+_VALID: set[tuple[str, str]] = set()
+_VALID_MAX = 256
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_problem(params_json: str) -> str | None:
+    """Why a recipe's ``params`` is not a valid JSON Schema, or None (remembered by text)."""
+    try:
+        jsonschema.Draft202012Validator.check_schema(json.loads(params_json))
+    except jsonschema.SchemaError as exc:
+        return f"is not a valid JSON Schema: {exc.message}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,10 +315,9 @@ def _load_recipes(root: Path) -> dict[str, Recipe]:
         validate(data, RECIPE_SCHEMA, file=name)
         if data["name"] != path.stem:
             raise SpecError(name, "name", f"must equal the file name {path.stem!r}")
-        try:
-            jsonschema.Draft202012Validator.check_schema(data["params"])
-        except jsonschema.SchemaError as exc:
-            raise SpecError(name, "params", f"is not a valid JSON Schema: {exc.message}") from exc
+        problem = _schema_problem(canonical_json(data["params"]))
+        if problem is not None:
+            raise SpecError(name, "params", problem)
         recipes[path.stem] = Recipe(name=path.stem, raw=data, stamp=stamp(data))
     if not recipes:
         raise SpecError(_rel(root, folder), "", "no recipe files (*.yaml) found")

@@ -51,6 +51,16 @@ def test_missing_key_is_reported(spec_root: Path) -> None:
         load_specs(spec_root)
 
 
+def test_a_spec_edited_after_a_good_read_is_refused_on_the_next(spec_root: Path) -> None:
+    # Valid documents are remembered by their text: an edit is a new text, read afresh.
+    assert load_specs(spec_root) == load_specs(spec_root)
+    _edit(spec_root / "recipes" / "go-import-rewrite.yaml", "title:", "titel:")
+    with pytest.raises(SpecError, match=r"go-import-rewrite\.yaml.*'title' is a required property"):
+        load_specs(spec_root)
+    _edit(spec_root / "recipes" / "go-import-rewrite.yaml", "titel:", "title:")
+    assert load_specs(spec_root).recipe("go-import-rewrite").raw["title"]  # valid again
+
+
 def test_duplicate_yaml_key_is_an_error(spec_root: Path) -> None:
     path = spec_root / "models.yaml"
     path.write_text(path.read_text() + "models: {}\n")
