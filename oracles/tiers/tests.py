@@ -16,13 +16,14 @@ cached per repository, commit, image and command. A failing test is re-run up to
 spec's ``reruns``; a test that flips is inconclusive, never a pass. A baseline that
 cannot run is the infrastructure's problem (``error``); a patched tree that cannot run
 its suite is the candidate's (``fail``). Each run's reports are cross-checked with the
-build tool's own summary and exit status (``oracles.build_summaries``), and a Maven run's
-with the harness's own JUnit Platform record where it ran (``oracles.junit_record``; a
-pass resting on Surefire's XML alone says so), before they are graded. A suite that
-passes must not have lowered the coverage of the main code by the base's tests (``oracles.coverage``): the same runs measure it on both trees. The graded
-run's coverage also says which of the lines the patch changed in the main code the
-tests executed (``oracles.diff_coverage``, kept as ``diff_coverage``); a pass none of
-whose changed lines of code ran says "untested change" in its reason. Recipes
+build tool's own summary and exit status (``oracles.build_summaries``), and a Maven
+run's with the harness's own JUnit Platform record where it ran
+(``oracles.junit_record``; a pass resting on Surefire's XML alone says so), before they
+are graded. A suite that passes must not have lowered the coverage of the main code by
+the base's tests (``oracles.coverage``): the same runs measure it on both trees. The
+graded run's coverage also says which of the lines the patch changed in the main code
+the tests executed (``oracles.diff_coverage``, kept as ``diff_coverage``); a pass none
+of whose changed lines of code ran says "untested change" in its reason. Recipes
 that build the repository's Dockerfiles grade the images those build instead:
 ``oracles.tiers.image_tests``.
 """
