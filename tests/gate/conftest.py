@@ -3,6 +3,7 @@ registered long before any result a test writes (so only the HARKing test sees H
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import date
@@ -28,9 +29,25 @@ def store(tmp_path: Path) -> Iterator[Store]:
     opened.close()
 
 
-@pytest.fixture
-def clean_store(store: Store, gate_specs: SpecSet) -> Store:
-    """A ledger the gate publishes: balanced trials, enough of them, an anchored gold table."""
-    append(store, gate_specs, balanced())
+@pytest.fixture(scope="session")
+def _clean_ledger(tmp_path_factory: pytest.TempPathFactory, specs: SpecSet) -> Path:
+    """``clean_store``'s ledger, written once per worker through the store: 120 trials
+    and the gold table took a quarter of a second for each of the ~40 tests that ask."""
+    path = tmp_path_factory.mktemp("clean-ledger") / "ledger.db"
+    early = {key: replace(h, registered_at=date(2000, 1, 1)) for key, h in specs.hypotheses.items()}
+    store = Store.open(f"sqlite:///{path}")
+    append(store, replace(specs, hypotheses=early), balanced())
     add_gold(store)
-    return store
+    store.close()  # the last connection: SQLite folds the WAL into the file
+    return path
+
+
+@pytest.fixture
+def clean_store(_clean_ledger: Path, tmp_path: Path) -> Iterator[Store]:
+    """A ledger the gate publishes: balanced trials, enough of them, an anchored gold table
+    (a copy of one written at the start, which each test may change as it likes)."""
+    path = tmp_path / "clean-ledger.db"
+    shutil.copyfile(_clean_ledger, path)
+    opened = Store.open(f"sqlite:///{path}")
+    yield opened
+    opened.close()
