@@ -16,8 +16,8 @@ App's announce threads, before and beside grading); ``benchmarks/realworld.py`` 
 grades.
 
 What a single installation can do is bounded by GitHub, not by the App: the pacing rule
-(``bot.app.pacing``) gives the earliest time each of 1,000 writes may be sent, printed
-beside the measured run. No installation can show 1,000 check runs within a minute.
+(``migration_evals.bot.app.pacing``) gives the earliest time each of 1,000 writes may be sent,
+printed beside the measured run. No installation can show 1,000 check runs within a minute.
 
     python benchmarks/burst.py                     # 1,000 PRs over 50 installations
     python benchmarks/burst.py --prs 200 --installations 10
@@ -48,11 +48,11 @@ from werkzeug.serving import make_server
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.app.pacing import GITHUB_PACING, schedule  # noqa: E402
-from bot.app.repo_config import CONFIG_PATH  # noqa: E402
-from bot.app.service import build_service  # noqa: E402
-from bot.app.signature import sign  # noqa: E402
-from core.settings import CassetteMode, GitHubAppSettings, Settings  # noqa: E402
+from migration_evals.bot.app.pacing import GITHUB_PACING, schedule  # noqa: E402
+from migration_evals.bot.app.repo_config import CONFIG_PATH  # noqa: E402
+from migration_evals.bot.app.service import build_service  # noqa: E402
+from migration_evals.bot.app.signature import sign  # noqa: E402
+from migration_evals.core.settings import CassetteMode, GitHubAppSettings, Settings  # noqa: E402
 from tests.fake_github import FakeGitHub, FakePull, write_app_key  # noqa: E402
 
 PAYLOAD = (

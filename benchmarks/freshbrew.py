@@ -87,7 +87,7 @@ from benchmarks.realworld import (
     read_verdict,
     trimmed_repo,
 )
-from core.store import Store
+from migration_evals.core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REPOS = ROOT / "benchmarks" / "freshbrew" / "repos.txt"

@@ -33,12 +33,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.exits import ExitStatus
-from bot.ledger_keys import open_store
-from bot.settings import settings_from_env
-from core.gold import GoldLabel, GoldRow, upsert_gold
-from core.model import Changeset, Envelope, Tier, Trial, Verdict
-from core.specs import SpecSet, load_specs
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.bot.ledger_keys import open_store
+from migration_evals.bot.settings import settings_from_env
+from migration_evals.core.gold import GoldLabel, GoldRow, upsert_gold
+from migration_evals.core.model import Changeset, Envelope, Tier, Trial, Verdict
+from migration_evals.core.specs import SpecSet, load_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = Path(sys.executable).with_name("migration-evals")
@@ -245,10 +245,10 @@ def _median_run(argv: list[str], env: dict[str, str], runs: int) -> dict[str, An
 def inner(kind: str, url: str, out: str) -> int:
     """The gate's own work, timed inside one process after its imports (no command-line
     start-up): what the command costs beyond loading the program."""
-    from bot.commands.gate import scan_workers  # noqa: PLC0415 - imports are not timed
-    from gate.evaluation import evaluate  # noqa: PLC0415
-    from gate.publication import check  # noqa: PLC0415
-    from gate.report import report_document, write_report  # noqa: PLC0415
+    from migration_evals.bot.commands.gate import scan_workers  # noqa: PLC0415 - imports are not timed
+    from migration_evals.gate.evaluation import evaluate  # noqa: PLC0415
+    from migration_evals.gate.publication import check  # noqa: PLC0415
+    from migration_evals.gate.report import report_document, write_report  # noqa: PLC0415
 
     started = time.perf_counter()
     store = open_store(settings_from_env(), url=url)

@@ -40,11 +40,11 @@ import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.ledger_keys import open_store
-from bot.settings import settings_from_env
-from core.model import Tier
-from core.specs import load_specs
-from core.store import Store
+from migration_evals.bot.ledger_keys import open_store
+from migration_evals.bot.settings import settings_from_env
+from migration_evals.core.model import Tier
+from migration_evals.core.specs import load_specs
+from migration_evals.core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = Path(sys.executable).with_name("migration-evals")
@@ -103,12 +103,12 @@ def inner(url: str) -> int:
     """The incremental check's own work, timed after its imports (scipy's included), in
     its parts: checking and reading the snapshot, the scan (which does that again, then
     walks the new rows), counting from the columns, and deciding."""
-    from bot.commands.gate import scan_workers  # noqa: PLC0415 - imports are not timed
-    from gate.incremental import column_inputs  # noqa: PLC0415
-    from gate.ledger_scan import SNAPSHOT_FORM, scan_ledger  # noqa: PLC0415
-    from gate.publication import decide  # noqa: PLC0415
-    from gate.snapshot import find_start  # noqa: PLC0415
-    from gate.stats import two_proportion_ztest  # noqa: PLC0415
+    from migration_evals.bot.commands.gate import scan_workers  # noqa: PLC0415 - imports are not timed
+    from migration_evals.gate.incremental import column_inputs  # noqa: PLC0415
+    from migration_evals.gate.ledger_scan import SNAPSHOT_FORM, scan_ledger  # noqa: PLC0415
+    from migration_evals.gate.publication import decide  # noqa: PLC0415
+    from migration_evals.gate.snapshot import find_start  # noqa: PLC0415
+    from migration_evals.gate.stats import two_proportion_ztest  # noqa: PLC0415
 
     two_proportion_ztest(1, 2, 1, 2)  # loads scipy, as the command does during its scan
     store = open_store(settings_from_env(), url=url)

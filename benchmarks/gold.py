@@ -9,7 +9,7 @@ bumps), found by the search ``benchmarks/gold/README.md`` documents. This script
    inside the window; pending: the window is not covered by the history at hand);
 2. grades each through the cascade, live, as ``benchmarks/realworld.py`` does (tiers 1-3
    in the Docker sandbox; tier 4 is not graded here);
-3. computes the gold-anchor statistic exactly as the gate does (``gate.anchor``: phi
+3. computes the gold-anchor statistic exactly as the gate does (``migration_evals.gate.anchor``: phi
    between "the funnel passed it" and "it was accepted", over final labels and graded
    verdicts), with a 95% interval, and each tier's false-pass and false-fail rates
    against the labels, agent-authored changes reported apart from human ones.
@@ -55,13 +55,13 @@ from benchmarks.realworld import (
     read_verdict,
 )
 from benchmarks.survival import _label as label_repository
-from core.gold import GoldLabel, GoldRow, gold_rows
-from core.model import Verdict
-from core.specs import load_specs
-from core.store import Store
-from gate.anchor import AnchorStatus, anchor_from_rows
-from gate.stats import wilson_interval
-from miners.git_gold import label_document
+from migration_evals.core.gold import GoldLabel, GoldRow, gold_rows
+from migration_evals.core.model import Verdict
+from migration_evals.core.specs import load_specs
+from migration_evals.core.store import Store
+from migration_evals.gate.anchor import AnchorStatus, anchor_from_rows
+from migration_evals.gate.stats import wilson_interval
+from migration_evals.miners.git_gold import label_document
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLD = ROOT / "benchmarks" / "gold"

@@ -62,9 +62,11 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.store import Store  # the run's ledger is read back for evidence lines and durations
-from oracles.builds import go_build_env
-from oracles.projects import BuildSystem, Project
+from migration_evals.core.store import (
+    Store,  # the run's ledger is read back for evidence lines and durations
+)
+from migration_evals.oracles.builds import go_build_env
+from migration_evals.oracles.projects import BuildSystem, Project
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CASES = ROOT / "benchmarks" / "realworld" / "cases.jsonl"
@@ -390,7 +392,11 @@ def cli_command() -> list[str]:
     found = shutil.which("migration-evals")
     if found:
         return [found]
-    return [sys.executable, "-c", "from bot.cli import main; raise SystemExit(main())"]
+    return [
+        sys.executable,
+        "-c",
+        "from migration_evals.bot.cli import main; raise SystemExit(main())",
+    ]
 
 
 @dataclass
@@ -773,7 +779,7 @@ def _docker_bare(
         "--tmpfs", tmpfs,
         "--mount", f"type=bind,source={deps},target=/deps,readonly",
         "--mount", f"type=bind,source={tree},target=/src,readonly",
-        # the sandbox's own HOME and TMPDIR (oracles/sandbox/hardening.py)
+        # the sandbox's own HOME and TMPDIR (migration_evals/oracles/sandbox/hardening.py)
         "-e", "HOME=/tmp", "-e", "TMPDIR=/tmp",
         "-e", f"ROOT={root}", "-e", f"BARE_GOFLAGS={goflags}",
         str(sandbox["image"]), "sh", "-c", _GO_BARE_SCRIPT, "bare",

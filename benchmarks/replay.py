@@ -31,10 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.settings import default_scratch_dir
-from core.cassette import CassetteLibrary
-from core.model import Changeset, Verdict
-from core.ports import (
+from migration_evals.bot.settings import default_scratch_dir
+from migration_evals.core.cassette import CassetteLibrary
+from migration_evals.core.model import Changeset, Verdict
+from migration_evals.core.ports import (
     ImageConfig,
     ImageRef,
     Judge,
@@ -44,18 +44,18 @@ from core.ports import (
     SandboxRequest,
     SandboxResult,
 )
-from core.specs import SpecSet, load_specs
-from core.store import Store
-from oracles.cascade import Budget, Cascade
-from oracles.judges import RecordingJudge, ReplayingJudge
-from oracles.repos import RepoCache
-from oracles.runner import Runner
-from oracles.sandbox import RecordingSandbox, ReplayingSandbox
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.base import TierOracle
-from oracles.tiers.compile import CompileOracle
-from oracles.tiers.judge import JudgeOracle
-from oracles.tiers.tests import TestsOracle
+from migration_evals.core.specs import SpecSet, load_specs
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Budget, Cascade
+from migration_evals.oracles.judges import RecordingJudge, ReplayingJudge
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.runner import Runner
+from migration_evals.oracles.sandbox import RecordingSandbox, ReplayingSandbox
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.base import TierOracle
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.tiers.judge import JudgeOracle
+from migration_evals.oracles.tiers.tests import TestsOracle
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("claude-sonnet-4-5", "gpt-5", "gemini-2.5-pro")

@@ -42,18 +42,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import docker
 
-from core.model import Changeset, Tier
-from core.ports import JudgeReply, SandboxAction, SandboxRequest
-from core.specs import SpecSet, load_specs
-from core.store import Store
-from oracles.cascade import Budget, Cascade
-from oracles.repos import RepoCache
-from oracles.sandbox import DockerSandbox, SandboxLimits
-from oracles.sandbox.docker import default_user
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.compile import CompileOracle
-from oracles.tiers.judge import JudgeOracle
-from oracles.tiers.tests import TestsOracle
+from migration_evals.core.model import Changeset, Tier
+from migration_evals.core.ports import JudgeReply, SandboxAction, SandboxRequest
+from migration_evals.core.specs import SpecSet, load_specs
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Budget, Cascade
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
+from migration_evals.oracles.sandbox.docker import default_user
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.tiers.judge import JudgeOracle
+from migration_evals.oracles.tiers.tests import TestsOracle
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = ROOT / "examples" / "projects"

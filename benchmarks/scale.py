@@ -41,17 +41,17 @@ import sqlalchemy as sa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.replay import make_changesets, record
-from bot.executor.driver import CeleryRun
-from bot.jobs.dispatch import CeleryDispatcher, make_celery
-from bot.wiring import build_cascade
-from core.cassette import CassetteLibrary
-from core.model import Changeset, Verdict
-from core.settings import ScaleSettings, Settings
-from core.specs import SpecSet, load_specs
-from core.store import Store
-from oracles.cascade import Budget
-from oracles.repos import RepoCache
-from oracles.runner import Runner
+from migration_evals.bot.executor.driver import CeleryRun
+from migration_evals.bot.jobs.dispatch import CeleryDispatcher, make_celery
+from migration_evals.bot.wiring import build_cascade
+from migration_evals.core.cassette import CassetteLibrary
+from migration_evals.core.model import Changeset, Verdict
+from migration_evals.core.settings import ScaleSettings, Settings
+from migration_evals.core.specs import SpecSet, load_specs
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Budget
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.runner import Runner
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_MS = 20.0
@@ -125,7 +125,7 @@ def _worker(bench: Bench, url: str, queue: str, n: int) -> subprocess.Popen[byte
     }
     log = (bench.work / f"worker-{queue}-{n}.log").open("wb")
     return subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "worker", "-c", "1"],
+        [sys.executable, "-m", "migration_evals.bot.cli", "worker", "-c", "1"],
         cwd=ROOT,
         env=env,
         stdout=log,

@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.app.signature import sign  # noqa: E402
+from migration_evals.bot.app.signature import sign  # noqa: E402
 
 PAYLOAD = (
     ROOT / "tests" / "fixtures" / "github" / "webhooks" / "pull_request" / "opened.payload.json"
@@ -119,7 +119,7 @@ def main() -> int:
             "MIGRATION_EVALS_BOT_WORKERS": "0",
             "MIGRATION_EVALS_SCHEDULER": "off",
         }
-        command = [sys.executable, "-m", "bot.cli", "serve", "--port", str(port)]
+        command = [sys.executable, "-m", "migration_evals.bot.cli", "serve", "--port", str(port)]
         command += ["--processes", "1", "--threads", "20"]
         proc = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

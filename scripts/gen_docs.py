@@ -6,12 +6,14 @@
 Every page is rendered from what the program itself uses, so it cannot say something the
 code does not do:
 
-- ``cli.md``: the argparse parsers of every command (``bot.commands.COMMANDS``,
-  ``bot.parsers``);
-- ``settings.md``: the variables ``bot.settings`` reads (found by reading them through a
-  recording mapping), their meaning (``bot.environment``) and the defaults they resolve to;
-- ``exit-codes.md``: ``bot.exits``;
-- ``spec-schema.md``: the JSON Schemas of ``core.spec_schemas``.
+- ``cli.md``: the argparse parsers of every command (``migration_evals.bot.commands.COMMANDS``,
+  ``migration_evals.bot.parsers``);
+- ``settings.md``: the variables ``migration_evals.bot.settings`` reads (found by reading them
+through a
+  recording mapping), their meaning (``migration_evals.bot.environment``) and the defaults they
+  resolve to;
+- ``exit-codes.md``: ``migration_evals.bot.exits``;
+- ``spec-schema.md``: the JSON Schemas of ``migration_evals.core.spec_schemas``.
 
 A test regenerates them and compares (``tests/test_docs.py``), so CI fails when the code
 moves and the pages do not; ``make docs`` rewrites them.
@@ -32,10 +34,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.commands import COMMANDS  # noqa: E402 - the project root is put on the path first
-from bot.environment import VARIABLES, Variable  # noqa: E402
-from bot.exits import DETAIL, TABLE, ExitStatus  # noqa: E402
-from bot.settings import mode_is_set, settings_from_env  # noqa: E402
+from migration_evals.bot.commands import COMMANDS  # noqa: E402 - the project root is put on the path first
+from migration_evals.bot.environment import VARIABLES, Variable  # noqa: E402
+from migration_evals.bot.exits import DETAIL, TABLE, ExitStatus  # noqa: E402
+from migration_evals.bot.settings import mode_is_set, settings_from_env  # noqa: E402
 
 REFERENCE = ROOT / "docs" / "reference"
 WIDTH = 100  # usage lines are wrapped at this width, whatever the terminal
@@ -138,12 +140,12 @@ def _command_section(name: str, parser: argparse.ArgumentParser, level: int) -> 
 
 
 def cli_page() -> str:
-    from bot.cli import build_parser  # noqa: PLC0415 - only this page needs it
+    from migration_evals.bot.cli import build_parser  # noqa: PLC0415 - only this page needs it
 
     parser = build_parser(["--help"])  # the overview: global options and command names
     lines = _header(
         "Command-line reference",
-        "the argparse parsers (`bot/parsers/`)",
+        "the argparse parsers (`migration_evals/bot/parsers/`)",
         f"Every command has `--help`; `{PROG} --version` names the release, and `-v` "
         "(log progress details) goes before or after the command. `--json` prints one JSON "
         "document on stdout and nothing else, whatever the exit status; warnings and errors "
@@ -183,7 +185,8 @@ class _Recording(Mapping[str, str]):
 
 
 def variables_read() -> tuple[list[str], Any]:
-    """The names ``bot.settings`` reads, in its order, and what it resolves with none set."""
+    """The names ``migration_evals.bot.settings`` reads, in its order, and what it resolves with
+    none set."""
     env = _Recording()
     settings = settings_from_env(env)
     mode_is_set(env)
@@ -221,7 +224,8 @@ def _resolved(settings: Any, variable: Variable) -> str:
 
 
 def out_of_step() -> str | None:
-    """What ``bot/environment.py`` and ``bot/settings.py`` disagree on, or None."""
+    """What ``migration_evals/bot/environment.py`` and ``migration_evals/bot/settings.py`` disagree
+    on, or None."""
     read, _ = variables_read()
     listed = [variable.name for variable in VARIABLES]
     missing = [name for name in read if name not in listed]
@@ -231,9 +235,9 @@ def out_of_step() -> str | None:
     parts = [f"read but not listed: {', '.join(missing)}"] if missing else []
     parts += [f"listed but no longer read: {', '.join(gone)}"] if gone else []
     return (
-        "bot/environment.py is out of step with bot/settings.py: "
+        "migration_evals/bot/environment.py is out of step with migration_evals/bot/settings.py: "
         + "; ".join(parts)
-        + ". Add or remove the entries in bot/environment.py, then run `make docs`."
+        + ". Add or remove the entries in migration_evals/bot/environment.py, then run `make docs`."
     )
 
 
@@ -241,9 +245,11 @@ def settings_page() -> str:
     read, settings = variables_read()
     lines = _header(
         "Settings reference",
-        "`bot/settings.py`, `bot/environment.py` and `core/settings.py`",
+        "`migration_evals/bot/settings.py`, `migration_evals/bot/environment.py` and "
+        "`migration_evals/core/settings.py`",
         "Settings come from the environment and the command line, resolved once into one "
-        "frozen settings object (`core.settings.Settings`, built in `bot/`; nothing below "
+        "frozen settings object (`migration_evals.core.settings.Settings`, built in `bot/`; "
+        "nothing below "
         "`bot/` reads the environment). A command-line option, where there is one, wins over "
         "its variable. A value that cannot be used is refused at start with one line naming "
         "the variable. Defaults are what the settings resolve to when nothing is set.",
@@ -266,12 +272,12 @@ def settings_page() -> str:
 
 
 def exit_codes_page() -> str:
-    import bot.exits  # noqa: PLC0415 - its docstring is the page's introduction
+    from migration_evals.bot import exits  # noqa: PLC0415 - its docstring is the page's introduction
 
-    intro = inspect.cleandoc(bot.exits.__doc__ or "").split("\n\n")[-1]  # which status wins
+    intro = inspect.cleandoc(exits.__doc__ or "").split("\n\n")[-1]  # which status wins
     lines = _header(
         "Exit statuses",
-        "`bot/exits.py`",
+        "`migration_evals/bot/exits.py`",
         "Each condition has an exit status of its own, so a CI script can tell them apart. "
         + " ".join(intro.split()).replace("``", "`")
         + f" `{PROG} --help` prints the same table.",
@@ -283,7 +289,7 @@ def exit_codes_page() -> str:
     ]
     unlisted = set(ExitStatus) - {status for status, _ in TABLE}
     if unlisted:
-        raise DocsError(f"bot/exits.py: no TABLE row for {sorted(unlisted)}")
+        raise DocsError(f"migration_evals/bot/exits.py: no TABLE row for {sorted(unlisted)}")
     return "\n".join([*lines, ""])
 
 
@@ -367,8 +373,8 @@ def _rows(schema: Mapping[str, Any], path: str, required: bool) -> Iterator[str]
             yield from _rows(option, path, required)
 
 
-# Which files each schema validates (``core.specs`` loads them); a schema not named here
-# is listed under its own name alone.
+# Which files each schema validates (``migration_evals.core.specs`` loads them); a schema not named
+# here is listed under its own name alone.
 _FILES = {
     "ORACLE_SCHEMA": "`specs/oracle.yaml`",
     "RECIPE_SCHEMA": "`specs/recipes/*.yaml`",
@@ -379,15 +385,15 @@ _FILES = {
 
 
 def _schemas() -> dict[str, Mapping[str, Any]]:
-    module = importlib.import_module("core.spec_schemas")
+    module = importlib.import_module("migration_evals.core.spec_schemas")
     return {name: getattr(module, name) for name in module.__all__ if name.endswith("_SCHEMA")}
 
 
 def spec_schema_page() -> str:
-    module = importlib.import_module("core.spec_schemas")
+    module = importlib.import_module("migration_evals.core.spec_schemas")
     lines = _header(
         "Spec schema reference",
-        "`core/spec_schemas.py`",
+        "`migration_evals/core/spec_schemas.py`",
         " ".join((module.__doc__ or "").split()).replace("``", "`")
         + " Every spec file is validated against its schema when it is loaded; an error names "
         "the file, the key and what was expected. A key marked *required* must be present; an "

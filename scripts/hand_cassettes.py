@@ -29,26 +29,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import yaml
 
-from bot.commands.demo import EXAMPLES, load_examples
-from bot.settings import PROJECT_ROOT
-from core.cassette import CassetteLibrary
-from core.model import Changeset
-from core.ports import (
+from migration_evals.bot.commands.demo import EXAMPLES, load_examples
+from migration_evals.bot.settings import PROJECT_ROOT
+from migration_evals.core.cassette import CassetteLibrary
+from migration_evals.core.model import Changeset
+from migration_evals.core.ports import (
     JudgeReply,
     JudgeRequest,
 )
-from core.specs import SpecSet, load_specs
-from core.store import Store
-from oracles.cascade import Budget, Cascade
-from oracles.judges import RecordingJudge
-from oracles.judging import make_visible
-from oracles.repos import RepoCache
-from oracles.runner import Runner
-from oracles.sandbox import ReplayingSandbox
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.compile import CompileOracle
-from oracles.tiers.judge import JudgeOracle
-from oracles.tiers.tests import TestsOracle
+from migration_evals.core.specs import SpecSet, load_specs
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Budget, Cascade
+from migration_evals.oracles.judges import RecordingJudge
+from migration_evals.oracles.judging import make_visible
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.runner import Runner
+from migration_evals.oracles.sandbox import ReplayingSandbox
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.tiers.judge import JudgeOracle
+from migration_evals.oracles.tiers.tests import TestsOracle
 
 HAND = "hand (answers written in examples/judgements.yaml; no model was asked)"
 

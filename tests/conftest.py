@@ -26,28 +26,28 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
-from bot.wiring import dependency_caches, registry_gate
-from core import migrations
-from core import store as store_module
-from core.model import Changeset, Trial
-from core.ports import JudgeReply
-from core.settings import DependencySettings
-from core.specs import SpecSet, load_specs
-from core.store import Store
-from oracles.baselines import BaselineCache
-from oracles.builds import Builds
-from oracles.cascade import Budget, Cascade
-from oracles.diffscreen import ScreenLimits
-from oracles.repos import RepoCache
-from oracles.sandbox import DockerSandbox, SandboxLimits
-from oracles.sandbox.docker import default_user
-from oracles.sandbox.images import load_image_set, missing_images
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.base import TrialContext
-from oracles.tiers.compile import CompileOracle
-from oracles.tiers.judge import JudgeOracle
-from oracles.tiers.tests import TestsOracle
-from oracles.workspace import Workspace
+from migration_evals.bot.wiring import dependency_caches, registry_gate
+from migration_evals.core import migrations
+from migration_evals.core import store as store_module
+from migration_evals.core.model import Changeset, Trial
+from migration_evals.core.ports import JudgeReply
+from migration_evals.core.settings import DependencySettings
+from migration_evals.core.specs import SpecSet, load_specs
+from migration_evals.core.store import Store
+from migration_evals.oracles.baselines import BaselineCache
+from migration_evals.oracles.builds import Builds
+from migration_evals.oracles.cascade import Budget, Cascade
+from migration_evals.oracles.diffscreen import ScreenLimits
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
+from migration_evals.oracles.sandbox.docker import default_user
+from migration_evals.oracles.sandbox.images import load_image_set, missing_images
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.base import TrialContext
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.tiers.judge import JudgeOracle
+from migration_evals.oracles.tiers.tests import TestsOracle
+from migration_evals.oracles.workspace import Workspace
 from tests.fakes import FakeJudge, FakeRegistry, judge_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +95,8 @@ def run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
 def deep_chain(folder: Path, depth: int, leaf: str = "leaf") -> None:
     """``depth`` nested folders ``d`` under ``folder`` with a file ``leaf`` at the bottom,
     made relative to a descriptor (no path handed to the kernel is longer than one name).
-    Remove it with ``oracles.folders.remove_tree``: pytest's own clean-up recurses."""
+    Remove it with ``migration_evals.oracles.folders.remove_tree``: pytest's own clean-up
+    recurses."""
     folder.mkdir(exist_ok=True)
     deep = os.open(folder, os.O_RDONLY)
     try:
@@ -338,8 +339,9 @@ def live_docker_sandbox(
     cache_dir: Path,
     dependencies: DependencySettings | None = None,
 ) -> DockerSandbox:
-    """The live sandbox as ``bot.wiring`` builds it: dependency caches under ``cache_dir``
-    and the registry gate in front of ``dependencies`` (default: the public registries)."""
+    """The live sandbox as ``migration_evals.bot.wiring`` builds it: dependency caches under
+    ``cache_dir`` and the registry gate in front of ``dependencies`` (default: the public
+    registries)."""
     limits = SandboxLimits.from_spec(specs.oracle.section("sandbox"))
     user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
     return DockerSandbox(
@@ -408,8 +410,8 @@ def judge_sdks() -> SimpleNamespace:
     import anthropic
     import openai
 
-    from oracles.judges.anthropic_judge import AnthropicJudge
-    from oracles.judges.openai_judge import OpenAIJudge
+    from migration_evals.oracles.judges.anthropic_judge import AnthropicJudge
+    from migration_evals.oracles.judges.openai_judge import OpenAIJudge
 
     return SimpleNamespace(
         anthropic=anthropic, openai=openai, AnthropicJudge=AnthropicJudge, OpenAIJudge=OpenAIJudge

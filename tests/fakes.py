@@ -14,12 +14,12 @@ from typing import Any
 
 import docker.errors
 
-from bot.app.kinds import APP_KINDS
-from bot.executor.trials import TRIAL
-from bot.jobs.kinds import KindRegistry
-from core.errors import ChangesetProviderError, JudgeUnavailableError, SandboxError
-from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
-from core.ports import (
+from migration_evals.bot.app.kinds import APP_KINDS
+from migration_evals.bot.executor.trials import TRIAL
+from migration_evals.bot.jobs.kinds import KindRegistry
+from migration_evals.core.errors import ChangesetProviderError, JudgeUnavailableError, SandboxError
+from migration_evals.core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from migration_evals.core.ports import (
     ImageConfig,
     ImageRef,
     Judge,
@@ -31,9 +31,9 @@ from core.ports import (
     SandboxRequest,
     SandboxResult,
 )
-from core.store import Store
-from oracles.judges.retry import Retrying, RetryPolicy
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.core.store import Store
+from migration_evals.oracles.judges.retry import Retrying, RetryPolicy
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 __all__ = [
     "JAVA17_CLASS_HEAD",

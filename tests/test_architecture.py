@@ -1,4 +1,5 @@
-"""Imports flow bot -> {gate, oracles, miners} -> core; nothing imports bot."""
+"""Imports flow bot -> {gate, oracles, miners} -> core; nothing imports bot. All five live
+in the one top-level package, ``migration_evals``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TOP = "migration_evals"
+SOURCE = ROOT / TOP
 PACKAGES = ("core", "oracles", "gate", "miners", "bot")
 ALLOWED = {
     "core": set(),
@@ -18,24 +21,66 @@ ALLOWED = {
 }
 
 
-def _imported_packages(path: Path) -> set[str]:
+def _absolute_imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names & set(PACKAGES)
+            names.add(node.module)
+            if node.module == TOP:  # from migration_evals import core
+                names.update(f"{TOP}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _imported_packages(path: Path) -> set[str]:
+    """The project's packages ``path`` imports, by their second name (``migration_evals.X``)."""
+    parts = (name.split(".") for name in _absolute_imports(path))
+    return {p[1] for p in parts if len(p) > 1 and p[0] == TOP} & set(PACKAGES)
+
+
+def _sources(package: str) -> list[Path]:
+    found = sorted((SOURCE / package).rglob("*.py"))
+    assert found, f"{TOP}/{package} holds no module: the check would pass on nothing"
+    return found
 
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_import_direction(package: str) -> None:
     offenders = {}
-    for path in sorted((ROOT / package).rglob("*.py")):
+    for path in _sources(package):
         wrong = _imported_packages(path) - ALLOWED[package] - {package}
         if wrong:
             offenders[str(path.relative_to(ROOT))] = sorted(wrong)
+    assert offenders == {}
+
+
+def test_the_check_sees_a_wrong_direction(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(f"from {TOP}.bot.cli import main\nfrom {TOP} import gate\n")
+    assert _imported_packages(probe) == {"bot", "gate"}
+
+
+def _project_python() -> list[Path]:
+    folders = (SOURCE, ROOT / "tests", ROOT / "scripts", ROOT / "benchmarks", ROOT / "examples")
+    skip = ROOT / "examples" / "projects"  # the demo's own repositories, not the project's code
+    return [
+        path
+        for folder in folders
+        for path in folder.rglob("*.py")
+        if skip not in path.parents and ".venv" not in path.parts
+    ]
+
+
+def test_nothing_imports_the_packages_by_their_old_top_level_names() -> None:
+    """Installed, the distribution adds only ``migration_evals``: an import of ``core`` or
+    ``bot`` would find some other package of that name, or nothing."""
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(old)
+        for path in _project_python()
+        if (old := {n for n in _absolute_imports(path) if n.split(".")[0] in PACKAGES})
+    }
     assert offenders == {}
 
 
@@ -105,7 +150,7 @@ def _environment_reads(source: str, filename: str = "<module>") -> list[str]:
 def _readers_below_bot(root: Path) -> dict[str, list[str]]:
     readers: dict[str, list[str]] = {}
     for package in ("core", "oracles", "gate", "miners"):
-        for path in sorted((root / package).rglob("*.py")):
+        for path in sorted((root / TOP / package).rglob("*.py")):
             reads = _environment_reads(path.read_text(), str(path))
             if reads:
                 readers[str(path.relative_to(root))] = reads
@@ -114,9 +159,9 @@ def _readers_below_bot(root: Path) -> dict[str, list[str]]:
 
 def test_nothing_below_bot_reads_the_environment() -> None:
     readers = _readers_below_bot(ROOT)
-    # core/git.py only hands the process environment through to git (PATH, HOME,
+    # migration_evals/core/git.py only hands the process environment through to git (PATH, HOME,
     # credential helpers) with its no-prompt guards added; it reads no setting from it.
-    assert readers.pop("core/git.py") == ["30: .environ"]
+    assert readers.pop("migration_evals/core/git.py") == ["30: .environ"]
     assert readers == {}
 
 
@@ -141,12 +186,12 @@ def test_every_spelling_of_an_environment_read_is_found(source: str) -> None:
 
 def test_the_check_fails_on_a_package_that_reads_the_environment(tmp_path: Path) -> None:
     for package in ("core", "oracles", "gate", "miners"):
-        (tmp_path / package).mkdir()
-    (tmp_path / "gate" / "evaluation.py").write_text(
+        (tmp_path / TOP / package).mkdir(parents=True)
+    (tmp_path / TOP / "gate" / "evaluation.py").write_text(
         'def evaluate() -> None:\n    if __import__("os").environ.get("XP"):\n        pass\n'
     )
     assert _readers_below_bot(tmp_path) == {
-        "gate/evaluation.py": ["2: .environ", "2: __import__('os')"]
+        "migration_evals/gate/evaluation.py": ["2: .environ", "2: __import__('os')"]
     }
 
 
@@ -172,11 +217,11 @@ def _imported_modules(path: Path) -> set[str]:
     return names
 
 
-# bot/jobs serves the App and the executor, which never import one another.
+# migration_evals/bot/jobs serves the App and the executor, which never import one another.
 APART = {
-    "bot/app": ("bot.executor",),
-    "bot/executor": ("bot.app",),
-    "bot/jobs": ("bot.app", "bot.executor"),
+    "migration_evals/bot/app": ("migration_evals.bot.executor",),
+    "migration_evals/bot/executor": ("migration_evals.bot.app",),
+    "migration_evals/bot/jobs": ("migration_evals.bot.app", "migration_evals.bot.executor"),
 }
 
 
@@ -190,10 +235,16 @@ def test_the_app_the_executor_and_the_job_system_stay_apart(folder: str) -> None
         )
         for path in sorted((ROOT / folder).rglob("*.py"))
     }
+    assert offenders, f"{folder} holds no module"
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
 def test_the_apart_check_sees_both_spellings(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
-    probe.write_text("import bot.executor.driver\nfrom bot import executor\n")
-    assert {"bot.executor.driver", "bot.executor"} <= _imported_modules(probe)
+    probe.write_text(
+        "import migration_evals.bot.executor.driver\nfrom migration_evals.bot import executor\n"
+    )
+    assert {
+        "migration_evals.bot.executor.driver",
+        "migration_evals.bot.executor",
+    } <= _imported_modules(probe)

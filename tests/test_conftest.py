@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from core.store import Store
+from migration_evals.core.store import Store
 from tests import conftest
 from tests.conftest import ROOT, budget_line
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.environment import VARIABLES
+from migration_evals.bot.environment import VARIABLES
 from scripts.gen_docs import out_of_step, render, stale, variables_read
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,8 +24,8 @@ from benchmarks.gold import (
     write_jsonl,
 )
 from benchmarks.realworld import Case
-from core.specs import SpecSet
-from gate.anchor import anchor_from_table
+from migration_evals.core.specs import SpecSet
+from migration_evals.gate.anchor import anchor_from_table
 
 GO_MOD = "module example.com/m\n\ngo 1.22\n"
 HEAD = "package m\n\nimport %s\n\nfunc Read() ([]byte, error) {\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from core.specs import SpecSet, load_specs
+from migration_evals.core.specs import SpecSet, load_specs
 from tests.conftest import SPECS_DIR
 
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.cascades import CascadeBuilder, Cascades
-from bot.plan import RunPlan, plan_of
-from bot.wiring import build_cascade
-from core.model import Tier
-from core.settings import Settings
-from core.specs import SpecSet
-from core.store import Store
-from oracles.cascade import Cascade
-from oracles.tiers.compile import CompileOracle
+from migration_evals.bot.cascades import CascadeBuilder, Cascades
+from migration_evals.bot.plan import RunPlan, plan_of
+from migration_evals.bot.wiring import build_cascade
+from migration_evals.core.model import Tier
+from migration_evals.core.settings import Settings
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Cascade
+from migration_evals.oracles.tiers.compile import CompileOracle
 from tests.conftest import ROOT, SPECS_DIR
 from tests.fakes import FakeSandbox
 

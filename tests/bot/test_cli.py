@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from bot import cli
-from bot.cli import build_parser, main
-from bot.commands import COMMANDS, sentence
-from bot.exits import ExitStatus
-from core.tasks import task_of
+from migration_evals.bot import cli
+from migration_evals.bot.cli import build_parser, main
+from migration_evals.bot.commands import COMMANDS, sentence
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.core.tasks import task_of
 from tests.conftest import LEDGER_KEY, ROOT, SPECS_DIR, write_checkpoint_key
 
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import build_parser, main
-from bot.exits import ExitStatus
+from migration_evals.bot.cli import build_parser, main
+from migration_evals.bot.exits import ExitStatus
 from tests.conftest import ROOT
 
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.repo_config import RepoConfigError, parse_repo_config
-from bot.cli import main
-from bot.exits import ExitStatus
-from core.specs import SpecSet
+from migration_evals.bot.app.repo_config import RepoConfigError, parse_repo_config
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.core.specs import SpecSet
 from tests.bot.app.conftest import CONFIG
 from tests.core.test_yamlio import BILLION_LAUGHS
 

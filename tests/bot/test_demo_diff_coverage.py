@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.cli import main
+from migration_evals.bot.cli import main
 
 
 def _tests_tier(capsys: pytest.CaptureFixture[str], changeset: str) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Exit statuses: one condition, one code, documented once (``bot.exits``) in ``--help`` and
-the generated reference page, and ``--json`` output printed whatever the status."""
+"""Exit statuses: one condition, one code, documented once (``migration_evals.bot.exits``) in
+``--help`` and the generated reference page, and ``--json`` output printed whatever the status."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.commands.common import exit_status
-from bot.exits import TABLE, ExitStatus
-from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
-from oracles.runner import RunOutcome, RunStatus
+from migration_evals.bot.cli import main
+from migration_evals.bot.commands.common import exit_status
+from migration_evals.bot.exits import TABLE, ExitStatus
+from migration_evals.core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from migration_evals.oracles.runner import RunOutcome, RunStatus
 from tests.conftest import ROOT
 
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.exits import ExitStatus
-from bot.ledger_keys import open_store
-from bot.settings import settings_from_env
-from core.specs import SpecSet
-from core.store import Store
-from gate.refusals import REMEDIES, RefusalCode
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.bot.ledger_keys import open_store
+from migration_evals.bot.settings import settings_from_env
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.refusals import REMEDIES, RefusalCode
 from tests.conftest import LEDGER_KEY, write_checkpoint_key
 from tests.gate.ledgers import add_gold, append, balanced
 

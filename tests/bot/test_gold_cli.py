@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.exits import ExitStatus
-from core.specs import SpecSet
-from core.store import Store
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
 from tests.conftest import pre_register_no_judge, write_checkpoint_key
 from tests.gate.ledgers import append, balanced
 from tests.gate.test_shared_anchor import graded_gold

@@ -1,4 +1,5 @@
-"""``bot.grading.grade``: where the trials run decides what progress hears of them."""
+"""``migration_evals.bot.grading.grade``: where the trials run decides what progress hears of
+them."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from bot import grading
-from bot.grading import Grading
-from bot.plan import RunPlan, plan_of
-from core.liveness import Holder
-from core.model import Changeset, Trial
-from core.settings import Executor, Settings
-from core.specs import SpecSet
-from core.store import Store
-from oracles.runner import RunOutcome, RunStatus
+from migration_evals.bot import grading
+from migration_evals.bot.grading import Grading
+from migration_evals.bot.plan import RunPlan, plan_of
+from migration_evals.core.liveness import Holder
+from migration_evals.core.model import Changeset, Trial
+from migration_evals.core.settings import Executor, Settings
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.oracles.runner import RunOutcome, RunStatus
 
 
 @pytest.fixture

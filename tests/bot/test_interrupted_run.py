@@ -17,22 +17,22 @@ from pathlib import Path
 
 import pytest
 
-from bot import grading
-from bot.cli import main
-from bot.exits import ExitStatus
-from bot.grading import Grading, run_options
-from bot.heartbeat import Heartbeat
-from bot.plan import plan_of
-from bot.resume import plan_resume
-from bot.settings import settings_from_env
-from core.changesets import read_changesets
-from core.errors import ConfigError
-from core.liveness import DEFAULT_HEARTBEAT_S, Holder
-from core.settings import Executor
-from core.specs import SpecSet
-from core.store import Store
-from oracles.runner import RunOutcome, RunStatus
-from oracles.workspace import workspace_prefix
+from migration_evals.bot import grading
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.bot.grading import Grading, run_options
+from migration_evals.bot.heartbeat import Heartbeat
+from migration_evals.bot.plan import plan_of
+from migration_evals.bot.resume import plan_resume
+from migration_evals.bot.settings import settings_from_env
+from migration_evals.core.changesets import read_changesets
+from migration_evals.core.errors import ConfigError
+from migration_evals.core.liveness import DEFAULT_HEARTBEAT_S, Holder
+from migration_evals.core.settings import Executor
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.oracles.runner import RunOutcome, RunStatus
+from migration_evals.oracles.workspace import workspace_prefix
 from tests.conftest import ROOT, wait_for
 from tests.fakes import FakeClock
 
@@ -79,7 +79,7 @@ def _kill_when_some_trials_are_in(command: list[str], env: Path) -> None:
         "MIGRATION_EVALS_HEARTBEAT_SECONDS": "0.2",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", *command],
+        [sys.executable, "-m", "migration_evals.bot.cli", *command],
         env=environment,
         cwd=env,
         stdout=subprocess.DEVNULL,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.exits import ExitStatus
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
 
 
 def test_the_demo_pair_agrees_but_on_too_few_items(

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bot.cli import main
-from bot.exits import ExitStatus
-from bot.ledger_keys import open_store
-from bot.settings import settings_from_env
-from core.chain import CHAIN_COLUMNS, UNKEYED, row_hash
-from core.specs import SpecSet
-from core.stamps import canonical_json
-from core.store import Store, ledger_table
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.bot.ledger_keys import open_store
+from migration_evals.bot.settings import settings_from_env
+from migration_evals.core.chain import CHAIN_COLUMNS, UNKEYED, row_hash
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.stamps import canonical_json
+from migration_evals.core.store import Store, ledger_table
 from tests.conftest import LEDGER_KEY, write_checkpoint_key
 from tests.gate.ledgers import add_gold, append, balanced
 

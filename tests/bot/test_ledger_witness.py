@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bot.cli import main
-from bot.exits import ExitStatus
-from core.checkpoints import WITNESS_FORMAT, CheckpointSigner
-from core.specs import SpecSet
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.core.checkpoints import WITNESS_FORMAT, CheckpointSigner
+from migration_evals.core.specs import SpecSet
 from tests.bot.test_ledger_cli import _published, _url, truncate_and_rehead
 
 

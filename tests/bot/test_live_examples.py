@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from bot.commands.demo import EXAMPLES, load_examples
-from bot.wiring import build_cascade
-from core.model import Trial
-from core.settings import CassetteMode, Settings
-from core.store import Store
-from oracles.cascade import Budget
-from oracles.runner import Runner
+from migration_evals.bot.commands.demo import EXAMPLES, load_examples
+from migration_evals.bot.wiring import build_cascade
+from migration_evals.core.model import Trial
+from migration_evals.core.settings import CassetteMode, Settings
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Budget
+from migration_evals.oracles.runner import Runner
 from tests.conftest import ROOT, SPECS_DIR
 
 pytestmark = pytest.mark.docker

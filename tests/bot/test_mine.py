@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.exits import ExitStatus
-from bot.mining import github_advice, open_mining_store
-from bot.settings import settings_from_env
-from core.errors import ConfigError
-from core.gold import gold_rows
-from core.specs import load_specs
-from gate.anchor import anchor_from_rows
-from miners.tracking import TrackedPR, track_pr
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.bot.mining import github_advice, open_mining_store
+from migration_evals.bot.settings import settings_from_env
+from migration_evals.core.errors import ConfigError
+from migration_evals.core.gold import gold_rows
+from migration_evals.core.specs import load_specs
+from migration_evals.gate.anchor import anchor_from_rows
+from migration_evals.miners.tracking import TrackedPR, track_pr
 from tests.conftest import ROOT, SPECS_DIR
 from tests.miners.github_upstream import TOKEN, FakeGitHub, FakePull, FakeRepo
 from tests.miners.histories import History, day, mixed_project

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from core.model import Tier
-from core.specs import SpecSet, load_specs
-from core.store import Store
+from migration_evals.bot.cli import main
+from migration_evals.core.model import Tier
+from migration_evals.core.specs import SpecSet, load_specs
+from migration_evals.core.store import Store
 from tests.conftest import pre_register_no_judge
 from tests.gate.ledgers import add_gold, append, balanced
 

@@ -9,11 +9,11 @@ import sys
 from collections.abc import Iterator
 from importlib import import_module
 
-from bot.app.repo_config import CONFIG_PATH
-from bot.cli import build_parser
-from bot.commands import COMMANDS
-from bot.parsers import Handler
-from bot.parsers import config as config_parser
+from migration_evals.bot.app.repo_config import CONFIG_PATH
+from migration_evals.bot.cli import build_parser
+from migration_evals.bot.commands import COMMANDS
+from migration_evals.bot.parsers import Handler
+from migration_evals.bot.parsers import config as config_parser
 from tests.conftest import ROOT
 
 # What ``--help`` must never load: the libraries behind the handlers, and the packages
@@ -40,18 +40,18 @@ HEAVY = (
 )
 
 # Every command's help, then every subcommand's, in one fresh interpreter; it prints the
-# top-level packages it holds afterwards and which of bot.commands' modules.
+# top-level packages it holds afterwards and which of migration_evals.bot.commands' modules.
 _PROBE = """
 import contextlib, io, json, sys
-from bot.cli import main
-from bot.commands import COMMANDS
+from migration_evals.bot.cli import main
+from migration_evals.bot.commands import COMMANDS
 lines = [[name] for name in COMMANDS] + [[name, action] for name, action in ACTIONS]
 for argv in lines:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
         main([*argv, "--help"])
 print(json.dumps({
     "packages": sorted({module.split(".")[0] for module in sys.modules}),
-    "commands": sorted(m for m in sys.modules if m.startswith("bot.commands.")),
+    "commands": sorted(m for m in sys.modules if m.startswith("migration_evals.bot.commands.")),
 }))
 """
 
@@ -82,7 +82,7 @@ def test_help_loads_no_handler_and_no_heavy_library() -> None:
     )
     loaded = json.loads(done.stdout)
     assert set(HEAVY) & set(loaded["packages"]) == set()
-    assert loaded["commands"] == ["bot.commands.options"]
+    assert loaded["commands"] == ["migration_evals.bot.commands.options"]
 
 
 def test_every_handler_a_parser_names_exists() -> None:
@@ -108,7 +108,7 @@ def test_run_help_reads_no_environment_and_sets_up_no_logging() -> None:
     # a line is mistyped.
     probe = (
         "import contextlib, io, sys\n"
-        "from bot.cli import main\n"
+        "from migration_evals.bot.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    main(['run', '--help'])\n"
         "print(' '.join(sorted(sys.modules)))\n"
@@ -117,5 +117,7 @@ def test_run_help_reads_no_environment_and_sets_up_no_logging() -> None:
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     loaded = set(done.stdout.split())
-    assert "bot.parsers.run" in loaded  # the probe did build the run command's parser
-    assert loaded & {"bot.settings", "logging", "json", "difflib"} == set()
+    assert (
+        "migration_evals.bot.parsers.run" in loaded
+    )  # the probe did build the run command's parser
+    assert loaded & {"migration_evals.bot.settings", "logging", "json", "difflib"} == set()

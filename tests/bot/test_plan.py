@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from bot.plan import RunPlan, plan_of
-from core.errors import ConfigError
-from core.settings import CassetteMode, DependencySettings, Executor, Settings
-from core.specs import SpecSet
+from migration_evals.bot.plan import RunPlan, plan_of
+from migration_evals.core.errors import ConfigError
+from migration_evals.core.settings import CassetteMode, DependencySettings, Executor, Settings
+from migration_evals.core.specs import SpecSet
 from tests.conftest import ROOT, SPECS_DIR
 
 MIRROR = "https://reader:s3cret@mirror.example/maven2"

@@ -7,8 +7,8 @@ import threading
 import pytest
 from rich.console import Console
 
-from bot.console import progress
-from bot.progress import RunProgress, duration_text
+from migration_evals.bot.console import progress
+from migration_evals.bot.progress import RunProgress, duration_text
 
 
 class FakeClock:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from bot.cli import main
-from bot.console import trials_table
-from bot.exits import ExitStatus
-from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from migration_evals.bot.cli import main
+from migration_evals.bot.console import trials_table
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
 from tests.conftest import ROOT
 
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"

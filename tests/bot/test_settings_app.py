@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.settings import github_app_from_env
-from core.errors import ConfigError
+from migration_evals.bot.settings import github_app_from_env
+from migration_evals.core.errors import ConfigError
 
 
 def test_the_public_url_is_a_base_url_without_its_trailing_slash() -> None:

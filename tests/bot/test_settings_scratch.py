@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.settings import RAM_FOLDER, default_scratch_dir, settings_from_env
+from migration_evals.bot.settings import RAM_FOLDER, default_scratch_dir, settings_from_env
 
 
 def test_an_explicit_scratch_folder_wins(tmp_path: Path) -> None:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from bot.cli import main
-from core.model import FabricatedMark, Stamps, Tier
-from core.specs import SpecSet
-from core.store import Store
+from migration_evals.bot.cli import main
+from migration_evals.core.model import FabricatedMark, Stamps, Tier
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
 from tests.gate.ledgers import Plan, append
 
 START = {

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from bot.cli import main
-from core.model import patch_bytes
+from migration_evals.bot.cli import main
+from migration_evals.core.model import patch_bytes
 from tests.conftest import ROOT, require_service
 from tests.gate.test_report_browser import CHROMIUM, _chromium
 

@@ -10,13 +10,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.wiring import build_cascade, build_judges, judge_retry_policy
-from core.cassette import CassetteLibrary
-from core.errors import ConfigError
-from core.model import Tier
-from core.settings import CassetteMode, Settings
-from core.specs import SpecSet
-from oracles.judges import RecordingJudge, ReplayingJudge
+from migration_evals.bot.wiring import build_cascade, build_judges, judge_retry_policy
+from migration_evals.core.cassette import CassetteLibrary
+from migration_evals.core.errors import ConfigError
+from migration_evals.core.model import Tier
+from migration_evals.core.settings import CassetteMode, Settings
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.judges import RecordingJudge, ReplayingJudge
 from tests.fake_judge_api import (
     ANTHROPIC_PATH,
     OPENAI_PATH,

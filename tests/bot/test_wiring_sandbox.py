@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.exits import ExitStatus
-from bot.settings import settings_from_env
-from bot.wiring import build_sandbox, host_apt_sources
-from core.cassette import CassetteLibrary
-from core.errors import ConfigError, SandboxError
-from core.settings import CassetteMode, Settings
-from core.specs import SpecSet
-from oracles.sandbox import RecordingSandbox, ReplayingSandbox, UnavailableSandbox
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.bot.settings import settings_from_env
+from migration_evals.bot.wiring import build_sandbox, host_apt_sources
+from migration_evals.core.cassette import CassetteLibrary
+from migration_evals.core.errors import ConfigError, SandboxError
+from migration_evals.core.settings import CassetteMode, Settings
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.sandbox import RecordingSandbox, ReplayingSandbox, UnavailableSandbox
 from tests.conftest import ROOT, SPECS_DIR
 
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
-from bot.settings import settings_from_env
-from core.errors import ConfigError
-from core.settings import Executor
+from migration_evals.bot.cli import main
+from migration_evals.bot.settings import settings_from_env
+from migration_evals.core.errors import ConfigError
+from migration_evals.core.settings import Executor
 from tests.conftest import ROOT, free_port
 
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"

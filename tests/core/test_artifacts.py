@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.artifacts import (
+from migration_evals.core.artifacts import (
     ArtifactError,
     ArtifactKind,
     ArtifactRef,
@@ -17,7 +17,7 @@ from core.artifacts import (
     artifacts_folder,
     prepare,
 )
-from core.store import Store
+from migration_evals.core.store import Store
 
 
 def test_an_artifact_is_named_by_the_digest_of_what_it_keeps(tmp_path: Path) -> None:

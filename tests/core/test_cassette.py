@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core.cassette import CassetteLibrary, scrub
-from core.errors import CassetteError
-from core.ports import JudgeReply, SandboxResult
+from migration_evals.core.cassette import CassetteLibrary, scrub
+from migration_evals.core.errors import CassetteError
+from migration_evals.core.ports import JudgeReply, SandboxResult
 
 
 def test_record_then_replay_round_trips(tmp_path: Path) -> None:

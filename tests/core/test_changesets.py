@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.changesets import check_against_specs, read_changesets
-from core.errors import ChangesetError
-from core.specs import SpecSet
+from migration_evals.core.changesets import check_against_specs, read_changesets
+from migration_evals.core.errors import ChangesetError
+from migration_evals.core.specs import SpecSet
 
 GOOD = {
     "id": "a/1",

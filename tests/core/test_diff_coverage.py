@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from core.diff_coverage import ChangedFile, DiffCoverage, DiffCoverageState, line_runs
+from migration_evals.core.diff_coverage import (
+    ChangedFile,
+    DiffCoverage,
+    DiffCoverageState,
+    line_runs,
+)
 
 PARTLY = DiffCoverage(
     changed=7,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core.gold import (
+from migration_evals.core.gold import (
     RELABELLED,
     GoldLabel,
     GoldRow,
@@ -14,8 +14,8 @@ from core.gold import (
     upsert_gold,
     upsert_gold_rows,
 )
-from core.model import Verdict
-from core.store import Store
+from migration_evals.core.model import Verdict
+from migration_evals.core.store import Store
 
 
 def test_upsert_replaces_and_rows_round_trip(tmp_path: Path) -> None:

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from core.chain import UNKEYED, ChainKey
-from core.checkpoints import CheckpointSigner, CheckpointVerifier
-from core.errors import ConfigError, StoreError
-from core.gold import GoldLabel, GoldRow, upsert_gold
-from core.integrity import LedgerKeys
-from core.store import Store
-from miners.policy import SurvivalPolicy
-from miners.retro import current_unlock, record_unlock_if_earned
-from miners.tracking import TrackedPR, note_check, track_pr
+from migration_evals.core.chain import UNKEYED, ChainKey
+from migration_evals.core.checkpoints import CheckpointSigner, CheckpointVerifier
+from migration_evals.core.errors import ConfigError, StoreError
+from migration_evals.core.gold import GoldLabel, GoldRow, upsert_gold
+from migration_evals.core.integrity import LedgerKeys
+from migration_evals.core.store import Store
+from migration_evals.miners.policy import SurvivalPolicy
+from migration_evals.miners.retro import current_unlock, record_unlock_if_earned
+from migration_evals.miners.tracking import TrackedPR, note_check, track_pr
 from tests.conftest import LEDGER_KEY, write_checkpoint_key
 from tests.core.test_store import _trial
 

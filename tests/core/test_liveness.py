@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from core.liveness import Holder, RunState, gone_reason, pid_alive
-from core.store import Store
+from migration_evals.core.liveness import Holder, RunState, gone_reason, pid_alive
+from migration_evals.core.store import Store
 from tests.fakes import FakeClock
 
 START = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

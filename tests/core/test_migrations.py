@@ -1,5 +1,5 @@
-"""One schema, migrated: the migrations build ``core.schema``, adopt a database of the
-release before them without losing a row, and servers never upgrade on their own."""
+"""One schema, migrated: the migrations build ``migration_evals.core.schema``, adopt a database of
+the release before them without losing a row, and servers never upgrade on their own."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from bot.cli import main
-from bot.exits import ExitStatus
-from core import migrations
-from core.errors import StoreError
-from core.migrations import Standing
-from core.schema import metadata, runs_table
-from core.store import SchemaPolicy, Store
-from oracles.runner import RunStatus
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.core import migrations
+from migration_evals.core.errors import StoreError
+from migration_evals.core.migrations import Standing
+from migration_evals.core.schema import metadata, runs_table
+from migration_evals.core.store import SchemaPolicy, Store
+from migration_evals.oracles.runner import RunStatus
 from tests.core.previous_release import build_previous_release, previous_rows, read_rows
 
 # Every new ledger here runs the chain itself (the suite copies a migrated template).
@@ -33,7 +33,7 @@ LEDGER_TABLES = {"meta", "runs", "ledger", "ledger_head", "trial_slots"}
 
 
 def schema_differences(url: str) -> list[object]:
-    """What autogenerate would change to make the database match ``core.schema``."""
+    """What autogenerate would change to make the database match ``migration_evals.core.schema``."""
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
@@ -187,7 +187,7 @@ def test_the_revision_read_without_alembic_is_alembics_own(url: str) -> None:
 def test_reading_a_current_ledger_imports_no_alembic(url: str) -> None:
     Store.open(url).close()
     probe = (
-        "import sys; from core.store import Store; "
+        "import sys; from migration_evals.core.store import Store; "
         f"Store.open({url!r}).close(); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))"
     )

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from bot.cli import main
-from bot.exits import ExitStatus
-from core import migrations
-from core.errors import StoreError
-from core.migrations import Standing
-from core.schema import runs_table
-from core.store import Store
-from oracles.runner import RunStatus
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.core import migrations
+from migration_evals.core.errors import StoreError
+from migration_evals.core.migrations import Standing
+from migration_evals.core.schema import runs_table
+from migration_evals.core.store import Store
+from migration_evals.oracles.runner import RunStatus
 from tests.core.previous_release import build_previous_release, previous_rows, read_rows
 from tests.core.test_migrations import LEDGER_TABLES, schema_differences
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.ports import SandboxResult
+from migration_evals.core.ports import SandboxResult
 
 
 def test_the_named_workspace_limit_is_kept_and_absent_when_none_was_hit() -> None:

@@ -6,7 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.retry import SECONDARY_LIMIT_WAIT_S, Backoff, rate_limit_wait_s, retry_after_s
+from migration_evals.core.retry import (
+    SECONDARY_LIMIT_WAIT_S,
+    Backoff,
+    rate_limit_wait_s,
+    retry_after_s,
+)
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import SpecError
-from core.model import Tier
-from core.specs import SpecSet, load_specs
+from migration_evals.core.errors import SpecError
+from migration_evals.core.model import Tier
+from migration_evals.core.specs import SpecSet, load_specs
 from tests.conftest import SPECS_DIR, pre_register_no_judge
 
 

@@ -9,10 +9,17 @@ from pathlib import Path
 
 import pytest
 
-import core.store
-from core.errors import StoreError
-from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
-from core.store import LedgerEntry, Store, _switch_to_wal
+from migration_evals.core.errors import StoreError
+from migration_evals.core.model import (
+    Changeset,
+    Envelope,
+    FabricatedMark,
+    Stamps,
+    Tier,
+    Trial,
+    Verdict,
+)
+from migration_evals.core.store import LedgerEntry, Store, _switch_to_wal
 from tests.conftest import product_sqlite_pragmas
 
 STAMPS = Stamps("o" * 64, "r" * 64, "h" * 64)
@@ -44,7 +51,7 @@ def test_a_shipped_sqlite_ledger_is_in_wal_mode_and_fsyncs_every_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The suite's own ledgers skip fsync (tests/conftest.py); the product's must not.
-    monkeypatch.setattr(core.store, "_sqlite_pragmas", product_sqlite_pragmas)
+    monkeypatch.setattr("migration_evals.core.store._sqlite_pragmas", product_sqlite_pragmas)
     store = Store.open(f"sqlite:///{tmp_path / 'shipped.db'}")
     try:
         with store.engine.connect() as conn:

@@ -9,9 +9,9 @@ from datetime import date
 import pytest
 import sqlalchemy as sa
 
-from core.errors import StoreError
-from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
-from core.store import Store
+from migration_evals.core.errors import StoreError
+from migration_evals.core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from migration_evals.core.store import Store
 
 pytestmark = pytest.mark.postgres
 

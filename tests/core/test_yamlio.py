@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import SpecError
-from core.yamlio import UntrustedYamlLimits, load_untrusted_yaml, load_yaml_file
+from migration_evals.core.errors import SpecError
+from migration_evals.core.yamlio import UntrustedYamlLimits, load_untrusted_yaml, load_yaml_file
 
 BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
     f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.specs import SpecSet
-from core.store import Store
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
 from tests.gate.ledgers import add_gold, append, balanced
 
 

@@ -8,11 +8,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from core.gold import GoldLabel, GoldRow, upsert_gold_rows
-from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
-from core.specs import SpecSet
-from core.store import Store
-from gate.trials import TierFacts, TrialFacts, outcome_of
+from migration_evals.core.gold import GoldLabel, GoldRow, upsert_gold_rows
+from migration_evals.core.model import (
+    Changeset,
+    Envelope,
+    FabricatedMark,
+    Stamps,
+    Tier,
+    Trial,
+    Verdict,
+)
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.trials import TierFacts, TrialFacts, outcome_of
 
 MODELS = ("claude-sonnet-4-5", "gpt-5", "gemini-2.5-pro")
 PRE = date(2020, 1, 1)  # before every model's training cutoff

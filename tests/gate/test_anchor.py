@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from core.gold import GoldLabel, GoldRow
-from core.model import Verdict
-from core.specs import SpecSet
-from core.store import Store
-from gate.anchor import AnchorState, anchor_from_rows, anchor_from_table, anchor_status
-from gate.stats import matthews_corrcoef
+from migration_evals.core.gold import GoldLabel, GoldRow
+from migration_evals.core.model import Verdict
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.anchor import (
+    AnchorState,
+    anchor_from_rows,
+    anchor_from_table,
+    anchor_status,
+)
+from migration_evals.gate.stats import matthews_corrcoef
 from tests.gate.ledgers import add_gold
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from core.specs import SpecSet
-from core.store import Store
-from gate.bundle import BUNDLE_FORMAT, build_bundle, differences, verify_bundle
-from gate.evaluation import evaluate
-from gate.publication import check
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.bundle import BUNDLE_FORMAT, build_bundle, differences, verify_bundle
+from migration_evals.gate.evaluation import evaluate
+from migration_evals.gate.publication import check
 from tests.gate.ledgers import Plan, append
 
 

@@ -8,16 +8,16 @@ import math
 import pytest
 from scipy.stats import norm
 
-from core.model import Tier
-from core.tasks import task_of
-from gate.report.comparisons import (
+from migration_evals.core.model import Tier
+from migration_evals.core.tasks import task_of
+from migration_evals.gate.report.comparisons import (
     model_costs,
     paired_differences,
     pairwise_differences,
     task_grid,
 )
-from gate.stats import newcombe_interval
-from gate.trials import TrialFacts
+from migration_evals.gate.stats import newcombe_interval
+from migration_evals.gate.trials import TrialFacts
 from tests.gate.ledgers import facts, many
 
 

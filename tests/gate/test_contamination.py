@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.specs import SpecSet
-from gate.contamination import ContaminationStatus, contamination
-from gate.stats import two_proportion_ztest
+from migration_evals.core.specs import SpecSet
+from migration_evals.gate.contamination import ContaminationStatus, contamination
+from migration_evals.gate.stats import two_proportion_ztest
 from tests.gate.ledgers import POST, PRE, facts
 
 

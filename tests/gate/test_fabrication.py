@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from core.model import FabricatedMark
-from core.stamps import canonical_json
-from gate.fabrication import find_marks, may_hold_marks
+from migration_evals.core.model import FabricatedMark
+from migration_evals.core.stamps import canonical_json
+from migration_evals.gate.fabrication import find_marks, may_hold_marks
 
 MARK = FabricatedMark("sandbox", "key", "cassettes/sandbox/x.json", "cassette miss").to_dict()
 

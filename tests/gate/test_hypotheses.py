@@ -7,9 +7,9 @@ from datetime import date
 
 import pytest
 
-from core.specs import Hypothesis, SpecSet
-from gate.hypotheses import HypothesisStatus, evaluate_hypotheses, find_harking
-from gate.stats import two_proportion_ztest
+from migration_evals.core.specs import Hypothesis, SpecSet
+from migration_evals.gate.hypotheses import HypothesisStatus, evaluate_hypotheses, find_harking
+from migration_evals.gate.stats import two_proportion_ztest
 from tests.gate.ledgers import many
 
 

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from gate.columns import TrialColumns
-from gate.incremental import _counted, _gathered
-from gate.reliability import gather
-from gate.selection import select_trials
-from gate.trials import JudgeOpinion, TrialFacts
+from migration_evals.gate.columns import TrialColumns
+from migration_evals.gate.incremental import _counted, _gathered
+from migration_evals.gate.reliability import gather
+from migration_evals.gate.selection import select_trials
+from migration_evals.gate.trials import JudgeOpinion, TrialFacts
 from tests.gate.ledgers import facts
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from core.chain import ChainKey
-from core.integrity import LedgerKeys
-from core.model import FabricatedMark, Tier, Verdict
-from core.specs import SpecSet
-from core.store import GENESIS_HASH, Store, row_hash
-from gate.ledger_scan import _COLUMNS, content_hash, scan_ledger
-from gate.trials import Outcome
+from migration_evals.core.chain import ChainKey
+from migration_evals.core.integrity import LedgerKeys
+from migration_evals.core.model import FabricatedMark, Tier, Verdict
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import GENESIS_HASH, Store, row_hash
+from migration_evals.gate.ledger_scan import _COLUMNS, content_hash, scan_ledger
+from migration_evals.gate.trials import Outcome
 from tests.gate.ledgers import POST, SANDBOX_S, TOKENS, Plan, append, balanced, build_trial
 
 ROW = {

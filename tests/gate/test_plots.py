@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from gate.report import plots
+from migration_evals.gate.report import plots
 
 
 def _bucket(passed: int, graded: int) -> dict[str, Any]:

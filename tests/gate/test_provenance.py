@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from core.model import FabricatedMark, Tier, Trial
-from core.specs import SpecSet
-from core.store import Store
-from gate.evaluation import evaluate
-from gate.provenance import Origin, envelope_origin, provenance, run_modes
-from gate.publication import check
-from gate.report import report_document
-from gate.trial_detail import run_records
+from migration_evals.core.model import FabricatedMark, Tier, Trial
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.evaluation import evaluate
+from migration_evals.gate.provenance import Origin, envelope_origin, provenance, run_modes
+from migration_evals.gate.publication import check
+from migration_evals.gate.report import report_document
+from migration_evals.gate.trial_detail import run_records
 from tests.gate.ledgers import Plan, build_trial
 
 LIVE = {

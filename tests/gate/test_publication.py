@@ -10,15 +10,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.liveness import Holder
-from core.model import FabricatedMark, Stamps, Tier
-from core.specs import SpecSet
-from core.store import Store
-from gate.evaluation import evaluate
-from gate.judges import JudgeReliabilityView
-from gate.publication import check
-from gate.refusals import GateDecision, RefusalCode
-from gate.trials import TrialFacts
+from migration_evals.core.liveness import Holder
+from migration_evals.core.model import FabricatedMark, Stamps, Tier
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.evaluation import evaluate
+from migration_evals.gate.judges import JudgeReliabilityView
+from migration_evals.gate.publication import check
+from migration_evals.gate.refusals import GateDecision, RefusalCode
+from migration_evals.gate.trials import TrialFacts
 from tests.gate.ledgers import MODELS, POST, PRE, Plan, add_gold, append, balanced
 
 MARK = FabricatedMark("judge", "k" * 8, "cassettes/judge/missing.json", "cassette miss")

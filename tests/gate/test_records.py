@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gate.report.records import diff_lines
+from migration_evals.gate.report.records import diff_lines
 
 DIFF = """diff --git a/pom.xml b/pom.xml
 index 307a59f..a075481 100644

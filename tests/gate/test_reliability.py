@@ -10,12 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
-from core.specs import HandLabel, SpecSet
-from core.store import Store
-from gate.judges import judge_reliability_probe
-from gate.ledger_scan import scan_ledger
-from gate.reliability import (
+from migration_evals.core.model import (
+    Changeset,
+    Envelope,
+    FabricatedMark,
+    Stamps,
+    Tier,
+    Trial,
+    Verdict,
+)
+from migration_evals.core.specs import HandLabel, SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.judges import judge_reliability_probe
+from migration_evals.gate.ledger_scan import scan_ledger
+from migration_evals.gate.reliability import (
     AgreementStatus,
     JudgeReliability,
     Opinions,

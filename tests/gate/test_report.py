@@ -14,13 +14,19 @@ import pytest
 from markdown_it import MarkdownIt
 from PIL import Image
 
-from core.specs import SpecSet
-from core.store import Store
-from gate.evaluation import evaluate
-from gate.publication import check
-from gate.report import ReportFiles, TrialsPage, report_document, trials_page, write_report
-from gate.report.plots import PLOTTERS, render, render_png
-from gate.trial_detail import run_records
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.evaluation import evaluate
+from migration_evals.gate.publication import check
+from migration_evals.gate.report import (
+    ReportFiles,
+    TrialsPage,
+    report_document,
+    trials_page,
+    write_report,
+)
+from migration_evals.gate.report.plots import PLOTTERS, render, render_png
+from migration_evals.gate.trial_detail import run_records
 from tests.gate.ledgers import Plan, add_gold, append, balanced
 
 GENERATED = "2026-11-29T12:00:00+00:00"

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from core.specs import SpecSet
-from core.store import Store
-from gate.evaluation import evaluate
-from gate.publication import check
-from gate.report import report_document, write_report
-from gate.report.plots import PLOTTERS
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.evaluation import evaluate
+from migration_evals.gate.publication import check
+from migration_evals.gate.report import report_document, write_report
+from migration_evals.gate.report.plots import PLOTTERS
 from tests.conftest import require_service
 from tests.gate.ledgers import append, balanced
 

@@ -10,17 +10,22 @@ from typing import Any
 
 import pytest
 
-from core.checkpoints import CheckpointSigner
-from core.errors import ConfigError
-from core.gold import GoldLabel, GoldRow, upsert_gold
-from core.model import Verdict
-from core.specs import SpecSet
-from core.store import Store
-from gate.anchor import anchor_status
-from gate.evaluation import evaluate
-from gate.publication import check
-from gate.refusals import RefusalCode
-from gate.shared_anchor import ANCHOR_FORMAT, build_anchor, check_anchor, imported_rows
+from migration_evals.core.checkpoints import CheckpointSigner
+from migration_evals.core.errors import ConfigError
+from migration_evals.core.gold import GoldLabel, GoldRow, upsert_gold
+from migration_evals.core.model import Verdict
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.anchor import anchor_status
+from migration_evals.gate.evaluation import evaluate
+from migration_evals.gate.publication import check
+from migration_evals.gate.refusals import RefusalCode
+from migration_evals.gate.shared_anchor import (
+    ANCHOR_FORMAT,
+    build_anchor,
+    check_anchor,
+    imported_rows,
+)
 from tests.conftest import write_checkpoint_key
 from tests.gate.ledgers import Plan, append
 

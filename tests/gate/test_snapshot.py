@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from core.chain import ChainKey
-from core.checkpoints import CheckpointSigner
-from core.integrity import LedgerKeys
-from core.liveness import Holder
-from core.model import FabricatedMark, Stamps, Tier
-from core.specs import SpecSet
-from core.store import Store
-from gate.evaluation import evaluate
-from gate.incremental import check_inputs
-from gate.ledger_scan import scan_ledger
-from gate.publication import GateInputs, decide, inputs_of
-from gate.snapshot import Body, find_start, keep
+from migration_evals.core.chain import ChainKey
+from migration_evals.core.checkpoints import CheckpointSigner
+from migration_evals.core.integrity import LedgerKeys
+from migration_evals.core.liveness import Holder
+from migration_evals.core.model import FabricatedMark, Stamps, Tier
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.evaluation import evaluate
+from migration_evals.gate.incremental import check_inputs
+from migration_evals.gate.ledger_scan import scan_ledger
+from migration_evals.gate.publication import GateInputs, decide, inputs_of
+from migration_evals.gate.snapshot import Body, find_start, keep
 from tests.conftest import LEDGER_KEY, write_checkpoint_key
 from tests.gate.ledgers import POST, PRE, Plan, add_gold, append, balanced, build_trial
 

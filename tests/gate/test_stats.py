@@ -1,11 +1,11 @@
-"""gate.stats against published worked examples and independent references."""
+"""migration_evals.gate.stats against published worked examples and independent references."""
 
 from __future__ import annotations
 
 import pytest
 from scipy.stats import chi2_contingency
 
-from gate.stats import (
+from migration_evals.gate.stats import (
     UndefinedStatistic,
     cohens_kappa,
     matthews_corrcoef,

@@ -3,7 +3,7 @@ from before they were recorded."""
 
 from __future__ import annotations
 
-from gate.suite_counts import count_lines, counts_document, table_cells
+from migration_evals.gate.suite_counts import count_lines, counts_document, table_cells
 
 GO_SIDE = {
     "exit_code": 1,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from core.model import Tier
-from core.specs import SpecSet
-from gate.selection import select_trials
-from gate.stats import wilson_interval
-from gate.tallies import cost_breakdown, funnel, outcome_counts, pass_rates
-from gate.trials import TrialFacts
+from migration_evals.core.model import Tier
+from migration_evals.core.specs import SpecSet
+from migration_evals.gate.selection import select_trials
+from migration_evals.gate.stats import wilson_interval
+from migration_evals.gate.tallies import cost_breakdown, funnel, outcome_counts, pass_rates
+from migration_evals.gate.trials import TrialFacts
 from tests.gate.ledgers import facts, many
 
 

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from core.model import Tier
-from core.specs import SpecSet
-from core.store import Store
-from gate.evaluation import evaluate
-from gate.publication import check
-from gate.report import report_document, trials_page, write_report
-from gate.trial_detail import run_records
+from migration_evals.core.model import Tier
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.evaluation import evaluate
+from migration_evals.gate.publication import check
+from migration_evals.gate.report import report_document, trials_page, write_report
+from migration_evals.gate.trial_detail import run_records
 from tests.gate.ledgers import Plan, append
 
-# The module, not the function of the same name that ``gate.report`` exports.
-page_module = importlib.import_module("gate.report.trials_page")
+# The module, not the function of the same name that ``migration_evals.gate.report`` exports.
+page_module = importlib.import_module("migration_evals.gate.report.trials_page")
 HOSTILE = "</script><script>document.title='owned'</script><!--"
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from core.specs import SpecSet
-from core.store import Store
-from gate.evaluation import evaluate
-from gate.publication import check
-from gate.report import ReportFiles, report_document, trials_page, write_report
-from gate.trial_detail import run_records
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.gate.evaluation import evaluate
+from migration_evals.gate.publication import check
+from migration_evals.gate.report import ReportFiles, report_document, trials_page, write_report
+from migration_evals.gate.trial_detail import run_records
 from tests.conftest import require_service
 from tests.gate.ledgers import Plan, append, balanced
 from tests.gate.test_report_browser import CHROMIUM, _chromium

@@ -307,10 +307,10 @@ def record_fixture_cassettes(root: Path) -> None:
     import requests
     from github import Auth, Github
 
-    from core.cassette import CassetteLibrary
-    from core.ports import PullRequestQuery
-    from miners.github import GitHubProvider
-    from miners.github_cassettes import GitHubCassetteServer, RequestsUpstream
+    from migration_evals.core.cassette import CassetteLibrary
+    from migration_evals.core.ports import PullRequestQuery
+    from migration_evals.miners.github import GitHubProvider
+    from migration_evals.miners.github_cassettes import GitHubCassetteServer, RequestsUpstream
     from tests.fakes import FakeClock
 
     page2 = f"/repos/{EXAMPLE_REPO}/pulls?state=all&sort=created&direction=asc&per_page=2&page=2"

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from core.ports import PullRequestInfo
-from miners.agents import Person
+from migration_evals.core.ports import PullRequestInfo
+from migration_evals.miners.agents import Person
 from tests.conftest import run_git, write_files
 
 __all__ = ["ADDED", "BASE_FILE", "T0", "History", "MixedProject", "day", "mixed_project"]

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ChangesetError, SpecError
-from miners.agents import Agents, Person, people_in
-from miners.clones import branch_ref, find_git_dir, repository_name
-from miners.git_changes import (
+from migration_evals.core.errors import ChangesetError, SpecError
+from migration_evals.miners.agents import Agents, Person, people_in
+from migration_evals.miners.clones import branch_ref, find_git_dir, repository_name
+from migration_evals.miners.git_changes import (
     ListedCommit,
     discover_changes,
     listed_changes,
     read_commit_list,
 )
-from miners.labels import MergedAtSource
+from migration_evals.miners.labels import MergedAtSource
 from tests.conftest import SPECS_DIR
 from tests.miners.histories import MixedProject, day, mixed_project
 

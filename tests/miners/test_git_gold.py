@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from core.gold import RELABELLED, GoldLabel, commit_key, gold_rows, label_history
-from core.store import Store
-from miners.agents import Agents
-from miners.clones import MirrorCache
-from miners.git_changes import ListedCommit, discover_changes, listed_changes
-from miners.git_gold import GitGrowReport, GitSource, grow_gold_from_git
-from miners.gold import ChangesetRecipe
-from miners.policy import SurvivalPolicy
-from miners.retro import progress
+from migration_evals.core.gold import RELABELLED, GoldLabel, commit_key, gold_rows, label_history
+from migration_evals.core.store import Store
+from migration_evals.miners.agents import Agents
+from migration_evals.miners.clones import MirrorCache
+from migration_evals.miners.git_changes import ListedCommit, discover_changes, listed_changes
+from migration_evals.miners.git_gold import GitGrowReport, GitSource, grow_gold_from_git
+from migration_evals.miners.gold import ChangesetRecipe
+from migration_evals.miners.policy import SurvivalPolicy
+from migration_evals.miners.retro import progress
 from tests.conftest import SPECS_DIR
 from tests.fakes import FakeClock, LedgerGrader
 from tests.miners.histories import ADDED, BASE_FILE, History, MixedProject, day, mixed_project

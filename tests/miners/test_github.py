@@ -16,11 +16,11 @@ import pytest
 import requests
 from github import Auth, Github
 
-from core.cassette import CassetteLibrary
-from core.errors import ChangesetProviderError
-from core.ports import PullRequestInfo, PullRequestQuery
-from miners.github import GitHubProvider, search_queries
-from miners.github_cassettes import GitHubCassetteServer, RequestsUpstream
+from migration_evals.core.cassette import CassetteLibrary
+from migration_evals.core.errors import ChangesetProviderError
+from migration_evals.core.ports import PullRequestInfo, PullRequestQuery
+from migration_evals.miners.github import GitHubProvider, search_queries
+from migration_evals.miners.github_cassettes import GitHubCassetteServer, RequestsUpstream
 from tests.fakes import FakeClock
 from tests.miners.github_upstream import (
     EXAMPLE_REPO,

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ChangesetProviderError
-from core.gold import GoldLabel, gold_rows
-from core.model import Verdict
-from core.ports import PullRequestInfo, PullRequestQuery
-from core.store import Store
-from miners.clones import MirrorCache
-from miners.gold import ChangesetRecipe, grow_gold
-from miners.policy import SurvivalPolicy
+from migration_evals.core.errors import ChangesetProviderError
+from migration_evals.core.gold import GoldLabel, gold_rows
+from migration_evals.core.model import Verdict
+from migration_evals.core.ports import PullRequestInfo, PullRequestQuery
+from migration_evals.core.store import Store
+from migration_evals.miners.clones import MirrorCache
+from migration_evals.miners.gold import ChangesetRecipe, grow_gold
+from migration_evals.miners.policy import SurvivalPolicy
 from tests.fakes import FakeClock, FakeProvider, LedgerGrader
 from tests.miners.histories import ADDED, History, day
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from miners.history import landing_commit
+from migration_evals.miners.history import landing_commit
 from tests.conftest import run_git
 
 

@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import RepositoryError
-from core.gold import GoldLabel
-from core.ports import PullRequestInfo
-from miners.clones import MirrorCache, fetch_time, record_fetch_time
-from miners.labels import (
+from migration_evals.core.errors import RepositoryError
+from migration_evals.core.gold import GoldLabel
+from migration_evals.core.ports import PullRequestInfo
+from migration_evals.miners.clones import MirrorCache, fetch_time, record_fetch_time
+from migration_evals.miners.labels import (
     Labelled,
     MergedAtSource,
     MergedChange,
     label_merged,
     label_pull_request,
 )
-from miners.policy import SurvivalPolicy
+from migration_evals.miners.policy import SurvivalPolicy
 from tests.fakes import FakeClock
 from tests.miners.histories import ADDED, BASE_FILE, History, day, indent
 

@@ -7,19 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from core.gold import GoldLabel, GoldRow, upsert_gold
-from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
-from core.specs import SpecSet
-from core.store import Store
-from miners.policy import SurvivalPolicy
-from miners.retro import (
+from migration_evals.core.gold import GoldLabel, GoldRow, upsert_gold
+from migration_evals.core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.miners.policy import SurvivalPolicy
+from migration_evals.miners.retro import (
     current_unlock,
     mark_retroactive,
     progress,
     record_unlock_if_earned,
     retroactive_trials,
 )
-from miners.tracking import TrackedPR, track_pr
+from migration_evals.miners.tracking import TrackedPR, track_pr
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 POLICY = SurvivalPolicy()  # 30 days, 0.8, 50 PRs: the spec's values

@@ -8,14 +8,22 @@ from pathlib import Path
 
 import pytest
 
-from core import schema
-from core.gold import GoldLabel, gold_rows
-from core.model import Changeset, Envelope, FabricatedMark, Stamps, Tier, Trial, Verdict
-from core.store import Store
-from miners.clones import MirrorCache
-from miners.policy import SurvivalPolicy
-from miners.survival import RefreshReport, refresh
-from miners.tracking import TrackedPR, track_pr, tracked_prs
+from migration_evals.core import schema
+from migration_evals.core.gold import GoldLabel, gold_rows
+from migration_evals.core.model import (
+    Changeset,
+    Envelope,
+    FabricatedMark,
+    Stamps,
+    Tier,
+    Trial,
+    Verdict,
+)
+from migration_evals.core.store import Store
+from migration_evals.miners.clones import MirrorCache
+from migration_evals.miners.policy import SurvivalPolicy
+from migration_evals.miners.survival import RefreshReport, refresh
+from migration_evals.miners.tracking import TrackedPR, track_pr, tracked_prs
 from tests.fakes import FakeClock, FakeProvider
 from tests.miners.histories import History, day
 

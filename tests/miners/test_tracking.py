@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from core.store import Store
-from miners.tracking import TrackedPR, note_check, track_pr, tracked_pr, tracked_prs
+from migration_evals.core.store import Store
+from migration_evals.miners.tracking import TrackedPR, note_check, track_pr, tracked_pr, tracked_prs
 
 OPENED = datetime(2025, 3, 1, 9, tzinfo=UTC)
 

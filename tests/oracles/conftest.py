@@ -11,8 +11,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from core.model import Changeset
-from core.specs import SpecSet
+from migration_evals.core.model import Changeset
+from migration_evals.core.specs import SpecSet
 from tests.conftest import LiveGrader, RepoFactory, diff_of, live_docker_sandbox
 
 API = """FROM debian:11-slim

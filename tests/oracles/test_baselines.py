@@ -7,9 +7,9 @@ import time
 from datetime import date
 from pathlib import Path
 
-from core.model import Changeset, FabricatedMark
-from core.ports import SandboxAction, SandboxRequest, SandboxResult
-from oracles.baselines import BaselineCache
+from migration_evals.core.model import Changeset, FabricatedMark
+from migration_evals.core.ports import SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.oracles.baselines import BaselineCache
 
 CHANGESET = Changeset("c", "repo", "a" * 40, "", "java8-to-17", "gpt-5", date(2021, 1, 1))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from oracles.build_summaries import (
+from migration_evals.oracles.build_summaries import (
     Counts,
     DisagreementKind,
     TestTotals,

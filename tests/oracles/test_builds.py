@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from core.model import Verdict
-from core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
-from oracles.baselines import BaselineCache
-from oracles.builds import BuildPlan, Builds, build_request, go_build_env
-from oracles.deps import ResolutionStatus
-from oracles.projects import BuildSystem, Project
-from oracles.tiers.base import TrialContext
-from oracles.workspace import tree_hash
+from migration_evals.core.model import Verdict
+from migration_evals.core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.oracles.baselines import BaselineCache
+from migration_evals.oracles.builds import BuildPlan, Builds, build_request, go_build_env
+from migration_evals.oracles.deps import ResolutionStatus
+from migration_evals.oracles.projects import BuildSystem, Project
+from migration_evals.oracles.tiers.base import TrialContext
+from migration_evals.oracles.workspace import tree_hash
 from tests.conftest import TrialFactory, run_git
 from tests.fakes import BuildScript, FakeSandbox, memory_tree
 

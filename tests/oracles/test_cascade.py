@@ -8,23 +8,29 @@ from pathlib import Path
 
 import pytest
 
-from core.cassette import CassetteLibrary
-from core.errors import SandboxError
-from core.model import Changeset, Envelope, Tier, Verdict
-from core.ports import JudgeReply, SandboxAction, SandboxRequest, SandboxResult
-from core.specs import SpecSet
-from core.store import Store
-from oracles.cascade import Budget, Carried, Cascade, TrialDeferredError, tier_actual_cost
-from oracles.judges import ReplayingJudge
-from oracles.judges.retry import BRIEF_WAIT_S
-from oracles.repos import RepoCache
-from oracles.sandbox import ReplayingSandbox
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.base import TierOutcome
-from oracles.tiers.compile import CompileOracle
-from oracles.tiers.judge import JudgeOracle
-from oracles.tiers.tests import TestsOracle
-from oracles.workspace import tree_hash
+from migration_evals.core.cassette import CassetteLibrary
+from migration_evals.core.errors import SandboxError
+from migration_evals.core.model import Changeset, Envelope, Tier, Verdict
+from migration_evals.core.ports import JudgeReply, SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import (
+    Budget,
+    Carried,
+    Cascade,
+    TrialDeferredError,
+    tier_actual_cost,
+)
+from migration_evals.oracles.judges import ReplayingJudge
+from migration_evals.oracles.judges.retry import BRIEF_WAIT_S
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.sandbox import ReplayingSandbox
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.base import TierOutcome
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.tiers.judge import JudgeOracle
+from migration_evals.oracles.tiers.tests import TestsOracle
+from migration_evals.oracles.workspace import tree_hash
 from tests.conftest import RepoFactory, diff_of
 from tests.fakes import (
     FakeJudge,

@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from core.model import Changeset, Tier
-from core.ports import JudgeReply, RegistryFetch, SandboxAction, SandboxResult
-from core.specs import SpecSet
-from core.store import Store
-from oracles.cascade import Budget, Cascade, TrialRecord
-from oracles.repos import RepoCache
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.base import TierOracle
-from oracles.tiers.compile import CompileOracle
-from oracles.tiers.judge import JudgeOracle
-from oracles.tiers.tests import TestsOracle
-from oracles.workspace import tree_hash
+from migration_evals.core.model import Changeset, Tier
+from migration_evals.core.ports import JudgeReply, RegistryFetch, SandboxAction, SandboxResult
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Budget, Cascade, TrialRecord
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.base import TierOracle
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.tiers.judge import JudgeOracle
+from migration_evals.oracles.tiers.tests import TestsOracle
+from migration_evals.oracles.workspace import tree_hash
 from tests.conftest import RepoFactory, diff_of
 from tests.fakes import BuildScript, FakeJudge, FakeSandbox, judge_json
 

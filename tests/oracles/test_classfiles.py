@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oracles.classfiles import check_class_files, java_release
+from migration_evals.oracles.classfiles import check_class_files, java_release
 
 JAVA17 = "cafebabe0000003d"
 JAVA8 = "cafebabe00000034"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from oracles.compiler_output import (
+from migration_evals.oracles.compiler_output import (
     build_error_lines,
     describe_build_stop,
     parse_build_output,
     parse_compiler_output,
 )
-from oracles.sandbox.capture import OutputCap
+from migration_evals.oracles.sandbox.capture import OutputCap
 from tests.oracles import build_outputs as b
 
 BUILD = """Step 1/3 : FROM debian:12-slim

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.model import Verdict
-from oracles.coverage import (
+from migration_evals.core.model import Verdict
+from migration_evals.oracles.coverage import (
     Coverage,
     CoverageFormat,
     FileCoverage,
@@ -169,7 +169,7 @@ def test_tools_are_there_when_the_gate_served_every_one() -> None:
 
 
 def test_only_the_modules_own_files_count_for_go() -> None:
-    from oracles.coverage import go_module_path, within_module
+    from migration_evals.oracles.coverage import go_module_path, within_module
 
     module = go_module_path(b'module "example.com/kv"\n\ngo 1.19\n')
     assert module == "example.com/kv"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from core.model import Tier, Trial, Verdict
+from migration_evals.core.model import Tier, Trial, Verdict
 from tests.conftest import LiveGrader, RepoFactory, clone_example, diff_of, good_patch_files
 from tests.oracles.test_tiers_live import _tier
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from core.specs import load_specs
-from oracles.coverage import CoverageFormat, FileCoverage, read_coverage
+from migration_evals.core.specs import load_specs
+from migration_evals.oracles.coverage import CoverageFormat, FileCoverage, read_coverage
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 

@@ -8,9 +8,15 @@ from collections.abc import Callable
 
 import pytest
 
-from core.ports import CacheMount, RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
-from oracles.baselines import BaselineCache
-from oracles.deps import (
+from migration_evals.core.ports import (
+    CacheMount,
+    RegistryFetch,
+    SandboxAction,
+    SandboxRequest,
+    SandboxResult,
+)
+from migration_evals.oracles.baselines import BaselineCache
+from migration_evals.oracles.deps import (
     Resolution,
     ResolutionStatus,
     Resolver,
@@ -19,7 +25,7 @@ from oracles.deps import (
     maven_coordinates_of,
     resolution_cache,
 )
-from oracles.projects import BuildSystem, Project
+from migration_evals.oracles.projects import BuildSystem, Project
 
 MAVEN_PROJECT = Project(BuildSystem.MAVEN, "")
 GO_PROJECT = Project(BuildSystem.GO, "svc")

@@ -9,15 +9,15 @@ from collections.abc import Mapping
 
 import pytest
 
-from core.diff_coverage import ChangedFile, DiffCoverage, DiffCoverageState
-from oracles.coverage import CoverageFormat, parse_go_profile, read_coverage
-from oracles.diff_coverage import (
+from migration_evals.core.diff_coverage import ChangedFile, DiffCoverage, DiffCoverageState
+from migration_evals.oracles.coverage import CoverageFormat, parse_go_profile, read_coverage
+from migration_evals.oracles.diff_coverage import (
     ProjectCoverage,
     added_lines,
     diff_coverage,
     diff_without_coverage,
 )
-from oracles.dockerfiles import is_dockerfile
+from migration_evals.oracles.dockerfiles import is_dockerfile
 from tests.conftest import RepoFactory, diff_of
 
 JAVA_TESTS = ("**/src/test/**",)

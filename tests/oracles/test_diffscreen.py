@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from oracles.diffscreen import ScreenLimits, parse_diff, screen_diff
-from oracles.tree import ChangeKind
+from migration_evals.oracles.diffscreen import ScreenLimits, parse_diff, screen_diff
+from migration_evals.oracles.tree import ChangeKind
 
 LIMITS = ScreenLimits(max_files=10, max_patch_bytes=100_000)
 

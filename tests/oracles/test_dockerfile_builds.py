@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import tarfile
 
-from core.model import Verdict
-from core.ports import SandboxAction, SandboxRequest, SandboxResult
-from oracles.dockerfile_builds import build_pair
-from oracles.dockerfiles import DockerBuild
-from oracles.sandbox.commands import build_arguments
-from oracles.tiers.base import TrialContext
-from oracles.tiers.sandboxed import TrialSandbox
-from oracles.workspace import tree_hash
+from migration_evals.core.model import Verdict
+from migration_evals.core.ports import SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.oracles.dockerfile_builds import build_pair
+from migration_evals.oracles.dockerfiles import DockerBuild
+from migration_evals.oracles.sandbox.commands import build_arguments
+from migration_evals.oracles.tiers.base import TrialContext
+from migration_evals.oracles.tiers.sandboxed import TrialSandbox
+from migration_evals.oracles.workspace import tree_hash
 from tests.conftest import TrialFactory
 from tests.fakes import FakeSandbox
 

@@ -20,18 +20,18 @@ from pathlib import Path
 import docker
 import pytest
 
-from core.model import Changeset, Envelope, Tier, Trial, Verdict
-from core.ports import JudgeReply
-from core.specs import SpecSet
-from oracles.baselines import BaselineCache
-from oracles.cascade import Budget, Cascade
-from oracles.repos import RepoCache
-from oracles.sandbox import DockerSandbox, SandboxLimits
-from oracles.sandbox.docker import default_user
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.compile import CompileOracle
-from oracles.tiers.judge import JudgeOracle
-from oracles.tiers.tests import TestsOracle
+from migration_evals.core.model import Changeset, Envelope, Tier, Trial, Verdict
+from migration_evals.core.ports import JudgeReply
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.baselines import BaselineCache
+from migration_evals.oracles.cascade import Budget, Cascade
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
+from migration_evals.oracles.sandbox.docker import default_user
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.tiers.judge import JudgeOracle
+from migration_evals.oracles.tiers.tests import TestsOracle
 from tests.conftest import RepoFactory, diff_of
 from tests.fakes import FakeJudge, judge_json
 

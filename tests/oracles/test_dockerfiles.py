@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from oracles.dockerfiles import DockerBuild, diff_images, is_dockerfile, touched_builds
-from oracles.tree import ChangeKind, FileChange
+from migration_evals.oracles.dockerfiles import (
+    DockerBuild,
+    diff_images,
+    is_dockerfile,
+    touched_builds,
+)
+from migration_evals.oracles.tree import ChangeKind, FileChange
 
 
 def _modified(*paths: str) -> list[FileChange]:

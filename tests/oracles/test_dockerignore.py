@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from oracles.dockerignore import (
+from migration_evals.oracles.dockerignore import (
     IgnoreFileError,
     IgnoreRules,
     build_context,
     read_patterns,
     source_covers,
 )
-from oracles.workspace import tree_hash
+from migration_evals.oracles.workspace import tree_hash
 
 TREE = [
     ".dockerignore",

@@ -1,5 +1,5 @@
 """The graded image is the one ``docker build`` makes: its ignore file applied to the
-context the live sandbox sends the engine (``oracles.dockerignore``).
+context the live sandbox sends the engine (``migration_evals.oracles.dockerignore``).
 
 The attack this closes: a FROM bump plus a ``.dockerignore`` that drops the page the image
 serves. Tier 1 refuses the ignore file as a build input; here tier 3 runs alone, to show
@@ -14,15 +14,15 @@ from pathlib import Path
 import docker
 import pytest
 
-from core.model import Verdict
-from core.specs import SpecSet
-from oracles.baselines import BaselineCache
-from oracles.dockerfile_builds import build_pair
-from oracles.dockerfiles import DockerBuild
-from oracles.sandbox import DockerSandbox
-from oracles.tiers.base import TrialContext
-from oracles.tiers.sandboxed import TrialSandbox
-from oracles.tiers.tests import TestsOracle
+from migration_evals.core.model import Verdict
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.baselines import BaselineCache
+from migration_evals.oracles.dockerfile_builds import build_pair
+from migration_evals.oracles.dockerfiles import DockerBuild
+from migration_evals.oracles.sandbox import DockerSandbox
+from migration_evals.oracles.tiers.base import TrialContext
+from migration_evals.oracles.tiers.sandboxed import TrialSandbox
+from migration_evals.oracles.tiers.tests import TestsOracle
 from tests.conftest import TrialFactory, live_docker_sandbox
 
 pytestmark = pytest.mark.docker

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from oracles.folders import Walk, WalkLimits, remove_small_tree, remove_tree
+from migration_evals.oracles.folders import Walk, WalkLimits, remove_small_tree, remove_tree
 from tests.conftest import deep_chain
 
 

@@ -7,16 +7,16 @@ import tarfile
 from collections.abc import Callable
 from dataclasses import replace
 
-from core.model import Verdict
-from core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
-from oracles.baselines import BaselineCache
-from oracles.builds import BuildPlan, Builds
-from oracles.gopath import PLACEHOLDER, SCRIPT, infer_module_path, repository_module
-from oracles.projects import BuildSystem, Project
-from oracles.tiers.base import TrialContext
-from oracles.tiers.sandboxed import TrialSandbox
-from oracles.tiers.tests import _module
-from oracles.workspace import tree_hash
+from migration_evals.core.model import Verdict
+from migration_evals.core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.oracles.baselines import BaselineCache
+from migration_evals.oracles.builds import BuildPlan, Builds
+from migration_evals.oracles.gopath import PLACEHOLDER, SCRIPT, infer_module_path, repository_module
+from migration_evals.oracles.projects import BuildSystem, Project
+from migration_evals.oracles.tiers.base import TrialContext
+from migration_evals.oracles.tiers.sandboxed import TrialSandbox
+from migration_evals.oracles.tiers.tests import _module
+from migration_evals.oracles.workspace import tree_hash
 from tests.conftest import TrialFactory
 from tests.fakes import BuildScript, FakeSandbox, memory_tree
 

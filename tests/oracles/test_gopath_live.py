@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.model import Tier, Verdict
+from migration_evals.core.model import Tier, Verdict
 from tests.conftest import LiveGrader, RepoFactory, diff_of
 
 pytestmark = pytest.mark.docker

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from core.model import Severity, Verdict
-from oracles.build_summaries import Disagreement, DisagreementKind
-from oracles.compiler_output import describe_build_stop
-from oracles.grading import (
+from migration_evals.core.model import Severity, Verdict
+from migration_evals.oracles.build_summaries import Disagreement, DisagreementKind
+from migration_evals.oracles.compiler_output import describe_build_stop
+from migration_evals.oracles.grading import (
     TestReport,
     TestStatus,
     changed_test_files,
@@ -23,7 +23,7 @@ from oracles.grading import (
     stable_test_name,
     suite_did_not_build,
 )
-from oracles.tree import ChangeKind, FileChange
+from migration_evals.oracles.tree import ChangeKind, FileChange
 from tests.oracles.build_outputs import PLUGIN_PLUGIN
 
 SUREFIRE = """<?xml version="1.0" encoding="UTF-8"?>
@@ -355,8 +355,8 @@ def test_a_disagreement_fails_even_where_nothing_else_would() -> None:
 
 def test_a_go_package_that_passes_without_running_a_test_is_skipped() -> None:
     # With coverage on, cmd/go reports a package without test files as passing at 0%.
-    from oracles.grading import TestStatus as Status
-    from oracles.grading import parse_go_test_json as parse
+    from migration_evals.oracles.grading import TestStatus as Status
+    from migration_evals.oracles.grading import parse_go_test_json as parse
 
     output = (
         '{"Action":"output","Package":"m/cmd",'

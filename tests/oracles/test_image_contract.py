@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core.ports import ImageConfig
-from oracles.image_contract import ContractRules, config_differences, nothing_to_compare
+from migration_evals.core.ports import ImageConfig
+from migration_evals.oracles.image_contract import (
+    ContractRules,
+    config_differences,
+    nothing_to_compare,
+)
 
 RULES = ContractRules(labels=("org.opencontainers.image.source",), env_ignore=("*_VERSION",))
 BASE = ImageConfig(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from core.model import Envelope, Tier, Trial, Verdict
+from migration_evals.core.model import Envelope, Tier, Trial, Verdict
 from tests.conftest import (
     ROOT,
     LiveGrader,

@@ -17,10 +17,10 @@ from pathlib import Path
 import docker
 import pytest
 
-from core.model import Tier, Trial, Verdict
-from core.specs import SpecSet
-from oracles.folders import remove_tree
-from oracles.sandbox.hardening import OWNER_LABEL
+from migration_evals.core.model import Tier, Trial, Verdict
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.folders import remove_tree
+from migration_evals.oracles.sandbox.hardening import OWNER_LABEL
 from tests.conftest import (
     ROOT,
     LiveGrader,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from core.model import Tier, Trial, Verdict
-from core.specs import SpecSet
+from migration_evals.core.model import Tier, Trial, Verdict
+from migration_evals.core.specs import SpecSet
 from tests.conftest import (
     LiveGrader,
     RepoFactory,

@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from core.spec_schemas import RECIPE_SCHEMA
-from core.specs import SpecSet
-from oracles.java_syntax import SYNTAX_FORMS, string_value
-from oracles.test_edits import EditKind, TestEdit, TestEdits, TestPolicy, classify_test_edit
+from migration_evals.core.spec_schemas import RECIPE_SCHEMA
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.java_syntax import SYNTAX_FORMS, string_value
+from migration_evals.oracles.test_edits import (
+    EditKind,
+    TestEdit,
+    TestEdits,
+    TestPolicy,
+    classify_test_edit,
+)
 
 PATH = "src/test/java/x/OrdersTest.java"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.model import Envelope, Stamps, Tier, Verdict
-from core.ports import JudgeReply
-from core.specs import SpecSet
-from oracles.judging import make_visible, parse_answer, render_prompt
+from migration_evals.core.model import Envelope, Stamps, Tier, Verdict
+from migration_evals.core.ports import JudgeReply
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.judging import make_visible, parse_answer, render_prompt
 from tests.fakes import judge_json
 
 DIFF = "--- a/pom.xml\n+++ b/pom.xml\n@@ -1 +1 @@\n-<source>1.8</source>\n+<release>17</release>\n"

@@ -1,13 +1,13 @@
-"""The harness's JUnit Platform record against Surefire's XML (``oracles.junit_record``),
-and how tier 3 grades what the check finds."""
+"""The harness's JUnit Platform record against Surefire's XML
+(``migration_evals.oracles.junit_record``), and how tier 3 grades what the check finds."""
 
 from __future__ import annotations
 
-from core.model import Verdict
-from core.ports import SandboxResult
-from oracles.build_summaries import DisagreementKind
-from oracles.grading import LISTENED, TestReport, grade_tests
-from oracles.junit_record import (
+from migration_evals.core.model import Verdict
+from migration_evals.core.ports import SandboxResult
+from migration_evals.oracles.build_summaries import DisagreementKind
+from migration_evals.oracles.grading import LISTENED, TestReport, grade_tests
+from migration_evals.oracles.junit_record import (
     NO_LISTENER,
     UNLISTENED,
     RecordCheck,
@@ -15,7 +15,7 @@ from oracles.junit_record import (
     record_line,
     run_key,
 )
-from oracles.tiers.tests import read_report
+from migration_evals.oracles.tiers.tests import read_report
 
 KEY = "0123456789abcdef0123456789abcdef"
 OTHER_KEY = "fedcba9876543210fedcba9876543210"

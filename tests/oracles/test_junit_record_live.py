@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from core.model import Envelope, Severity, Tier, Trial, Verdict
-from oracles.grading import LISTENED
-from oracles.junit_record import UNLISTENED
+from migration_evals.core.model import Envelope, Severity, Tier, Trial, Verdict
+from migration_evals.oracles.grading import LISTENED
+from migration_evals.oracles.junit_record import UNLISTENED
 from tests.conftest import LiveGrader, clone_example, diff_of, good_patch_files, without_outside
 
 pytestmark = pytest.mark.docker

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracles.pom import active_scopes, jdk_matches, read_pom
+from migration_evals.oracles.pom import active_scopes, jdk_matches, read_pom
 
 
 @pytest.mark.parametrize(

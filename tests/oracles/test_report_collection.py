@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import tarfile
 
-from core.specs import SpecSet
-from oracles.build_summaries import DisagreementKind, cross_check_surefire
-from oracles.grading import path_matches
-from oracles.sandbox.archives import read_workspace
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.build_summaries import DisagreementKind, cross_check_surefire
+from migration_evals.oracles.grading import path_matches
+from migration_evals.oracles.sandbox.archives import read_workspace
 
 REPORT = b"<testsuite><testcase classname='x.T' name='a'/></testsuite>"
 MODULE_REPORTS = [

@@ -18,9 +18,9 @@ from pathlib import Path
 import docker
 import pytest
 
-from core.model import Tier, Trial, Verdict
-from core.settings import DependencySettings
-from core.specs import SpecSet
+from migration_evals.core.model import Tier, Trial, Verdict
+from migration_evals.core.settings import DependencySettings
+from migration_evals.core.specs import SpecSet
 from tests.conftest import ROOT, LiveGrader, RepoFactory, diff_of, live_docker_sandbox, run_git
 from tests.oracles.maven_poms import junit_pom
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.artifacts import FolderArtifacts
-from core.model import FabricatedMark
-from core.ports import SandboxAction, SandboxRequest, SandboxResult
-from oracles.run_logs import NOT_RECORDED, RunLog, keep_logs
+from migration_evals.core.artifacts import FolderArtifacts
+from migration_evals.core.model import FabricatedMark
+from migration_evals.core.ports import SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.oracles.run_logs import NOT_RECORDED, RunLog, keep_logs
 
 REQUEST = SandboxRequest(SandboxAction.RUN, "img", ("mvn", "test"), tree_hash="base-tree")
 

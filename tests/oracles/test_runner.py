@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 from pathlib import Path
 
-from core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
-from core.store import Store
-from oracles.cascade import Budget, TrialRecord, trial_id
-from oracles.runner import Runner
+from migration_evals.core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Budget, TrialRecord, trial_id
+from migration_evals.oracles.runner import Runner
 
 STAMPS = Stamps("o" * 64, "r" * 64, "h" * 64)
 

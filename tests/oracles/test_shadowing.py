@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from core.model import Evidence, Verdict
-from core.ports import SandboxResult
-from core.specs import Recipe, SpecSet
-from oracles.baselines import BaselineCache
-from oracles.builds import Builds
-from oracles.shadowing import check_go_shadowing, check_shadowing, go_replaces, java_package
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.compile import CompileOracle
-from oracles.tree import ChangeKind, FileChange, MemoryTree
-from oracles.workspace import tree_hash
+from migration_evals.core.model import Evidence, Verdict
+from migration_evals.core.ports import SandboxResult
+from migration_evals.core.specs import Recipe, SpecSet
+from migration_evals.oracles.baselines import BaselineCache
+from migration_evals.oracles.builds import Builds
+from migration_evals.oracles.shadowing import (
+    check_go_shadowing,
+    check_shadowing,
+    go_replaces,
+    java_package,
+)
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.oracles.workspace import tree_hash
 from tests.conftest import TrialFactory
 from tests.fakes import BuildScript, FakeSandbox
 from tests.fakes import memory_tree as tree

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.model import Tier, Verdict
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.base import TierOutcome, TrialContext
+from migration_evals.core.model import Tier, Verdict
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from tests.conftest import (
     LiveGrader,
     RepoFactory,

@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from core.model import Evidence, Severity
-from oracles.syntax import check_syntax, language_of
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.core.model import Evidence, Severity
+from migration_evals.oracles.syntax import check_syntax, language_of
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 VALID_JAVA = b"""package demo;
 

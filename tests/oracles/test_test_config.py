@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.model import Evidence
-from core.specs import Recipe, SpecSet
-from oracles.test_config import check_test_config
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.core.model import Evidence
+from migration_evals.core.specs import Recipe, SpecSet
+from migration_evals.oracles.test_config import check_test_config
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 from tests.fakes import memory_tree as tree
 
 HEAD = """<?xml version="1.0" encoding="UTF-8"?>

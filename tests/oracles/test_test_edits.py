@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from core.specs import SpecSet
-from oracles.rewrites import Rewrite, apply_rewrites, split_tokens
-from oracles.test_edits import (
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.rewrites import Rewrite, apply_rewrites, split_tokens
+from migration_evals.oracles.test_edits import (
     EditKind,
     TestEdit,
     TestPolicy,
     classify_test_edit,
     classify_test_edits,
 )
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 
 @pytest.fixture

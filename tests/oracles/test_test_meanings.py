@@ -10,9 +10,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from core.specs import SpecSet
-from oracles.test_edits import EditKind, TestEdit, TestPolicy, classify_test_edits
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.test_edits import EditKind, TestEdit, TestPolicy, classify_test_edits
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from core.model import Tier, Trial, Verdict
-from core.specs import SpecSet
+from migration_evals.core.model import Tier, Trial, Verdict
+from migration_evals.core.specs import SpecSet
 from tests.conftest import (
     ROOT,
     LiveGrader,

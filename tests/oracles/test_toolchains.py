@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from core.specs import SpecSet
-from oracles.projects import BuildSystem, Project
-from oracles.toolchains import (
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.projects import BuildSystem, Project
+from migration_evals.oracles.toolchains import (
     base_toolchain,
     java_level,
     patched_toolchain,
     recipe_toolchain_images,
 )
-from oracles.tree import MemoryTree
+from migration_evals.oracles.tree import MemoryTree
 
 JAVA8 = "migration-evals/java8:2"
 JAVA11 = "migration-evals/java11:2"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.model import Tier, Trial, Verdict
+from migration_evals.core.model import Tier, Trial, Verdict
 from tests.conftest import LiveGrader, RepoFactory, diff_of
 from tests.oracles.maven_poms import junit_pom
 

@@ -11,12 +11,12 @@ from typing import IO
 
 import pytest
 
-from core.errors import RepositoryError
-from core.model import Changeset
-from oracles.diffscreen import ScreenLimits
-from oracles.folders import remove_tree
-from oracles.repos import RepoCache
-from oracles.workspace import Workspace, remove_run_workspaces, workspace_prefix
+from migration_evals.core.errors import RepositoryError
+from migration_evals.core.model import Changeset
+from migration_evals.oracles.diffscreen import ScreenLimits
+from migration_evals.oracles.folders import remove_tree
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.workspace import Workspace, remove_run_workspaces, workspace_prefix
 from tests.conftest import RepoFactory, deep_chain, diff_of, run_git
 
 LIMITS = ScreenLimits(max_files=20, max_patch_bytes=200_000)

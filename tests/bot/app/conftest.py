@@ -22,20 +22,20 @@ import pytest
 from flask.testing import FlaskClient
 from markdown_it import MarkdownIt
 
-from bot.app.github import ClientPolicy, GitHubApp
-from bot.app.pacing import PacingRule
-from bot.app.service import BotService, build_service
-from bot.app.signature import sign
-from core.gold import GoldLabel, GoldRow, upsert_gold_rows
-from core.model import Verdict
-from core.settings import (
+from migration_evals.bot.app.github import ClientPolicy, GitHubApp
+from migration_evals.bot.app.pacing import PacingRule
+from migration_evals.bot.app.service import BotService, build_service
+from migration_evals.bot.app.signature import sign
+from migration_evals.core.gold import GoldLabel, GoldRow, upsert_gold_rows
+from migration_evals.core.model import Verdict
+from migration_evals.core.settings import (
     Executor,
     GitHubAppSettings,
     LedgerKeySettings,
     ScaleSettings,
     Settings,
 )
-from core.store import Store
+from migration_evals.core.store import Store
 from tests.conftest import ROOT, SPECS_DIR
 from tests.fake_github import FakeGitHub, FakePull, write_app_key
 from tests.fakes import FakeDispatcher

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.app.events import Routing, route
-from bot.app.kinds import ANNOUNCE, GRADE
+from migration_evals.bot.app.events import Routing, route
+from migration_evals.bot.app.kinds import ANNOUNCE, GRADE
 from tests.bot.app.conftest import Harness, payload, raw
 
 

@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from bot.app.checks import (
+from migration_evals.bot.app.checks import (
     ANNOTATION_BATCH,
     MAX_TEXT,
     TITLE_LIMIT,
@@ -20,10 +20,19 @@ from bot.app.checks import (
     short_title,
     trial_output,
 )
-from bot.app.pulls import filter_diff
-from bot.app.repo_config import RepoConfigError, parse_repo_config
-from core.model import Changeset, Envelope, Evidence, FabricatedMark, Stamps, Tier, Trial, Verdict
-from core.specs import SpecSet
+from migration_evals.bot.app.pulls import filter_diff
+from migration_evals.bot.app.repo_config import RepoConfigError, parse_repo_config
+from migration_evals.core.model import (
+    Changeset,
+    Envelope,
+    Evidence,
+    FabricatedMark,
+    Stamps,
+    Tier,
+    Trial,
+    Verdict,
+)
+from migration_evals.core.specs import SpecSet
 from tests.bot.app.conftest import render_markdown
 
 STAMPS = Stamps("a" * 64, "b" * 64, "c" * 64)

@@ -13,12 +13,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from bot.app.grading import REPLAY_NOTE
-from bot.app.links import TrialLinks
-from bot.cascades import Cascades
-from bot.plan import RunPlan
-from miners.tracking import tracked_prs
-from oracles.cascade import Cascade
+from migration_evals.bot.app.grading import REPLAY_NOTE
+from migration_evals.bot.app.links import TrialLinks
+from migration_evals.bot.cascades import Cascades
+from migration_evals.bot.plan import RunPlan
+from migration_evals.miners.tracking import tracked_prs
+from migration_evals.oracles.cascade import Cascade
 from tests.bot.app.conftest import (
     CONFIG,
     INSTALLATION,

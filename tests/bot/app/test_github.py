@@ -8,9 +8,14 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.app.github import GitHubError, GitHubUnavailable, _parsed_private_key, _WriteTurns
-from bot.app.pacing import PacingRule
-from core.ports import PullRequestInfo
+from migration_evals.bot.app.github import (
+    GitHubError,
+    GitHubUnavailable,
+    _parsed_private_key,
+    _WriteTurns,
+)
+from migration_evals.bot.app.pacing import PacingRule
+from migration_evals.core.ports import PullRequestInfo
 from tests.bot.app.conftest import INSTALLATION, REPO, Harness, raw, with_head
 from tests.fakes import FakeTimer
 

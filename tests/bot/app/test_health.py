@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot.app.health import FAILING_WINDOW_S
+from migration_evals.bot.app.health import FAILING_WINDOW_S
 from tests.bot.app.conftest import Harness, raw
 from tests.fakes import FakeTimer
 

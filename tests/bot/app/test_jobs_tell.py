@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from bot.cli import main
-from bot.exits import ExitStatus
+from migration_evals.bot.cli import main
+from migration_evals.bot.exits import ExitStatus
 from tests.bot.app.conftest import Harness, raw
 from tests.fakes import FakeTimer
 
@@ -53,10 +53,12 @@ def test_each_failed_attempt_and_the_give_up_are_logged_with_their_cause(
     failing: tuple[Harness, FakeTimer], caplog: pytest.LogCaptureFixture
 ) -> None:
     harness, clock = failing
-    with caplog.at_level(logging.INFO, logger="bot.jobs"):
+    with caplog.at_level(logging.INFO, logger="migration_evals.bot.jobs"):
         _fail_every_attempt(harness, clock)
     records = [
-        r for r in caplog.records if r.name == "bot.jobs.pool" and "(grade:" in r.getMessage()
+        r
+        for r in caplog.records
+        if r.name == "migration_evals.bot.jobs.pool" and "(grade:" in r.getMessage()
     ]
     warnings = [r for r in records if r.levelno == logging.WARNING]
     errors = [r for r in records if r.levelno == logging.ERROR]

@@ -2,9 +2,9 @@
 REST calls need, and its events those the App routes.
 
 "Used" is read from the code, not restated: the endpoints are found in the client's
-source (``bot.app.github``: every ``request``/``_paged`` call), checked against the
-endpoint → permission table (``bot.app.manifest``) and, where the App's flows reach them
-in the fake GitHub, against the calls made; the table's endpoints that GitHub's OpenAPI
+source (``migration_evals.bot.app.github``: every ``request``/``_paged`` call), checked against the
+endpoint → permission table (``migration_evals.bot.app.manifest``) and, where the App's flows reach
+them in the fake GitHub, against the calls made; the table's endpoints that GitHub's OpenAPI
 subset describes must be operations of it (``tests/fixtures/github``, see its SOURCE file).
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-import bot.app.github
-from bot.app.events import route
-from bot.app.manifest import (
+from migration_evals.bot.app import github as app_github
+from migration_evals.bot.app.events import route
+from migration_evals.bot.app.manifest import (
     ENDPOINT_PERMISSIONS,
     MANIFEST_PATH,
     load_manifest,
@@ -77,7 +77,7 @@ def _local_paths(function: ast.AST) -> dict[str, str]:
 
 def _called_endpoints() -> set[tuple[str, str]]:
     """Every (method, path shape) the client's source calls."""
-    tree = ast.parse(Path(bot.app.github.__file__).read_text())
+    tree = ast.parse(Path(app_github.__file__).read_text())
     found = set()
     for function in ast.walk(tree):
         if isinstance(function, ast.FunctionDef):

@@ -15,14 +15,14 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from bot.jobs.kinds import JobKind
-from bot.jobs.pool import CARRIED, WorkerPool
-from bot.jobs.queue import Job, NewJob
-from core.model import Tier, Verdict
-from core.settings import Executor
-from oracles.judges.retry import BRIEF_WAIT_S
-from oracles.runner import RunStatus
-from oracles.tiers.judge import JudgeOracle
+from migration_evals.bot.jobs.kinds import JobKind
+from migration_evals.bot.jobs.pool import CARRIED, WorkerPool
+from migration_evals.bot.jobs.queue import Job, NewJob
+from migration_evals.core.model import Tier, Verdict
+from migration_evals.core.settings import Executor
+from migration_evals.oracles.judges.retry import BRIEF_WAIT_S
+from migration_evals.oracles.runner import RunStatus
+from migration_evals.oracles.tiers.judge import JudgeOracle
 from tests.bot.app.conftest import Harness, payload
 from tests.fakes import FakeTimer, OutageJudge
 

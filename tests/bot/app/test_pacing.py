@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from bot.app.pacing import GITHUB_PACING, PacingRule, WritePacing, schedule
+from migration_evals.bot.app.pacing import GITHUB_PACING, PacingRule, WritePacing, schedule
 
 
 def test_the_rule_is_githubs_documented_one() -> None:

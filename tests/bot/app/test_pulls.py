@@ -6,8 +6,8 @@ import copy
 import json
 from datetime import date
 
-from bot.app.pulls import pull_info
-from core.ports import PullRequestInfo
+from migration_evals.bot.app.pulls import pull_info
+from migration_evals.core.ports import PullRequestInfo
 from tests.bot.app.conftest import WEBHOOKS
 
 OPENED = json.loads((WEBHOOKS / "pull_request" / "opened.payload.json").read_text())

@@ -17,11 +17,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from flask.testing import FlaskClient
 
-from bot.app.manifest import required_permissions
-from bot.app.service import build_service
-from bot.commands.register import registration_app
-from bot.settings import settings_from_env
-from core.settings import CassetteMode
+from migration_evals.bot.app.manifest import required_permissions
+from migration_evals.bot.app.service import build_service
+from migration_evals.bot.commands.register import registration_app
+from migration_evals.bot.settings import settings_from_env
+from migration_evals.core.settings import CassetteMode
 from tests.bot.app.conftest import APP_ID, Harness
 from tests.fake_github import FakeGitHub
 

@@ -13,9 +13,15 @@ from typing import Any
 
 import pytest
 
-from bot.app.service import BotService, build_service
-from bot.app.signature import sign
-from core.settings import CassetteMode, Executor, GitHubAppSettings, ScaleSettings, Settings
+from migration_evals.bot.app.service import BotService, build_service
+from migration_evals.bot.app.signature import sign
+from migration_evals.core.settings import (
+    CassetteMode,
+    Executor,
+    GitHubAppSettings,
+    ScaleSettings,
+    Settings,
+)
 from tests.bot.app.conftest import (
     APP_ID,
     CONFIG,

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.signature import sign
-from core.store import Store
+from migration_evals.bot.app.signature import sign
+from migration_evals.core.store import Store
 from tests.bot.app.conftest import (
     APP_ID,
     CONFIG,
@@ -84,7 +84,15 @@ def test_killed_mid_job_then_restarted_completes_the_job_once(
     }
     port = _free_port()
     # Sandbox and judges replayed; GitHub is the fake's API, live.
-    command = [sys.executable, "-m", "bot.cli", "serve", "--dev", "--mode", "replay"]
+    command = [
+        sys.executable,
+        "-m",
+        "migration_evals.bot.cli",
+        "serve",
+        "--dev",
+        "--mode",
+        "replay",
+    ]
     command += ["--github", "live"]
     command += ["--port", str(port)]
 

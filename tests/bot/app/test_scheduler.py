@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.scheduler import MISFIRE_GRACE_S, SingleScheduler
-from bot.jobs.queue import JobQueue
-from core.errors import ConfigError
-from core.store import Store
+from migration_evals.bot.app.scheduler import MISFIRE_GRACE_S, SingleScheduler
+from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.core.errors import ConfigError
+from migration_evals.core.store import Store
 from tests.fakes import all_kinds
 
 

@@ -11,17 +11,17 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec as ec_key
 
-from bot.app.context import replayed
-from bot.app.service import BotService, build_service, describe
-from bot.cli import build_parser, main
-from bot.commands.options import server_settings_from_args, settings_from_args
-from bot.commands.serve import startup_line
-from bot.exits import ExitStatus
-from bot.grading import Grading
-from bot.plan import RunPlan
-from core.errors import ConfigError
-from core.settings import CassetteMode
-from core.specs import SpecSet
+from migration_evals.bot.app.context import replayed
+from migration_evals.bot.app.service import BotService, build_service, describe
+from migration_evals.bot.cli import build_parser, main
+from migration_evals.bot.commands.options import server_settings_from_args, settings_from_args
+from migration_evals.bot.commands.serve import startup_line
+from migration_evals.bot.exits import ExitStatus
+from migration_evals.bot.grading import Grading
+from migration_evals.bot.plan import RunPlan
+from migration_evals.core.errors import ConfigError
+from migration_evals.core.settings import CassetteMode
+from migration_evals.core.specs import SpecSet
 from tests.bot.app.conftest import APP_ID, SECRET, Harness, raw
 from tests.fake_github import FakeGitHub
 from tests.fake_judge_api import Canned, FakeJudgeAPI, api_error, running_fake_api
@@ -210,9 +210,11 @@ def test_live_serving_without_the_judges_key_is_refused_at_start(
 def test_live_serving_without_the_second_judges_key_warns(
     serve: Callable[..., BotService], caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="bot.app.service"):
+    with caplog.at_level(logging.WARNING, logger="migration_evals.bot.app.service"):
         serve()
-    [warning] = [r.getMessage() for r in caplog.records if r.name == "bot.app.service"]
+    [warning] = [
+        r.getMessage() for r in caplog.records if r.name == "migration_evals.bot.app.service"
+    ]
     assert warning.startswith("OPENAI_API_KEY is not set: strict judging")
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.app.kinds import GRADE
-from bot.app.service import job_handlers
-from bot.executor.runtime import WorkerRuntime
-from bot.jobs.queue import JobState
+from migration_evals.bot.app.kinds import GRADE
+from migration_evals.bot.app.service import job_handlers
+from migration_evals.bot.executor.runtime import WorkerRuntime
+from migration_evals.bot.jobs.queue import JobState
 from tests.bot.app.conftest import Harness, raw
 from tests.conftest import wait_for
 from tests.fakes import FakeDispatcher

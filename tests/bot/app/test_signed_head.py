@@ -8,8 +8,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from core.checkpoints import CheckpointSigner, witness_of
-from core.settings import LedgerKeySettings
+from migration_evals.core.checkpoints import CheckpointSigner, witness_of
+from migration_evals.core.settings import LedgerKeySettings
 from tests.bot.app.conftest import Harness, raw
 
 

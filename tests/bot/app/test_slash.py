@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from bot.app.kinds import APP_KINDS
-from bot.app.slash import REPLY_WINDOW_S, Command, parse_commands
-from bot.jobs.kinds import KindRegistry
-from bot.jobs.queue import JobQueue
-from core.store import Store
+from migration_evals.bot.app.kinds import APP_KINDS
+from migration_evals.bot.app.slash import REPLY_WINDOW_S, Command, parse_commands
+from migration_evals.bot.jobs.kinds import KindRegistry
+from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.core.store import Store
 from tests.bot.app.conftest import (
     CONFIG,
     JAVA_BASE,

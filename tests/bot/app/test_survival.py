@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.app.survival import nightly_refresh, track_pr
-from bot.settings import settings_from_env
-from core.clock import SystemClock
-from core.specs import SpecSet
-from core.store import Store
-from miners.tracking import TrackedPR, tracked_prs
+from migration_evals.bot.app.survival import nightly_refresh, track_pr
+from migration_evals.bot.settings import settings_from_env
+from migration_evals.core.clock import SystemClock
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.miners.tracking import TrackedPR, tracked_prs
 
 
 def test_track_then_nightly_refresh_with_nothing_merged(tmp_path: Path, specs: SpecSet) -> None:

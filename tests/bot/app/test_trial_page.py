@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.app.trial_page import TrialPages
-from core.model import Tier
-from core.specs import SpecSet
-from core.store import Store
+from migration_evals.bot.app.trial_page import TrialPages
+from migration_evals.core.model import Tier
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
 from tests.gate.ledgers import Plan, append
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'

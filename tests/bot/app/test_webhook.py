@@ -7,8 +7,8 @@ import hmac
 
 import pytest
 
-from bot.app.signature import sign, signature_ok
-from bot.app.web import parse_payload
+from migration_evals.bot.app.signature import sign, signature_ok
+from migration_evals.bot.app.web import parse_payload
 from tests.bot.app.conftest import SECRET, Harness, raw
 
 

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from bot.cascades import CascadeBuilder
-from bot.executor.driver import CeleryRun
-from bot.executor.runtime import WorkerRuntime
-from bot.executor.trials import TRIAL, TrialGrader
-from bot.jobs.queue import JobQueue
-from core.changesets import read_changesets
-from core.model import Changeset
-from core.settings import ScaleSettings, Settings
-from core.specs import SpecSet
-from core.store import Store
+from migration_evals.bot.cascades import CascadeBuilder
+from migration_evals.bot.executor.driver import CeleryRun
+from migration_evals.bot.executor.runtime import WorkerRuntime
+from migration_evals.bot.executor.trials import TRIAL, TrialGrader
+from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.core.changesets import read_changesets
+from migration_evals.core.model import Changeset
+from migration_evals.core.settings import ScaleSettings, Settings
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
 from tests.conftest import ROOT, SPECS_DIR
 from tests.fakes import FakeDispatcher, all_kinds
 

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.replay import make_changesets, record
-from bot.jobs.queue import JobQueue
-from core.cassette import CassetteLibrary
-from core.model import Changeset
-from core.specs import SpecSet
-from core.store import Store
+from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.core.cassette import CassetteLibrary
+from migration_evals.core.model import Changeset
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
 from tests.conftest import ROOT, wait_for
 from tests.fakes import all_kinds
 
@@ -76,7 +76,7 @@ class Cluster:
     def _command(self, *argv: str, name: str, **env: str) -> subprocess.Popen[bytes]:
         log = (self.folder / f"{name}.log").open("wb")
         return subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", *argv],
+            [sys.executable, "-m", "migration_evals.bot.cli", *argv],
             cwd=ROOT,
             env=self.env(**env),
             stdout=log,

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from bot.executor.trials import TRIAL
-from bot.jobs.dispatch import CeleryDispatcher, make_celery
-from bot.jobs.queue import JobState
-from core.model import Tier
-from core.settings import ScaleSettings
-from core.specs import SpecSet
+from migration_evals.bot.executor.trials import TRIAL
+from migration_evals.bot.jobs.dispatch import CeleryDispatcher, make_celery
+from migration_evals.bot.jobs.queue import JobState
+from migration_evals.core.model import Tier
+from migration_evals.core.settings import ScaleSettings
+from migration_evals.core.specs import SpecSet
 from tests.bot.executor.processes import Cluster, Workload, build_workload
 from tests.conftest import RedisServer, require_postgres
 

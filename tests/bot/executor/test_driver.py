@@ -9,18 +9,18 @@ from collections.abc import Callable
 import pytest
 import sqlalchemy as sa
 
-from bot.executor.driver import CeleryRun
-from bot.executor.runtime import Housekeeper
-from bot.executor.trials import TRIAL
-from bot.jobs.queue import JobState
-from bot.wiring import build_cascade
-from core.errors import BrokerError
-from core.model import Changeset, Tier, Verdict
-from core.settings import Settings
-from core.specs import SpecSet
-from core.store import Store
-from oracles.cascade import Cascade
-from oracles.runner import RunStatus
+from migration_evals.bot.executor.driver import CeleryRun
+from migration_evals.bot.executor.runtime import Housekeeper
+from migration_evals.bot.executor.trials import TRIAL
+from migration_evals.bot.jobs.queue import JobState
+from migration_evals.bot.wiring import build_cascade
+from migration_evals.core.errors import BrokerError
+from migration_evals.core.model import Changeset, Tier, Verdict
+from migration_evals.core.settings import Settings
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Cascade
+from migration_evals.oracles.runner import RunStatus
 from tests.bot.executor.conftest import Cluster
 from tests.conftest import ROOT
 from tests.fakes import FakeDispatcher

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core.changesets import read_changesets
-from core.model import Tier
-from core.specs import SpecSet
+from migration_evals.core.changesets import read_changesets
+from migration_evals.core.model import Tier
+from migration_evals.core.specs import SpecSet
 from tests.bot.executor.processes import Cluster, Workload
 from tests.conftest import ROOT
 

@@ -7,14 +7,14 @@ import dataclasses
 import json
 from collections.abc import Callable
 
-from bot.executor.trials import TrialTask
-from bot.plan import plan_of
-from bot.wiring import build_cascade
-from core.model import Changeset, Tier, Verdict
-from core.settings import CassetteMode, Settings
-from core.specs import SpecSet
-from core.store import Store
-from oracles.cascade import Cascade
+from migration_evals.bot.executor.trials import TrialTask
+from migration_evals.bot.plan import plan_of
+from migration_evals.bot.wiring import build_cascade
+from migration_evals.core.model import Changeset, Tier, Verdict
+from migration_evals.core.settings import CassetteMode, Settings
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Cascade
 from tests.bot.executor.conftest import Cluster
 
 NO_ENGINE = "unix:///nonexistent/docker.sock"

@@ -5,16 +5,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from bot.executor.runtime import Housekeeper, reapers_of
-from bot.executor.trials import TRIAL, TrialTask, trial_job
-from bot.jobs.queue import JobState
-from bot.plan import RunPlan, plan_of
-from bot.wiring import build_cascade
-from core.model import Changeset, Tier
-from core.settings import Settings
-from core.specs import SpecSet
-from core.store import Store
-from oracles.cascade import Cascade
+from migration_evals.bot.executor.runtime import Housekeeper, reapers_of
+from migration_evals.bot.executor.trials import TRIAL, TrialTask, trial_job
+from migration_evals.bot.jobs.queue import JobState
+from migration_evals.bot.plan import RunPlan, plan_of
+from migration_evals.bot.wiring import build_cascade
+from migration_evals.core.model import Changeset, Tier
+from migration_evals.core.settings import Settings
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Cascade
 from tests.bot.executor.conftest import Cluster
 from tests.fakes import FakeDispatcher, FakeSandbox
 

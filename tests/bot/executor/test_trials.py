@@ -8,20 +8,20 @@ from collections.abc import Callable
 
 import sqlalchemy as sa
 
-from bot.executor.driver import CeleryRun
-from bot.executor.runtime import Housekeeper
-from bot.jobs.pool import CARRIED
-from bot.jobs.queue import JobState
-from bot.wiring import build_cascade
-from core.model import Changeset, Tier, Verdict
-from core.schema import budgets_table
-from core.settings import Settings
-from core.specs import SpecSet
-from core.store import Store
-from oracles.cascade import Cascade
-from oracles.judges.retry import BRIEF_WAIT_S
-from oracles.runner import RunStatus
-from oracles.tiers.judge import JudgeOracle
+from migration_evals.bot.executor.driver import CeleryRun
+from migration_evals.bot.executor.runtime import Housekeeper
+from migration_evals.bot.jobs.pool import CARRIED
+from migration_evals.bot.jobs.queue import JobState
+from migration_evals.bot.wiring import build_cascade
+from migration_evals.core.model import Changeset, Tier, Verdict
+from migration_evals.core.schema import budgets_table
+from migration_evals.core.settings import Settings
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Cascade
+from migration_evals.oracles.judges.retry import BRIEF_WAIT_S
+from migration_evals.oracles.runner import RunStatus
+from migration_evals.oracles.tiers.judge import JudgeOracle
 from tests.bot.executor.conftest import Cluster
 from tests.conftest import ROOT
 from tests.fakes import FakeTimer, OutageJudge

@@ -8,18 +8,18 @@ import logging
 import pytest
 from celery import current_app
 
-from bot.app.kinds import APP_KINDS, GRADE
-from bot.executor.trials import TRIAL
-from bot.jobs.dispatch import (
+from migration_evals.bot.app.kinds import APP_KINDS, GRADE
+from migration_evals.bot.executor.trials import TRIAL
+from migration_evals.bot.jobs.dispatch import (
     TASK_NAME,
     CeleryDispatcher,
     announcer,
     make_celery,
     queue_name,
 )
-from bot.jobs.transport import Transport
-from core.errors import BrokerError
-from core.settings import ScaleSettings
+from migration_evals.bot.jobs.transport import Transport
+from migration_evals.core.errors import BrokerError
+from migration_evals.core.settings import ScaleSettings
 from tests.conftest import free_port
 from tests.fakes import FakeDispatcher
 

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.kinds import GRADE
-from bot.jobs.pool import CARRIED, Handler, execute
-from bot.jobs.queue import Job, JobQueue, JobState, NewJob
-from core.errors import ConfigError, ServiceUnavailableError
-from core.model import Envelope, Stamps, Tier, Verdict
-from core.retry import Backoff
-from core.store import Store
-from oracles.cascade import Carried, TrialDeferredError
+from migration_evals.bot.app.kinds import GRADE
+from migration_evals.bot.jobs.pool import CARRIED, Handler, execute
+from migration_evals.bot.jobs.queue import Job, JobQueue, JobState, NewJob
+from migration_evals.core.errors import ConfigError, ServiceUnavailableError
+from migration_evals.core.model import Envelope, Stamps, Tier, Verdict
+from migration_evals.core.retry import Backoff
+from migration_evals.core.store import Store
+from migration_evals.oracles.cascade import Carried, TrialDeferredError
 from tests.fakes import FakeTimer, all_kinds
 
 

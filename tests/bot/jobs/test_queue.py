@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.kinds import COMMAND, GRADE
-from bot.executor.trials import TRIAL
-from bot.jobs.kinds import JobKind
-from bot.jobs.queue import JobQueue, JobState, NewJob
-from core.store import Store
+from migration_evals.bot.app.kinds import COMMAND, GRADE
+from migration_evals.bot.executor.trials import TRIAL
+from migration_evals.bot.jobs.kinds import JobKind
+from migration_evals.bot.jobs.queue import JobQueue, JobState, NewJob
+from migration_evals.core.store import Store
 from tests.fakes import all_kinds
 
 

@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from bot.app.kinds import COMMAND, GRADE
-from bot.executor.trials import TRIAL
-from bot.jobs.queue import JobQueue, JobState, NewJob
-from core.store import Store
+from migration_evals.bot.app.kinds import COMMAND, GRADE
+from migration_evals.bot.executor.trials import TRIAL
+from migration_evals.bot.jobs.queue import JobQueue, JobState, NewJob
+from migration_evals.core.store import Store
 from tests.fakes import all_kinds
 
 pytestmark = pytest.mark.postgres

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.model import Severity, Verdict
-from core.specs import Recipe, SpecSet
-from oracles.contracts import check_contract
-from oracles.tiers.apply import ApplyOracle
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.core.model import Severity, Verdict
+from migration_evals.core.specs import Recipe, SpecSet
+from migration_evals.oracles.contracts import check_contract
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 from tests.conftest import ROOT, TrialFactory
 
 WEB = ROOT / "examples" / "projects" / "docker-web"

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 
 import pytest
 
-from core.model import Evidence, Severity
-from core.specs import Recipe, SpecSet
-from oracles.contracts import check_contract
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.core.model import Evidence, Severity
+from migration_evals.core.specs import Recipe, SpecSet
+from migration_evals.oracles.contracts import check_contract
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 BASE = """package store
 

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 
 import pytest
 
-from core.errors import SpecError
-from core.model import Evidence, Severity
-from core.specs import Recipe, SpecSet
-from oracles.contracts import check_contract
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.core.errors import SpecError
+from migration_evals.core.model import Evidence, Severity
+from migration_evals.core.specs import Recipe, SpecSet
+from migration_evals.oracles.contracts import check_contract
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 POM_HEAD = """<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from core.model import Evidence, Verdict
-from core.specs import Recipe, SpecSet
-from oracles.contracts import check_contract
-from oracles.tiers.apply import ApplyOracle
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.core.model import Evidence, Verdict
+from migration_evals.core.specs import Recipe, SpecSet
+from migration_evals.oracles.contracts import check_contract
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 from tests.conftest import ROOT, TrialFactory, clone_example, good_patch_files
 
 PROJECT = ROOT / "examples" / "projects" / "go-ioutil"

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 
 import pytest
 
-from core.model import Evidence
-from core.specs import Recipe, SpecSet
-from oracles.contracts import check_contract
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.core.model import Evidence
+from migration_evals.core.specs import Recipe, SpecSet
+from migration_evals.oracles.contracts import check_contract
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 from tests.conftest import ROOT, clone_example, good_patch_files
 
 PROJECT = ROOT / "examples" / "projects" / "java-calc"

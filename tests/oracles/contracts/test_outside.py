@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import SpecError
-from core.spec_schemas import RECIPE_SCHEMA
-from core.specs import Recipe, SpecSet, validate
-from oracles.contracts.go_outside import check_go_outside
-from oracles.contracts.java_outside import check_java_outside
-from oracles.contracts.outside import Construct, Family, added, declared_families
-from oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.core.errors import SpecError
+from migration_evals.core.spec_schemas import RECIPE_SCHEMA
+from migration_evals.core.specs import Recipe, SpecSet, validate
+from migration_evals.oracles.contracts.go_outside import check_go_outside
+from migration_evals.oracles.contracts.java_outside import check_java_outside
+from migration_evals.oracles.contracts.outside import Construct, Family, added, declared_families
+from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 from tests.conftest import ROOT, clone_example, run_git
 
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from core.ports import Judge, JudgeRequest
-from core.specs import SpecSet
-from oracles.judges import Retrying, RetryPolicy
-from oracles.judging import render_prompt
+from migration_evals.core.ports import Judge, JudgeRequest
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.judges import Retrying, RetryPolicy
+from migration_evals.oracles.judging import render_prompt
 from tests.fake_judge_api import ANTHROPIC_PATH, OPENAI_PATH, FakeJudgeAPI, running_fake_api
 from tests.fakes import FakeTimer
 

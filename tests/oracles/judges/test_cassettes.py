@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from core.cassette import CassetteLibrary
-from core.specs import SpecSet
-from oracles.judges import RecordingJudge, ReplayingJudge
-from oracles.judging import parse_answer
+from migration_evals.core.cassette import CassetteLibrary
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.judges import RecordingJudge, ReplayingJudge
+from migration_evals.oracles.judging import parse_answer
 from tests.fake_judge_api import Canned, FakeJudgeAPI, Seen, anthropic_message, openai_completion
 from tests.oracles.judges.conftest import (
     ANTHROPIC,

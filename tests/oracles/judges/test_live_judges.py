@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from core.errors import JudgeAuthError, JudgeRequestError, JudgeUnavailableError
-from core.specs import SpecSet
-from oracles.judges import RetryPolicy
-from oracles.judging import VERDICT_SCHEMA, parse_answer
+from migration_evals.core.errors import JudgeAuthError, JudgeRequestError, JudgeUnavailableError
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.judges import RetryPolicy
+from migration_evals.oracles.judging import VERDICT_SCHEMA, parse_answer
 from tests.fake_judge_api import (
     Canned,
     FakeJudgeAPI,

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.specs import SpecSet
-from oracles.judges import Retrying, RetryPolicy
-from oracles.judging import parse_answer
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.judges import Retrying, RetryPolicy
+from migration_evals.oracles.judging import parse_answer
 from tests.oracles.judges.conftest import ANTHROPIC, OPENAI, judge_request
 
 pytestmark = pytest.mark.live

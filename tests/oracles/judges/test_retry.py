@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.errors import JudgeRequestError, JudgeUnavailableError
-from oracles.judges.retry import (
+from migration_evals.core.errors import JudgeRequestError, JudgeUnavailableError
+from migration_evals.oracles.judges.retry import (
     BRIEF_RETRIES,
     BRIEF_WAIT_S,
     Retrying,

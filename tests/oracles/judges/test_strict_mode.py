@@ -9,17 +9,17 @@ from typing import cast
 
 import pytest
 
-from core.errors import JudgeUnavailableError
-from core.model import Changeset, Tier, Verdict
-from core.specs import SpecSet
-from oracles.cascade import Budget, Cascade
-from oracles.repos import RepoCache
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.base import TierOutcome, TrialContext
-from oracles.tiers.compile import CompileOracle
-from oracles.tiers.judge import JudgeOracle
-from oracles.tiers.tests import TestsOracle
-from oracles.workspace import Workspace
+from migration_evals.core.errors import JudgeUnavailableError
+from migration_evals.core.model import Changeset, Tier, Verdict
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.cascade import Budget, Cascade
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.tiers.judge import JudgeOracle
+from migration_evals.oracles.tiers.tests import TestsOracle
+from migration_evals.oracles.workspace import Workspace
 from tests.conftest import RepoFactory, diff_of
 from tests.fake_judge_api import (
     Canned,

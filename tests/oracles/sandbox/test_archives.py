@@ -7,7 +7,7 @@ import tarfile
 import tracemalloc
 from collections.abc import Iterator
 
-from oracles.sandbox.archives import read_workspace
+from migration_evals.oracles.sandbox.archives import read_workspace
 
 
 class _Stream:

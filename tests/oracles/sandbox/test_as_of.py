@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from oracles.sandbox.as_of import (
+from migration_evals.oracles.sandbox.as_of import (
     PublishDates,
     UpstreamFailed,
     checksum,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oracles.sandbox.capture import OutputCap
+from migration_evals.oracles.sandbox.capture import OutputCap
 
 
 def test_output_under_the_cap_is_kept_whole() -> None:

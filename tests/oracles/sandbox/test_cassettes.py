@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.cassette import CassetteLibrary
-from core.ports import ImageConfig, SandboxAction, SandboxRequest, SandboxResult
-from oracles.sandbox import RecordingSandbox, ReplayingSandbox
+from migration_evals.core.cassette import CassetteLibrary
+from migration_evals.core.ports import ImageConfig, SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.oracles.sandbox import RecordingSandbox, ReplayingSandbox
 from tests.fakes import FakeSandbox
 
 REQUEST = SandboxRequest(

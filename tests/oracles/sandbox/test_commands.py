@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import SandboxError
-from oracles.sandbox.commands import build_arguments, build_target, dockerfile_in_context
+from migration_evals.core.errors import SandboxError
+from migration_evals.oracles.sandbox.commands import (
+    build_arguments,
+    build_target,
+    dockerfile_in_context,
+)
 
 
 def test_dockerfile_and_context() -> None:

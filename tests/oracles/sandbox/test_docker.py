@@ -22,11 +22,11 @@ from typing import IO, Any
 import docker
 import pytest
 
-from core.errors import SandboxError
-from core.ports import SANDBOX_WORKDIR, SandboxAction, SandboxRequest, SandboxResult
-from oracles.sandbox import DockerSandbox, SandboxLimits
-from oracles.sandbox.docker import default_user
-from oracles.sandbox.hardening import DEADLINE_LABEL, OWNER_LABEL, SANDBOX_LABEL
+from migration_evals.core.errors import SandboxError
+from migration_evals.core.ports import SANDBOX_WORKDIR, SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
+from migration_evals.oracles.sandbox.docker import default_user
+from migration_evals.oracles.sandbox.hardening import DEADLINE_LABEL, OWNER_LABEL, SANDBOX_LABEL
 
 pytestmark = pytest.mark.docker
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import tarfile
 
-from oracles.sandbox.docker import _cache_volume, _stages_to_build
+from migration_evals.oracles.sandbox.docker import _cache_volume, _stages_to_build
 
 
 def test_cache_volumes_have_plain_names() -> None:

@@ -8,11 +8,11 @@ import docker.errors
 import pytest
 import requests
 
-from core.errors import SandboxError
-from oracles.sandbox import DockerSandbox, SandboxLimits
-from oracles.sandbox.capture import OutputCap
-from oracles.sandbox.docker import _freeze, _read_build, _stale, default_user
-from oracles.sandbox.hardening import DEADLINE_LABEL, OWNER_LABEL, SANDBOX_LABEL
+from migration_evals.core.errors import SandboxError
+from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
+from migration_evals.oracles.sandbox.capture import OutputCap
+from migration_evals.oracles.sandbox.docker import _freeze, _read_build, _stale, default_user
+from migration_evals.oracles.sandbox.hardening import DEADLINE_LABEL, OWNER_LABEL, SANDBOX_LABEL
 
 
 def test_a_build_reports_its_image_or_its_error() -> None:

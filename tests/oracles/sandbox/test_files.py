@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from oracles.sandbox.files import (
+from migration_evals.oracles.sandbox.files import (
     WalkLimits,
     jar_packages,
     link_to_store,

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import json
 
-from oracles.build_summaries import DisagreementKind, cross_check_go
-from oracles.grading import TestStatus, parse_go_test_json
-from oracles.sandbox.capture import GO_TEST_EVENTS, GoTestEvents, OutputCap, capture_for
+from migration_evals.oracles.build_summaries import DisagreementKind, cross_check_go
+from migration_evals.oracles.grading import TestStatus, parse_go_test_json
+from migration_evals.oracles.sandbox.capture import (
+    GO_TEST_EVENTS,
+    GoTestEvents,
+    OutputCap,
+    capture_for,
+)
 
 PKG = "example.com/m"
 

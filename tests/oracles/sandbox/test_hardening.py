@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.ports import SANDBOX_WORKDIR
-from core.specs import SpecSet
-from oracles.sandbox.hardening import (
+from migration_evals.core.ports import SANDBOX_WORKDIR
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.sandbox.hardening import (
     UNPRIVILEGED_USER,
     SandboxLimits,
     build_limits,

@@ -11,17 +11,17 @@ from typing import Any
 import docker
 import pytest
 
-from core.errors import SandboxError, SpecError
-from core.specs import SpecSet
-from core.stamps import stamp
-from oracles.sandbox.images import (
+from migration_evals.core.errors import SandboxError, SpecError
+from migration_evals.core.specs import SpecSet
+from migration_evals.core.stamps import stamp
+from migration_evals.oracles.sandbox.images import (
     BaseImage,
     ImageBuilder,
     LayerImage,
     apt_mirror,
     load_image_set,
 )
-from oracles.sandbox.toolchains import MavenDistribution
+from migration_evals.oracles.sandbox.toolchains import MavenDistribution
 from tests.conftest import SANDBOX_IMAGES
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oracles.sandbox.inspection import image_config
+from migration_evals.oracles.sandbox.inspection import image_config
 
 
 def test_the_configuration_keeps_how_the_image_runs_and_only_env_names() -> None:

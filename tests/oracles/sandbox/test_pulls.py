@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import SandboxError
-from oracles.image_refs import parse_image
-from oracles.sandbox import DockerSandbox, SandboxLimits
-from oracles.sandbox.pulls import ImageSource, pull_by_digest
+from migration_evals.core.errors import SandboxError
+from migration_evals.oracles.image_refs import parse_image
+from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
+from migration_evals.oracles.sandbox.pulls import ImageSource, pull_by_digest
 from tests.fakes import FakeDockerClient, FakeRegistryImages
 
 DIGEST = "sha256:" + "d" * 64

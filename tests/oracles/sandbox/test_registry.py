@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from core.ports import RegistryFetch
-from oracles.sandbox.registry import GateSession, RegistryGate, Upstream, redact_url
+from migration_evals.core.ports import RegistryFetch
+from migration_evals.oracles.sandbox.registry import GateSession, RegistryGate, Upstream, redact_url
 from tests.conftest import free_port
 from tests.fakes import FakeRegistry, armored_signature, signature_packet
 
@@ -242,7 +242,7 @@ def test_credentials_go_upstream_as_basic_auth_and_nowhere_else(
 ) -> None:
     host = central.url.removeprefix("http://")
     gate = _gate(tmp_path, f"http://deploy:{SECRET}@{host}/maven2")
-    caplog.set_level(logging.DEBUG, logger="oracles.sandbox.registry")
+    caplog.set_level(logging.DEBUG, logger="migration_evals.oracles.sandbox.registry")
     with gate.session_for_run() as session:
         assert _ask(session, f"/maven/{JAR}") == (200, b"jar-bytes")
         central.status = 503
@@ -259,7 +259,7 @@ def test_an_unreachable_upstream_with_credentials_logs_no_credentials(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     closed = f"http://deploy:{SECRET}@127.0.0.1:{free_port()}/maven2"
-    caplog.set_level(logging.DEBUG, logger="oracles.sandbox.registry")
+    caplog.set_level(logging.DEBUG, logger="migration_evals.oracles.sandbox.registry")
     with _gate(tmp_path, closed).session_for_run() as session:
         assert _ask(session, f"/maven/{JAR}")[0] == 502
     assert "unreachable" in caplog.text

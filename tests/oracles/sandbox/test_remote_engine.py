@@ -19,11 +19,11 @@ import docker
 import pytest
 from docker.models.containers import ContainerCollection
 
-from core.model import Tier
-from core.settings import DependencySettings
-from core.specs import SpecSet
-from oracles.sandbox import DockerSandbox, SandboxLimits
-from oracles.sandbox.docker import default_user
+from migration_evals.core.model import Tier
+from migration_evals.core.settings import DependencySettings
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
+from migration_evals.oracles.sandbox.docker import default_user
 from tests.conftest import ROOT, LiveGrader, run_git
 
 pytestmark = pytest.mark.docker
@@ -100,7 +100,7 @@ def test_a_compile_and_a_tests_tier_grade_through_a_tcp_engine_with_nothing_moun
     client = docker.DockerClient(base_url=tcp_engine, timeout=300)
     spy = _Spy(monkeypatch)
     dependencies = DependencySettings(cache_volumes=True, gate_network=gate_network)
-    from bot.wiring import registry_gate
+    from migration_evals.bot.wiring import registry_gate
 
     owner = f"remote-{uuid.uuid4().hex[:8]}"
     sandbox = DockerSandbox(

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import SandboxError
-from oracles.sandbox.registry import Upstream
-from oracles.sandbox.toolchains import GoToolchain, ToolchainFetcher, zip_h1
+from migration_evals.core.errors import SandboxError
+from migration_evals.oracles.sandbox.registry import Upstream
+from migration_evals.oracles.sandbox.toolchains import GoToolchain, ToolchainFetcher, zip_h1
 from tests.fakes import FakeRegistry
 
 PREFIX = "golang.org/toolchain@v0.0.1-go1.22.12.linux-amd64/"

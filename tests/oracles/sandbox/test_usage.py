@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from oracles.folders import remove_tree
-from oracles.sandbox.usage import (
+from migration_evals.oracles.folders import remove_tree
+from migration_evals.oracles.sandbox.usage import (
     MAX_PATH,
     MAX_SPECIAL,
     TOO_MANY_SPECIAL,

@@ -6,13 +6,13 @@ from collections.abc import Mapping
 
 import pytest
 
-from core.model import Verdict
-from core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
-from oracles.baselines import BaselineCache
-from oracles.builds import Builds
-from oracles.tiers.base import TierOutcome, TrialContext
-from oracles.tiers.compile import CompileOracle
-from oracles.workspace import tree_hash
+from migration_evals.core.model import Verdict
+from migration_evals.core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.oracles.baselines import BaselineCache
+from migration_evals.oracles.builds import Builds
+from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.workspace import tree_hash
 from tests.conftest import TrialFactory
 from tests.fakes import BuildScript, FakeSandbox, fake_result
 from tests.oracles import build_outputs

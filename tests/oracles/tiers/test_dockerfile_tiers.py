@@ -5,17 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.model import Changeset, Envelope, Tier, Trial, Verdict
-from core.ports import ImageConfig, JudgeReply, SandboxAction, SandboxRequest, SandboxResult
-from core.specs import SpecSet
-from oracles.cascade import Budget, Cascade
-from oracles.repos import RepoCache
-from oracles.tiers.apply import ApplyOracle
-from oracles.tiers.compile import CompileOracle
-from oracles.tiers.judge import JudgeOracle
-from oracles.tiers.sandboxed import recipe_images
-from oracles.tiers.tests import TestsOracle
-from oracles.workspace import tree_hash
+from migration_evals.core.model import Changeset, Envelope, Tier, Trial, Verdict
+from migration_evals.core.ports import (
+    ImageConfig,
+    JudgeReply,
+    SandboxAction,
+    SandboxRequest,
+    SandboxResult,
+)
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.cascade import Budget, Cascade
+from migration_evals.oracles.repos import RepoCache
+from migration_evals.oracles.tiers.apply import ApplyOracle
+from migration_evals.oracles.tiers.compile import CompileOracle
+from migration_evals.oracles.tiers.judge import JudgeOracle
+from migration_evals.oracles.tiers.sandboxed import recipe_images
+from migration_evals.oracles.tiers.tests import TestsOracle
+from migration_evals.oracles.workspace import tree_hash
 from tests.fakes import FakeJudge, FakeSandbox, judge_json
 from tests.oracles.conftest import ServicesChangeset
 

@@ -8,13 +8,13 @@ import json
 import tarfile
 from collections.abc import Callable
 
-from core.model import Verdict
-from core.ports import SandboxAction, SandboxRequest, SandboxResult
-from oracles.baselines import BaselineCache
-from oracles.builds import Builds
-from oracles.tiers.base import TierOutcome, TrialContext
-from oracles.tiers.tests import TestsOracle
-from oracles.workspace import tree_hash
+from migration_evals.core.model import Verdict
+from migration_evals.core.ports import SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.oracles.baselines import BaselineCache
+from migration_evals.oracles.builds import Builds
+from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
+from migration_evals.oracles.tiers.tests import TestsOracle
+from migration_evals.oracles.workspace import tree_hash
 from tests.conftest import TrialFactory
 from tests.fakes import BuildScript, FakeSandbox, fake_result, maven_log
 

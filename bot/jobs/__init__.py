@@ -1,8 +1,0 @@
-"""The job system: durable jobs in the database, served to the App and the executor alike.
-
-Modules: ``kinds`` (job kinds and the registry their owners fill), ``queue`` (deliveries,
-jobs, leases), ``pool`` (threads running jobs in a process), ``dispatch`` (announcing job
-ids over a Celery broker), ``transport`` (kombu's Redis transport, repaired). It knows
-job kinds only through the registry: the App (``bot.app``) and the executor
-(``bot.executor``) each define theirs, and neither imports the other.
-"""

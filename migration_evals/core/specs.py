@@ -1,0 +1,415 @@
+"""Loading, validating and stamping the specs directory.
+
+Layout::
+
+    specs/oracle.yaml              tiers, costs, timeouts, reach rates, limits, gate thresholds
+    specs/recipes/<name>.yaml      one recipe per file; <name> must equal its ``name`` key
+    specs/hypotheses/<id>.yaml     pre-registered hypotheses
+    specs/models.yaml              agent and judge models with training cutoffs
+    specs/prompts/...              judge prompt templates (inlined into the oracle stamp)
+    specs/hand_labels.yaml         optional: human verdicts on changesets, to check the judges
+
+Every file is validated against its schema on load; an error names the file, the key and
+what was expected.
+
+The hand labels carry a stamp of their own and are in no result's stamps: they grade the
+judges, not the changesets, so adding a label must not make every stored result stale.
+Whatever is computed from them (judge reliability) reports the labels' stamp instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from migration_evals.core.errors import SpecError
+from migration_evals.core.model import Stamps, Tier
+from migration_evals.core.spec_schemas import (
+    HAND_LABELS_SCHEMA,
+    HYPOTHESIS_SCHEMA,
+    MODELS_SCHEMA,
+    ORACLE_SCHEMA,
+    RECIPE_SCHEMA,
+)
+from migration_evals.core.stamps import canonical_json, stamp
+from migration_evals.core.yamlio import load_yaml_file
+
+__all__ = [
+    "NO_JUDGE",
+    "HandLabel",
+    "Hypothesis",
+    "ModelInfo",
+    "OracleSpec",
+    "Recipe",
+    "SpecSet",
+    "TierSpec",
+    "load_specs",
+    "validate",
+]
+
+_FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+# The oracle spec's ``judging`` value that pre-registers an evaluation without a judge.
+NO_JUDGE = "none"
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts: list[str] = []
+    for part in error.absolute_path:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        else:
+            parts.append(f".{part}" if parts else str(part))
+    return "".join(parts) or "(top level)"
+
+
+def validate(data: Any, schema: Mapping[str, Any], *, file: str) -> None:
+    """Raise ``SpecError`` for the first (most specific) schema violation of ``data``
+    (JSON-shaped, as ``load_yaml_file`` returns it)."""
+    key = (canonical_json(schema), canonical_json(data))
+    if key not in _VALID:
+        validator = jsonschema.Draft202012Validator(schema, format_checker=_FORMATS)
+        errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), e.path))
+        if errors:
+            best = jsonschema.exceptions.best_match(errors)
+            raise SpecError(file, _key_path(best), best.message)
+        if len(_VALID) >= _VALID_MAX:
+            _VALID.clear()
+        _VALID.add(key)
+
+
+# Validation is a pure function of the two documents, so documents found valid are
+# remembered by their text: the same specs are read by every command a process runs (the
+# App, the tests' in-process commands), and schema validation was two thirds of reading
+# them. Violations are not remembered: they end the command.
+_VALID: set[tuple[str, str]] = set()
+_VALID_MAX = 256
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_problem(params_json: str) -> str | None:
+    """Why a recipe's ``params`` is not a valid JSON Schema, or None (remembered by text)."""
+    try:
+        jsonschema.Draft202012Validator.check_schema(json.loads(params_json))
+    except jsonschema.SchemaError as exc:
+        return f"is not a valid JSON Schema: {exc.message}"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class TierSpec:
+    tier: Tier
+    list_cost_usd: float
+    timeout_s: float
+    reach_rate: float
+    reruns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class OracleSpec:
+    """The oracle spec, typed where the code needs it; ``raw`` keeps every value."""
+
+    tiers: tuple[TierSpec, ...]
+    raw: Mapping[str, Any]
+    prompts: Mapping[str, str]
+
+    @property
+    def judged(self) -> bool:
+        """False when the spec pre-registers an evaluation without an LLM judge
+        (``judging: none``): its trials end at tier 3 and no judge is asked."""
+        return bool(self.raw.get("judging", "llm") != NO_JUDGE)
+
+    def tier(self, tier: Tier) -> TierSpec:
+        for spec in self.tiers:
+            if spec.tier is tier:
+                return spec
+        raise KeyError(tier)
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = self.raw[name]
+        return value
+
+    @property
+    def per_trial_forecast_usd(self) -> float:
+        return sum(t.list_cost_usd * t.reach_rate for t in self.tiers)
+
+    def forecast(self, trials: int) -> dict[str, Any]:
+        """Expected list cost of ``trials`` trials under the spec's reach rates."""
+        return {
+            "trials": trials,
+            "per_trial_usd": round(self.per_trial_forecast_usd, 6),
+            "total_usd": round(self.per_trial_forecast_usd * trials, 2),
+            "tiers": [
+                {
+                    "tier": t.tier.value,
+                    "list_cost_usd": t.list_cost_usd,
+                    "reach_rate": t.reach_rate,
+                    "cost_usd": round(t.list_cost_usd * t.reach_rate * trials, 2),
+                }
+                for t in self.tiers
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    name: str
+    raw: Mapping[str, Any]
+    stamp: str
+
+    @property
+    def contract(self) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = self.raw["contract"]
+        return value
+
+    @property
+    def sandbox(self) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = self.raw["sandbox"]
+        return value
+
+    @property
+    def params_schema(self) -> Mapping[str, Any]:
+        value: Mapping[str, Any] = self.raw["params"]
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Hypothesis:
+    id: str
+    registered_at: date
+    raw: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    id: str
+    provider: str
+    training_cutoff: date
+
+
+@dataclass(frozen=True, slots=True)
+class HandLabel:
+    """A person's verdict on one changeset, the reference the judges are measured against."""
+
+    changeset: str
+    verdict: str  # "pass" or "fail"
+    labelled_by: str
+    labelled_at: date
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SpecSet:
+    """All specs of one directory, validated, with their stamps."""
+
+    root: Path
+    oracle: OracleSpec
+    recipes: Mapping[str, Recipe]
+    hypotheses: Mapping[str, Hypothesis]
+    models: Mapping[str, ModelInfo]
+    oracle_stamp: str
+    hypotheses_stamp: str
+    hand_labels: tuple[HandLabel, ...] = ()
+    hand_labels_stamp: str = ""
+
+    def recipe(self, name: str) -> Recipe:
+        try:
+            return self.recipes[name]
+        except KeyError:
+            known = ", ".join(sorted(self.recipes)) or "none"
+            raise SpecError(
+                str(self.root / "recipes"), name, f"no such recipe (known: {known})"
+            ) from None
+
+    def stamps_for(self, recipe: str) -> Stamps:
+        return Stamps(
+            oracle=self.oracle_stamp,
+            recipe=self.recipe(recipe).stamp,
+            hypotheses=self.hypotheses_stamp,
+        )
+
+    def stamp_report(self) -> dict[str, Any]:
+        return {
+            "oracle": self.oracle_stamp,
+            "recipes": {name: r.stamp for name, r in sorted(self.recipes.items())},
+            "hypotheses": self.hypotheses_stamp,
+        }
+
+
+def _rel(root: Path, path: Path) -> str:
+    try:
+        return str(path.relative_to(root.parent))
+    except ValueError:
+        return str(path)
+
+
+def _load_oracle(root: Path) -> tuple[OracleSpec, str]:
+    path = root / "oracle.yaml"
+    name = _rel(root, path)
+    data = load_yaml_file(path, name=name)
+    validate(data, ORACLE_SCHEMA, file=name)
+    tiers = tuple(
+        TierSpec(
+            tier=Tier(t["tier"]),
+            list_cost_usd=float(t["list_cost_usd"]),
+            timeout_s=float(t["timeout_s"]),
+            reach_rate=float(t["reach_rate"]),
+            reruns=int(t.get("reruns", 0)),
+        )
+        for t in data["tiers"]
+    )
+    order = [t.tier for t in tiers]
+    if order != sorted(order, key=list(Tier).index) or len(set(order)) != len(order):
+        raise SpecError(
+            name, "tiers", "each tier at most once, in the order apply, compile, tests, judge"
+        )
+    tiers = _judged_tiers(name, data, tiers)
+    # The judge prompts are part of the oracle: inline them so editing one moves the stamp.
+    prompts = {key: _read_prompt(root, name, data["judge"], key) for key in _PROMPT_KEYS}
+    return OracleSpec(tiers=tiers, raw=data, prompts=prompts), stamp({"oracle": data, **prompts})
+
+
+_PROMPT_KEYS = ("system_prompt", "prompt_template")
+
+
+def _judged_tiers(
+    name: str, data: Mapping[str, Any], tiers: tuple[TierSpec, ...]
+) -> tuple[TierSpec, ...]:
+    """The tiers a trial walks. Going without a judge is only ever declared, never implied
+    by a shorter list: ``judging: none`` leaves the judge tier out (its entry may stay, as
+    in a copy of the default spec); otherwise the judge tier must be listed."""
+    if data.get("judging") == NO_JUDGE:
+        return tuple(t for t in tiers if t.tier is not Tier.JUDGE)
+    if all(t.tier is not Tier.JUDGE for t in tiers):
+        raise SpecError(
+            name,
+            "tiers",
+            "the judge tier is missing; list it, or pre-register an evaluation without an "
+            "LLM judge with `judging: none`",
+        )
+    return tiers
+
+
+def _read_prompt(root: Path, spec_name: str, judge: Mapping[str, Any], key: str) -> str:
+    relative = str(judge[key])
+    try:
+        text: str = (root / relative).read_text(encoding="utf-8")
+        return text
+    except OSError as exc:
+        raise SpecError(spec_name, f"judge.{key}", f"cannot read {relative}: {exc}") from exc
+
+
+def _load_recipes(root: Path) -> dict[str, Recipe]:
+    recipes: dict[str, Recipe] = {}
+    folder = root / "recipes"
+    for path in sorted(folder.glob("*.yaml")):
+        name = _rel(root, path)
+        data = load_yaml_file(path, name=name)
+        validate(data, RECIPE_SCHEMA, file=name)
+        if data["name"] != path.stem:
+            raise SpecError(name, "name", f"must equal the file name {path.stem!r}")
+        problem = _schema_problem(canonical_json(data["params"]))
+        if problem is not None:
+            raise SpecError(name, "params", problem)
+        recipes[path.stem] = Recipe(name=path.stem, raw=data, stamp=stamp(data))
+    if not recipes:
+        raise SpecError(_rel(root, folder), "", "no recipe files (*.yaml) found")
+    return recipes
+
+
+def _load_hypotheses(root: Path) -> tuple[dict[str, Hypothesis], str]:
+    hypotheses: dict[str, Hypothesis] = {}
+    raw: dict[str, Any] = {}
+    for path in sorted((root / "hypotheses").glob("*.yaml")):
+        name = _rel(root, path)
+        data = load_yaml_file(path, name=name)
+        validate(data, HYPOTHESIS_SCHEMA, file=name)
+        if data["id"] in hypotheses:
+            raise SpecError(name, "id", f"duplicate hypothesis id {data['id']!r}")
+        hypotheses[data["id"]] = Hypothesis(
+            id=data["id"], registered_at=date.fromisoformat(data["registered_at"]), raw=data
+        )
+        raw[data["id"]] = data
+    return hypotheses, stamp(raw)
+
+
+def _load_models(root: Path) -> dict[str, ModelInfo]:
+    path = root / "models.yaml"
+    name = _rel(root, path)
+    data = load_yaml_file(path, name=name)
+    validate(data, MODELS_SCHEMA, file=name)
+    return {
+        model_id: ModelInfo(
+            id=model_id,
+            provider=info["provider"],
+            training_cutoff=date.fromisoformat(info["training_cutoff"]),
+        )
+        for model_id, info in data["models"].items()
+    }
+
+
+def _load_hand_labels(root: Path) -> tuple[tuple[HandLabel, ...], str]:
+    path = root / "hand_labels.yaml"
+    if not path.exists():
+        return (), stamp({"labels": []})
+    name = _rel(root, path)
+    data = load_yaml_file(path, name=name)
+    validate(data, HAND_LABELS_SCHEMA, file=name)
+    labels: list[HandLabel] = []
+    seen: set[str] = set()
+    for index, item in enumerate(data["labels"]):
+        if item["changeset"] in seen:
+            # Two verdicts on one changeset would make the reference ambiguous.
+            raise SpecError(
+                name, f"labels[{index}].changeset", f"duplicate label for {item['changeset']!r}"
+            )
+        seen.add(item["changeset"])
+        labels.append(
+            HandLabel(
+                changeset=item["changeset"],
+                verdict=item["verdict"],
+                labelled_by=item["labelled_by"],
+                labelled_at=date.fromisoformat(item["labelled_at"]),
+                note=item.get("note", ""),
+            )
+        )
+    return tuple(labels), stamp(data)
+
+
+def _check_judge_pair(root: Path, oracle: OracleSpec) -> None:
+    judge = oracle.section("judge")
+    if judge["primary"]["provider"] == judge["secondary"]["provider"]:
+        raise SpecError(
+            _rel(root, root / "oracle.yaml"),
+            "judge.secondary.provider",
+            "must differ from judge.primary.provider: strict mode pairs a Claude judge "
+            "with a non-Claude one",
+        )
+
+
+def load_specs(root: Path) -> SpecSet:
+    """Load and validate every spec under ``root``; raise ``SpecError`` on the first problem."""
+    if not root.is_dir():
+        raise SpecError(str(root), "", "specs directory not found")
+    oracle, oracle_stamp = _load_oracle(root)
+    _check_judge_pair(root, oracle)
+    hypotheses, hypotheses_stamp = _load_hypotheses(root)
+    hand_labels, hand_labels_stamp = _load_hand_labels(root)
+    return SpecSet(
+        root=root,
+        oracle=oracle,
+        recipes=_load_recipes(root),
+        hypotheses=hypotheses,
+        models=_load_models(root),
+        oracle_stamp=oracle_stamp,
+        hypotheses_stamp=hypotheses_stamp,
+        hand_labels=hand_labels,
+        hand_labels_stamp=hand_labels_stamp,
+    )

@@ -1,0 +1,356 @@
+"""A trial's build plan: the projects tiers 2-3 build, and their resolved dependencies.
+
+Made once per trial, the first time a sandboxed tier needs it (and for its cache key):
+the build roots that own the touched files (``migration_evals.oracles.projects``), then dependency
+resolution (``migration_evals.oracles.deps``) for each project in the base and the patched tree. A
+Go project in no module (GOPATH era) first gets a go.mod made at the base commit
+(``migration_evals.oracles.gopath``), laid over both trees for every run of it. Some trials are
+decided here, before any build:
+
+* a layout the recipe cannot build, or a base whose own dependencies cannot be fetched
+  (registry down, offline and not cached, artifacts the registry does not have): ``error``;
+* the patched tree needs artifacts or modules the registry does not have, and the base
+  did not: ``fail``, naming them (a hallucinated version, a misspelt module).
+
+Each tree of a Go module builds the way the Go release its ``go`` directive names built
+it. Before Go 1.16 the go command completed ``go.mod`` and ``go.sum`` as it built
+(``-mod=mod``); since then builds are read-only and stop at a requirement or checksum the
+files lack ("missing go.sum entry"). Modules of that era often lack them (a dependency
+raised a requirement the module never wrote down), so a tree whose ``go.mod`` predates
+1.16 and vendors nothing builds with ``-mod=mod``: the go command fills in what is
+missing from the module cache resolution made (verified against the checksum database),
+in the sandbox's copy only, with no network either way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from migration_evals.core.model import Evidence, FabricatedMark, Tier, Verdict
+from migration_evals.core.ports import CacheMount, Sandbox, SandboxRequest, SandboxResult
+from migration_evals.oracles.baselines import BaselineCache
+from migration_evals.oracles.deps import (
+    BUILD_CACHE_ENV,
+    Resolution,
+    ResolutionStatus,
+    Resolver,
+    resolution_cache,
+    resolution_request,
+)
+from migration_evals.oracles.gopath import (
+    SynthesizedModule,
+    Synthesizer,
+    files_digest,
+    infer_module_path,
+    synthesis_request,
+    vendor_env,
+)
+from migration_evals.oracles.projects import BuildSystem, Project, ProjectSet, find_projects
+from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
+from migration_evals.oracles.toolchains import SideToolchain, base_toolchain, patched_toolchain
+from migration_evals.oracles.workspace import with_files
+
+__all__ = ["BuildPlan", "Builds", "ProjectBuild", "build_system", "go_build_env"]
+
+_MEMO = "build-plan"
+_GO_DIRECTIVE = re.compile(rb"^go\s+(\d+)\.(\d+)", re.MULTILINE)
+_READ_ONLY_SINCE = (1, 16)  # the first Go release whose builds leave go.mod as it is
+# The image's own GOFLAGS (specs/images/go.Dockerfile), which a request's replaces.
+_IMAGE_GOFLAGS = "-buildvcs=false"
+
+
+def build_system(context: TrialContext) -> BuildSystem | None:
+    """The recipe's build system, or None for recipes that build no project (Dockerfiles)."""
+    name = context.recipe.sandbox.get("build_system")
+    return BuildSystem(name) if name else None
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectBuild:
+    """One project and its dependencies in both trees."""
+
+    project: Project
+    base: Resolution
+    patched: Resolution
+    # What each tree's build adds to the recipe step's environment (its own Go's habits).
+    base_env: Mapping[str, str] = field(default_factory=dict)
+    patched_env: Mapping[str, str] = field(default_factory=dict)
+    # The image each tree builds in (``migration_evals.oracles.toolchains``); None: the recipe's
+    # image.
+    base_toolchain: SideToolchain | None = None
+    patched_toolchain: SideToolchain | None = None
+    # The go.mod the harness made for a GOPATH-era project (``migration_evals.oracles.gopath``), if
+    # any.
+    synthesized: SynthesizedModule | None = None
+
+    @property
+    def files(self) -> Mapping[str, bytes]:
+        """Files the harness lays over both trees for every run of this project (paths
+        from the repository root): a synthesized go.mod and go.sum, or none."""
+        return self.synthesized.files if self.synthesized is not None else {}
+
+    def image(self, *, patched: bool) -> str | None:
+        """The image this project's ``patched`` or base tree builds and tests in."""
+        toolchain = self.patched_toolchain if patched else self.base_toolchain
+        return toolchain.image if toolchain is not None else None
+
+    def toolchains(self) -> dict[str, Any]:
+        """What an envelope keeps of each side's toolchain: image, JDK and why, with the
+        versions its resolution run reported (``mvn -V``, ``go version``)."""
+        sides = {}
+        for tree, chosen, resolution in (
+            ("base", self.base_toolchain, self.base),
+            ("patched", self.patched_toolchain, self.patched),
+        ):
+            sides[tree] = {
+                **(chosen.to_dict() if chosen is not None else {}),
+                "reported": dict(resolution.toolchain),
+            }
+        return {"project": self.project.label, **sides}
+
+
+@dataclass(frozen=True, slots=True)
+class BuildPlan:
+    builds: tuple[ProjectBuild, ...] = ()
+    blocked: TierOutcome | None = None
+
+    @property
+    def fabricated(self) -> tuple[FabricatedMark, ...]:
+        marks: list[FabricatedMark] = []
+        for build in self.builds:
+            marks += [*build.base.fabricated, *build.patched.fabricated]
+            marks += build.synthesized.fabricated if build.synthesized else ()
+        return tuple(marks)
+
+    def key_material(self) -> dict[str, Any]:
+        """What tiers 2-4 also depend on: the projects and their resolved sets."""
+        return {
+            "projects": [build.project.label for build in self.builds],
+            "dependencies": {
+                build.project.label: [build.base.digest, build.patched.digest]
+                for build in self.builds
+            },
+            "blocked": self.blocked.reason if self.blocked else None,
+            **self._synthesized(lambda made: files_digest(made.files)),
+        }
+
+    def details(self) -> dict[str, Any]:
+        """What an envelope keeps of the plan."""
+        return {
+            "projects": [build.project.label for build in self.builds],
+            "dependencies": [
+                {"tree": tree, **resolution.summary()}
+                for build in self.builds
+                for tree, resolution in (("base", build.base), ("patched", build.patched))
+            ],
+            "toolchains": [build.toolchains() for build in self.builds],
+            **self._synthesized(SynthesizedModule.details),
+        }
+
+    def _synthesized(self, show: Callable[[SynthesizedModule], Any]) -> dict[str, Any]:
+        """``{"synthesized": {project: show(module)}}`` for the projects whose go.mod the
+        harness made; nothing otherwise, so other plans keep their keys and details."""
+        made = {b.project.label: show(b.synthesized) for b in self.builds if b.synthesized}
+        return {"synthesized": made} if made else {}
+
+    @property
+    def toolchain(self) -> dict[str, str]:
+        for build in self.builds:
+            if build.patched.toolchain:
+                return dict(build.patched.toolchain)
+        return {}
+
+
+def _blocked(builds: list[ProjectBuild]) -> TierOutcome | None:
+    """An outcome decided by resolution alone, if any."""
+    for build in builds:
+        base, label = build.base, build.project.label
+        if base.blocked:
+            return _error(f"cannot fetch the base commit's dependencies for {label}: {base.detail}")
+        if base.status is ResolutionStatus.MISSING:
+            listed = ", ".join(base.missing[:5])
+            return _error(f"the base commit's own dependencies are not in the registry: {listed}")
+    for build in builds:
+        patched, label = build.patched, build.project.label
+        if patched.blocked:
+            return _error(
+                f"cannot fetch the patched tree's dependencies for {label}: {patched.detail}"
+            )
+        introduced = [c for c in patched.missing if c not in build.base.missing]
+        if introduced:
+            evidence = [Evidence(f"not in the registry: {c}", None) for c in introduced]
+            reason = "the patch needs dependencies the registry does not have: "
+            return TierOutcome.failed(reason + ", ".join(introduced[:5]), evidence)
+    return None
+
+
+def _error(reason: str) -> TierOutcome:
+    return TierOutcome(Verdict.ERROR, reason)
+
+
+def _not_synthesized(made: SynthesizedModule) -> TierOutcome:
+    """A GOPATH-era project whose go.mod could not be made: ``error`` either way (the
+    registry's fault, or a tree go mod tidy cannot complete), with the tool's lines."""
+    evidence = tuple(Evidence(line, None) for line in made.lines)
+    details = {"synthesized": {made.project.label: made.details()}}
+    return TierOutcome(
+        Verdict.ERROR, made.failure, evidence, details=details, fabricated=made.fabricated
+    )
+
+
+class Builds:
+    """Makes (once per trial) and hands out build plans; shared by tiers 2 and 3."""
+
+    def __init__(self, sandbox: Sandbox, cache: BaselineCache, *, registry: str) -> None:
+        self.sandbox = sandbox
+        self.resolver = Resolver(sandbox.run, cache, registry=registry, has_cache=sandbox.has_cache)
+        self.synthesizer = Synthesizer(sandbox.run, cache, registry=registry)
+
+    def plan(self, context: TrialContext) -> BuildPlan | None:
+        system = build_system(context)
+        if system is None:
+            return None
+        found = context.memo.get(_MEMO)
+        if not isinstance(found, BuildPlan):
+            found = self._make(context, system)
+            context.memo[_MEMO] = found
+        return found
+
+    def _make(self, context: TrialContext, system: BuildSystem) -> BuildPlan:
+        projects: ProjectSet = find_projects(system, context.workspace.view())
+        if projects.unsupported:
+            return BuildPlan(blocked=_error(projects.unsupported))
+        builds = []
+        view = context.workspace.view()
+        for project in projects.projects:
+            sides = (
+                base_toolchain(context.recipe, view, project),
+                patched_toolchain(context.recipe),
+            )
+            made = self._synthesize(context, project, sides[0].image)
+            if made is not None and made.failure:
+                return BuildPlan(blocked=_not_synthesized(made))
+            base = self._resolve(context, project, sides[0].image, patched=False, made=made)
+            patched = self._resolve(context, project, sides[1].image, patched=True, made=made)
+            envs = (go_build_env(project, view.read_base), go_build_env(project, view.read))
+            if made is not None:  # the same go.mod on both sides: the same habits
+                envs = (dict(made.env), dict(made.env))
+            builds.append(ProjectBuild(project, base, patched, *envs, *sides, synthesized=made))
+        return BuildPlan(tuple(builds), _blocked(builds))
+
+    def _synthesize(
+        self, context: TrialContext, project: Project, image: str
+    ) -> SynthesizedModule | None:
+        """The go.mod made at the base commit for a project that has none (GOPATH era)."""
+        if not project.needs_module:
+            return None
+        view = context.workspace.view()
+        changeset = context.changeset
+        module = infer_module_path(view, (changeset.source, changeset.repo))
+        found = self.sandbox.resolve(image)
+        request = synthesis_request(
+            project,
+            module,
+            context.recipe.sandbox["resolve"],
+            image=image,
+            pinned=((image, found.id),),
+            tree_hash=context.workspace.tree_hash(patched=False),
+            timeout_s=context.tier_spec(Tier.COMPILE).timeout_s,
+            tree=lambda uid, gid, subdir: context.workspace.archive(
+                uid, gid, patched=False, subdir=subdir
+            ),
+        )
+        made = self.synthesizer.synthesize(
+            project, module, request, context.specs.oracle_stamp, note=_noting(context, "base")
+        )
+        marks = (*made.fabricated, *found.fabricated)
+        return replace(made, env=vendor_env(view, project), fabricated=marks)
+
+    def _resolve(
+        self,
+        context: TrialContext,
+        project: Project,
+        image: str,
+        *,
+        patched: bool,
+        made: SynthesizedModule | None = None,
+    ) -> Resolution:
+        view = context.workspace.view()
+        marker = "pom.xml" if project.system is BuildSystem.MAVEN else "go.mod"
+        path = f"{project.root}/{marker}" if project.root else marker
+        files = made.files if made is not None else {}
+        if path not in files and (view.read(path) if patched else view.read_base(path)) is None:
+            return Resolution(project, ResolutionStatus.ABSENT)
+        tree_hash = with_files(context.workspace.tree_hash(patched=patched), files)
+        cache = resolution_cache(project, tree_hash)
+        found = self.sandbox.resolve(image)
+        request = resolution_request(
+            project,
+            context.recipe.sandbox["resolve"],
+            image=image,
+            pinned=((image, found.id),),
+            cache=cache,
+            tree_hash=tree_hash,
+            timeout_s=context.tier_spec(Tier.COMPILE).timeout_s,
+            tree=lambda uid, gid, subdir: context.workspace.archive(
+                uid, gid, patched=patched, subdir=subdir, extra=files
+            ),
+        )
+        if project.system is BuildSystem.MAVEN and not patched:
+            # The base resolves against the registry of its day: a plugin version its
+            # build leaves open is the one its authors got, not today's newest.
+            request = replace(request, registry_as_of=context.workspace.base_committed_at())
+        if made is not None and made.env:  # its builds' settings, for resolution's go too
+            environment = {**dict(request.environment), **made.env}
+            request = replace(request, environment=tuple(sorted(environment.items())))
+        side = "patched" if patched else "base"
+        resolution = self.resolver.resolve(
+            project, request, context.specs.oracle_stamp, note=_noting(context, side)
+        )
+        if found.fabricated:
+            marks = (*resolution.fabricated, *found.fabricated)
+            return replace(resolution, fabricated=marks)
+        return resolution
+
+
+def _noting(context: TrialContext, side: str) -> Callable[[SandboxRequest, SandboxResult], None]:
+    """Notes a run in the trial's log of sandboxed commands as ``side``'s."""
+    return lambda request, result: context.logs.note(request, result, side)
+
+
+def go_build_env(project: Project, read: Callable[[str], bytes | None]) -> dict[str, str]:
+    """What a Go module's build adds to the environment in one tree (``read`` reads its
+    files): ``-mod=mod`` where its ``go.mod`` predates read-only builds and it vendors
+    nothing (a vendor folder is what such a module builds from instead)."""
+    if project.system is not BuildSystem.GO:
+        return {}
+    folder = f"{project.root}/" if project.root else ""
+    module = read(f"{folder}go.mod")
+    if module is None or read(f"{folder}vendor/modules.txt") is not None:
+        return {}
+    found = _GO_DIRECTIVE.search(module)
+    # No go directive at all: the go command reads that as Go 1.16's predecessors did.
+    release = (int(found[1]), int(found[2])) if found else (1, 11)
+    if release >= _READ_ONLY_SINCE:
+        return {}
+    return {"GOFLAGS": f"{_IMAGE_GOFLAGS} -mod=mod"}
+
+
+def build_request(
+    base: SandboxRequest, build: ProjectBuild, *, patched: bool, environment: Mapping[str, str]
+) -> SandboxRequest:
+    """``base`` (a recipe step's request) run in ``build``'s project with its dependencies."""
+    resolution = build.patched if patched else build.base
+    environment = {**(build.patched_env if patched else build.base_env), **environment}
+    if resolution.build_cache:
+        environment[BUILD_CACHE_ENV] = resolution.build_cache
+    return replace(
+        base,
+        workdir=build.project.root,
+        mounts=(CacheMount(resolution.cache),) if resolution.cache else (),
+        environment=tuple(sorted(environment.items())),
+        dependencies=resolution.digest,
+    )

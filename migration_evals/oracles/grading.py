@@ -1,0 +1,669 @@
+"""Harness-owned test grading: pure functions over recorded reports.
+
+Results come from machine reports the harness collects (Surefire XML, ``go test -json``
+events), never from text lines a patch could print. A patched tree passes only if every
+test that passed at the baseline still passes and the number of tests did not drop; what
+the patch did to the test files is decided before (``migration_evals.oracles.test_edits``), except
+for recipes whose tests are scripts, where any edit of one fails (``grade_test_edits``).
+
+Reports are cross-checked with what the engine observed: the suite's exit status is a
+"suite" result beside the tests (``(exit status)``), and so is each Go package's own
+pass/fail event. Go 1.19's ``test2json`` reads the test binary's text, so code that prints
+``--- PASS: TestX`` can fake a pass event; a test therefore keeps its worst status over
+all its events, and a faked pass cannot hide the real failure event, the package's failure
+or the non-zero exit status.
+
+The reports are also cross-checked with what the build tool printed
+(``migration_evals.oracles.build_summaries``) and, where the harness's JUnit Platform listener ran,
+with its record (``migration_evals.oracles.junit_record``): a disagreement is ``fail``, or ``error``
+at the baseline, never a pass; a module the listener covered at the base must be covered on the
+patched tree too. The graded set is the base's passing tests; tests failing at the base are
+left out and listed. A base where no test ran has nothing to compare (``inconclusive``),
+and one whose suite cannot run at all is the infrastructure's problem (``error``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any
+
+from migration_evals.core.model import Evidence, Severity, Verdict
+from migration_evals.oracles.build_summaries import Disagreement, DisagreementKind
+from migration_evals.oracles.go_framing import GO_FRAMING
+from migration_evals.oracles.tree import ChangeKind, FileChange
+
+__all__ = [
+    "DISAGREE",
+    "EXIT_STATUS",
+    "LISTENED",
+    "TestGrade",
+    "TestReport",
+    "TestStatus",
+    "changed_test_files",
+    "exit_status_suite",
+    "grade_test_edits",
+    "grade_tests",
+    "parse_exit_code",
+    "parse_go_test_json",
+    "parse_surefire",
+    "path_matches",
+    "stable_test_name",
+    "suite_did_not_build",
+    "surefire_case",
+]
+
+
+class TestStatus(StrEnum):
+    __test__ = False  # tells pytest this is not a test class
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+_SEVERITY = {TestStatus.SKIPPED: 0, TestStatus.PASSED: 1, TestStatus.FAILED: 2}
+EXIT_STATUS = "(exit status)"
+# A module whose results the harness's JUnit Platform listener recorded too.
+LISTENED = "the harness's JUnit Platform listener, cross-checked with Surefire's XML"
+
+
+def _worst(current: TestStatus | None, new: TestStatus) -> TestStatus:
+    if current is None or _SEVERITY[new] > _SEVERITY[current]:
+        return new
+    return current
+
+
+@dataclass(frozen=True, slots=True)
+class TestReport:
+    """Each test's status, suite-level results (packages, the exit status) and anything
+    that made the report unreadable. Only ``results`` count as tests."""
+
+    __test__ = False
+
+    results: Mapping[str, TestStatus] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+    suites: Mapping[str, TestStatus] = field(default_factory=dict)
+    # Where the reports and the build tool's own summary or exit status disagree.
+    disagreements: tuple[Disagreement, ...] = ()
+    # A failing test's message (the assertion text), shown as evidence; never graded.
+    messages: Mapping[str, str] = field(default_factory=dict)
+    # Per Go package, how often its test binary was executed again while it ran, as the
+    # harness's supervisor saw it from outside the binary (``supervise.go``).
+    self_execs: Mapping[str, int] = field(default_factory=dict)
+    # Failing tests whose failure says they could not reach a network while they ran.
+    needs_network: frozenset[str] = frozenset()
+    # Per Maven module: what its results rest on (``LISTENED``, or why Surefire's XML
+    # alone; ``migration_evals.oracles.junit_record``).
+    channels: Mapping[str, str] = field(default_factory=dict)
+
+    def with_status(self, status: TestStatus) -> set[str]:
+        return {name for name, value in self.results.items() if value is status}
+
+    def passing(self) -> set[str]:
+        """Tests and suites that passed."""
+        everything = {**self.suites, **self.results}
+        return {name for name, value in everything.items() if value is TestStatus.PASSED}
+
+    def to_dict(self) -> dict[str, object]:
+        counts = {s.value: len(self.with_status(s)) for s in TestStatus}
+        suites = {name: status.value for name, status in sorted(self.suites.items())}
+        return {
+            "tests": len(self.results),
+            **counts,
+            "suites": suites,
+            "problems": list(self.problems),
+            "disagreements": [d.message for d in self.disagreements],
+        }
+
+
+def exit_status_suite(report: TestReport, exit_code: int) -> TestReport:
+    """``report`` with the run's exit status as a suite result."""
+    status = TestStatus.PASSED if exit_code == 0 else TestStatus.FAILED
+    return replace(report, suites={**report.suites, EXIT_STATUS: status})
+
+
+# A parameterized test's signature, as reporters write it: "{String, int}" (Surefire 2 with
+# JUnit 5) or "(String, int)" (Surefire 3), before the invocation index "[1]".
+_SIGNATURE = re.compile(r"^(?P<method>[^({\[]+)(?:\{[^}]*\}|\([^)]*\))(?P<rest>\[\d+\].*)?$")
+
+
+def stable_test_name(method: str) -> str:
+    """A test method's name without its parameter signature: a plugin upgrade that writes
+    signatures another way (a common part of a Java 17 upgrade) keeps each test's name, and
+    the invocation index still tells parameterized runs apart."""
+    found = _SIGNATURE.match(method)
+    if found is None:
+        return method
+    return f"{found['method']}{found['rest'] or ''}"
+
+
+_FAILURE_TAGS = ("failure", "error", "rerunFailure", "rerunError")
+MESSAGE_CHARS = 300  # of a failing test's message kept as evidence
+# A failure that says the test could not reach a network: something it downloads while it
+# runs (Robolectric's Android jars, a schema, a module), which a test run, having no
+# network, cannot get. It says nothing about the code. Only names and lookups of remote
+# hosts count: a refused connection to a local server is the test's own business.
+_NO_NETWORK = re.compile(
+    r"java\.net\.(?:UnknownHostException|NoRouteToHostException)"
+    r"|Network is unreachable|Temporary failure in name resolution"
+    r"|Unable to resolve artifact|Could not transfer artifact"
+    r"|dial tcp: lookup |: no such host\b",
+    re.IGNORECASE,
+)
+_NETWORK_TEXT = 4000  # of a failure's text searched for it
+
+
+def _short(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
+
+
+def _surefire_message(case: ET.Element) -> str:
+    """The first failure's message attribute, else the first line of its text."""
+    for child in case:
+        if child.tag.rsplit("}", 1)[-1] in _FAILURE_TAGS:
+            text = child.get("message") or (child.text or "").strip().split("\n", 1)[0]
+            return _short(text)
+    return ""
+
+
+def _surefire_no_network(case: ET.Element) -> bool:
+    """Whether a failure's exception type, message or stack trace says no network."""
+    for child in case:
+        if child.tag.rsplit("}", 1)[-1] in _FAILURE_TAGS:
+            said = " ".join((child.get("type") or "", child.get("message") or "", child.text or ""))
+            if _NO_NETWORK.search(said[:_NETWORK_TEXT]):
+                return True
+    return False
+
+
+def surefire_case(case: ET.Element) -> tuple[str, TestStatus]:
+    """A ``<testcase>``'s name (``class#method``, signature dropped) and status."""
+    name = f"{case.get('classname', '')}#{stable_test_name(case.get('name', ''))}"
+    children = {child.tag.rsplit("}", 1)[-1] for child in case}
+    if children & set(_FAILURE_TAGS):
+        return name, TestStatus.FAILED
+    if "skipped" in children:
+        return name, TestStatus.SKIPPED
+    return name, TestStatus.PASSED
+
+
+def parse_surefire(artifacts: Mapping[str, str]) -> TestReport:
+    """Read Surefire ``TEST-*.xml`` reports; an unparsable report is a problem."""
+    results: dict[str, TestStatus] = {}
+    messages: dict[str, str] = {}
+    problems: list[str] = []
+    offline: set[str] = set()
+    for path, text in sorted(artifacts.items()):
+        if not path.endswith(".xml"):
+            continue
+        try:
+            root = ET.fromstring(text)  # noqa: S314 - stdlib expat refuses entity expansion bombs
+        except ET.ParseError as exc:
+            problems.append(f"{path}: unreadable test report ({exc})")
+            continue
+        for case in root.iter("testcase"):
+            name, status = surefire_case(case)
+            # A duplicated name (re-runs inside one report) keeps its worst status.
+            if results.get(name) is not TestStatus.FAILED:
+                results[name] = status
+            if status is TestStatus.FAILED and name not in messages:
+                messages[name] = _surefire_message(case)
+            if status is TestStatus.FAILED and _surefire_no_network(case):
+                offline.add(name)
+    return TestReport(results, tuple(problems), messages=messages, needs_network=frozenset(offline))
+
+
+_GO_FINAL = {"pass": TestStatus.PASSED, "fail": TestStatus.FAILED, "skip": TestStatus.SKIPPED}
+# The supervisor's report on one test binary: printed after the binary and everything it
+# started are gone, so the last one of a package is the supervisor's own.
+_SUPERVISED = re.compile(
+    r"^migration-evals-supervise: exit=(?P<exit>\d+) self-execs=(?P<self>\d+) "
+    r"execs=\d+ leftovers=\d+$"
+)
+_UNSUPERVISED = re.compile(r"^migration-evals-supervise: (?P<why>.+)$")
+
+
+@dataclass
+class _Supervision:
+    """What the supervisor said about each package's test binary."""
+
+    self_execs: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def note(self, event: Mapping[str, Any]) -> None:
+        if event.get("Action") != "output" or event.get("Test"):
+            return
+        text = str(event.get("Output", "")).strip()
+        package = str(event.get("Package", ""))
+        found = _SUPERVISED.match(text)
+        if found:
+            self.self_execs[package] = int(found["self"])
+            self.failures.pop(package, None)
+        elif (refused := _UNSUPERVISED.match(text)) is not None:
+            self.failures[package] = refused["why"]
+
+    def problems(self, tested: Iterable[str]) -> list[str]:
+        """Once any package was supervised, each one that ran tests must have been."""
+        said = [
+            f"package {p}: the test supervisor failed: {why}" for p, why in self.failures.items()
+        ]
+        if not self.self_execs and not self.failures:
+            return said  # a run the harness did not supervise (a recipe without it)
+        missing = sorted(set(tested) - set(self.self_execs) - set(self.failures))
+        return said + [
+            f"package {p}: tests ran with no report from the supervisor" for p in missing
+        ]
+
+
+def parse_go_test_json(output: str) -> TestReport:
+    """Read ``go test -json`` events; lines that are not events (build output) are ignored.
+
+    Every test and every package keeps the worst status any of its events gave it. A
+    package that passes without running a test is skipped, as cmd/go reports a package
+    without test files ("?"), also when coverage is measured (then it "passes" at 0%).
+    """
+    results: dict[str, TestStatus] = {}
+    packages: dict[str, TestStatus] = {}
+    said: dict[str, list[str]] = {}
+    tested: set[str] = set()
+    offline: set[str] = set()
+    supervision = _Supervision()
+    for line in output.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        _note_go_output(event, said)
+        if _go_no_network(event):
+            offline.add(f"{event.get('Package', '')}.{event['Test']}")
+        supervision.note(event)
+        status = _GO_FINAL.get(str(event.get("Action")))
+        if status is None:
+            continue
+        package = str(event.get("Package", ""))
+        if event.get("Test"):
+            name = f"{package}.{event['Test']}"
+            results[name] = _worst(results.get(name), status)
+            tested.add(f"package {package}")
+        elif package:
+            name = f"package {package}"
+            packages[name] = _worst(packages.get(name), status)
+    for name, status in packages.items():
+        if status is TestStatus.PASSED and name not in tested:
+            packages[name] = TestStatus.SKIPPED
+    failed = {
+        name: _short(" ".join(said[name]))
+        for name, status in results.items()
+        if status is TestStatus.FAILED and said.get(name)
+    }
+    problems = supervision.problems(name.removeprefix("package ") for name in tested)
+    return TestReport(
+        results,
+        tuple(problems),
+        suites=packages,
+        messages=failed,
+        self_execs=supervision.self_execs,
+        needs_network=frozenset(n for n in offline if results.get(n) is TestStatus.FAILED),
+    )
+
+
+def _go_no_network(event: Mapping[str, Any]) -> bool:
+    """Whether a test's output line says it could not reach a network."""
+    if event.get("Action") != "output" or not event.get("Test"):
+        return False
+    return _NO_NETWORK.search(str(event.get("Output", ""))) is not None
+
+
+def _note_go_output(event: Mapping[str, Any], said: dict[str, list[str]]) -> None:
+    """Keep the first lines a test printed (``t.Errorf`` text) beside go's own framing."""
+    if event.get("Action") != "output" or not event.get("Test"):
+        return
+    text = str(event.get("Output", "")).strip()
+    lines = said.setdefault(f"{event.get('Package', '')}.{event['Test']}", [])
+    if text and not GO_FRAMING.match(text) and len(lines) < 3:
+        lines.append(text)
+
+
+def parse_exit_code(exit_code: int, name: str = "smoke test") -> TestReport:
+    """For suites with no machine report: one pseudo-test that passes on exit code 0."""
+    return TestReport({name: TestStatus.PASSED if exit_code == 0 else TestStatus.FAILED})
+
+
+# Maven stops in test-compile: the test sources do not compile against the main code.
+_MAVEN_TEST_COMPILE = re.compile(
+    r"^\[ERROR\] Failed to execute goal \S+:maven-compiler-plugin:\S+:testCompile .*"
+    r"(Compilation failure|COMPILATION ERROR)",
+    re.MULTILINE,
+)
+# go test's line for a package whose test binary did not build (as text, or in -json
+# output as a package's own output event, which a running test cannot write).
+_GO_BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(?:build|setup) failed\]$")
+
+
+def _go_build_failures(output: str) -> set[str]:
+    failed: set[str] = set()
+    tested: set[str] = set()
+    for line in output.splitlines():
+        text, package = line, ""
+        if line.startswith("{"):
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            if event.get("Test"):
+                tested.add(str(event.get("Package", "")))
+                continue
+            text, package = str(event.get("Output", "")), str(event.get("Package", ""))
+        found = _GO_BUILD_FAILED.match(text.strip())
+        if found and (not package or package == found[1]):
+            failed.add(found[1])
+    return failed - tested
+
+
+def suite_did_not_build(report_format: str, exit_code: int, output: str) -> bool:
+    """Whether a failed test run stopped because the test sources did not compile (so no
+    test of theirs ran), as the build tool itself reports it."""
+    if exit_code == 0:
+        return False
+    if report_format == "surefire":
+        return _MAVEN_TEST_COMPILE.search(output) is not None
+    if report_format == "go-test-json":
+        return bool(_go_build_failures(output))
+    return False
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def path_matches(path: str, patterns: Iterable[str]) -> bool:
+    """Glob match where ``*`` stays inside one directory and ``**`` spans several."""
+    return any(_glob_regex(pattern).match(path) for pattern in patterns)
+
+
+def changed_test_files(changes: Sequence[FileChange], test_paths: Sequence[str]) -> list[str]:
+    """Existing test files the patch modified, deleted or renamed away (additions are fine)."""
+    touched = []
+    for change in changes:
+        if change.kind is ChangeKind.ADD or change.old_path is None:
+            continue
+        if path_matches(change.old_path, test_paths):
+            touched.append(change.old_path)
+    return touched
+
+
+@dataclass(frozen=True, slots=True)
+class TestGrade:
+    __test__ = False
+
+    verdict: Verdict
+    reason: str
+    evidence: tuple[Evidence, ...] = ()
+    regressions: tuple[str, ...] = ()
+
+
+def _lost(name: str, patched: TestReport) -> str:
+    """How a test that passed at the base commit fails now (missing, skipped or failed,
+    with its message)."""
+    status = patched.results.get(name)
+    if name in patched.suites:
+        return ""
+    if status is TestStatus.FAILED:
+        message = patched.messages.get(name)
+        return f": {message}" if message else ""
+    return " (missing)" if status is None else f" (now {status.value})"
+
+
+def _listed(names: Iterable[str], patched: TestReport, limit: int = 20) -> list[Evidence]:
+    return [
+        Evidence(f"no longer passes: {name}{_lost(name, patched)}")
+        for name in sorted(names)[:limit]
+    ]
+
+
+def _left_out(baseline: TestReport, limit: int = 20) -> tuple[Evidence, ...]:
+    """Tests failing at the base commit (flaky or broken there): not compared, listed."""
+    failing = sorted(baseline.with_status(TestStatus.FAILED))
+    listed = [
+        Evidence(f"fails at the base commit, left out: {name}", severity=Severity.NOTICE)
+        for name in failing[:limit]
+    ]
+    if len(failing) > limit:
+        more = f"and {len(failing) - limit} more failing at the base commit"
+        listed.append(Evidence(more, severity=Severity.NOTICE))
+    return tuple(listed)
+
+
+def _regression_reason(
+    regressions: set[str],
+    suite_names: Iterable[str],
+    stopped: str | None = None,
+    patched: TestReport | None = None,
+) -> str:
+    # Suites are told apart by where the report keeps them, not by their names: with
+    # several projects every name is scoped ("core: (exit status)").
+    suites = regressions & set(suite_names)
+    tests = sorted(regressions - suites)
+    if tests:
+        # The first test by name, with how it fails now: the cause leads, not the count.
+        first = f"{tests[0]}{_lost(tests[0], patched)}" if patched else tests[0]
+        more = f" (and {len(tests) - 1} more)" if len(tests) > 1 else ""
+        return f"{len(tests)} test(s) that passed at the base commit no longer pass: {first}{more}"
+    # No test names the failure: where the build tool stopped does.
+    why = f": {stopped}" if stopped else ""
+    if any(name.endswith(EXIT_STATUS) for name in suites):
+        return f"the test command now exits non-zero, although no test reports a failure{why}"
+    return f"{len(suites)} package(s) that passed at the base commit now fail{why}"
+
+
+def _dropped_reason(before: int, after: int, stopped: str | None) -> str:
+    """Fewer tests reported than at the base commit, and where the build tool stopped
+    (the reports cannot say why they are missing; the build's output can)."""
+    reason = f"number of tests dropped from {before} to {after}"
+    if stopped is None:
+        return reason
+    return f"{reason}: {stopped}" + (" before any test ran" if after == 0 else "")
+
+
+def grade_test_edits(
+    edited_tests: Sequence[str], *, allow_test_changes: bool = False
+) -> TestGrade | None:
+    """A failure when the patch modified or deleted test files the recipe protects."""
+    if not edited_tests or allow_test_changes:
+        return None
+    evidence = tuple(Evidence("test file modified or deleted", path) for path in edited_tests)
+    return TestGrade(Verdict.FAIL, f"the patch edits {len(edited_tests)} test file(s)", evidence)
+
+
+DISAGREE = "reports disagree with the build's own summary"
+
+
+def _disagreement(baseline: TestReport, patched: TestReport) -> TestGrade | None:
+    """At the base, any disagreement but a failure the base's own settings ignore (exit
+    status 0) is the harness's; in the patched run it is the candidate's, unless the base
+    ignored failures the same way."""
+    tolerated = {DisagreementKind.EXIT}
+    at_base = [d for d in baseline.disagreements if d.kind not in tolerated]
+    if at_base:
+        evidence = tuple(Evidence(d.message) for d in at_base)
+        return TestGrade(Verdict.ERROR, f"baseline {DISAGREE}: {at_base[0].message}", evidence)
+    if not any(d.kind is DisagreementKind.EXIT for d in baseline.disagreements):
+        tolerated = set()
+    found = [d for d in patched.disagreements if d.kind not in tolerated]
+    if not found:
+        return None
+    # What regressed as far as the reports can tell is shown too; it is not re-run, since
+    # no re-run makes the disagreement go away.
+    lost = _listed(baseline.passing() - patched.passing(), patched)
+    evidence = (*(Evidence(d.message) for d in found), *lost)
+    return TestGrade(Verdict.FAIL, f"{DISAGREE}: {found[0].message}", evidence)
+
+
+def _unlistened(baseline: TestReport, patched: TestReport) -> TestGrade | None:
+    """A module whose results the harness's listener recorded at the base commit but not
+    on the patched tree: its results would rest on Surefire's XML alone, which code in the
+    test JVM can write (a build change that keeps the listener out, a provider switched
+    back to JUnit 4)."""
+    lost = sorted(
+        module
+        for module, channel in baseline.channels.items()
+        if channel == LISTENED and patched.channels.get(module, LISTENED) != LISTENED
+    )
+    if not lost:
+        return None
+    evidence = tuple(Evidence(f"{m}: {patched.channels[m]}") for m in lost)
+    reason = (
+        f"the harness's test listener recorded no result in module {lost[0]} on the patched "
+        "tree, as it did at the base commit: its results would rest on Surefire's XML alone"
+    )
+    return TestGrade(Verdict.FAIL, reason, evidence)
+
+
+def _self_executions(baseline: TestReport, patched: TestReport) -> TestGrade | None:
+    """A test binary that runs itself again more often than at the base commit: a copy of
+    it could have run the tests while the first one wrote the results (output, exit
+    status, coverage) it liked. Tests that re-run their own binary as a helper process do
+    so at the base commit too, as often."""
+    more = {
+        package: (count, baseline.self_execs.get(package, 0))
+        for package, count in sorted(patched.self_execs.items())
+        if count > baseline.self_execs.get(package, 0)
+    }
+    if not more:
+        return None
+    evidence = tuple(
+        Evidence(f"package {package}: test binary executed again {now} time(s), {then} at the base")
+        for package, (now, then) in more.items()
+    )
+    package, (now, then) = next(iter(more.items()))
+    reason = (
+        f"the test binary of package {package} executed itself again {now} time(s) "
+        f"({then} at the base commit): its results could have been written by it, "
+        "not by the tests"
+    )
+    return TestGrade(Verdict.FAIL, reason, evidence)
+
+
+def _needs_network(baseline: TestReport, left_out: tuple[Evidence, ...]) -> TestGrade | None:
+    """Tests that fail at the base commit here only because they need a network while they
+    run (which no test run has) are not the base's failures but the environment's: a pass
+    that leaves them out would claim what nobody checked. The patch is not blamed."""
+    offline = sorted(baseline.needs_network & baseline.with_status(TestStatus.FAILED))
+    if not offline:
+        return None
+    first = offline[0]
+    said = baseline.messages.get(first)
+    more = f" (and {len(offline) - 1} more)" if len(offline) > 1 else ""
+    reason = (
+        f"{len(offline)} test(s) fail at the base commit here because they need a network "
+        f"while they run, which test runs do not have: {first}"
+        f"{f': {said}' if said else ''}{more}; nothing checks them, so no pass"
+    )
+    return TestGrade(Verdict.ERROR, reason, left_out)
+
+
+def _vacuous(baseline: TestReport, base_stopped: str | None = None) -> TestGrade | None:
+    """No test ran at the base commit: nothing to compare; a suite that cannot run there
+    at all is the infrastructure's problem, and where its build stopped says why."""
+    if baseline.results:
+        return None
+    exits = [name for name in baseline.suites if name.endswith(EXIT_STATUS)]
+    if any(baseline.suites[name] is TestStatus.FAILED for name in exits):
+        why = f": {base_stopped}" if base_stopped else ""
+        return TestGrade(Verdict.ERROR, f"the base commit's test suite does not run here{why}")
+    return TestGrade(Verdict.INCONCLUSIVE, "no tests to compare: no test ran at the base commit")
+
+
+def _none_passing(baseline: TestReport) -> TestGrade | None:
+    if baseline.with_status(TestStatus.PASSED):
+        return None
+    reason = f"no tests to compare: none of the {len(baseline.results)} test(s) passes at the base"
+    return TestGrade(Verdict.INCONCLUSIVE, reason + " commit", _left_out(baseline))
+
+
+def grade_tests(
+    baseline: TestReport,
+    patched: TestReport,
+    *,
+    edited_tests: Sequence[str] = (),
+    allow_test_changes: bool = False,
+    stopped: str | None = None,
+    base_stopped: str | None = None,
+) -> TestGrade:
+    """Compare the patched run against the baseline run (both harness-parsed).
+
+    An unusable baseline report is the harness's problem (``error``); an unusable report
+    from the patched tree, which the same harness read fine at baseline, is the
+    candidate's (its code writes the reports and the output). The graded set is the
+    base's passing tests: each must pass again, none missing, none newly skipped.
+
+    ``stopped`` says where the patched run's build stopped
+    (``migration_evals.oracles.compiler_output.describe_build_stop``); it only words the reason when
+    tests went missing or only a suite's status regressed, never changes the verdict;
+    ``base_stopped`` words why a base suite that ran no test does not run.
+    """
+    if baseline.problems:
+        return TestGrade(Verdict.ERROR, f"baseline test report unusable: {baseline.problems[0]}")
+    if patched.problems:
+        return TestGrade(Verdict.FAIL, f"test report unusable: {patched.problems[0]}")
+    early = (
+        _disagreement(baseline, patched)
+        or _unlistened(baseline, patched)
+        or _self_executions(baseline, patched)
+        or grade_test_edits(edited_tests, allow_test_changes=allow_test_changes)
+        or _vacuous(baseline, base_stopped)
+        or _none_passing(baseline)
+    )
+    if early is not None:
+        return early
+    left_out = _left_out(baseline)
+    before, after = len(baseline.results), len(patched.results)
+    if after < before:
+        return TestGrade(Verdict.FAIL, _dropped_reason(before, after, stopped), left_out)
+    regressions = baseline.passing() - patched.passing()
+    if regressions:
+        reason = _regression_reason(regressions, baseline.suites, stopped, patched)
+        evidence = (*_listed(regressions, patched), *left_out)
+        return TestGrade(Verdict.FAIL, reason, evidence, tuple(sorted(regressions)))
+    offline = _needs_network(baseline, left_out)
+    if offline is not None:
+        return offline
+    passed = len(patched.with_status(TestStatus.PASSED))
+    reason = f"{passed} of {after} tests pass; none regressed"
+    # A pass that could not check some tests says so where it is read, not only in the
+    # evidence: they failed at the base here, so nothing says whether the patch keeps them.
+    failing = len(baseline.with_status(TestStatus.FAILED))
+    if failing:
+        reason += f"; {failing} failing at the base commit here left out, unchecked"
+    return TestGrade(Verdict.PASS, reason, left_out)

@@ -1,0 +1,550 @@
+"""What decides which tests a Maven module runs, and how strictly it compiles, as read
+statically from the POMs the build uses.
+
+Per module of a reactor, each setting is read the way Maven resolves it: from the
+module's POM and its parents in the repository (the nearest POM that sets it wins), a
+profile's value over its project's, a plugin's configuration over the user property that
+defaults it, an execution's configuration over its plugin's, and the ``-D`` properties of
+``.mvn/maven.config`` and ``.mvn/jvm.config`` over the POMs' properties. A profile counts
+when a default build *may* activate it (by default, by the build JDK, by a file, the OS,
+an environment variable or a property the build does not define): a setting that might
+be active is one the patch may not weaken, so doubt counts against the patch.
+
+Each ``Setting`` carries the family the recipe spec names it by (``test-skip``,
+``test-selection``, ...), how a change of it weakens the build (``Rule``), its value
+(a tuple: one item for a scalar; the default when nothing sets it) and where it is set.
+``migration_evals.oracles.test_config`` compares base and patched settings.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from migration_evals.oracles.pom import children, jdk_matches, local, read_pom, text_of
+from migration_evals.oracles.tree import TreeView
+
+__all__ = [
+    "MAVEN_CONFIG",
+    "Rule",
+    "Setting",
+    "config_properties",
+    "module_test_settings",
+    "split_args",
+]
+
+MAVEN_CONFIG = (".mvn/maven.config", ".mvn/jvm.config")
+_PROPERTY_REF = re.compile(r"\$\{([^}]+)\}")
+_DEPTH = 5
+_MAX_PARENTS = 32
+_OTHER_OS = ("windows", "win9x", "winnt", "mac", "dos", "os/2", "netware", "z/os", "os/400")
+
+
+class Rule(StrEnum):
+    """How a change of a setting weakens the build."""
+
+    SAFE_VALUE = "safe-value"  # weaker unless unchanged or set to its safe value
+    SAME = "same"  # any change weakens
+    NO_NEW_ITEMS = "no-new-items"  # adding an item weakens (excludes); removing does not
+    SUPERSET = "superset"  # must keep every base item; may add only to a non-empty base
+    JVM_ARGS = "jvm-args"  # adding a forbidden JVM argument weakens
+    STRICTNESS = "strictness"  # compiler arguments: -Werror and lint flags must stay
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting of one module as its build uses it."""
+
+    family: str
+    name: str
+    rule: Rule
+    value: tuple[str, ...]
+    path: str | None = None  # None: nothing sets it, the default applies
+    line: int | None = None
+    safe: str = ""  # Rule.SAFE_VALUE: the value that never weakens
+
+
+@dataclass(frozen=True, slots=True)
+class _Param:
+    """A plugin parameter: its element, the user property defaulting it, its default."""
+
+    family: str
+    element: str
+    rule: Rule
+    prop: str | None = None
+    default: tuple[str, ...] = ()
+    safe: str = ""
+    items: str | None = None  # a list parameter: the item element's name
+
+
+def _flag(element: str, prop: str | None, family: str = "test-skip") -> _Param:
+    return _Param(family, element, Rule.SAFE_VALUE, prop, ("false",), "false")
+
+
+_TEST_PARAMS = (
+    _flag("skip", "maven.test.skip"),
+    _flag("skipTests", "skipTests"),
+    _flag("skipExec", "maven.test.skip.exec"),
+    _flag("testFailureIgnore", "maven.test.failure.ignore", "failure-ignore"),
+    _Param(
+        "failure-ignore",
+        "rerunFailingTestsCount",
+        Rule.SAFE_VALUE,
+        "surefire.rerunFailingTestsCount",
+        ("0",),
+        "0",
+    ),
+    _Param(
+        "test-skip",
+        "skipAfterFailureCount",
+        Rule.SAFE_VALUE,
+        "surefire.skipAfterFailureCount",
+        ("0",),
+        "0",
+    ),
+    _Param("test-selection", "includes", Rule.SUPERSET, items="include"),
+    _Param("test-selection", "excludes", Rule.NO_NEW_ITEMS, items="exclude"),
+    _Param("test-selection", "includesFile", Rule.SAME, "surefire.includesFile"),
+    _Param("test-selection", "excludesFile", Rule.SAME, "surefire.excludesFile"),
+    _Param("test-selection", "groups", Rule.SAME, "groups"),
+    _Param("test-selection", "excludedGroups", Rule.NO_NEW_ITEMS, "excludedGroups"),
+    _Param("test-selection", "suiteXmlFiles", Rule.SAME, items="suiteXmlFile"),
+    _Param("test-selection", "dependenciesToScan", Rule.SAME, items="dependency"),
+    _Param("test-sources", "testSourceDirectory", Rule.SAME),
+    _Param("test-sources", "testClassesDirectory", Rule.SAME),
+    _Param("test-sources", "reportsDirectory", Rule.SAME),
+    _Param("test-jvm-args", "argLine", Rule.JVM_ARGS, "argLine"),
+    _Param(
+        "test-jvm-args", "enableAssertions", Rule.SAFE_VALUE, "enableAssertions", ("true",), "true"
+    ),
+    _Param("test-jvm-args", "jvm", Rule.SAME, "jvm"),
+)
+_SUREFIRE_TEST = _Param("test-selection", "test", Rule.SAME, "test")
+_FAILSAFE_ONLY = (
+    _flag("skipITs", "skipITs"),
+    _Param("test-selection", "test", Rule.SAME, "it.test"),
+)
+_COMPILER_PARAMS = (
+    _Param("compiler-excludes", "excludes", Rule.NO_NEW_ITEMS, items="exclude"),
+    _Param("compiler-excludes", "testExcludes", Rule.NO_NEW_ITEMS, items="testExclude"),
+    _Param("compiler-strictness", "compilerArgs", Rule.STRICTNESS, items="arg"),
+    _Param("compiler-strictness", "compilerArgument", Rule.STRICTNESS),
+    _Param(
+        "compiler-strictness",
+        "failOnWarning",
+        Rule.SAFE_VALUE,
+        "maven.compiler.failOnWarning",
+        ("false",),
+        "true",
+    ),
+    _Param(
+        "compiler-strictness",
+        "showWarnings",
+        Rule.SAFE_VALUE,
+        "maven.compiler.showWarnings",
+        ("false",),
+        "true",
+    ),
+)
+# Plugin -> its parameters and the executions a default `mvn test` always runs.
+_PLUGINS: Mapping[str, tuple[tuple[_Param, ...], tuple[str | None, ...]]] = {
+    "maven-surefire-plugin": ((*_TEST_PARAMS, _SUREFIRE_TEST), ("default-test",)),
+    "maven-failsafe-plugin": ((*_TEST_PARAMS, *_FAILSAFE_ONLY), (None,)),
+    "maven-compiler-plugin": (_COMPILER_PARAMS, ("default-compile", "default-testCompile")),
+}
+# The lifecycle's own executions and their phases: a patch may not unbind them.
+_DEFAULT_PHASES = {
+    "default-test": "test",
+    "default-compile": "compile",
+    "default-testCompile": "test-compile",
+}
+_BUILD_HELPER = "build-helper-maven-plugin"
+_FAILSAFE = "maven-failsafe-plugin"
+_HELPER_GOALS = {"add-test-source": "test-sources", "add-test-resource": "test-resources"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Value:
+    text: str
+    path: str
+    line: int
+
+
+@dataclass
+class _Pom:
+    path: str
+    root: ET.Element
+    lines: Mapping[ET.Element, int]
+    parent: _Pom | None = None
+    scopes: list[ET.Element] = field(default_factory=list)
+
+    def line(self, element: ET.Element) -> int:
+        return self.lines.get(element, 0)
+
+
+# -- profiles a default build may activate -------------------------------------------------
+
+
+def _os_may_match(activation: ET.Element) -> bool:
+    family = (text_of(activation, "os", "family") or "").lower()
+    name = (text_of(activation, "os", "name") or "").lower()
+    for wanted in (family, name):
+        negated = wanted.startswith("!")
+        other = wanted.lstrip("!") in _OTHER_OS
+        if wanted and other != negated:
+            return False
+    return True
+
+
+def _property_may_hold(activation: ET.Element) -> bool:
+    name = text_of(activation, "property", "name") or ""
+    if name.startswith("!"):
+        return True  # active while the build does not define it, which it does not
+    return name.startswith(("env.", "java.", "os.", "user.", "file.", "line.", "path."))
+
+
+def may_activate(profile: ET.Element) -> bool:
+    """Whether a default build on the build JDK may activate ``profile`` (doubt: yes)."""
+    activation = next(children(profile, "activation"), None)
+    if activation is None:
+        return False  # only on request (-P), which the recipe's command never makes
+    if text_of(activation, "activeByDefault") == "true":
+        return True
+    kinds = {local(child.tag) for child in activation} - {"activeByDefault"}
+    if not kinds:
+        return False
+    jdk = text_of(activation, "jdk")
+    if jdk is not None and not jdk_matches(jdk):
+        return False
+    if "os" in kinds and not _os_may_match(activation):
+        return False
+    return "property" not in kinds or _property_may_hold(activation)
+
+
+def _scopes(root: ET.Element) -> list[ET.Element]:
+    return [root, *(p for p in children(root, "profiles", "profile") if may_activate(p))]
+
+
+# -- the POM chain -----------------------------------------------------------------------
+
+
+def _load(
+    tree: TreeView, path: str, cache: dict[str, _Pom | None], *, patched: bool
+) -> _Pom | None:
+    if path in cache:
+        return cache[path]
+    cache[path] = None  # a cycle of parents ends here
+    content = tree.read(path) if patched else tree.read_base(path)
+    if content is None:
+        return None
+    try:
+        root, lines = read_pom(content)
+    except ET.ParseError:
+        return None  # tier 1's contract reports a malformed POM
+    pom = _Pom(path, root, lines, scopes=_scopes(root))
+    cache[path] = pom
+    pom.parent = _parent(tree, pom, cache, patched=patched)
+    return pom
+
+
+def _parent(
+    tree: TreeView, pom: _Pom, cache: dict[str, _Pom | None], *, patched: bool
+) -> _Pom | None:
+    declared = next(children(pom.root, "parent"), None)
+    if declared is None:
+        return None
+    relative = text_of(declared, "relativePath")
+    relative = "../pom.xml" if relative is None else relative
+    if not relative:
+        return None
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(pom.path), relative))
+    if not target.endswith(".xml"):
+        target = posixpath.join(target, "pom.xml")
+    if target.startswith(".."):
+        return None
+    parent = _load(tree, target, cache, patched=patched)
+    wanted = text_of(declared, "artifactId")
+    return parent if parent is not None and text_of(parent.root, "artifactId") == wanted else None
+
+
+def _chain(pom: _Pom) -> list[_Pom]:
+    found: list[_Pom] = []
+    current: _Pom | None = pom
+    while current is not None and len(found) < _MAX_PARENTS:
+        found.append(current)
+        current = current.parent
+    return found
+
+
+# -- properties --------------------------------------------------------------------------
+
+
+def split_args(text: str) -> list[str]:
+    """Command-line words as a shell would split them (unbalanced quotes: on whitespace)."""
+    try:
+        return shlex.split(text, comments=True)
+    except ValueError:
+        return text.split()
+
+
+def config_properties(tree: TreeView, root: str, *, patched: bool) -> dict[str, _Value]:
+    """``-Dname[=value]`` of the ``.mvn`` config files at the reactor's root."""
+    found: dict[str, _Value] = {}
+    for name in MAVEN_CONFIG:
+        path = posixpath.join(root, name) if root else name
+        content = tree.read(path) if patched else tree.read_base(path)
+        if content is None:
+            continue
+        for number, line in enumerate(content.decode("utf-8", "replace").splitlines(), 1):
+            for word in split_args(line):
+                if word.startswith("-D") and len(word) > 2:
+                    key, _, value = word[2:].partition("=")
+                    found[key] = _Value(value if "=" in word else "true", path, number)
+    return found
+
+
+def _properties(chain: Sequence[_Pom], overrides: Mapping[str, _Value]) -> dict[str, _Value]:
+    found: dict[str, _Value] = {}
+    for pom in reversed(chain):
+        for scope in pom.scopes:
+            for element in children(scope, "properties", "*"):
+                found[local(element.tag)] = _Value(
+                    (element.text or "").strip(), pom.path, pom.line(element)
+                )
+    return found | dict(overrides)
+
+
+def _substitute(value: str, properties: Mapping[str, _Value]) -> str:
+    builtins = {"project.basedir": ".", "basedir": ".", "project.build.directory": "target"}
+    for _ in range(_DEPTH):
+        expanded = _PROPERTY_REF.sub(
+            lambda m: (
+                properties[m.group(1)].text
+                if m.group(1) in properties
+                else builtins.get(m.group(1), m.group(0))
+            ),
+            value,
+        )
+        if expanded == value:
+            break
+        value = expanded
+    return value.removeprefix("./")
+
+
+# -- plugin parameters -------------------------------------------------------------------
+
+
+def _plugins(scope: ET.Element, artifact: str) -> Iterator[ET.Element]:
+    for where in (("build", "plugins"), ("build", "pluginManagement", "plugins")):
+        for plugin in children(scope, *where, "plugin"):
+            if text_of(plugin, "artifactId") == artifact:
+                yield plugin
+
+
+def _configurations(plugin: ET.Element, execution: str | None) -> Iterator[ET.Element]:
+    """The configurations that apply to ``execution``: its own, then the plugin's."""
+    if execution is not None:
+        for candidate in children(plugin, "executions", "execution"):
+            if text_of(candidate, "id") == execution:
+                yield from children(candidate, "configuration")
+    yield from children(plugin, "configuration")
+
+
+def _executions(chain: Sequence[_Pom], artifact: str) -> set[str]:
+    found: set[str] = set()
+    for pom in chain:
+        for scope in pom.scopes:
+            for plugin in _plugins(scope, artifact):
+                for execution in children(plugin, "executions", "execution"):
+                    found.add(text_of(execution, "id") or "default")
+    return found
+
+
+_Declared = Sequence[tuple[_Pom, ET.Element]]  # (pom, plugin element), nearest first
+
+
+def _declarations(chain: Sequence[_Pom], artifact: str) -> _Declared:
+    """Where the chain declares the plugin, in the order its configuration is looked up
+    (found once per plugin: a module has dozens of parameters to look up in them)."""
+    return [
+        (pom, plugin)
+        for pom in chain
+        for scope in reversed(pom.scopes)  # a profile overrides its project
+        for plugin in _plugins(scope, artifact)
+    ]
+
+
+def _configured(
+    plugins: _Declared, execution: str | None, element: str
+) -> tuple[_Pom, ET.Element] | None:
+    for pom, plugin in plugins:
+        for configuration in _configurations(plugin, execution):
+            for found in children(configuration, element):
+                return pom, found
+    return None
+
+
+def _values(
+    element: ET.Element, param: _Param, properties: Mapping[str, _Value]
+) -> tuple[str, ...]:
+    if param.items is None:
+        return (_substitute((element.text or "").strip(), properties),)
+    items = [_substitute((item.text or "").strip(), properties) for item in element]
+    return tuple(item for item in items if item)
+
+
+def _parameter(
+    plugins: _Declared,
+    artifact: str,
+    execution: str | None,
+    param: _Param,
+    properties: Mapping[str, _Value],
+) -> Setting:
+    slot = f"[{execution}]" if execution else ""
+    name = f"{artifact}{slot} <{param.element}>"
+    value, path, line = param.default, None, None
+    found = _configured(plugins, execution, param.element)
+    if found is not None:
+        pom, element = found
+        value, path, line = _values(element, param, properties), pom.path, pom.line(element)
+    elif param.prop is not None and param.prop in properties:
+        declared = properties[param.prop]
+        value = (_substitute(declared.text, properties),)
+        name, path, line = f"{name} (property {param.prop})", declared.path, declared.line
+    return Setting(param.family, name, param.rule, value, path, line, param.safe)
+
+
+def _declared(chain: Sequence[_Pom], artifact: str) -> bool:
+    """Whether the build uses the plugin (declared under ``build/plugins``)."""
+    return any(
+        text_of(plugin, "artifactId") == artifact
+        for pom in chain
+        for scope in pom.scopes
+        for plugin in children(scope, "build", "plugins", "plugin")
+    )
+
+
+def _phase(chain: Sequence[_Pom], artifact: str, execution: str) -> Setting:
+    """The phase a default execution is bound to (``none`` unbinds it)."""
+    name = f"{artifact}[{execution}] <phase>"
+    safe = _DEFAULT_PHASES[execution]
+    for pom in chain:
+        for scope in reversed(pom.scopes):
+            for plugin in _plugins(scope, artifact):
+                for candidate in children(plugin, "executions", "execution"):
+                    phase = next(children(candidate, "phase"), None)
+                    if text_of(candidate, "id") == execution and phase is not None:
+                        value = ((phase.text or "").strip(),)
+                        return Setting(
+                            "test-skip",
+                            name,
+                            Rule.SAFE_VALUE,
+                            value,
+                            pom.path,
+                            pom.line(phase),
+                            safe,
+                        )
+    return Setting("test-skip", name, Rule.SAFE_VALUE, (safe,), safe=safe)
+
+
+def _plugin_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) -> Iterator[Setting]:
+    for artifact, (params, always) in _PLUGINS.items():
+        for execution in always:
+            if execution in _DEFAULT_PHASES:
+                yield _phase(chain, artifact, execution)
+        if artifact == _FAILSAFE and not _declared(chain, artifact):
+            continue  # bound to no phase unless the build declares it
+        executions = sorted(_executions(chain, artifact) | {e for e in always if e})
+        slots: list[str | None] = [None] if None in always else []
+        plugins = _declarations(chain, artifact)
+        for execution in [*slots, *executions]:
+            for param in params:
+                yield _parameter(plugins, artifact, execution, param, properties)
+
+
+def _helper_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) -> Iterator[Setting]:
+    """Test sources and resources the build-helper plugin adds."""
+    for goal, family in _HELPER_GOALS.items():
+        values: list[str] = []
+        where: tuple[str | None, int | None] = (None, None)
+        for pom in chain:
+            for scope in pom.scopes:
+                for plugin in _plugins(scope, _BUILD_HELPER):
+                    for execution in children(plugin, "executions", "execution"):
+                        if goal not in [
+                            (g.text or "").strip() for g in children(execution, "goals", "goal")
+                        ]:
+                            continue
+                        for configuration in children(execution, "configuration"):
+                            values += [_canonical(c, properties) for c in configuration]
+                            where = (pom.path, pom.line(execution))
+        yield Setting(family, f"{_BUILD_HELPER} {goal}", Rule.SAME, tuple(values), *where)
+
+
+# -- build elements ----------------------------------------------------------------------
+
+
+def _canonical(element: ET.Element, properties: Mapping[str, _Value]) -> str:
+    """An element and its children as one comparable text (interpolated, whitespace out)."""
+    text = _substitute((element.text or "").strip(), properties)
+    inner = "".join(_canonical(child, properties) for child in element)
+    return f"<{local(element.tag)}>{text}{inner}</{local(element.tag)}>"
+
+
+def _build_element(
+    chain: Sequence[_Pom], name: str, properties: Mapping[str, _Value]
+) -> tuple[_Pom, ET.Element] | None:
+    for pom in chain:
+        for scope in reversed(pom.scopes):
+            for found in children(scope, "build", name):
+                return pom, found
+    return None
+
+
+def _build_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) -> Iterator[Setting]:
+    for name, default in (
+        ("testSourceDirectory", "src/test/java"),
+        ("testOutputDirectory", "target/test-classes"),
+    ):
+        found = _build_element(chain, name, properties)
+        if found is None:
+            yield Setting("test-sources", f"<build><{name}>", Rule.SAME, (default,))
+            continue
+        pom, element = found
+        directory = _substitute((element.text or "").strip(), properties).rstrip("/")
+        yield Setting(
+            "test-sources", f"<build><{name}>", Rule.SAME, (directory,), pom.path, pom.line(element)
+        )
+    found = _build_element(chain, "testResources", properties)
+    name = "<build><testResources>"
+    if found is None:
+        default = "<testResource><directory>src/test/resources</directory></testResource>"
+        yield Setting("test-resources", name, Rule.SAME, (default,))
+    else:
+        pom, element = found
+        resources = tuple(_canonical(child, properties) for child in element)
+        yield Setting("test-resources", name, Rule.SAME, resources, pom.path, pom.line(element))
+
+
+def module_test_settings(
+    tree: TreeView, pom_path: str, root: str, *, patched: bool
+) -> list[Setting] | None:
+    """The test-selecting and checking settings of the module at ``pom_path`` (in the
+    reactor at ``root``) in one tree; None when the module does not exist or cannot be
+    read there."""
+    cache: dict[str, _Pom | None] = {}
+    pom = _load(tree, pom_path, cache, patched=patched)
+    if pom is None:
+        return None
+    chain = _chain(pom)
+    properties = _properties(chain, config_properties(tree, root, patched=patched))
+    return [
+        *_plugin_settings(chain, properties),
+        *_helper_settings(chain, properties),
+        *_build_settings(chain, properties),
+    ]
