@@ -59,3 +59,14 @@ def test_the_wheel_carries_the_code_the_cli_needs(wheel: zipfile.ZipFile) -> Non
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = wheel.read(entry_points).decode()
     assert "migration-evals = migration_evals.bot.cli:command_line" in text
+
+
+def test_the_deployment_image_copies_the_package_it_runs() -> None:
+    """docs/Dockerfile runs the code from the checkout (PYTHONPATH): it must copy the one
+    package, and its entry point must be a module of it."""
+    lines = (ROOT / "docs" / "Dockerfile").read_text().splitlines()
+    copied = {line.split()[1] for line in lines if line.startswith("COPY ")}
+    assert "migration_evals" in copied
+    (entry,) = (line for line in lines if line.startswith("ENTRYPOINT"))
+    module = entry.split('"-m", "')[1].split('"')[0]
+    assert (ROOT / Path(*module.split("."))).with_suffix(".py").is_file(), module
