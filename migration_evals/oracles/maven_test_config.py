@@ -34,6 +34,7 @@ __all__ = [
     "Rule",
     "Setting",
     "config_properties",
+    "module_source_roots",
     "module_test_settings",
     "split_args",
 ]
@@ -548,3 +549,61 @@ def module_test_settings(
         *_helper_settings(chain, properties),
         *_build_settings(chain, properties),
     ]
+
+
+# -- compile source roots ----------------------------------------------------------------
+
+_SOURCE_DEFAULTS = ("src/main/java", "src/test/java")
+_SOURCE_ELEMENTS = ("sourceDirectory", "testSourceDirectory")
+_HELPER_SOURCE_GOALS = frozenset({"add-source", "add-test-source"})
+
+
+def _declared_sources(chain: Sequence[_Pom], properties: Mapping[str, _Value]) -> Iterator[str]:
+    """Every folder the chain names as a main or test source root, as written (interpolated):
+    the module's own and its parents' (a parent's ``<sourceDirectory>`` is inherited)."""
+    for pom in chain:
+        for scope in pom.scopes:
+            for name in _SOURCE_ELEMENTS:
+                for element in children(scope, "build", name):
+                    yield _substitute((element.text or "").strip(), properties)
+            for plugin in _plugins(scope, _BUILD_HELPER):
+                for execution in children(plugin, "executions", "execution"):
+                    goals = {(g.text or "").strip() for g in children(execution, "goals", "goal")}
+                    if goals & _HELPER_SOURCE_GOALS:
+                        for source in children(execution, "configuration", "sources", "source"):
+                            yield _substitute((source.text or "").strip(), properties)
+
+
+def _in_repository(module: str, folder: str) -> str | None:
+    """``folder`` of the module at ``module`` as a repository path ("" the root); the module
+    itself when it cannot be placed (a property not read, an absolute path); None outside."""
+    if not folder or "${" in folder or posixpath.isabs(folder):
+        return module
+    joined = posixpath.normpath(posixpath.join(module or ".", folder.rstrip("/")))
+    if joined == ".." or joined.startswith("../"):
+        return None
+    return "" if joined == "." else joined
+
+
+def module_source_roots(
+    tree: TreeView, pom_paths: Sequence[str], *, patched: bool
+) -> dict[str, tuple[str, ...]]:
+    """Per module POM of ``pom_paths`` readable in one tree, the folders (repository paths)
+    its compiler reads Java from, main and test: the defaults, each ``<sourceDirectory>``
+    and ``<testSourceDirectory>`` of its POM chain and profiles, and the build-helper
+    plugin's ``add-source``/``add-test-source`` folders. Where a setting may or may not
+    win (a profile, a parent overridden), every candidate counts: a folder wrongly held a
+    root is only checked more."""
+    cache: dict[str, _Pom | None] = {}
+    overrides = config_properties(tree, "", patched=patched)
+    roots: dict[str, tuple[str, ...]] = {}
+    for path in pom_paths:
+        pom = _load(tree, path, cache, patched=patched)
+        if pom is None:
+            continue
+        chain = _chain(pom)
+        module = posixpath.dirname(path)
+        folders = [*_SOURCE_DEFAULTS, *_declared_sources(chain, _properties(chain, overrides))]
+        placed = (_in_repository(module, folder) for folder in folders)
+        roots[path] = tuple(dict.fromkeys(p for p in placed if p is not None))
+    return roots

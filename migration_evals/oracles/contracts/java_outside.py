@@ -2,9 +2,11 @@
 
 The Java recipe permits free-form code: modernising it for Java 17 may touch anything. So
 only code whose effect is on the JVM or the test framework rather than on the program is
-outside it. In the main code (not the recipe's ``test_policy.test_paths``) and the
-resources a patch adds or changes, found on the parse trees of the base and patched files
-and counted against the base per member (``migration_evals.oracles.contracts.outside``):
+outside it. In the main code the tested JVM can run (Java files under a Maven module's
+source roots, ``migration_evals.oracles.maven_sources``, and not the recipe's
+``test_policy.test_paths``) and the resources a patch adds or changes, found on the parse
+trees of the base and patched files and counted against the base per member
+(``migration_evals.oracles.contracts.outside``):
 
 process-control       ending the JVM (System.exit, Runtime.halt/exit), launching a process
                       (ProcessBuilder, Runtime.exec: a JVM re-launched), shutdown hooks,
@@ -23,6 +25,10 @@ test-framework-hooks  code the test framework or the JVM loads on its own: a pro
                       ``mockito-extensions``, in main or test resources; main code importing
                       the test framework
 foreign-code          native code (System.loadLibrary), instrumentation, sun.misc.Unsafe
+
+A Java file outside every source root (the Maven wrapper's downloader in ``.mvn/wrapper``)
+is never compiled by the build nor loaded in the tested JVM, so nothing in it is classed
+here; it still counts as a changed file for every other check.
 
 A member that runs as its class loads (a static initialiser, a static field's initialiser,
 an enum constant) says so in the evidence. Such constructs already at the base in the same
@@ -52,6 +58,7 @@ from migration_evals.oracles.contracts.outside import (
     is_test_path,
     outside_evidence,
 )
+from migration_evals.oracles.maven_sources import compiled_java
 from migration_evals.oracles.syntax import JAVA_TYPE_BODIES, JAVA_TYPE_DECLARATIONS, parse
 from migration_evals.oracles.tree import TreeView
 
@@ -495,15 +502,17 @@ def _resource_constructs(tree: TreeView) -> list[Construct]:
 
 def check_java_outside(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
     """Evidence naming each construct of the recipe's ``outside`` families that the patch
-    adds to main Java code or to resources a test framework loads on its own."""
+    adds to main Java code the build compiles or to resources a test framework loads on
+    its own."""
     del params  # the recipe takes no parameters
     families = declared_families(recipe, JAVA_FAMILIES)
     if not families:
         return []
     is_test = is_test_path(recipe)
+    compiled = compiled_java(tree)
 
     def wanted(path: str) -> bool:
-        return path.endswith(".java") and not is_test(path)
+        return path.endswith(".java") and not is_test(path) and compiled(path)
 
     found: list[Construct] = []
     for sides in changed_by_folder(tree, wanted).values():
