@@ -12,7 +12,9 @@ Maven (per module of each reactor, as ``migration_evals.oracles.maven_test_confi
   ``compiler-strictness`` (``-Werror``/``failOnWarning`` dropped, a lint category
   dropped, a warning suppressed where warnings were errors), ``reactor-modules`` (a
   module dropped from the reactor or made a ``pom``), ``maven-config`` (``.mvn/``
-  options that select or relax the build), ``main-sources`` (main source files deleted),
+  options that select or relax the build, or load code into Maven's own JVM: core
+  extensions, ``maven.ext.class.path``, a forbidden JVM argument in ``jvm.config``),
+  ``main-sources`` (main source files deleted),
   ``test-runtime`` (files the test frameworks read from the classpath, main or test:
   ``junit-platform.properties``, service registrations of JUnit, TestNG or Surefire
   types, which can filter tests out or swallow their failures).
@@ -54,6 +56,8 @@ _HARMLESS_MAVEN_OPTIONS = frozenset(
     }
 )  # fmt: skip
 _LINT = "-Xlint"
+# A property naming jars Maven loads as core extensions, like .mvn/extensions.xml.
+_EXTENSION_PATH = "-Dmaven.ext.class.path"
 
 
 def integrity_of(recipe: Recipe) -> Mapping[str, Any]:
@@ -246,9 +250,10 @@ def _reactor_changes(tree: TreeView, root: str) -> list[Evidence]:
     return evidence
 
 
-def _maven_config(tree: TreeView, root: str) -> list[Evidence]:
-    """``.mvn`` options the patch adds that select modules, profiles or relax the build
-    (``-D`` properties are judged as the settings they set)."""
+def _maven_config(tree: TreeView, root: str, forbidden: Sequence[str]) -> list[Evidence]:
+    """``.mvn`` options the patch adds that select modules, profiles or relax the build,
+    or run code of the tree's in Maven's own JVM (``-D`` properties are judged as the
+    settings they set)."""
     evidence: list[Evidence] = []
     extensions = posixpath.join(root, ".mvn/extensions.xml") if root else ".mvn/extensions.xml"
     if tree.read(extensions) is not None and tree.read(extensions) != tree.read_base(extensions):
@@ -257,24 +262,43 @@ def _maven_config(tree: TreeView, root: str) -> list[Evidence]:
             " change any part of the build"
         )
         evidence.append(_evidence(message, extensions, None))
-    path = posixpath.join(root, MAVEN_CONFIG[0]) if root else MAVEN_CONFIG[0]
+    for name in MAVEN_CONFIG:
+        path = posixpath.join(root, name) if root else name
+        for number, word in _added_words(tree, path):
+            why = _config_word_weakens(name, word, forbidden)
+            if why is not None:
+                evidence.append(_evidence(f"maven-config: {name} adds {word}, {why}", path, number))
+    return evidence
+
+
+def _added_words(tree: TreeView, path: str) -> Iterator[tuple[int, str]]:
+    """(line, word) of each command-line word of ``path`` the base's copy does not have."""
     content, before = tree.read(path), tree.read_base(path)
     if content is None or content == before:
-        return evidence
+        return
     old = set(split_args((before or b"").decode("utf-8", "replace")))
     for number, line in enumerate(content.decode("utf-8", "replace").splitlines(), 1):
         for word in split_args(line):
-            # Words not starting with "-" are options' arguments; -D properties are
-            # judged as the settings they set.
-            if not word.startswith("-") or word.startswith("-D") or word in old:
-                continue
-            if word.split("=", 1)[0] in _HARMLESS_MAVEN_OPTIONS or word.startswith("-T"):
-                continue
-            message = (
-                f"maven-config: {MAVEN_CONFIG[0]} adds {word}, which changes what the build runs"
-            )
-            evidence.append(_evidence(message, path, number))
-    return evidence
+            if word not in old:
+                yield number, word
+
+
+def _config_word_weakens(name: str, word: str, forbidden: Sequence[str]) -> str | None:
+    """Why a word added to a ``.mvn`` config file is outside the recipe, or None."""
+    if word.startswith(_EXTENSION_PATH):
+        return "which loads Maven core extensions: they can change any part of the build"
+    if name == MAVEN_CONFIG[1]:
+        # Maven's own JVM: an agent there rewrites the build and what it reports.
+        if _forbidden(word, forbidden):
+            return "which changes the JVM Maven itself runs in"
+        return None
+    # Words not starting with "-" are options' arguments; -D properties are judged as
+    # the settings they set.
+    if not word.startswith("-") or word.startswith("-D"):
+        return None
+    if word.split("=", 1)[0] in _HARMLESS_MAVEN_OPTIONS or word.startswith("-T"):
+        return None
+    return "which changes what the build runs"
 
 
 _RUNTIME_FILES = frozenset({"junit-platform.properties"})
@@ -325,7 +349,7 @@ def _check_maven(tree: TreeView, families: set[str], forbidden: Sequence[str]) -
         if "reactor-modules" in families:
             evidence += _reactor_changes(tree, root)
         if "maven-config" in families:
-            evidence += _maven_config(tree, root)
+            evidence += _maven_config(tree, root, forbidden)
     if "test-runtime" in families:
         evidence += _test_runtime(tree)
     if "main-sources" in families:

@@ -160,6 +160,15 @@ def test_tier_one_passes_the_wrapper_adding_upgrade(make_trial: TrialFactory) ->
     assert outcome.verdict is Verdict.PASS, outcome.reason
 
 
+def test_tier_one_passes_module_flags_maven_s_own_jvm_needs_on_17(
+    make_trial: TrialFactory,
+) -> None:
+    flags = "--add-exports jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED\n"
+    changes: dict[str, str | None] = {"pom.xml": _pom(17), ".mvn/jvm.config": flags}
+    outcome = ApplyOracle().evaluate(make_trial(_base(), changes))
+    assert outcome.verdict is Verdict.PASS, outcome.reason
+
+
 @pytest.mark.parametrize(
     ("added", "named"),
     [
@@ -167,6 +176,8 @@ def test_tier_one_passes_the_wrapper_adding_upgrade(make_trial: TrialFactory) ->
         ({".mvn/maven.config": "-Dmaven.test.failure.ignore=true\n"}, ".mvn/maven.config"),
         ({".mvn/jvm.config": "-DskipTests=true\n"}, ".mvn/jvm.config"),
         ({".mvn/extensions.xml": "<extensions/>\n"}, ".mvn/extensions.xml"),
+        ({".mvn/maven.config": "-Dmaven.ext.class.path=tools/ext.jar\n"}, "core extensions"),
+        ({".mvn/jvm.config": "-javaagent:tools/agent.jar\n"}, ".mvn/jvm.config adds -javaagent"),
     ],
 )
 def test_tier_one_fails_a_build_input_the_harness_s_maven_reads(
