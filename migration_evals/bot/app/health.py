@@ -25,7 +25,7 @@ from typing import Any
 import requests
 
 from migration_evals.bot.app.github import GitHubApp
-from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.bot.jobs.admin import Administration
 from migration_evals.bot.plan import RunPlan
 from migration_evals.core.settings import CassetteMode, Settings
 from migration_evals.core.specs import SpecSet
@@ -98,22 +98,23 @@ def _guarded(probe: Probe) -> str | None:
 
 
 class Health:
-    """The App's health from its queue and its probes (name -> probe)."""
+    """The App's health from its job queue (read through ``admin``) and its probes
+    (name -> probe)."""
 
     def __init__(
         self,
-        queue: JobQueue,
+        admin: Administration,
         probes: Mapping[str, Probe] | None = None,
         *,
         ttl_s: float = 30.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.queue = queue
+        self.admin = admin
         self.clock = clock
         self.probes = {name: _Cached(p, ttl_s, clock) for name, p in (probes or {}).items()}
 
     def __call__(self) -> HealthReport:
-        if not self.queue.ping():
+        if not self.admin.ping():
             return HealthReport(
                 HealthStatus.DOWN,
                 {"database": "does not answer"},
@@ -121,7 +122,7 @@ class Health:
             )
         checks = {"database": "ok", "jobs": "ok"}
         reasons = []
-        failing = self.queue.failing(since=self.clock() - FAILING_WINDOW_S)
+        failing = self.admin.failing(since=self.clock() - FAILING_WINDOW_S)
         if failing:
             checks["jobs"] = f"{len(failing)} failing"
             reasons.append(_jobs_reason(failing))

@@ -68,5 +68,5 @@ def reconcile_installation(installation_id: int, client: GitHubClient, ctx: BotC
                 f"{repo}#{number}",
                 task.payload(),
             )
-            enqueued += ctx.queue.enqueue(job) is not None
+            enqueued += ctx.queue.intake.enqueue(job) is not None
     return enqueued

@@ -22,7 +22,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.bot.jobs.named_leases import NamedLeases
 from migration_evals.core.errors import ConfigError
 
 __all__ = ["LEASE_NAME", "SingleScheduler"]
@@ -38,7 +38,7 @@ class SingleScheduler:
 
     def __init__(
         self,
-        queue: JobQueue,
+        leases: NamedLeases,
         *,
         survival_cron: str,
         reconcile_minutes: int,
@@ -46,7 +46,7 @@ class SingleScheduler:
         reconcile: Callable[[], object],
         lease_ttl_s: float = 60.0,
     ) -> None:
-        self.queue = queue
+        self.leases = leases
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.lease_ttl_s = lease_ttl_s
         self.is_leader = False
@@ -68,7 +68,7 @@ class SingleScheduler:
 
     def _guarded(self, job: Callable[[], object]) -> Callable[[], None]:
         def run() -> None:
-            if not self.queue.hold_lease(LEASE_NAME, self.holder, self.lease_ttl_s):
+            if not self.leases.hold_lease(LEASE_NAME, self.holder, self.lease_ttl_s):
                 log.info("scheduler lease lost; skipping %s", getattr(job, "__name__", job))
                 return
             job()
@@ -85,12 +85,12 @@ class SingleScheduler:
         if self._scheduler.running:
             self._scheduler.shutdown(wait=False)
         if self.is_leader:
-            self.queue.release_lease(LEASE_NAME, self.holder)
+            self.leases.release_lease(LEASE_NAME, self.holder)
 
     def elect_once(self) -> bool:
         """Take or renew the lease and resume or pause the scheduler to match."""
         try:
-            leader = self.queue.hold_lease(LEASE_NAME, self.holder, self.lease_ttl_s)
+            leader = self.leases.hold_lease(LEASE_NAME, self.holder, self.lease_ttl_s)
         except Exception:
             log.exception("scheduler lease check failed")
             leader = False

@@ -37,14 +37,13 @@ from migration_evals.bot.grading import Grading
 from migration_evals.bot.jobs.dispatch import CeleryDispatcher, Dispatcher, announcer, make_celery
 from migration_evals.bot.jobs.kinds import JobKind, KindRegistry
 from migration_evals.bot.jobs.pool import Handler, JobHandler, WorkerPool, ignoring_holder
-from migration_evals.bot.jobs.queue import Job, JobQueue
+from migration_evals.bot.jobs.queue import Job, JobQueue, QueueOptions, build_queue
 from migration_evals.bot.ledger_keys import open_store as keyed_store
 from migration_evals.bot.plan import RunPlan, plan_of
 from migration_evals.bot.wiring import missing_judge_keys
 from migration_evals.core.cassette import CassetteLibrary
 from migration_evals.core.clock import SystemClock
 from migration_evals.core.errors import ConfigError
-from migration_evals.core.retry import Backoff
 from migration_evals.core.settings import CassetteMode, Executor, Settings
 from migration_evals.core.specs import SpecSet, load_specs
 from migration_evals.core.store import Store
@@ -326,34 +325,27 @@ def build_service(
         github_mode = github_mode or settings.mode
         github, cassettes = github_client(settings, github_mode)
     store = open_store(settings)
-    queue = JobQueue(
-        store,
-        KindRegistry(APP_KINDS),
-        lease_s=gh.job_lease_s,
-        max_attempts=gh.job_max_attempts,
-        clock=clock,
-        backoff=Backoff(base_s=gh.job_retry_s, max_s=gh.job_retry_max_s),
-    )
+    queue = build_queue(store, KindRegistry(APP_KINDS), QueueOptions.of(settings), clock=clock)
     ctx = build_context(settings, store, queue, clock=clock, github_mode=github_mode)
     check_judge_keys(settings, ctx.plan, ctx.specs)
-    queue.carry = {"plan": ctx.plan.to_dict()}  # every job made here grades as this server
+    queue.intake.carry = {"plan": ctx.plan.to_dict()}  # every job made here grades as this server
     about = describe(ctx.plan, ctx.specs)
     log.info("grading mode %s; adapters: %s", about["mode"], about["adapters"])
     threads, opening_threads = gh.workers, gh.announce_workers
     if settings.scale.executor is Executor.CELERY:
         dispatcher = dispatcher or CeleryDispatcher(make_celery(settings.scale), settings.scale)
-        queue.on_new_jobs = announcer(dispatcher, background=True)
+        queue.table.on_new_jobs = announcer(dispatcher, background=True)
         threads = opening_threads = 0
     handlers = job_handlers(ctx, github)
     opening = {ANNOUNCE: handlers.pop(ANNOUNCE)}
-    workers = WorkerPool(queue, handlers, count=threads)
-    announcers = WorkerPool(queue, opening, count=opening_threads, name="a")
+    workers = WorkerPool(queue.leasing, handlers, count=threads)
+    announcers = WorkerPool(queue.leasing, opening, count=opening_threads, name="a")
     app = create_app(
         secret=gh.webhook_secret,
-        queue=queue,
+        intake=queue.intake,
         app_slug=gh.app_slug,
         app_id=gh.app_id,
-        health=Health(queue, app_probes(settings, ctx.plan, ctx.specs, github), clock=clock),
+        health=Health(queue.admin, app_probes(settings, ctx.plan, ctx.specs, github), clock=clock),
         about=about,
         trial_page=TrialPages(store, ctx.specs),
         links=ctx.links,
@@ -374,7 +366,7 @@ def build_service(
     service.github_cassettes = cassettes
     if gh.scheduler:
         service.scheduler = SingleScheduler(
-            queue,
+            queue.named_leases,
             survival_cron=gh.survival_cron,
             reconcile_minutes=gh.reconcile_minutes,
             nightly=lambda: survival.nightly_refresh(settings, store, ctx.specs, SystemClock()),

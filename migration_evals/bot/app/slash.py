@@ -130,7 +130,7 @@ def _regrade(task: CommandTask, command: Command, client: GitHubClient, ctx: Bot
         plan=ctx.plan.to_dict(),
     )
     key = grade_key(task.repo, task.number, pull.head_sha, mode.value, f"comment-{task.comment_id}")
-    ctx.queue.enqueue(NewJob(GRADE, key, f"{task.repo}#{task.number}", grade.payload()))
+    ctx.queue.intake.enqueue(NewJob(GRADE, key, f"{task.repo}#{task.number}", grade.payload()))
     return f"Re-grading `{pull.head_sha[:12]}` ({mode.value} judging); the check run will update."
 
 
@@ -168,7 +168,7 @@ def _status(task: CommandTask, ctx: BotContext) -> str:
             f"| `{record.head_sha[:12]}` | {record.mode} | {record.status} | "
             f"{record.conclusion or ''} |"
         )
-    jobs = ctx.queue.jobs(subject=f"{task.repo}#{task.number}")
+    jobs = ctx.queue.admin.jobs(subject=f"{task.repo}#{task.number}")
     pending = sum(job["state"] in ("queued", "running") for job in jobs)
     lines.append(f"\n{pending} grade job(s) queued or running for this pull request.")
     return "\n".join(lines)
@@ -208,7 +208,9 @@ def _reply_slot(task: CommandTask, ctx: BotContext) -> bool:
     """Whether this comment may have the PR's one reply of the hour to non-writers; a retry
     of the comment that has it may reply again (its first try may have failed)."""
     pull = hashlib.sha256(f"{task.repo}#{task.number}".encode()).hexdigest()[:48]
-    return ctx.queue.hold_lease(f"reply:{pull}", f"comment-{task.comment_id}", REPLY_WINDOW_S)
+    return ctx.queue.named_leases.hold_lease(
+        f"reply:{pull}", f"comment-{task.comment_id}", REPLY_WINDOW_S
+    )
 
 
 def run_commands(task: CommandTask, client: GitHubClient, ctx: BotContext) -> str:

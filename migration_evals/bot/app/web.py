@@ -30,7 +30,7 @@ from migration_evals.bot.app.links import SIGNATURE_PARAM, TrialLinks
 from migration_evals.bot.app.registration import add_registered_notice
 from migration_evals.bot.app.signature import signature_ok
 from migration_evals.bot.app.trial_page import PAGE_HEADERS, TrialPage
-from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.bot.jobs.intake import Intake
 from migration_evals.core.errors import StoreError
 
 __all__ = ["MAX_BODY_BYTES", "create_app", "parse_payload"]
@@ -95,7 +95,7 @@ def _reply(code: int, /, **fields: object) -> tuple[Response, int]:
 def create_app(
     *,
     secret: str,
-    queue: JobQueue,
+    intake: Intake,
     app_slug: str,
     app_id: int | None = None,
     health: Callable[[], HealthReport] | None = None,
@@ -136,7 +136,7 @@ def create_app(
         if routed.routing is Routing.NOT_HANDLED:
             return Response(status=204), 204
         try:
-            accepted = queue.accept(delivery, event, routed.jobs)
+            accepted = intake.accept(delivery, event, routed.jobs)
         except StoreError as exc:
             log.error("webhook %s not stored: %s", delivery, exc)
             return _reply(503, error="the database is unavailable; redeliver later")

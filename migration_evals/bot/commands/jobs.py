@@ -19,7 +19,7 @@ from migration_evals.bot.app.kinds import APP_KINDS
 from migration_evals.bot.commands.options import settings_from_args
 from migration_evals.bot.exits import ExitStatus, UsageError
 from migration_evals.bot.jobs.kinds import KindRegistry
-from migration_evals.bot.jobs.queue import JobQueue, JobState
+from migration_evals.bot.jobs.queue import JobQueue, JobState, QueueOptions, build_queue
 from migration_evals.bot.ledger_keys import open_store
 
 __all__ = ["job_document", "list_jobs", "retry"]
@@ -44,7 +44,8 @@ def job_document(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _queue(args: argparse.Namespace) -> JobQueue:
-    return JobQueue(open_store(settings_from_args(args)), KindRegistry(APP_KINDS))
+    settings = settings_from_args(args)
+    return build_queue(open_store(settings), KindRegistry(APP_KINDS), QueueOptions.of(settings))
 
 
 def _line(row: Mapping[str, Any]) -> str:
@@ -63,7 +64,7 @@ def list_jobs(args: argparse.Namespace) -> int:
     queue = _queue(args)
     try:
         states = [JobState(state) for state in args.state or ()]
-        rows = queue.listing(states=states, kind=args.kind, limit=args.limit)
+        rows = queue.admin.listing(states=states, kind=args.kind, limit=args.limit)
     finally:
         queue.store.close()
     if args.json:
@@ -83,7 +84,7 @@ def list_jobs(args: argparse.Namespace) -> int:
 def retry(args: argparse.Namespace) -> int:
     queue = _queue(args)
     try:
-        before = queue.retry(args.id)
+        before = queue.admin.retry(args.id)
     finally:
         queue.store.close()
     if args.json:

@@ -30,7 +30,7 @@ from migration_evals.bot.executor.trials import (
     trial_key,
 )
 from migration_evals.bot.jobs.kinds import KindRegistry
-from migration_evals.bot.jobs.queue import JobQueue, JobState
+from migration_evals.bot.jobs.queue import JobState, QueueOptions, build_queue
 from migration_evals.bot.plan import RunPlan, plan_of
 from migration_evals.core.errors import BrokerError
 from migration_evals.core.liveness import Holder
@@ -84,7 +84,9 @@ class CeleryRun:
         self.on_quiet = on_quiet
         self.clock = clock
         self.sleep = sleep
-        self.queue = JobQueue(store, KindRegistry([TRIAL]), lease_s=settings.scale.lease_s)
+        self.queue = build_queue(
+            store, KindRegistry([TRIAL]), QueueOptions.of(settings, lease_s=settings.scale.lease_s)
+        )
         self._database_away = False
 
     def run(
@@ -124,7 +126,7 @@ class CeleryRun:
             if plan.budget_usd is not None:
                 open_budget(conn, run_id, plan.budget_usd)
             scale = self.settings.scale
-            ids = self.queue.insert_many(conn, jobs, max_attempts=scale.max_attempts)
+            ids = self.queue.intake.insert_many(conn, jobs, max_attempts=scale.max_attempts)
         try:
             self.dispatcher.publish([(job_id, TRIAL) for job_id in ids])
         except BrokerError as exc:
@@ -161,7 +163,7 @@ class CeleryRun:
         """How many of the run's jobs have ended; ``known`` while the database is away
         (the workers hold on to their jobs meanwhile, and so does this command)."""
         try:
-            states = self.queue.count_states(run_subject(run_id))
+            states = self.queue.admin.count_states(run_subject(run_id))
         except SQLAlchemyError as exc:
             if not self._database_away:
                 self.on_quiet(f"the database did not answer; still waiting: {one_line(exc)}")
@@ -173,7 +175,7 @@ class CeleryRun:
     def _given_up(self, run_id: str) -> dict[str, str]:
         """Trial jobs that ran out of attempts and whose trial is not in the ledger."""
         prefix = run_key_prefix(run_id)
-        failed = self.queue.failed(TRIAL, prefix)
+        failed = self.queue.admin.failed(TRIAL, prefix)
         if not failed:
             return failed  # the usual case: no need to read which trials are written
         written = self.store.trials_written(run_id)

@@ -29,11 +29,10 @@ from migration_evals.bot.executor.trials import TRIAL, TrialGrader
 from migration_evals.bot.jobs.dispatch import Dispatcher, announcer
 from migration_evals.bot.jobs.kinds import JobKind, KindRegistry
 from migration_evals.bot.jobs.pool import JobHandler, execute
-from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.bot.jobs.queue import JobQueue, QueueOptions, build_queue
 from migration_evals.bot.ledger_keys import open_store
 from migration_evals.bot.plan import RunPlan, plan_of
 from migration_evals.core.errors import MigrationEvalsError
-from migration_evals.core.retry import Backoff
 from migration_evals.core.settings import Settings
 from migration_evals.core.specs import load_specs
 from migration_evals.core.store import Store
@@ -93,12 +92,12 @@ class WorkerRuntime:
     def run_job(self, job_id: int) -> str:
         """Lease job ``job_id``, run it, record the outcome; returns a line for the log."""
         holder = f"{self.worker_id}:{threading.current_thread().name}"
-        job = self.queue.lease_by_id(job_id, holder, kinds=self.kinds)
+        job = self.queue.leasing.lease_by_id(job_id, holder, kinds=self.kinds)
         if job is None:
             return f"job {job_id}: nothing to do (done, held by a live lease, or not due)"
         handler = self.handlers[job.kind]
         result = execute(
-            self.queue,
+            self.queue.leasing,
             job,
             holder,
             lambda leased: handler(leased, holder),
@@ -151,11 +150,11 @@ class Housekeeper:
     def tick(self) -> int:
         """One round of duties; returns how many jobs were announced again."""
         announced = 0
-        if self.queue.hold_lease(DISPATCHER_LEASE, self.holder, self.interval_s * 3):
+        if self.queue.named_leases.hold_lease(DISPATCHER_LEASE, self.holder, self.interval_s * 3):
             # Jobs waiting behind a queue keep their announcements; only an empty queue
             # with jobs still waiting means announcements were lost.
             starved = [k for k in self.queue.kinds if self.dispatcher.backlog(k) == 0]
-            due = self.queue.due_for_dispatch(self.redispatch_s, starved=starved)
+            due = self.queue.leasing.due_for_dispatch(self.redispatch_s, starved=starved)
             if due:
                 self.dispatcher.publish(due)
                 announced = len(due)
@@ -178,7 +177,7 @@ class Housekeeper:
             self._stop.wait(self.interval_s)
 
     def release(self) -> None:
-        self.queue.release_lease(DISPATCHER_LEASE, self.holder)
+        self.queue.named_leases.release_lease(DISPATCHER_LEASE, self.holder)
 
 
 def _prepare(grader: TrialGrader, settings: Settings) -> None:
@@ -222,18 +221,15 @@ def build_worker(
     connection for each and a few for housekeeping.
     """
     store = open_store(settings, pool_size=threads + 4)
-    scale = settings.scale
-    queue = JobQueue(
+    queue = build_queue(
         store,
         KindRegistry([TRIAL, *(others.kinds if others else ())]),
-        lease_s=scale.lease_s,
-        max_attempts=settings.github_app.job_max_attempts,
+        QueueOptions.of(settings, lease_s=settings.scale.lease_s),
         on_new_jobs=announcer(dispatcher),  # jobs the App's handlers enqueue
-        backoff=Backoff(settings.github_app.job_retry_s, settings.github_app.job_retry_max_s),
     )
     try:
         specs = load_specs(settings.specs_dir)
-        grader = TrialGrader(settings, store, queue, specs)
+        grader = TrialGrader(settings, store, queue.leasing, specs)
         _prepare(grader, settings)
         handlers: dict[JobKind, JobHandler] = {TRIAL: grader}
         if others is not None:

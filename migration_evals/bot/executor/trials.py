@@ -27,8 +27,9 @@ from typing import Any
 from migration_evals.bot.cascades import CascadeBuilder, Cascades, PlanRefusedError
 from migration_evals.bot.executor.budget import SharedBudget
 from migration_evals.bot.jobs.kinds import JobKind
+from migration_evals.bot.jobs.leasing import Leasing
 from migration_evals.bot.jobs.pool import CARRIED
-from migration_evals.bot.jobs.queue import Job, JobQueue, NewJob
+from migration_evals.bot.jobs.queue import Job, NewJob
 from migration_evals.bot.plan import RunPlan
 from migration_evals.core.errors import ConfigError, MigrationEvalsError
 from migration_evals.core.model import Changeset, Trial
@@ -162,14 +163,14 @@ class TrialGrader:
         self,
         settings: Settings,
         store: Store,
-        queue: JobQueue,
+        leasing: Leasing,
         specs: SpecSet,
         *,
         build: CascadeBuilder | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
-        self.queue = queue
+        self.leasing = leasing
         self.specs = specs
         self.plans = Cascades(settings, store, specs, build=build)
 
@@ -226,15 +227,15 @@ class TrialGrader:
         record = self._record(task, job)
         if record is None:  # as the embedded runner: a trial not started stays so
             line = f"{NOT_STARTED}: the run's budget is exhausted"
-            self.queue.complete(job, worker, line)
+            self.leasing.complete(job, worker, line)
             return line
         line = f"{record.trial.verdict.value}: trial {record.trial.id} ({task.changeset.id})"
         seq = self.store.append_trial_once(
             record.trial,
             record.cache_keys,
-            claim=lambda conn: self.queue.complete_in(conn, job, worker, line),
+            claim=lambda conn: self.leasing.complete_in(conn, job, worker, line),
         )
         if seq is None:
             line = f"discarded: trial {record.trial.id} is already written or no longer ours"
-            self.queue.complete(job, worker, line)  # a no-op when the job is no longer ours
+            self.leasing.complete(job, worker, line)  # a no-op when the job is no longer ours
         return line

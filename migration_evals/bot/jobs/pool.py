@@ -20,7 +20,8 @@ import threading
 from collections.abc import Callable, Mapping
 
 from migration_evals.bot.jobs.kinds import JobKind
-from migration_evals.bot.jobs.queue import Job, JobQueue
+from migration_evals.bot.jobs.leasing import Leasing
+from migration_evals.bot.jobs.model import Job
 from migration_evals.core.errors import MigrationEvalsError, ServiceUnavailableError
 from migration_evals.oracles.cascade import TrialDeferredError
 
@@ -36,18 +37,18 @@ JobHandler = Callable[[Job, str], str]  # (leased job, lease holder) -> result l
 
 
 class WorkerPool:
-    """``count`` daemon threads running jobs from ``queue`` through ``handlers``."""
+    """``count`` daemon threads running jobs leased from ``leasing`` through ``handlers``."""
 
     def __init__(
         self,
-        queue: JobQueue,
+        leasing: Leasing,
         handlers: Mapping[JobKind, Handler],
         *,
         count: int,
         poll_s: float = 0.5,
         name: str = "w",  # two pools of one process must not share their threads' names
     ) -> None:
-        self.queue = queue
+        self.leasing = leasing
         self.handlers = handlers
         self.count = count
         self.poll_s = poll_s
@@ -79,20 +80,20 @@ class WorkerPool:
 
     def run_one(self, name: str) -> bool:
         """Lease and run one job; False when there was none."""
-        job = self.queue.lease(name, kinds=list(self.handlers))
+        job = self.leasing.lease(name, kinds=list(self.handlers))
         if job is None:
             return False
-        execute(self.queue, job, name, self.handlers[job.kind])
+        execute(self.leasing, job, name, self.handlers[job.kind])
         return True
 
 
 def execute(
-    queue: JobQueue, job: Job, name: str, handler: Handler, *, completes: bool = False
+    leasing: Leasing, job: Job, name: str, handler: Handler, *, completes: bool = False
 ) -> str | None:
     """Run a leased job under a renewed lease and record how it ended; returns its
     result line, or None when it failed (and was put back or given up). A handler that
     ``completes`` its job itself (with the work it records) is not completed again."""
-    beat = _Heartbeat(queue, job, name)
+    beat = _Heartbeat(leasing, job, name)
     beat.start()
     try:
         result = handler(job)
@@ -101,26 +102,26 @@ def execute(
         # A trial put back takes what it made so far with it (``Carried``).
         carry = {CARRIED: exc.carried.to_dict()} if isinstance(exc, TrialDeferredError) else None
         _failed(
-            queue, job, name, f"unavailable: {exc}", retry_after_s=exc.retry_after_s, carry=carry
+            leasing, job, name, f"unavailable: {exc}", retry_after_s=exc.retry_after_s, carry=carry
         )
     except MigrationEvalsError as exc:
         beat.stop()
-        _failed(queue, job, name, f"{type(exc).__name__}: {exc}")
+        _failed(leasing, job, name, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug: recorded on the job, not lost, not silent
         beat.stop()
         log.exception("job %s (%s) crashed", job.id, job.key)
-        _failed(queue, job, name, f"internal error: {type(exc).__name__}: {exc}")
+        _failed(leasing, job, name, f"internal error: {type(exc).__name__}: {exc}")
     else:
         beat.stop()
         if not completes:
-            queue.complete(job, name, result)
+            leasing.complete(job, name, result)
         log.info("job %s (%s): %s", job.id, job.key, result)
         return result
     return None
 
 
 def _failed(
-    queue: JobQueue,
+    leasing: Leasing,
     job: Job,
     name: str,
     error: str,
@@ -131,7 +132,7 @@ def _failed(
     """Record a failed attempt and say so in the log with its cause: a warning while
     attempts are left (an operator sees an outage as it happens, not five attempts
     later), an error when the job gives up."""
-    queue.fail(job, name, error, retry_after_s=retry_after_s, carry=carry)
+    leasing.fail(job, name, error, retry_after_s=retry_after_s, carry=carry)
     if job.attempts >= job.max_attempts:
         log.error(
             "job %s (%s) gave up after %d attempt(s); the last failed: %s",
@@ -154,8 +155,8 @@ def _failed(
 class _Heartbeat:
     """Renews a job's lease while its handler runs."""
 
-    def __init__(self, queue: JobQueue, job: Job, worker: str) -> None:
-        self.queue, self.job, self.worker = queue, job, worker
+    def __init__(self, leasing: Leasing, job: Job, worker: str) -> None:
+        self.leasing, self.job, self.worker = leasing, job, worker
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._beat, daemon=True, name=f"{worker}:beat")
 
@@ -167,10 +168,10 @@ class _Heartbeat:
         self._thread.join()
 
     def _beat(self) -> None:
-        interval = max(0.05, self.queue.lease_s / 3)
+        interval = max(0.05, self.leasing.lease_s / 3)
         while not self._done.wait(interval):
             try:
-                if not self.queue.heartbeat(self.job, self.worker):
+                if not self.leasing.heartbeat(self.job, self.worker):
                     log.warning("job %s: lease lost", self.job.id)
                     return
             except Exception:

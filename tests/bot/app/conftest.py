@@ -151,7 +151,7 @@ class Harness:
 
     def jobs(self, kind: str | None = "grade") -> list[dict[str, Any]]:
         """The queue's jobs of ``kind`` (grade jobs unless asked; None: every kind)."""
-        return [j for j in self.service.queue.jobs() if kind is None or j["kind"] == kind]
+        return [j for j in self.service.queue.admin.jobs() if kind is None or j["kind"] == kind]
 
     def announced(self, limit: int = 50) -> int:
         """Run the queued announce jobs only; returns how many ran."""

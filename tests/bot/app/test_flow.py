@@ -173,7 +173,7 @@ def test_same_delivery_twice_concurrently_gives_one_job_and_one_check_run(harnes
     for thread in threads:
         thread.join()
     assert statuses == [202, 202]
-    assert len(harness.service.queue.jobs()) == 1
+    assert len(harness.service.queue.admin.jobs()) == 1
     harness.drain()
     assert len(harness.github.check_runs) == 1
 
@@ -207,7 +207,7 @@ def test_a_late_older_head_is_never_published(harness: Harness) -> None:
     harness.drain()
     assert harness.github.runs_for(sha1) == []
     assert [r["conclusion"] for r in harness.github.runs_for(sha2)] == ["success"]
-    results = [job["result"] for job in harness.service.queue.jobs()]
+    results = [job["result"] for job in harness.service.queue.admin.jobs()]
     assert any(r.startswith("superseded") for r in results)
 
 
@@ -326,7 +326,7 @@ def test_a_hostile_config_is_a_neutral_configuration_error_and_the_app_keeps_ans
     title = f"configuration error in .github/migration-evals.yml {REPLAY_NOTE}"
     assert run["output"]["title"] == title  # the harness replays
     assert problem in run["output"]["summary"]
-    [job] = harness.service.queue.jobs()
+    [job] = harness.service.queue.admin.jobs()
     assert job["state"] == "done" and job["result"].startswith("configuration error")
 
 
@@ -335,7 +335,7 @@ def test_no_config_means_no_agents_and_no_check_run(make_harness: Callable[..., 
     harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
     harness.drain()
     assert harness.github.check_runs == []
-    assert "not an agent" in harness.service.queue.jobs()[0]["result"]
+    assert "not an agent" in harness.service.queue.admin.jobs()[0]["result"]
 
 
 def test_merged_agent_pr_goes_to_survival_tracking(harness: Harness) -> None:
@@ -350,7 +350,7 @@ def test_merged_agent_pr_goes_to_survival_tracking(harness: Harness) -> None:
     )
     assert harness.deliver("pull_request", json.dumps(data).encode()).status_code == 202
     assert harness.drain() == 1
-    [job] = harness.service.queue.jobs()
+    [job] = harness.service.queue.admin.jobs()
     assert job["kind"] == "track-merge" and job["state"] == "done"
     assert job["result"] == f"tracked {repo}#{number} for survival mining"
     [tracked] = tracked_prs(harness.service.store)

@@ -37,7 +37,7 @@ def test_an_expired_token_is_replaced_after_a_401(harness: Harness) -> None:
     assert any(c.status == 401 for c in harness.github.calls)
     assert _token_calls(harness) == 2
     assert [r["conclusion"] for r in harness.github.check_runs] == ["success", "success"]
-    assert [j["state"] for j in harness.service.queue.jobs()] == ["done", "done"]
+    assert [j["state"] for j in harness.service.queue.admin.jobs()] == ["done", "done"]
 
 
 def test_a_token_is_refreshed_before_it_expires(make_harness: Callable[..., Harness]) -> None:
@@ -80,7 +80,7 @@ def test_a_rate_limit_puts_the_job_back_until_it_ends(
     harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
     failed_at = clock.now
     assert harness.drain() == 1
-    [job] = harness.service.queue.jobs()
+    [job] = harness.service.queue.admin.jobs()
     assert job["state"] == "queued" and "unavailable" in job["last_error"]
     # Longer than any backoff (at most 600 s): only the response can have asked for it. A
     # reset is a moment (+1 s: it is a whole second); a Retry-After is a duration.
@@ -89,7 +89,7 @@ def test_a_rate_limit_puts_the_job_back_until_it_ends(
     clock.now = job["run_after"]
     assert harness.drain() == 1
     assert [r["conclusion"] for r in harness.github.check_runs] == ["success"]
-    assert [j["state"] for j in harness.service.queue.jobs()] == ["done"]
+    assert [j["state"] for j in harness.service.queue.admin.jobs()] == ["done"]
 
 
 def test_a_long_rate_limit_puts_the_job_back_until_the_reset(harness: Harness) -> None:
@@ -102,7 +102,7 @@ def test_a_long_rate_limit_puts_the_job_back_until_the_reset(harness: Harness) -
     )
     harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
     harness.drain()
-    [job] = harness.service.queue.jobs()
+    [job] = harness.service.queue.admin.jobs()
     assert job["state"] == "queued" and "rate limited" in job["last_error"]
     assert job["run_after"] >= reset
     assert harness.sleeps == []

@@ -79,7 +79,7 @@ def test_failing_jobs_make_the_app_degraded_with_their_cause(
     assert "`migration-evals jobs list` shows them" in reason
 
     harness.github._failures.clear()  # the API mends; the job's next attempt succeeds
-    clock.now = max(j["run_after"] for j in harness.service.queue.jobs()) + 1
+    clock.now = max(j["run_after"] for j in harness.service.queue.admin.jobs()) + 1
     assert harness.drain() >= 1
     _later(clock)
     code, health = _health(harness)
@@ -93,9 +93,9 @@ def test_a_job_that_gave_up_stays_a_reason_for_an_hour(
     harness.github.fail_next("GET", r"/pulls/2$", 404, message="Not Found", times=100)
     harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
     queue = harness.service.queue
-    while any(j["kind"] == "grade" and j["state"] != "failed" for j in queue.jobs()):
+    while any(j["kind"] == "grade" and j["state"] != "failed" for j in queue.admin.jobs()):
         assert harness.drain() >= 1
-        clock.now = max(j["run_after"] for j in queue.jobs()) + 1
+        clock.now = max(j["run_after"] for j in queue.admin.jobs()) + 1
     health = _health(harness)[1]
     assert "failed after 5 of 5 attempts" in health["reasons"][0]
     _later(clock, FAILING_WINDOW_S + 1)
@@ -105,7 +105,7 @@ def test_a_job_that_gave_up_stays_a_reason_for_an_hour(
 
 def test_the_database_away_is_down(make_harness: Callable[..., Harness]) -> None:
     harness, _ = _timed(make_harness)
-    harness.service.queue.ping = lambda: False  # type: ignore[method-assign]
+    harness.service.queue.admin.ping = lambda: False  # type: ignore[method-assign]
     code, health = _health(harness)
     assert code == 503 and health["status"] == "down"
     assert health["reasons"] == ["the database does not answer: deliveries cannot be stored"]

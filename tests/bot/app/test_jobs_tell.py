@@ -26,15 +26,15 @@ def _jobs(capsys: pytest.CaptureFixture[str], harness: Harness, *argv: str) -> A
 
 
 def _grade_job(harness: Harness) -> dict[str, Any]:
-    [job] = [j for j in harness.service.queue.jobs() if j["kind"] == "grade"]
+    [job] = [j for j in harness.service.queue.admin.jobs() if j["kind"] == "grade"]
     return job
 
 
 def _fail_every_attempt(harness: Harness, clock: FakeTimer) -> None:
     queue = harness.service.queue
-    for _ in range(queue.max_attempts):
+    for _ in range(queue.intake.max_attempts):
         assert harness.drain() >= 1
-        clock.now = max(j["run_after"] for j in queue.jobs()) + 1
+        clock.now = max(j["run_after"] for j in queue.admin.jobs()) + 1
     assert _grade_job(harness)["state"] == "failed"
 
 

@@ -15,7 +15,7 @@ def _trials(harness: Harness) -> set[str]:
 
 
 def _retry_due(harness: Harness, clock: FakeTimer) -> None:
-    clock.now = max(j["run_after"] for j in harness.service.queue.jobs()) + 1
+    clock.now = max(j["run_after"] for j in harness.service.queue.admin.jobs()) + 1
 
 
 def _graded_then_publishing_fails(
@@ -27,7 +27,7 @@ def _graded_then_publishing_fails(
     harness.github.fail_next("PATCH", r"/check-runs/\d+$", 502, message="Bad gateway", after=after)
     harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
     harness.drain()
-    [grade] = [j for j in harness.service.queue.jobs() if j["kind"] == "grade"]
+    [grade] = [j for j in harness.service.queue.admin.jobs() if j["kind"] == "grade"]
     assert (grade["state"], grade["attempts"]) == ("queued", 1)
     assert "GitHub answered 502" in grade["last_error"]
     return harness, clock

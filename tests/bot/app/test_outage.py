@@ -48,7 +48,7 @@ def _harness_with_three_prs(make_harness: Callable[..., Harness]) -> tuple[Harne
 def _all_put_back(harness: Harness, clock: FakeTimer, attempts: int) -> None:
     """Every job ran once more, failed as unavailable and waits; then its time comes."""
     assert harness.drain() == len(HEADS)
-    jobs = harness.service.queue.jobs()
+    jobs = harness.service.queue.admin.jobs()
     assert [(j["state"], j["attempts"]) for j in jobs] == [("queued", attempts)] * len(HEADS)
     assert all(j["last_error"].startswith("unavailable: ") for j in jobs)
     assert all(j["run_after"] > clock.now for j in jobs)
@@ -82,7 +82,7 @@ def test_github_down_then_back_posts_every_check_run_exactly_once(
     gh.up()
 
     assert harness.drain() == len(HEADS)
-    assert [j["state"] for j in harness.service.queue.jobs()] == ["done"] * len(HEADS)
+    assert [j["state"] for j in harness.service.queue.admin.jobs()] == ["done"] * len(HEADS)
     for sha in HEADS.values():
         [run] = gh.runs_for(sha)  # found again by its external_id, never created twice
         assert (run["status"], run["conclusion"]) == ("completed", "success")
@@ -97,10 +97,10 @@ def test_a_job_that_never_reaches_github_gives_up_saying_why(
     harness.set_pull("good", head_sha=HEADS[2])
     harness.github.down(503, message="Service Unavailable")
     harness.deliver("pull_request", _opened(2, HEADS[2]))
-    for _ in range(harness.service.queue.max_attempts):
+    for _ in range(harness.service.queue.intake.max_attempts):
         assert harness.drain() == 1
-        clock.now = max(j["run_after"] for j in harness.service.queue.jobs()) + 1
-    [job] = harness.service.queue.jobs()
+        clock.now = max(j["run_after"] for j in harness.service.queue.admin.jobs()) + 1
+    [job] = harness.service.queue.admin.jobs()
     assert job["state"] == "failed"
     assert job["last_error"].startswith("gave up after 5 attempt(s); the last failed: unavailable")
     assert "GitHub answered 503: Service Unavailable" in job["last_error"]
@@ -117,14 +117,16 @@ def test_a_worker_serves_other_jobs_while_github_is_down(
     harness.github.down(502)
     harness.deliver("pull_request", _opened(2, HEADS[2]))
     probe = service.queue.kinds.register(JobKind("probe", exclusive=False))
-    service.queue.enqueue(NewJob(probe, "probe-1", "probe"))
+    service.queue.intake.enqueue(NewJob(probe, "probe-1", "probe"))
     served = threading.Event()
 
     def run_probe(job: Job) -> str:
         served.set()
         return "served"
 
-    pool = WorkerPool(service.queue, {**service.workers.handlers, probe: run_probe}, count=1)
+    pool = WorkerPool(
+        service.queue.leasing, {**service.workers.handlers, probe: run_probe}, count=1
+    )
     pool.poll_s = 0.01
     pool.start()
     try:
@@ -132,7 +134,7 @@ def test_a_worker_serves_other_jobs_while_github_is_down(
         assert served.wait(30), "the only worker thread stayed with the grade job"
     finally:
         pool.stop()
-    states = {j["kind"]: (j["state"], j["attempts"]) for j in service.queue.jobs()}
+    states = {j["kind"]: (j["state"], j["attempts"]) for j in service.queue.admin.jobs()}
     assert states == {"grade": ("queued", 1), "probe": ("done", 1)}
     assert harness.sleeps == []
 
@@ -159,7 +161,7 @@ def test_a_judge_down_puts_grade_jobs_back_and_each_pr_gets_its_verdict_once(
     gh = harness.github
 
     assert harness.drain() == len(HEADS)
-    jobs = harness.service.queue.jobs()
+    jobs = harness.service.queue.admin.jobs()
     assert [(j["state"], j["attempts"]) for j in jobs] == [("queued", 1)] * len(HEADS)
     assert all(j["last_error"].startswith("unavailable: ") for j in jobs)
     assert all(j["run_after"] >= clock.now + 300.0 for j in jobs)  # the API's Retry-After
@@ -172,7 +174,7 @@ def test_a_judge_down_puts_grade_jobs_back_and_each_pr_gets_its_verdict_once(
     judge.down = judge.calls  # the API answers again
     clock.now = max(j["run_after"] for j in jobs)
     assert harness.drain() == len(HEADS)
-    assert [j["state"] for j in harness.service.queue.jobs()] == ["done"] * len(HEADS)
+    assert [j["state"] for j in harness.service.queue.admin.jobs()] == ["done"] * len(HEADS)
     for sha in HEADS.values():
         [run] = gh.runs_for(sha)  # found again by its external_id, never created twice
         assert (run["status"], run["conclusion"]) == ("completed", "success")
@@ -200,14 +202,14 @@ def test_on_the_last_attempt_a_judge_still_down_grades_error_saying_why(
     judge = _judge_down(harness, retry_after_s=None)
     harness.deliver("pull_request", _opened(2, HEADS[2]))
     queue = harness.service.queue
-    for attempt in range(1, queue.max_attempts):
+    for attempt in range(1, queue.intake.max_attempts):
         assert harness.drain() == 1
-        [job] = queue.jobs()
+        [job] = queue.admin.jobs()
         assert (job["state"], job["attempts"]) == ("queued", attempt)
         clock.now = job["run_after"] + 1
     assert max(judge.timer.sleeps) <= BRIEF_WAIT_S  # one quick retry per attempt at most
     assert harness.drain() == 1  # the last attempt
-    [job] = queue.jobs()
+    [job] = queue.admin.jobs()
     assert job["state"] == "done"
     [run] = harness.github.runs_for(HEADS[2])
     assert (run["status"], run["conclusion"]) == ("completed", "neutral")

@@ -102,7 +102,7 @@ def _grade_opened(service: BotService) -> list[str]:
     assert service.app.test_client().post("/webhook", data=body, headers=headers).status_code == 202
     while service.workers.run_one("test-worker"):
         pass
-    return [str(job["result"]) for job in service.queue.jobs() if job["kind"] == "grade"]
+    return [str(job["result"]) for job in service.queue.admin.jobs() if job["kind"] == "grade"]
 
 
 def _port(url: str) -> int:

@@ -129,10 +129,10 @@ def test_a_grade_job_whose_plan_cannot_be_honoured_is_not_graded_otherwise(
     no_engine = dataclasses.replace(settings, docker_host="unix:///nonexistent/docker.sock")
     ctx.grading = Grading.of(no_engine, ctx.store, ctx.specs)
     ctx.plan = dataclasses.replace(ctx.plan, sandbox=CassetteMode.LIVE)
-    harness.service.queue.carry = {"plan": ctx.plan.to_dict()}
+    harness.service.queue.intake.carry = {"plan": ctx.plan.to_dict()}
     harness.deliver("pull_request", raw("pull_request/opened.payload.json"))
     harness.drain()
-    [job] = harness.service.queue.jobs()
+    [job] = harness.service.queue.admin.jobs()
     assert job["state"] == "queued" and "cannot honour the grade job's plan" in job["last_error"]
     assert "sandbox is live but no Docker engine" in job["last_error"]
     assert [run["status"] for run in harness.github.check_runs] == ["in_progress"]

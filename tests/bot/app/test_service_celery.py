@@ -37,6 +37,6 @@ def test_a_pull_request_is_announced_then_graded_by_a_worker(
     assert "nothing to do" in runtime.run_job(job_id)  # the broker delivered it again
     [run] = harness.github.check_runs
     assert run["conclusion"] == "success"
-    assert [j["state"] for j in service.queue.jobs()] == [JobState.DONE]
+    assert [j["state"] for j in service.queue.admin.jobs()] == [JobState.DONE]
     service.stop()
     assert dispatcher.closed

@@ -13,7 +13,7 @@ import pytest
 from migration_evals.bot.app.kinds import APP_KINDS
 from migration_evals.bot.app.slash import REPLY_WINDOW_S, Command, parse_commands
 from migration_evals.bot.jobs.kinds import KindRegistry
-from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.bot.jobs.queue import build_queue
 from migration_evals.core.store import Store
 from tests.bot.app.conftest import (
     CONFIG,
@@ -135,14 +135,14 @@ def test_the_reply_window_holds_across_processes_and_ends_after_an_hour(
     _comments(harness, "/migration-evals status", "reader", 1)
     harness.drain()
     # Another process on the same database: the window is in the database, not in memory.
-    other = JobQueue(Store.open(harness.service.settings.db_url), KindRegistry(APP_KINDS))
+    other = build_queue(Store.open(harness.service.settings.db_url), KindRegistry(APP_KINDS))
     harness.service.ctx.queue = other
     data = json.loads(_comment(harness, "/migration-evals status", "reader"))
     data["comment"]["id"] += 100
     harness.deliver("issue_comment", json.dumps(data).encode())
     harness.drain()
     assert len(harness.github.comments) == 1 and len(harness.github.reactions) == 2
-    other.clock = lambda: time.time() + REPLY_WINDOW_S + 1
+    other.table.clock = lambda: time.time() + REPLY_WINDOW_S + 1
     data["comment"]["id"] += 1
     harness.deliver("issue_comment", json.dumps(data).encode())
     harness.drain()
@@ -222,10 +222,10 @@ def test_a_command_made_by_another_server_regrades_under_that_servers_plan(
 ) -> None:
     # The job was made by a server whose plan differs from this process's (a worker's).
     theirs = dataclasses.replace(harness.service.ctx.plan, budget_usd=1.5)
-    harness.service.queue.carry = {"plan": theirs.to_dict()}
+    harness.service.queue.intake.carry = {"plan": theirs.to_dict()}
     harness.deliver("issue_comment", _comment(harness, "/migration-evals rerun", "writer"))
-    harness.service.queue.carry = {}  # the grade job is made here, by the command job
+    harness.service.queue.intake.carry = {}  # the grade job is made here, by the command job
     harness.drain()
-    grade_jobs = [j for j in harness.service.queue.jobs() if j["kind"] == "grade"]
+    grade_jobs = [j for j in harness.service.queue.admin.jobs() if j["kind"] == "grade"]
     [planned] = [json.loads(j["payload"])["plan"] for j in grade_jobs]
     assert planned == theirs.to_dict() and planned != harness.service.ctx.plan.to_dict()

@@ -26,8 +26,8 @@ def test_missing_sha1_only_and_wrong_signatures_are_401_and_write_nothing(harnes
     for signature in (None, sha1, wrong, sign(SECRET, body)[:-1], "sha256="):
         response = harness.deliver("pull_request", body, signature=signature)
         assert response.status_code == 401, signature
-    assert harness.service.queue.deliveries() == 0
-    assert harness.service.queue.jobs() == []
+    assert harness.service.queue.admin.deliveries() == 0
+    assert harness.service.queue.admin.jobs() == []
 
 
 def test_a_body_changed_after_signing_is_refused(harness: Harness) -> None:
@@ -46,7 +46,7 @@ def test_malformed_json_with_a_valid_signature_is_400_and_writes_nothing(harness
         b'{"action": "opened", "installation": {"id": 1}}',
     ):
         assert harness.deliver("pull_request", body).status_code == 400
-    assert harness.service.queue.deliveries() == 0
+    assert harness.service.queue.admin.deliveries() == 0
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,7 @@ def test_signed_but_unusable_json_is_400_not_500(harness: Harness, body: bytes, 
     response = harness.deliver("pull_request", body)
     assert response.status_code == 400
     assert why in response.get_json()["error"]
-    assert harness.service.queue.deliveries() == 0
+    assert harness.service.queue.admin.deliveries() == 0
 
 
 def test_a_real_payload_is_within_the_shape_limits() -> None:
@@ -81,7 +81,7 @@ def test_ping_200_unhandled_204_healthz_200(harness: Harness) -> None:
         harness.deliver("installation", raw("installation/created.payload.json")).status_code == 204
     )
     assert harness.client.get("/healthz").status_code == 200
-    assert harness.service.queue.deliveries() == 0
+    assert harness.service.queue.admin.deliveries() == 0
 
 
 def test_missing_delivery_header_is_400(harness: Harness) -> None:
@@ -100,4 +100,4 @@ def test_a_repeated_delivery_is_acknowledged_and_creates_nothing(harness: Harnes
     again = harness.deliver("pull_request", body, delivery="d-1")
     assert (first.status_code, again.status_code) == (202, 202)
     assert first.json["duplicate"] is False and again.json == {"duplicate": True, "jobs": []}
-    assert len(harness.service.queue.jobs()) == 1
+    assert len(harness.service.queue.admin.jobs()) == 1

@@ -17,7 +17,7 @@ from migration_evals.bot.cascades import CascadeBuilder
 from migration_evals.bot.executor.driver import CeleryRun
 from migration_evals.bot.executor.runtime import WorkerRuntime
 from migration_evals.bot.executor.trials import TRIAL, TrialGrader
-from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.bot.jobs.queue import JobQueue, QueueOptions, build_queue
 from migration_evals.core.changesets import read_changesets
 from migration_evals.core.model import Changeset
 from migration_evals.core.settings import ScaleSettings, Settings
@@ -96,8 +96,9 @@ def make_cluster(settings: Settings, specs: SpecSet) -> Iterator[Callable[..., C
     def build(*, cascades: CascadeBuilder | None = None, deliver: bool = True) -> Cluster:
         store = Store.open(settings.db_url)
         clock = Clock()
-        queue = JobQueue(store, all_kinds(), lease_s=settings.scale.lease_s, clock=clock)
-        grader = TrialGrader(settings, store, queue, specs, build=cascades)
+        options = QueueOptions(lease_s=settings.scale.lease_s)
+        queue = build_queue(store, all_kinds(), options, clock=clock)
+        grader = TrialGrader(settings, store, queue.leasing, specs, build=cascades)
         runtime = WorkerRuntime(store, queue, {TRIAL: grader}, "w1", trials=grader)
         dispatcher = FakeDispatcher(deliver=runtime.run_job if deliver else None)
         cluster = Cluster(settings, store, clock, runtime, dispatcher, specs)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.replay import make_changesets, record
-from migration_evals.bot.jobs.queue import JobQueue
+from migration_evals.bot.jobs.queue import JobQueue, build_queue
 from migration_evals.core.cassette import CassetteLibrary
 from migration_evals.core.model import Changeset
 from migration_evals.core.specs import SpecSet
@@ -157,7 +157,7 @@ class Cluster:
     def store(self) -> Iterator[tuple[Store, JobQueue]]:
         store = Store.open(self.db_url)
         try:
-            yield store, JobQueue(store, all_kinds())
+            yield store, build_queue(store, all_kinds())
         finally:
             store.close()
 

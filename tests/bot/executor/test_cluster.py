@@ -67,7 +67,7 @@ def _exactly_once(cluster: Cluster, document: dict[str, Any]) -> list[dict[str, 
         assert len(store.trials_written(run["run_id"])) == TRIALS
         check = store.verify_ledger()
         assert check.ok and check.rows == TRIALS * len(Tier), check.problems
-        jobs = queue.jobs()
+        jobs = queue.admin.jobs()
     assert len(jobs) == TRIALS and {j["state"] for j in jobs} == {JobState.DONE}
     return jobs
 
@@ -92,7 +92,7 @@ def _running_job_of(cluster: Cluster, pid: int) -> dict[str, Any] | None:
         return next(
             (
                 j
-                for j in queue.jobs()
+                for j in queue.admin.jobs()
                 if j["state"] == JobState.RUNNING and str(j["leased_by"]).startswith(prefix)
             ),
             None,
@@ -129,7 +129,7 @@ def test_every_job_delivered_twice_runs_once(make_cluster: Any, redis_url: str) 
     run = cluster.start_run()
     cluster.wait_for("the first trials", lambda: cluster.written() >= 10, 120)
     with cluster.store() as (_store, queue):
-        ids = [(int(j["id"]), TRIAL) for j in queue.jobs()]
+        ids = [(int(j["id"]), TRIAL) for j in queue.admin.jobs()]
     scale = ScaleSettings(broker_url=redis_url, queue=cluster.queue)
     dispatcher = CeleryDispatcher(make_celery(scale), scale)
     dispatcher.publish(ids)  # the broker delivers every message a second time

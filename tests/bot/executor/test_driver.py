@@ -44,7 +44,7 @@ def test_every_changeset_is_graded_once_though_each_is_delivered_twice(
     entries = list(cluster.store.entries(run_id=outcome.run_id))
     assert len(entries) == len(java_calc) * len(Tier)  # one set of envelopes per trial
     assert cluster.store.verify_ledger().ok
-    jobs = cluster.queue.jobs()
+    jobs = cluster.queue.admin.jobs()
     assert {j["state"] for j in jobs} == {JobState.DONE} and {j["attempts"] for j in jobs} == {1}
     [run] = cluster.store.runs()
     assert run["status"] == RunStatus.COMPLETED and '"executor":"celery"' in run["options"]
@@ -57,7 +57,7 @@ def test_an_announcement_lost_at_the_start_is_made_again(
     cluster.dispatcher.fail = BrokerError("the broker is down")
     driver = cluster.driver()
     driver.start("r-lost", java_calc[:3], {})
-    assert len(cluster.queue.jobs()) == 3 and cluster.dispatcher.published == []
+    assert len(cluster.queue.admin.jobs()) == 3 and cluster.dispatcher.published == []
     cluster.dispatcher.fail = None  # the broker is back
     keeper = Housekeeper(cluster.queue, cluster.dispatcher, holder="w1", redispatch_s=60.0)
     assert keeper.tick() == 0  # just announced (or so the database believes)
@@ -79,7 +79,7 @@ def test_a_trial_whose_workers_keep_dying_is_an_internal_error(
     ids = [job_id for job_id, _ in cluster.dispatcher.published]
     cluster.runtime.run_job(ids[0])  # graded normally
     for _attempt in range(2):  # the second one kills its worker every time
-        assert cluster.queue.lease_by_id(ids[1], "doomed") is not None
+        assert cluster.queue.leasing.lease_by_id(ids[1], "doomed") is not None
         cluster.clock.advance(31)
     cluster.runtime.run_job(ids[1])  # out of attempts: given up
     failed = driver.wait("r-dying", java_calc[:2], lambda: None)
@@ -130,7 +130,7 @@ def test_a_crash_while_grading_is_recorded_not_lost(
     outcome = cluster.driver().run(java_calc[:1], options={})
     assert outcome.status is RunStatus.INTERNAL_ERRORS
     assert outcome.internal_errors == ["java-calc/good: RuntimeError: boom"]
-    assert [j["state"] for j in cluster.queue.jobs()] == [JobState.DONE]
+    assert [j["state"] for j in cluster.queue.admin.jobs()] == [JobState.DONE]
 
 
 def test_a_crash_in_the_plan_check_ends_the_trial_as_an_internal_error(
@@ -146,7 +146,7 @@ def test_a_crash_in_the_plan_check_ends_the_trial_as_an_internal_error(
     driver.start("r-check", java_calc[:1], {})
     [(job_id, _kind)] = cluster.dispatcher.published
     cluster.runtime.run_job(job_id)
-    [job] = cluster.queue.jobs()
+    [job] = cluster.queue.admin.jobs()
     assert job["state"] == JobState.DONE and job["attempts"] == 1
     outcome = driver.finish("r-check", java_calc[:1])
     assert outcome.status is RunStatus.INTERNAL_ERRORS
@@ -189,7 +189,7 @@ def test_a_budget_is_shared_by_the_workers_and_stops_the_run(
     [trial] = outcome.trials  # the first passes three tiers; the judge would overspend
     assert [e.verdict for e in trial.envelopes][-1] is Verdict.INCONCLUSIVE
     assert outcome.not_started == 2  # the others never started, as embedded
-    results = [j["result"] for j in cluster.queue.jobs()]
+    results = [j["result"] for j in cluster.queue.admin.jobs()]
     assert sum(r.startswith("not started") for r in results) == 2
 
 
@@ -226,6 +226,6 @@ def test_a_run_whose_watcher_died_is_watched_to_the_end_on_resume(
         cluster.runtime.run_job(job_id)  # the workers grade on, unwatched
     outcome = cluster.driver().run(java_calc[:3], options={}, run_id="r-watched", resume=True)
     assert outcome.status is RunStatus.COMPLETED and len(outcome.trials) == 3
-    assert len(cluster.queue.jobs()) == 3  # no job written twice
+    assert len(cluster.queue.admin.jobs()) == 3  # no job written twice
     [run] = cluster.store.runs()
     assert run["status"] == RunStatus.COMPLETED

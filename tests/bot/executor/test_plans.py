@@ -37,7 +37,7 @@ def test_the_trial_job_carries_the_plan_and_the_worker_builds_from_it(
     )
     driver = cluster.driver(plan=plan)
     driver.run(java_calc[:1], options={"input": "test"})
-    [job] = cluster.queue.jobs()
+    [job] = cluster.queue.admin.jobs()
     assert TrialTask.of(json.loads(job["payload"])).plan == plan
     assert [(s.effective_sandbox_mode, s.strict_judge) for s in seen] == [(CassetteMode.LIVE, True)]
     [run] = cluster.store.runs()
@@ -56,7 +56,7 @@ def test_a_plan_the_worker_cannot_honour_ends_as_an_error_saying_why(
     [(job_id, _kind)] = cluster.dispatcher.published
     # Attempts left: put back for a worker that can, never graded some other way.
     assert "failed" in cluster.runtime.run_job(job_id)
-    [row] = cluster.queue.jobs()
+    [row] = cluster.queue.admin.jobs()
     assert row["state"] == "queued" and "cannot honour the run plan" in row["last_error"]
     assert list(cluster.store.entries()) == []
     cluster.clock.advance(600)

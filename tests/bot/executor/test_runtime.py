@@ -22,7 +22,7 @@ from tests.fakes import FakeDispatcher, FakeSandbox
 def _one_job(cluster: Cluster, changeset: Changeset, plan: RunPlan | None = None) -> int:
     task = TrialTask("r-1", changeset, plan or plan_of(cluster.settings, cluster.specs))
     with cluster.store.engine.begin() as conn:
-        [job_id] = cluster.queue.insert_many(conn, [trial_job(task)])
+        [job_id] = cluster.queue.intake.insert_many(conn, [trial_job(task)])
     return job_id
 
 
@@ -31,7 +31,7 @@ def test_a_worker_presumed_dead_writes_nothing_when_it_wakes(
 ) -> None:
     cluster = make_cluster()
     job_id = _one_job(cluster, java_calc[0])
-    slow = cluster.queue.lease_by_id(job_id, "slow-worker")
+    slow = cluster.queue.leasing.lease_by_id(job_id, "slow-worker")
     assert slow is not None
     cluster.clock.advance(31)  # its lease runs out: presumed dead
     assert "pass: trial" in cluster.runtime.run_job(job_id)  # another worker grades it
@@ -39,7 +39,7 @@ def test_a_worker_presumed_dead_writes_nothing_when_it_wakes(
     assert grader(slow, "slow-worker").startswith("discarded")  # the first one wakes up
     entries = list(cluster.store.entries())
     assert len(entries) == len(Tier) and cluster.store.verify_ledger().ok
-    [row] = cluster.queue.jobs()
+    [row] = cluster.queue.admin.jobs()
     assert row["state"] == JobState.DONE and row["attempts"] == 2
     assert row["leased_by"].startswith("w1:")
 
@@ -61,7 +61,7 @@ def test_a_worker_with_other_specs_refuses_the_trial(
     plan = dataclasses.replace(plan_of(cluster.settings, cluster.specs), oracle_stamp="0" * 64)
     job_id = _one_job(cluster, java_calc[0], plan)
     assert "failed" in cluster.runtime.run_job(job_id)
-    [row] = cluster.queue.jobs()
+    [row] = cluster.queue.admin.jobs()
     assert row["state"] == JobState.QUEUED and "specs differ" in row["last_error"]
     assert list(cluster.store.entries()) == []
 

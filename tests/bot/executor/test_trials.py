@@ -77,7 +77,7 @@ def test_a_judge_outage_puts_trials_back_and_every_trial_is_written_once_after(
     run = CeleryRun(settings, cluster.store, cluster.specs, cluster.dispatcher, poll_s=0.0)
     run.start("r-out", java_calc, {})
 
-    jobs = {json.loads(j["payload"])["changeset"]["id"]: j for j in cluster.queue.jobs()}
+    jobs = {json.loads(j["payload"])["changeset"]["id"]: j for j in cluster.queue.admin.jobs()}
     waiting = {cid for cid, j in jobs.items() if j["state"] == JobState.QUEUED}
     assert waiting == JUDGED  # the other trials were graded meanwhile
     for cid in JUDGED:
@@ -110,7 +110,7 @@ def test_a_judge_outage_puts_trials_back_and_every_trial_is_written_once_after(
     # The shared budget counts every tier of every trial once.
     listed = sum(entry.envelope.list_cost_usd for entry in entries)
     assert abs(_spent(cluster.store, "r-out") - listed) < 1e-9
-    assert {j["state"] for j in cluster.queue.jobs()} == {JobState.DONE}
+    assert {j["state"] for j in cluster.queue.admin.jobs()} == {JobState.DONE}
     assert outage.timer.sleeps == []
 
 
@@ -122,13 +122,13 @@ def test_on_the_last_attempt_the_judge_tier_records_error_and_the_run_ends(
     run = cluster.driver()
     good = [c for c in java_calc if c.id == "java-calc/good"]
     run.start("r-last", good, {})
-    [job] = cluster.queue.jobs()
+    [job] = cluster.queue.admin.jobs()
     assert job["state"] == JobState.QUEUED and job["attempts"] == 1
     assert max(outage.timer.sleeps) <= BRIEF_WAIT_S  # one quick retry at most
     brief = len(outage.timer.sleeps)
 
     assert _announce_due(cluster, 3600.0) == 1  # attempt 2 of 2: the last
-    [job] = cluster.queue.jobs()
+    [job] = cluster.queue.admin.jobs()
     assert job["state"] == JobState.DONE and job["attempts"] == 2
     outcome = run.finish("r-last", good)
     [trial] = outcome.trials

@@ -8,7 +8,14 @@ import pytest
 
 from migration_evals.bot.app.kinds import GRADE
 from migration_evals.bot.jobs.pool import CARRIED, Handler, execute
-from migration_evals.bot.jobs.queue import Job, JobQueue, JobState, NewJob
+from migration_evals.bot.jobs.queue import (
+    Job,
+    JobQueue,
+    JobState,
+    NewJob,
+    QueueOptions,
+    build_queue,
+)
 from migration_evals.core.errors import ConfigError, ServiceUnavailableError
 from migration_evals.core.model import Envelope, Stamps, Tier, Verdict
 from migration_evals.core.retry import Backoff
@@ -26,13 +33,12 @@ def timer() -> FakeTimer:
 def queue(tmp_path: Path, timer: FakeTimer) -> JobQueue:
     store = Store.open(f"sqlite:///{tmp_path / 'q.db'}")
     backoff = Backoff(base_s=10.0, max_s=40.0)
-    return JobQueue(
-        store, all_kinds(), max_attempts=3, clock=timer, backoff=backoff, jitter=lambda: 1.0
-    )
+    options = QueueOptions(max_attempts=3, backoff=backoff, jitter=lambda: 1.0)
+    return build_queue(store, all_kinds(), options, clock=timer)
 
 
 def _leased(queue: JobQueue) -> Job:
-    leased = queue.lease("w")
+    leased = queue.leasing.lease("w")
     assert leased is not None
     return leased
 
@@ -51,10 +57,10 @@ def _raising(error: Exception) -> Handler:
 def test_an_unavailable_api_puts_the_job_back(
     queue: JobQueue, timer: FakeTimer, asked: float | None, wait: float
 ) -> None:
-    queue.enqueue(NewJob(GRADE, "a", "o/r#1"))
+    queue.intake.enqueue(NewJob(GRADE, "a", "o/r#1"))
     error = ServiceUnavailableError("GitHub answered 502", retry_after_s=asked)
-    assert execute(queue, _leased(queue), "w", _raising(error)) is None
-    [row] = queue.jobs()
+    assert execute(queue.leasing, _leased(queue), "w", _raising(error)) is None
+    [row] = queue.admin.jobs()
     assert row["state"] == JobState.QUEUED and row["run_after"] == timer.now + wait
     assert row["last_error"] == "unavailable: GitHub answered 502"
     assert timer.sleeps == []
@@ -63,13 +69,13 @@ def test_an_unavailable_api_puts_the_job_back(
 def test_the_backoff_doubles_and_the_last_attempt_says_why(
     queue: JobQueue, timer: FakeTimer
 ) -> None:
-    queue.enqueue(NewJob(GRADE, "a", "o/r#1"))
+    queue.intake.enqueue(NewJob(GRADE, "a", "o/r#1"))
     waits = []
     for attempt in range(1, 4):
         before = timer.now
         handler = _raising(ServiceUnavailableError(f"down {attempt}"))
-        execute(queue, _leased(queue), "w", handler)
-        [row] = queue.jobs()
+        execute(queue.leasing, _leased(queue), "w", handler)
+        [row] = queue.admin.jobs()
         if row["state"] == JobState.QUEUED:
             waits.append(row["run_after"] - before)
             timer.now = row["run_after"]
@@ -79,22 +85,22 @@ def test_the_backoff_doubles_and_the_last_attempt_says_why(
 
 
 def test_other_errors_back_off_too_and_keep_their_type(queue: JobQueue, timer: FakeTimer) -> None:
-    queue.enqueue(NewJob(GRADE, "a", "o/r#1"))
-    execute(queue, _leased(queue), "w", _raising(ConfigError("bad config")))
-    [row] = queue.jobs()
+    queue.intake.enqueue(NewJob(GRADE, "a", "o/r#1"))
+    execute(queue.leasing, _leased(queue), "w", _raising(ConfigError("bad config")))
+    [row] = queue.admin.jobs()
     assert row["last_error"] == "ConfigError: bad config" and row["run_after"] == timer.now + 10
 
 
 def test_a_trial_put_back_keeps_what_it_made_in_the_jobs_payload(
     queue: JobQueue, timer: FakeTimer
 ) -> None:
-    queue.enqueue(NewJob(GRADE, "a", "o/r#1", {"repo": "o/r"}))
+    queue.intake.enqueue(NewJob(GRADE, "a", "o/r#1", {"repo": "o/r"}))
     stamps = Stamps("o", "r", "h")
     made = Envelope("t-1", "c1", Tier.APPLY, Verdict.PASS, 0.001, 0.0, 0.0, stamps)
     carried = Carried("r-1", {Tier.APPLY: ("key-1", made)})
     error = TrialDeferredError("judge answered 429", carried, retry_after_s=120.0)
-    assert execute(queue, _leased(queue), "w", _raising(error)) is None
-    [row] = queue.jobs()
+    assert execute(queue.leasing, _leased(queue), "w", _raising(error)) is None
+    [row] = queue.admin.jobs()
     assert row["state"] == JobState.QUEUED and row["run_after"] == timer.now + 120.0
     assert timer.sleeps == []
     timer.now = row["run_after"]
