@@ -41,7 +41,7 @@ from migration_evals.bot.jobs.model import Accepted, Job, JobRetryError, JobStat
 from migration_evals.bot.jobs.named_leases import NamedLeases
 from migration_evals.bot.jobs.table import JobTable
 from migration_evals.core.retry import Backoff
-from migration_evals.core.settings import Settings
+from migration_evals.core.settings import GitHubAppSettings, Settings
 from migration_evals.core.store import Store
 
 __all__ = [
@@ -61,16 +61,17 @@ __all__ = [
 ]
 
 
-DEFAULT_BACKOFF = Backoff(base_s=5.0, max_s=600.0)
-"""Between attempts of a failed job: 2.5-5 s after the first, doubling up to ten minutes."""
+_APP = GitHubAppSettings()  # the settings' defaults are the queue's: one copy of each
+DEFAULT_BACKOFF = Backoff(base_s=_APP.job_retry_s, max_s=_APP.job_retry_max_s)
+"""Between attempts of a failed job, as the settings default it."""
 
 
 @dataclass(frozen=True, slots=True)
 class QueueOptions:
     """How long a lease lasts, how often a job is tried and how long it waits between."""
 
-    lease_s: float = 300.0
-    max_attempts: int = 5
+    lease_s: float = _APP.job_lease_s
+    max_attempts: int = _APP.job_max_attempts
     backoff: Backoff = DEFAULT_BACKOFF
     jitter: Callable[[], float] = field(default=random.random)
 

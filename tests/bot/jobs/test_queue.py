@@ -256,3 +256,12 @@ def test_only_the_job_package_builds_the_queues_parts() -> None:
         if path not in allowed and made.search(path.read_text(encoding="utf-8"))
     ]
     assert builders == []
+
+
+def test_the_queue_defaults_are_the_settings_defaults() -> None:
+    """One copy of each default: a queue built without options behaves as the App would
+    with nothing set."""
+    app = GitHubAppSettings()
+    options = QueueOptions()
+    assert (options.lease_s, options.max_attempts) == (app.job_lease_s, app.job_max_attempts)
+    assert (options.backoff.base_s, options.backoff.max_s) == (app.job_retry_s, app.job_retry_max_s)
