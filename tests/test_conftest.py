@@ -149,9 +149,17 @@ def test_make_test_leaves_out_every_service_and_make_test_services_runs_them() -
     assert _make_variable("OFFLINE") == "not ($(SERVICES)) and not live"
     makefile = (ROOT / "Makefile").read_text()
     assert '-m "$(OFFLINE)" --suite-budget' in makefile
-    assert '-m "$(SERVICES)"' in makefile
+    # The two halves of `make test-services` select every service marker between them.
+    assert '-m "($(SERVICES)) and not docker"' in makefile
+    assert "docker" in services
+    assert "-m docker\n" in makefile
+    assert re.search(r"^test-services: test-databases test-docker$", makefile, re.MULTILINE)
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert ci.index("make test") < ci.index("make test-services")
+    made = [line.split("make ", 1)[1] for line in ci if line.startswith("timed make ")]
+    assert made == ["lint", "test", "test-databases", "test-docker"]
+    # The docker tests start only once the background set-up steps (the images) are done.
+    waits = [n for n, line in enumerate(ci) if 'wait "${background[$step]}"' in line]
+    assert waits and waits[0] < ci.index("timed make test-docker")
 
 
 def test_the_suite_time_is_told_against_its_budget() -> None:

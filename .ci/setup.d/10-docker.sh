@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# A Docker engine for the docker-marked tests, and the sandbox images they run on. No
-# image registry is reachable, so the images are built here from the machine's apt
-# mirror (`migration-evals images build`). Idempotent: an installed engine, a running
-# daemon and images whose definitions did not change are reused.
+# A Docker engine for the docker-marked tests (12-images.bg.sh builds the sandbox images
+# they run on). Idempotent: an installed engine and a running daemon are reused.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -35,4 +33,3 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 make setup
-.venv/bin/migration-evals images build

@@ -44,7 +44,7 @@ def run_build(args: argparse.Namespace) -> int:
         toolchains=ToolchainFetcher(Upstream(settings.dependencies.goproxy)),
         mavens=MavenFetcher(Upstream(settings.dependencies.maven_mirror)),
     )
-    outcomes = builder.build(only=args.tags, rebuild=args.rebuild)
+    outcomes = builder.build(only=args.tags, rebuild=args.rebuild, jobs=args.jobs)
     for outcome in outcomes:
         print(f"{outcome.tag}\t{outcome.action.value}\t{outcome.image_id}")
     return ExitStatus.OK

@@ -19,6 +19,15 @@ def add_parser(commands: SubParsers) -> None:
     build.add_argument("tags", nargs="*", metavar="TAG", help="only these images")
     build.add_argument("--rebuild", action="store_true", help="rebuild even if up to date")
     build.add_argument(
+        "--jobs",
+        "-j",
+        type=_at_least_one,
+        default=3,
+        metavar="N",
+        help="images built at once, each once the images it builds FROM are ready "
+        "(default: 3; the builds mostly wait on the mirror)",
+    )
+    build.add_argument(
         "--mirror", metavar="URL", help="Debian mirror (default: from /etc/apt/sources.list*)"
     )
     build.add_argument(
@@ -30,6 +39,13 @@ def add_parser(commands: SubParsers) -> None:
     listing.add_argument("--json", action="store_true", help="print JSON on stdout")
     _add_specs_option(listing)
     listing.set_defaults(handler=Handler("migration_evals.bot.commands.images", "run_list"))
+
+
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
 
 
 def _add_specs_option(parser: argparse.ArgumentParser) -> None:

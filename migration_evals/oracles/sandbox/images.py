@@ -21,10 +21,11 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import docker
 import docker.errors
@@ -50,12 +51,14 @@ __all__ = [
     "ImageSet",
     "LayerImage",
     "apt_mirror",
+    "in_dependency_order",
     "load_image_set",
     "missing_images",
 ]
 
 DEFINITION_LABEL = "org.migration-evals.definition"
 OFFLINE_SOURCE = "/var/lib/migration-evals/apt"
+T = TypeVar("T")
 _CHROOT_ENV = {
     "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "DEBIAN_FRONTEND": "noninteractive",
@@ -315,25 +318,45 @@ class ImageBuilder:
         self.mirror = mirror
         self.log = log
         self.is_root = is_root
-        self._replaced: list[str] = []
+        self._replaced: dict[str, str] = {}  # tag -> the image id it had before
 
-    def build(self, *, only: Sequence[str] = (), rebuild: bool = False) -> list[BuildOutcome]:
-        """Build (or reuse) every image, bases first, layers in order."""
+    def build(
+        self, *, only: Sequence[str] = (), rebuild: bool = False, jobs: int = 1
+    ) -> list[BuildOutcome]:
+        """Build (or reuse) every image, each once the images it builds FROM are ready.
+
+        With ``jobs`` above one, images that do not build on each other build at the same
+        time: debootstrap and apt spend most of their time waiting on the mirror, so the
+        three bases and the layers over them overlap well even on two cores.
+        """
         unknown = sorted(set(only) - set(self.images.tags))
         if unknown:
             raise SandboxError(f"no such image in the image set: {', '.join(unknown)}")
-        wanted = set(only or self.images.tags)
-        outcomes = []
-        for base in self.images.bases:
-            if base.tag in wanted:
-                outcomes.append(self._ensure(base.tag, base.definition(), rebuild, base))
-        for layer in self.images.layers:
-            if layer.tag in wanted:
-                outcomes.append(
-                    self._ensure(layer.tag, self._layer_definition(layer), rebuild, layer)
-                )
+        wanted = [tag for tag in self.images.tags if not only or tag in only]
+        images: dict[str, BaseImage | LayerImage] = {
+            **{base.tag: base for base in self.images.bases},
+            **{layer.tag: layer for layer in self.images.layers},
+        }
+        outcomes = in_dependency_order(
+            wanted,
+            self._prerequisites(wanted),
+            lambda tag: self._ensure(images[tag], rebuild),
+            jobs=jobs,
+        )
         self._remove_replaced()
-        return outcomes
+        return [outcomes[tag] for tag in wanted]
+
+    def _prerequisites(self, wanted: Sequence[str]) -> dict[str, set[str]]:
+        """For each wanted image, the wanted images listed before it that it builds FROM
+        (a layer over an image not being built uses the one the engine has)."""
+        earlier: set[str] = set()
+        needs: dict[str, set[str]] = {}
+        layers = {layer.tag: layer for layer in self.images.layers}
+        for tag in wanted:
+            parents = set(layers[tag].parents()) if tag in layers else set()
+            needs[tag] = parents & earlier
+            earlier.add(tag)
+        return needs
 
     def _tagged_id(self, tag: str) -> str | None:
         try:
@@ -345,9 +368,11 @@ class ImageBuilder:
 
     def _remove_replaced(self) -> None:
         """Remove the images a rebuild took the tags from, so they do not pile up: layers
-        before the bases they were built on; one still in use (a container, an image built
-        on it elsewhere) stays, and the engine says why."""
-        for image_id in reversed(self._replaced):
+        before the bases they were built on (the image set's order reversed, whatever order
+        the builds finished in); one still in use (a container, an image built on it
+        elsewhere) stays, and the engine says why."""
+        replaced = [self._replaced[tag] for tag in self.images.tags if tag in self._replaced]
+        for image_id in reversed(replaced):
             try:
                 self.client.images.remove(image_id, noprune=False)
             except docker.errors.ImageNotFound:
@@ -368,9 +393,11 @@ class ImageBuilder:
         labels = image.attrs.get("Config", {}).get("Labels") or {}
         return str(image.id) if labels.get(DEFINITION_LABEL) == definition else None
 
-    def _ensure(
-        self, tag: str, definition: str, rebuild: bool, image: BaseImage | LayerImage
-    ) -> BuildOutcome:
+    def _ensure(self, image: BaseImage | LayerImage, rebuild: bool) -> BuildOutcome:
+        tag = image.tag
+        definition = (
+            image.definition() if isinstance(image, BaseImage) else self._layer_definition(image)
+        )
         current = None if rebuild else self._current_id(tag, definition)
         if current is not None:
             self.log(f"{tag}: up to date ({current[:19]})")
@@ -383,7 +410,7 @@ class ImageBuilder:
             image_id = self._build_layer(image, definition)
         self.log(f"{tag}: built {image_id[:19]}")
         if previous is not None and previous != image_id:
-            self._replaced.append(previous)
+            self._replaced[tag] = previous
         return BuildOutcome(tag, image_id, BuildAction.BUILT)
 
     def _layer_definition(self, layer: LayerImage) -> str:
@@ -624,6 +651,42 @@ class ImageBuilder:
             if isinstance(aux, Mapping) and "ID" in aux:
                 image_id = str(aux["ID"])
         return image_id or str(self.client.images.get(tag).id)
+
+
+def in_dependency_order(
+    order: Sequence[str],
+    needs: Mapping[str, set[str]],
+    work: Callable[[str], T],
+    *,
+    jobs: int,
+) -> dict[str, T]:
+    """Run ``work`` on every name of ``order``, at most ``jobs`` at a time, each only after
+    the names it ``needs`` have finished. After a failure nothing new starts; the running
+    ones finish and the first failure is raised."""
+    done: dict[str, T] = {}
+    pending = list(order)
+    failure: BaseException | None = None
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        running: dict[Future[T], str] = {}
+        while pending or running:
+            ready = [name for name in pending if needs.get(name, set()) <= done.keys()]
+            for name in ready[: max(0, max(1, jobs) - len(running))] if failure is None else []:
+                pending.remove(name)
+                running[pool.submit(work, name)] = name
+            if not running:
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                name = running.pop(future)
+                try:
+                    done[name] = future.result()
+                except BaseException as exc:  # re-raised below, after the others finish
+                    failure = failure or exc
+    if failure is not None:
+        raise failure
+    if pending:
+        raise SandboxError(f"cannot order the builds of: {', '.join(pending)}")
+    return done
 
 
 def _release(packages_text: str) -> str:

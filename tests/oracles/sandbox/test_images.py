@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +20,7 @@ from migration_evals.oracles.sandbox.images import (
     ImageBuilder,
     LayerImage,
     apt_mirror,
+    in_dependency_order,
     load_image_set,
 )
 from migration_evals.oracles.sandbox.toolchains import MavenDistribution
@@ -359,3 +361,69 @@ def test_each_java_image_runs_its_own_jdk_and_maven_on_it(
     assert f"Java version: {version}" in output
     assert f"runtime: /usr/lib/jvm/java-{major}-openjdk-" in output
     assert not pinned or output.splitlines()[-1] == pinned
+
+
+def test_independent_builds_run_at_the_same_time_and_each_waits_for_what_it_needs() -> None:
+    # Both bases must be inside `work` together for the barrier to open: run one at a
+    # time, the first waits alone and the barrier breaks.
+    together = threading.Barrier(2, timeout=5)
+    events: list[str] = []
+
+    def work(name: str) -> str:
+        events.append(f"start {name}")
+        if name in {"base-a", "base-b"}:
+            together.wait()
+        events.append(f"end {name}")
+        return name.upper()
+
+    needs = {"layer": {"base-a"}, "top": {"layer", "base-b"}}
+    done = in_dependency_order(["base-a", "base-b", "layer", "top"], needs, work, jobs=2)
+    assert done == {"base-a": "BASE-A", "base-b": "BASE-B", "layer": "LAYER", "top": "TOP"}
+    assert events.index("start layer") > events.index("end base-a")
+    assert events.index("start top") > max(events.index("end layer"), events.index("end base-b"))
+
+
+def test_after_a_failed_build_nothing_new_starts_and_the_failure_is_raised() -> None:
+    started: list[str] = []
+
+    def work(name: str) -> str:
+        started.append(name)
+        if name == "base":
+            raise SandboxError("debootstrap bookworm failed")
+        return name
+
+    with pytest.raises(SandboxError, match="debootstrap bookworm failed"):
+        in_dependency_order(["base", "other", "layer"], {"layer": {"base"}}, work, jobs=1)
+    assert started == ["base"]
+
+
+def test_a_parallel_build_builds_each_layer_after_the_images_it_builds_from(
+    tmp_path: Path,
+) -> None:
+    image_set = load_image_set(SANDBOX_IMAGES)
+    finished: list[str] = []
+    lock = threading.Lock()
+
+    class _Ordered(_Builder):
+        def _moved(self, tag: str) -> str:
+            image_id = super()._moved(tag)
+            with lock:
+                finished.append(tag)
+            return image_id
+
+    old = {tag: f"sha256:old-{tag}" for tag in image_set.tags}
+    images = _Images(dict(old), in_use=set())
+    builder = _Ordered(
+        SimpleNamespace(images=images),  # type: ignore[arg-type]
+        image_set,
+        workdir=tmp_path,
+        mirror=None,
+    )
+    outcomes = builder.build(rebuild=True, jobs=3)
+    assert [o.tag for o in outcomes] == image_set.tags
+    assert sorted(finished) == sorted(image_set.tags)
+    for layer in image_set.layers:
+        for parent in set(layer.parents()) & set(image_set.tags):
+            assert finished.index(parent) < finished.index(layer.tag), (layer.tag, parent)
+    # Removal still goes layers first, whatever order the builds finished in.
+    assert images.removed == [old[t] for t in reversed(image_set.tags)]
