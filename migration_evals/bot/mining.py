@@ -1,32 +1,31 @@
 """Composition for mining: the GitHub provider in each mode, mirrors, git sources, the
 agents spec, the grader, the store.
 
-``--mode replay`` (the default) serves GitHub from ``cassettes/github``; ``record`` forwards
-to ``MIGRATION_EVALS_GITHUB_API_URL`` and writes cassettes; ``live`` just calls it. The
+``--mode replay`` (the default) serves GitHub from ``cassettes/github``; ``record`` calls
+``MIGRATION_EVALS_GITHUB_API_URL`` and writes cassettes; ``live`` just calls it. The
 grader runs the cascade over the same store, so gold verdicts land in the ledger too.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import requests
-from github import Auth, Github
-
 from migration_evals.bot import grading
 from migration_evals.bot.grading import Grading
 from migration_evals.bot.ledger_keys import open_store
 from migration_evals.bot.plan import plan_of
-from migration_evals.core.cassette import CassetteLibrary
 from migration_evals.core.changesets import is_remote_url
 from migration_evals.core.clock import Clock, SystemClock, as_utc
 from migration_evals.core.errors import ChangesetProviderError, ConfigError
+from migration_evals.core.github import GitHubApi
+from migration_evals.core.github.modes import transport_for
 from migration_evals.core.model import Changeset, Trial
 from migration_evals.core.settings import CassetteMode, Executor, Settings
 from migration_evals.core.specs import SpecSet
@@ -36,20 +35,17 @@ from migration_evals.miners.clones import MirrorCache, branch_ref, find_git_dir,
 from migration_evals.miners.funnel import Grader
 from migration_evals.miners.git_gold import GitSource
 from migration_evals.miners.github import GitHubProvider
-from migration_evals.miners.github_cassettes import GitHubCassetteServer, RequestsUpstream
 
 __all__ = [
     "FixedClock",
     "git_source",
-    "github_client",
+    "github_api",
     "github_provider",
     "load_agents",
     "make_grader",
     "mirror_cache",
     "open_mining_store",
 ]
-
-USER_AGENT = "migration-evals"
 
 
 class FixedClock:
@@ -103,17 +99,23 @@ def git_source(
     )
 
 
-def github_client(base_url: str, token: str | None, *, polite: bool) -> Github:
-    """A PyGithub client; rate limits are waited out by the provider, not by urllib3."""
-    return Github(
-        auth=Auth.Token(token) if token else None,
-        base_url=base_url,
-        user_agent=USER_AGENT,
-        per_page=100,
-        timeout=30,
-        retry=None,
-        # Pause between requests only towards the real API; replay answers locally.
-        seconds_between_requests=0.25 if polite else None,
+def github_api(settings: Settings) -> GitHubApi:
+    """The GitHub client for ``settings.mode``: the API, the API recorded into cassettes,
+    or the cassettes alone. Rate limits are waited out by the provider, not by urllib3;
+    requests to the real API are spaced a quarter second apart."""
+    transport = transport_for(
+        settings.mode,
+        base_url=settings.github_app.api_url,
+        cassette_dir=settings.cassette_dir,
+        recorded_by="migration-evals mine --mode record",
+        seconds_between_requests=0.25,
+    )
+    token = settings.github_token
+    return GitHubApi(
+        transport,
+        base_url=settings.github_app.api_url,
+        credentials=lambda: f"token {token}" if token else None,
+        clock=time.time,
     )
 
 
@@ -144,8 +146,8 @@ def github_advice(settings: Settings, problem: str) -> str:
 
 @contextmanager
 def github_provider(settings: Settings, clock: Clock | None = None) -> Iterator[GitHubProvider]:
-    """The provider for ``settings.mode``; replay and record run a loopback server meanwhile.
-    A GitHub problem that ends the command leaves with what to do about it."""
+    """The provider for ``settings.mode`` (``github_api``). A GitHub problem that ends the
+    command leaves with what to do about it."""
     if settings.mode is not CassetteMode.REPLAY and not settings.github_token:
         log.warning(
             "%s is not set: GitHub allows 60 requests an hour without a token", _AUTH_VARIABLE
@@ -159,21 +161,11 @@ def github_provider(settings: Settings, clock: Clock | None = None) -> Iterator[
 
 @contextmanager
 def _provider(settings: Settings, clock: Clock) -> Iterator[GitHubProvider]:
-    if settings.mode is CassetteMode.LIVE:
-        client = github_client(settings.github_app.api_url, settings.github_token, polite=True)
-        with closing(client):
-            yield GitHubProvider(client, clock=clock, agent_authors=settings.agent_authors)
-        return
-    cassettes = CassetteLibrary(settings.cassette_dir)
-    upstream = None
-    if settings.mode is CassetteMode.RECORD:
-        upstream = RequestsUpstream(requests.Session(), settings.github_app.api_url)
-    recording = upstream is not None
-    with GitHubCassetteServer(cassettes, upstream=upstream) as server:
-        token = settings.github_token if recording else None
-        client = github_client(server.base_url, token, polite=recording)
-        with closing(client):
-            yield GitHubProvider(client, clock=clock, agent_authors=settings.agent_authors)
+    api = github_api(settings)
+    try:
+        yield GitHubProvider(api, clock=clock, agent_authors=settings.agent_authors)
+    finally:
+        api.transport.close()
 
 
 def make_grader(

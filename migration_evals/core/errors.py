@@ -20,7 +20,14 @@
         │   ├── JudgeUnavailableError   timeout, connection, 429 or 5xx (also unavailable)
         │   └── JudgeRequestError       the API refused the request itself (other 4xx): not retried
         │       └── JudgeAuthError      the key is missing, wrong or not allowed (401, 403)
-        └── ChangesetProviderError  root of the changeset-provider port (GitHub, files)
+        ├── ChangesetProviderError  root of the changeset-provider port (GitHub, files)
+        └── GitHubError             the GitHub API refused (the one client, both callers)
+            ├── GitHubUnauthorized      401: the token or the App's JWT was refused
+            ├── GitHubNotFound          404: not there, or not visible to these credentials
+            ├── GitHubCassetteMiss      replay has no recording of the request: never an answer
+            └── GitHubUnavailable       try again later (also a ``ServiceUnavailableError``)
+                ├── GitHubRateLimited   403/429 with a limit; ``retry_after_s`` says how long
+                └── GitHubTransportError    no answer at all: refused, reset, timed out
 
 A candidate failing a tier is never an exception: it is a ``Verdict.FAIL`` value. Only
 ``InfrastructureError`` and its children turn into ``Verdict.ERROR`` envelopes.
@@ -35,6 +42,13 @@ __all__ = [
     "ChangesetError",
     "ChangesetProviderError",
     "ConfigError",
+    "GitHubCassetteMiss",
+    "GitHubError",
+    "GitHubNotFound",
+    "GitHubRateLimited",
+    "GitHubTransportError",
+    "GitHubUnauthorized",
+    "GitHubUnavailable",
     "InfrastructureError",
     "JudgeAuthError",
     "JudgeError",
@@ -168,3 +182,42 @@ class JudgeAuthError(JudgeRequestError):
 
 class ChangesetProviderError(InfrastructureError):
     """Root of the changeset-provider port (GitHub, files)."""
+
+
+class GitHubError(InfrastructureError):
+    """The GitHub API refused a request; ``status`` is its HTTP status (None: no answer)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubUnauthorized(GitHubError):
+    """401: the credentials were refused (expired, revoked or wrong)."""
+
+
+class GitHubNotFound(GitHubError):
+    """404: the object does not exist or these credentials cannot see it."""
+
+
+class GitHubCassetteMiss(GitHubError):
+    """Replaying, no cassette holds this request. Apart from ``GitHubNotFound`` on purpose:
+    a caller that reads 404 as "absent" must not read a missing recording as an answer."""
+
+
+class GitHubUnavailable(GitHubError, ServiceUnavailableError):
+    """GitHub answered 5xx, could not be reached, or limits us: worth trying again later."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after_s: float | None = None
+    ) -> None:
+        ServiceUnavailableError.__init__(self, message, retry_after_s=retry_after_s)
+        self.status = status
+
+
+class GitHubRateLimited(GitHubUnavailable):
+    """Rate limited (403/429 with a limit): ``retry_after_s`` is when it resets."""
+
+
+class GitHubTransportError(GitHubUnavailable):
+    """No answer came back: the connection was refused, reset or timed out."""

@@ -1,7 +1,7 @@
 """``migration-evals mine``: gold, survival, status and retro, end to end.
 
-GitHub is the test upstream (recorded through the cassette server, then replayed with the
-upstream gone); the repository is a real git history with fixed dates; ``--as-of`` moves
+GitHub is the test upstream (recorded through the recording transport, then replayed with
+the upstream gone); the repository is a real git history with fixed dates; ``--as-of`` moves
 time instead of waiting.
 """
 
@@ -152,7 +152,10 @@ def test_a_replay_with_nothing_recorded_suggests_the_live_api_and_its_token(
     argv += ["--cassettes", str(env / "empty")]
     assert main(argv) == 1
     err = capsys.readouterr().err.splitlines()[-1]
-    assert err.startswith("migration-evals: error: repository nobody/recorded: no cassette")
+    assert err.startswith(
+        "migration-evals: error: repository nobody/recorded: "
+        "GET /repos/nobody/recorded: no cassette"
+    )
     assert "--mode live (or --mode record to keep cassettes) with " in err
     assert "MIGRATION_EVALS_GITHUB_TOKEN set" in err
     assert "mine gold --git PATH_OR_URL" in err

@@ -1,4 +1,4 @@
-"""A stand-in for the GitHub API *behind* the recording server, for recording test cassettes.
+"""A stand-in for the GitHub API *behind* the recording transport, for recording test cassettes.
 
 It serves the four endpoints the provider uses (repository, pull-request list, one pull
 request as JSON or as a diff, issue search) built from GitHub's own example response
@@ -7,7 +7,7 @@ and rate-limit answers on request: a primary limit (403, ``X-RateLimit-Remaining
 ``X-RateLimit-Reset``) or a secondary one (429, ``Retry-After``), each once per path.
 
 ``python -m tests.miners.github_upstream DIR`` records the committed cassettes under
-``DIR/github`` through the real recording server.
+``DIR/github`` through the client's recording transport.
 """
 
 from __future__ import annotations
@@ -304,28 +304,30 @@ def sample_repo(clone_url: str = f"https://github.com/{EXAMPLE_REPO}.git") -> Fa
 
 def record_fixture_cassettes(root: Path) -> None:
     """Record the committed cassettes: a listing over three pages with a rate limit on page 2."""
-    import requests
-    from github import Auth, Github
-
     from migration_evals.core.cassette import CassetteLibrary
+    from migration_evals.core.github import GitHubApi, RecordingTransport
+    from migration_evals.core.github.live import PyGithubTransport
     from migration_evals.core.ports import PullRequestQuery
     from migration_evals.miners.github import GitHubProvider
-    from migration_evals.miners.github_cassettes import GitHubCassetteServer, RequestsUpstream
     from tests.fakes import FakeClock
 
     page2 = f"/repos/{EXAMPLE_REPO}/pulls?state=all&sort=created&direction=asc&per_page=2&page=2"
     with FakeGitHub([sample_repo()], rate_limit_once=(page2,)) as upstream:
-        recorder = GitHubCassetteServer(
+        recorder = RecordingTransport(
+            PyGithubTransport(upstream.base_url),
             CassetteLibrary(root),
-            upstream=RequestsUpstream(requests.Session(), upstream.base_url),
+            base_url=upstream.base_url,
             recorded_by="hand: tests/miners/github_upstream.py (GitHub's example response)",
         )
-        with recorder:
-            client = Github(auth=Auth.Token(TOKEN), base_url=recorder.base_url, per_page=2,
-                            retry=None, seconds_between_requests=None)  # fmt: skip
-            provider = GitHubProvider(client, clock=FakeClock(_at(RESET_AT - 30)))
-            pulls = list(provider.pull_requests(PullRequestQuery(repos=(EXAMPLE_REPO,))))
-            provider.diff(EXAMPLE_REPO, 1)
+        api = GitHubApi(
+            recorder,
+            base_url=upstream.base_url,
+            credentials=lambda: f"token {TOKEN}",
+            clock=lambda: float(RESET_AT - 30),
+        )
+        provider = GitHubProvider(api, clock=FakeClock(_at(RESET_AT - 30)), per_page=2)
+        pulls = list(provider.pull_requests(PullRequestQuery(repos=(EXAMPLE_REPO,))))
+        provider.diff(EXAMPLE_REPO, 1)
     print(f"recorded {len(pulls)} pull requests into {root / 'github'}")
 
 

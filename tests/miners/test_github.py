@@ -1,8 +1,9 @@
-"""The GitHub provider over PyGithub, recorded through the cassette server and replayed offline.
+"""The GitHub provider over the one GitHub client, recorded through the recording transport
+and replayed offline by the replaying transport.
 
 The upstream is ``tests/miners/github_upstream.py`` (GitHub's own example response, Link
-pagination, rate-limit answers); replay runs with it shut down, so nothing but the
-cassettes answers.
+pagination, rate-limit answers), reached over real HTTP by the live transport; replay
+runs with it shut down, so nothing but the cassettes answers.
 """
 
 from __future__ import annotations
@@ -13,16 +14,16 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-import requests
-from github import Auth, Github
 
 from migration_evals.core.cassette import CassetteLibrary
 from migration_evals.core.errors import ChangesetProviderError
+from migration_evals.core.github import GitHubApi, RecordingTransport, ReplayingTransport, Transport
+from migration_evals.core.github.live import PyGithubTransport
 from migration_evals.core.ports import PullRequestInfo, PullRequestQuery
 from migration_evals.miners.github import GitHubProvider, search_queries
-from migration_evals.miners.github_cassettes import GitHubCassetteServer, RequestsUpstream
 from tests.fakes import FakeClock
 from tests.miners.github_upstream import (
+    EXAMPLE_API,
     EXAMPLE_REPO,
     RESET_AT,
     TOKEN,
@@ -37,17 +38,41 @@ PAGE_2 = f"/repos/{EXAMPLE_REPO}/pulls?state=all&sort=created&direction=asc&per_
 NOW = datetime.fromtimestamp(RESET_AT - 30, UTC)
 
 
-def client(base_url: str, token: str | None = TOKEN) -> Github:
-    auth = Auth.Token(token) if token else None
-    return Github(
-        auth=auth, base_url=base_url, per_page=2, retry=None, seconds_between_requests=None
+def api(
+    transport: Transport, base_url: str, clock: FakeClock, token: str | None = TOKEN
+) -> GitHubApi:
+    """The client, reading limits' resets against the provider's clock."""
+    return GitHubApi(
+        transport,
+        base_url=base_url,
+        credentials=lambda: f"token {token}" if token else None,
+        clock=lambda: clock.now().timestamp(),
     )
 
 
-def provider(base_url: str, clock: FakeClock | None = None) -> GitHubProvider:
+def provider(transport: Transport, base_url: str, clock: FakeClock | None = None) -> GitHubProvider:
+    clock = clock or FakeClock(NOW)
     return GitHubProvider(
-        client(base_url), clock=clock or FakeClock(NOW), agent_authors={"agent-bot": "gpt-5"}
+        api(transport, base_url, clock),
+        clock=clock,
+        agent_authors={"agent-bot": "gpt-5"},
+        per_page=2,
     )
+
+
+def recording(library: CassetteLibrary, upstream: FakeGitHub) -> RecordingTransport:
+    return RecordingTransport(
+        PyGithubTransport(upstream.base_url),
+        library,
+        base_url=upstream.base_url,
+        recorded_by="test",
+    )
+
+
+def recorded(
+    library: CassetteLibrary, upstream: FakeGitHub, clock: FakeClock | None = None
+) -> GitHubProvider:
+    return provider(recording(library, upstream), upstream.base_url, clock)
 
 
 @pytest.fixture
@@ -59,9 +84,7 @@ def record(
     library: CassetteLibrary, upstream: FakeGitHub, clock: FakeClock | None = None
 ) -> tuple[list[PullRequestInfo], FakeClock]:
     clock = clock or FakeClock(NOW)
-    live = RequestsUpstream(requests.Session(), upstream.base_url)
-    with GitHubCassetteServer(library, upstream=live) as recorder:
-        return list(provider(recorder.base_url, clock).pull_requests(LIST)), clock
+    return list(recorded(library, upstream, clock).pull_requests(LIST)), clock
 
 
 def test_record_then_replay_every_page_through_a_rate_limit(library: CassetteLibrary) -> None:
@@ -72,11 +95,11 @@ def test_record_then_replay_every_page_through_a_rate_limit(library: CassetteLib
     assert sum(canonical(seen.path) == canonical(PAGE_2) for seen in upstream.seen) == 2
 
     replay_clock = FakeClock(NOW)
-    with GitHubCassetteServer(library) as server:  # the upstream is gone: cassettes only
-        replayed = list(provider(server.base_url, replay_clock).pull_requests(LIST))
+    replaying = ReplayingTransport(library, base_url=EXAMPLE_API)  # cassettes only
+    replayed = list(provider(replaying, EXAMPLE_API, replay_clock).pull_requests(LIST))
     assert replayed == recorded
     assert replay_clock.slept == [31.0]  # the 403 was recorded and replayed, then the retry
-    assert server.misses == []
+    assert replaying.misses == []
 
 
 def test_pull_requests_become_full_infos(library: CassetteLibrary) -> None:
@@ -124,9 +147,7 @@ def test_search_by_label_and_author_one_query_per_author(library: CassetteLibrar
         "is:pr label:java17 author:octocat",
     ]
     with FakeGitHub([sample_repo()]) as upstream:
-        live = RequestsUpstream(requests.Session(), upstream.base_url)
-        with GitHubCassetteServer(library, upstream=live) as recorder:
-            found = list(provider(recorder.base_url).pull_requests(query))
+        found = list(recorded(library, upstream).pull_requests(query))
     assert [(p.number, p.author) for p in found] == [
         (1, "agent-bot"),
         (4, "agent-bot"),
@@ -139,20 +160,16 @@ def test_search_by_label_and_author_one_query_per_author(library: CassetteLibrar
 
 def test_limit_stops_early(library: CassetteLibrary) -> None:
     with FakeGitHub([sample_repo()]) as upstream:
-        live = RequestsUpstream(requests.Session(), upstream.base_url)
-        with GitHubCassetteServer(library, upstream=live) as recorder:
-            query = PullRequestQuery(repos=(EXAMPLE_REPO,), limit=3)
-            assert len(list(provider(recorder.base_url).pull_requests(query))) == 3
+        query = PullRequestQuery(repos=(EXAMPLE_REPO,), limit=3)
+        assert len(list(recorded(library, upstream).pull_requests(query))) == 3
     pages = [s.path for s in upstream.seen if "/pulls?" in s.path]
     assert len(pages) == 2  # the third page was never fetched
 
 
 def test_the_diff_comes_with_the_diff_media_type(library: CassetteLibrary) -> None:
     with FakeGitHub([sample_repo()]) as upstream:
-        live = RequestsUpstream(requests.Session(), upstream.base_url)
-        with GitHubCassetteServer(library, upstream=live) as recorder:
-            diff = provider(recorder.base_url).diff(EXAMPLE_REPO, 1)
-            empty = provider(recorder.base_url).diff(EXAMPLE_REPO, 2)
+        diff = recorded(library, upstream).diff(EXAMPLE_REPO, 1)
+        empty = recorded(library, upstream).diff(EXAMPLE_REPO, 2)
     assert diff.startswith("diff --git a/pom.xml b/pom.xml\n")
     assert "+17\n" in diff
     assert empty == ""
@@ -162,10 +179,8 @@ def test_the_diff_comes_with_the_diff_media_type(library: CassetteLibrary) -> No
 def test_a_secondary_limit_waits_retry_after(library: CassetteLibrary) -> None:
     path = f"/repos/{EXAMPLE_REPO}/pulls/3"
     with FakeGitHub([sample_repo()], retry_after_once=(path,)) as upstream:
-        live = RequestsUpstream(requests.Session(), upstream.base_url)
         clock = FakeClock(NOW)
-        with GitHubCassetteServer(library, upstream=live) as recorder:
-            info = provider(recorder.base_url, clock).pull_request(EXAMPLE_REPO, 3)
+        info = recorded(library, upstream, clock).pull_request(EXAMPLE_REPO, 3)
     assert info.number == 3
     assert clock.slept == [7.0]
 
@@ -174,7 +189,11 @@ def test_a_server_error_is_retried_after_the_shared_backoff() -> None:
     path = f"/repos/{EXAMPLE_REPO}/pulls/3"
     clock = FakeClock(NOW)
     with FakeGitHub([sample_repo()], server_error_once=(path,)) as upstream:
-        gh = GitHubProvider(client(upstream.base_url), clock=clock, jitter=lambda: 1.0)
+        gh = GitHubProvider(
+            api(PyGithubTransport(upstream.base_url), upstream.base_url, clock),
+            clock=clock,
+            jitter=lambda: 1.0,
+        )
         info = gh.pull_request(EXAMPLE_REPO, 3)
     assert info.number == 3
     assert clock.slept == [2.0]  # the first step of the backoff, at full jitter
@@ -185,8 +204,14 @@ def test_a_persisting_server_error_is_an_infrastructure_error() -> None:
     clock = FakeClock(NOW)
     with FakeGitHub([sample_repo()]) as upstream:
         upstream.failing = 10
-        gh = GitHubProvider(client(upstream.base_url), clock=clock, max_retries=2, jitter=lambda: 0)
-        with pytest.raises(ChangesetProviderError, match="GitHub answered 502 for repository"):
+        gh = GitHubProvider(
+            api(PyGithubTransport(upstream.base_url), upstream.base_url, clock),
+            clock=clock,
+            max_retries=2,
+            jitter=lambda: 0,
+        )
+        expected = f"repository {EXAMPLE_REPO}: GitHub answered 502"
+        with pytest.raises(ChangesetProviderError, match=expected):
             gh.pull_request(EXAMPLE_REPO, 3)
     assert clock.slept == [1.0, 2.0]  # half the backoff at no jitter, then the third try
 
@@ -203,15 +228,15 @@ def test_a_limit_resetting_beyond_the_longest_wait_is_an_infrastructure_error(
 
 def test_fixture_cassettes_replay_offline_with_pagination_and_rate_limit() -> None:
     clock = FakeClock(NOW)
-    with GitHubCassetteServer(CassetteLibrary(FIXTURE_CASSETTES)) as server:
-        gh = provider(server.base_url, clock)
-        pulls = list(gh.pull_requests(LIST))
-        diff = gh.diff(EXAMPLE_REPO, 1)
+    replaying = ReplayingTransport(CassetteLibrary(FIXTURE_CASSETTES), base_url=EXAMPLE_API)
+    gh = provider(replaying, EXAMPLE_API, clock)
+    pulls = list(gh.pull_requests(LIST))
+    diff = gh.diff(EXAMPLE_REPO, 1)
     assert [p.number for p in pulls] == [1, 2, 3, 4, 5]
     assert [_state(p) for p in pulls] == ["merged", "closed", "merged", "open", "merged"]
     assert clock.slept == [31.0]
     assert diff.startswith("diff --git")
-    assert server.misses == []
+    assert replaying.misses == []
     recorded = [json.loads(p.read_text()) for p in (FIXTURE_CASSETTES / "github").glob("*.json")]
     assert {r["response"]["status"] for r in recorded} == {200, 403}
     assert all(r["recorded_by"].startswith("hand:") for r in recorded)
@@ -221,9 +246,11 @@ def test_a_cassette_miss_is_an_infrastructure_error_naming_the_cassette(
     library: CassetteLibrary,
 ) -> None:
     expected = pytest.raises(ChangesetProviderError, match="no cassette for this github request")
-    with GitHubCassetteServer(library) as server, expected:
-        provider(server.base_url).pull_request(EXAMPLE_REPO, 1)
-    (mark,) = server.misses
+    replaying = ReplayingTransport(library, base_url=EXAMPLE_API)
+    with expected as caught:
+        provider(replaying, EXAMPLE_API).pull_request(EXAMPLE_REPO, 1)
+    assert f"GET /repos/{EXAMPLE_REPO}" in str(caught.value)  # the request it had no answer to
+    (mark,) = replaying.misses
     assert mark.port == "github"
     assert mark.cassette.startswith(str(library.root / "github"))
 
@@ -232,17 +259,18 @@ def test_an_unreachable_api_is_an_infrastructure_error() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
+    base_url = f"http://127.0.0.1:{port}"
     with pytest.raises(ChangesetProviderError, match="cannot reach GitHub"):
-        provider(f"http://127.0.0.1:{port}").pull_request(EXAMPLE_REPO, 1)
+        provider(PyGithubTransport(base_url), base_url).pull_request(EXAMPLE_REPO, 1)
 
 
 def test_bad_credentials_are_an_infrastructure_error(library: CassetteLibrary) -> None:
     with FakeGitHub([sample_repo()]) as upstream:
-        live = RequestsUpstream(requests.Session(), upstream.base_url)
-        with GitHubCassetteServer(library, upstream=live) as recorder:
-            gh = GitHubProvider(client(recorder.base_url, token="wrong"), clock=FakeClock(NOW))
-            with pytest.raises(ChangesetProviderError, match="401.*Bad credentials"):
-                gh.pull_request(EXAMPLE_REPO, 1)
+        transport = recording(library, upstream)
+        clock = FakeClock(NOW)
+        gh = GitHubProvider(api(transport, upstream.base_url, clock, token="wrong"), clock=clock)
+        with pytest.raises(ChangesetProviderError, match="401.*Bad credentials"):
+            gh.pull_request(EXAMPLE_REPO, 1)
 
 
 def _state(pull: PullRequestInfo) -> str:

@@ -1,13 +1,20 @@
-"""The GitHub client adapter, on PyGithub: App JWT, installation tokens, write pacing.
+"""The App's GitHub: its JWT, installation tokens and paced writes, on the one client.
+
+Requests go through ``migration_evals.core.github.GitHubApi`` over the transport the
+server's mode gives it (live HTTPS, recorded, or replayed from the cassettes), and fail
+with that client's error tree (``migration_evals.core.errors``):
 
 ::
 
     InfrastructureError (core)
     └── GitHubError              the API refused for good
+        ├── GitHubUnauthorized   401 (an installation's is retried once, with a new token)
         ├── GitHubNotFound       404: the object is not there (or not visible to the App)
+        ├── GitHubCassetteMiss   replaying, nothing was recorded for the request
         └── GitHubUnavailable    5xx, network error or rate limit: try again later
                                  (also a ``ServiceUnavailableError``; ``retry_after_s``)
-            └── GitHubRateLimited    403/429 with a limit; ``retry_after_s`` says how long
+            ├── GitHubRateLimited    403/429 with a limit; ``retry_after_s`` says how long
+            └── GitHubTransportError no answer at all
 
 ``GitHubApp`` signs App JWTs and trades them for installation tokens, cached per
 installation and refreshed five minutes before they expire (or at once after a 401).
@@ -17,14 +24,12 @@ API surfaces at once as ``GitHubUnavailable`` with the wait the response asked f
 (``Retry-After``, ``x-ratelimit-reset``, read by ``migration_evals.core.retry``), and the job queue
 puts the job back with backoff. Writes to one installation are serialised and paced by
 GitHub's documented secondary limits (``migration_evals.bot.app.pacing``: a second apart, 80 a
-minute,
-500 an hour); check-run writes waiting for their turn go before comments and reactions.
+minute, 500 an hour); check-run writes waiting for their turn go before comments and reactions.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -34,17 +39,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-import requests
-from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from github import Auth, Github, GithubIntegration
-from github.GithubException import GithubException
-from github.Requester import Requester
-
 from migration_evals.bot.app.pacing import GITHUB_PACING, PacingRule, WritePacing
-from migration_evals.core.errors import InfrastructureError, ServiceUnavailableError
+from migration_evals.core.errors import (
+    GitHubError,
+    GitHubNotFound,
+    GitHubRateLimited,
+    GitHubUnauthorized,
+    GitHubUnavailable,
+)
+from migration_evals.core.github import DIFF_MEDIA_TYPE, GitHubApi, Transport
+from migration_evals.core.github.live import AppJwt, PyGithubTransport
 from migration_evals.core.ports import GitHubClient, PullRequestInfo
-from migration_evals.core.retry import SECONDARY_LIMIT_WAIT_S, rate_limit_wait_s, retry_after_s
 
 __all__ = [
     "DIFF_MEDIA_TYPE",
@@ -58,35 +63,7 @@ __all__ = [
     "Installation",
 ]
 
-DIFF_MEDIA_TYPE = "application/vnd.github.diff"
-_SECONDARY = "secondary rate limit"  # in the message of a 403 that is a limit, not a refusal
 _TOKEN_MARGIN = timedelta(minutes=5)
-
-
-class GitHubError(InfrastructureError):
-    """Root of the GitHub adapter: the API refused for good."""
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class GitHubNotFound(GitHubError):
-    """404: the object does not exist or the installation cannot see it."""
-
-
-class GitHubUnavailable(GitHubError, ServiceUnavailableError):
-    """GitHub answered 5xx, could not be reached, or limits us: worth trying again later."""
-
-    def __init__(
-        self, message: str, *, status: int | None = None, retry_after_s: float | None = None
-    ) -> None:
-        ServiceUnavailableError.__init__(self, message, retry_after_s=retry_after_s)
-        self.status = status
-
-
-class GitHubRateLimited(GitHubUnavailable):
-    """Rate limited (403/429 with a limit): ``retry_after_s`` is when it resets."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +74,6 @@ class ClientPolicy:
     timeout_s: int = 30
 
 
-def _message(exc: GithubException) -> str:
-    data = exc.data if isinstance(exc.data, dict) else {}
-    return str(data.get("message") or exc.data or exc)
-
-
 @dataclass
 class _Token:
     value: str
@@ -109,7 +81,11 @@ class _Token:
 
 
 class GitHubApp:
-    """The App's own identity: JWTs, installation tokens, installation clients."""
+    """The App's own identity: JWTs, installation tokens, installation clients.
+
+    ``transport`` is how requests reach GitHub: live HTTPS to ``base_url`` by default, or
+    the recording or replaying transport the server's mode asks for.
+    """
 
     def __init__(
         self,
@@ -117,6 +93,7 @@ class GitHubApp:
         private_key: str,
         *,
         base_url: str,
+        transport: Transport | None = None,
         policy: ClientPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
@@ -126,13 +103,14 @@ class GitHubApp:
         self.policy = policy or ClientPolicy()
         self.sleep = sleep
         self.clock = clock
-        self._integration = GithubIntegration(
-            auth=Auth.AppAuth(app_id, _ParsedKey(private_key)),
+        self.transport = transport or PyGithubTransport(
+            self.base_url, timeout_s=self.policy.timeout_s
+        )
+        self.api = GitHubApi(
+            self.transport,
             base_url=self.base_url,
-            timeout=self.policy.timeout_s,
-            retry=None,
-            seconds_between_requests=None,
-            seconds_between_writes=None,
+            credentials=AppJwt(app_id, private_key),
+            clock=clock,
         )
         self._tokens: dict[int, _Token] = {}
         self._clients: dict[int, Installation] = {}
@@ -154,67 +132,50 @@ class GitHubApp:
             now = datetime.fromtimestamp(self.clock(), UTC)
             if cached and not force and cached.expires_at - _TOKEN_MARGIN > now:
                 return cached.value
-        granted = self._app_call(lambda: self._integration.get_access_token(installation_id))
-        expires = granted.expires_at
+        path = f"/app/installations/{installation_id}/access_tokens"
+        granted = self.request("POST", path, body={})  # no narrowing: the App's permissions
+        expires = datetime.fromisoformat(str(granted["expires_at"]))
         if expires.tzinfo is None:
             expires = expires.replace(tzinfo=UTC)
         with self._lock:
-            self._tokens[installation_id] = _Token(granted.token, expires)
-        return str(granted.token)
+            self._tokens[installation_id] = _Token(str(granted["token"]), expires)
+        return str(granted["token"])
 
     def installation_ids(self) -> list[int]:
         """Every installation of the App (JWT-authenticated)."""
-        rows = self._app_call(lambda: self._paged_app("/app/installations"))
-        return [int(row["id"]) for row in rows]
+        return [int(row["id"]) for row in self._paged_app("/app/installations")]
 
     def probe(self) -> str | None:
         """Whether GitHub answers the App as itself (``GET /app``, JWT-authenticated): None
         when it does, else what is wrong (unreachable, down, the key or id refused)."""
-        requester = self._integration.requester
         try:
-            self._app_call(lambda: requester.requestJsonAndCheck("GET", "/app"))
+            self.request("GET", "/app")
         except GitHubUnavailable as exc:
             return f"GitHub is unavailable to the App at {self.base_url}: {exc}"
         except GitHubError as exc:
             return f"GitHub refused the App's id or private key ({exc})"
         return None
 
+    def request(
+        self,
+        verb: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        body: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """One API call as the App itself (a JWT)."""
+        return self.api.json(verb, path, params=params, body=body)
+
     def _paged_app(self, path: str) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
-        requester = self._integration.requester
         for page in range(1, 100):
-            _, data = requester.requestJsonAndCheck(
-                "GET", path, parameters={"per_page": 100, "page": page}
-            )
+            data = self.request("GET", path, params={"per_page": 100, "page": page})
             rows = data if isinstance(data, list) else []
             found.extend(rows)
             if len(rows) < 100:
                 break
         return found
-
-    def _app_call(self, call: Callable[[], Any]) -> Any:
-        return _translated(call, self.clock, on_unauthorised=None)
-
-
-class _ParsedKey:
-    """The App's private key as PyJWT signs with it, parsed once per key: handed the PEM,
-    PyJWT parses and checks it again for every JWT (about 50 ms for an RSA key, one JWT
-    per installation token). A PEM that does not parse goes to PyJWT as it is, which
-    refuses it as it always did."""
-
-    def __init__(self, pem: str) -> None:
-        self._pem = pem
-
-    def __call__(self) -> Any:
-        return _parsed_private_key(self._pem) or self._pem
-
-
-@functools.lru_cache(maxsize=8)
-def _parsed_private_key(pem: str) -> Any:
-    try:
-        return serialization.load_pem_private_key(pem.encode(), password=None)
-    except (ValueError, TypeError, UnsupportedAlgorithm):
-        return None
 
 
 class _WriteTurns:
@@ -255,25 +216,12 @@ class Installation:
         self.installation_id = installation_id
         self._write_turns = _WriteTurns()
         self._pacing = WritePacing(app.policy.pacing)
-        self._github: Github | None = None
-        self._github_token = ""
+        self.api = app.api.with_credentials(self._authorization)
 
     # -- plumbing -------------------------------------------------------------------------
 
-    def _requester(self) -> Requester:
-        token = self.app.token(self.installation_id)
-        if self._github is None or token != self._github_token:
-            self._github = Github(
-                auth=Auth.Token(token),
-                base_url=self.app.base_url,
-                timeout=self.app.policy.timeout_s,
-                retry=None,
-                seconds_between_requests=None,
-                seconds_between_writes=None,
-                per_page=100,
-            )
-            self._github_token = token
-        return self._github.requester
+    def _authorization(self) -> str:
+        return f"token {self.app.token(self.installation_id)}"
 
     @contextmanager
     def _write_slot(self, *, urgent: bool = False) -> Iterator[None]:
@@ -297,25 +245,24 @@ class Installation:
         body: Mapping[str, Any] | None = None,
         accept: str | None = None,
     ) -> Any:
-        """One API call (a 401 refreshes the token once); writes one at a time, paced."""
-        headers = {"Accept": accept} if accept else None
+        """One API call (a 401 refreshes the token once); writes one at a time, paced.
+        A non-JSON answer (a diff) comes back as its text."""
         urgent = "/check-runs" in path  # people wait for check runs, not for replies
+        options: dict[str, Any] = {"params": params, "body": body}
+        if accept:
+            options["accept"] = accept
 
         def call() -> Any:
             with nullcontext() if verb == "GET" else self._write_slot(urgent=urgent):
-                _, data = self._requester().requestJsonAndCheck(
-                    verb,
-                    path,
-                    parameters=dict(params) if params else None,
-                    headers=headers,
-                    input=dict(body) if body is not None else None,
-                )
-            return data
+                answer = self.api.send(verb, path, **options)
+            return answer.text if accept == DIFF_MEDIA_TYPE else answer.json()
 
-        def refresh() -> None:
+        try:
+            return call()
+        except GitHubUnauthorized:
+            # The token expired early or was revoked: get a new one, once.
             self.app.token(self.installation_id, force=True)
-
-        return _translated(call, self.app.clock, on_unauthorised=refresh)
+        return call()
 
     def _paged(self, path: str, *, key: str | None = None, **params: Any) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
@@ -339,8 +286,7 @@ class Installation:
         return self.pull_diff(repo, number)
 
     def pull_diff(self, repo: str, number: int) -> str:
-        data = self.request("GET", f"/repos/{repo}/pulls/{number}", accept=DIFF_MEDIA_TYPE)
-        return str((data or {}).get("data", ""))
+        return str(self.request("GET", f"/repos/{repo}/pulls/{number}", accept=DIFF_MEDIA_TYPE))
 
     def merge_base(self, repo: str, base: str, head: str) -> str:
         """The commit the PR's diff is taken against (the diff is three-dot)."""
@@ -398,42 +344,3 @@ class Installation:
     def react(self, repo: str, comment_id: int, content: str) -> None:
         path = f"/repos/{repo}/issues/comments/{comment_id}/reactions"
         self.request("POST", path, body={"content": content})
-
-
-def _translated(
-    call: Callable[[], Any],
-    clock: Callable[[], float],
-    *,
-    on_unauthorised: Callable[[], None] | None,
-) -> Any:
-    """Run ``call`` once (twice after a 401 that refreshed the token), with PyGithub's and
-    requests' errors translated into the ``GitHubError`` tree."""
-    try:
-        return call()
-    except GithubException as exc:
-        if exc.status != 401 or on_unauthorised is None:
-            raise _error(exc, clock()) from exc
-    except requests.RequestException as exc:
-        raise GitHubUnavailable(f"cannot reach GitHub: {exc}") from exc
-    on_unauthorised()  # the token expired early or was revoked: get a new one, once
-    return _translated(call, clock, on_unauthorised=None)
-
-
-def _error(exc: GithubException, now: float) -> GitHubError:
-    headers = {str(k): str(v) for k, v in (exc.headers or {}).items()}
-    limited = rate_limit_wait_s(exc.status, headers, now)
-    if limited is None and exc.status == 403 and _SECONDARY in _message(exc).lower():
-        limited = SECONDARY_LIMIT_WAIT_S  # no header said how long: GitHub asks a minute
-    if limited is not None:
-        return GitHubRateLimited(
-            f"rate limited by GitHub for {limited:.0f}s: {_message(exc)}",
-            status=exc.status,
-            retry_after_s=limited,
-        )
-    if exc.status >= 500:
-        asked = retry_after_s(headers, datetime.fromtimestamp(now, UTC))
-        message = f"GitHub answered {exc.status}: {_message(exc)}"
-        return GitHubUnavailable(message, status=exc.status, retry_after_s=asked)
-    if exc.status == 404:
-        return GitHubNotFound(f"not found: {_message(exc)}", status=404)
-    return GitHubError(f"GitHub answered {exc.status}: {_message(exc)}", status=exc.status)

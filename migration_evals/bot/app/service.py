@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import requests
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -41,13 +40,13 @@ from migration_evals.bot.jobs.queue import Job, JobQueue, QueueOptions, build_qu
 from migration_evals.bot.ledger_keys import open_store as keyed_store
 from migration_evals.bot.plan import RunPlan, plan_of
 from migration_evals.bot.wiring import missing_judge_keys
-from migration_evals.core.cassette import CassetteLibrary
 from migration_evals.core.clock import SystemClock
 from migration_evals.core.errors import ConfigError
+from migration_evals.core.github import Transport
+from migration_evals.core.github.modes import transport_for
 from migration_evals.core.settings import CassetteMode, Executor, Settings
 from migration_evals.core.specs import SpecSet, load_specs
 from migration_evals.core.store import Store
-from migration_evals.miners.github_cassettes import GitHubCassetteServer, RequestsUpstream
 
 __all__ = [
     "BotService",
@@ -66,7 +65,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def github_app_from_settings(settings: Settings) -> GitHubApp:
+def github_app_from_settings(settings: Settings, transport: Transport | None = None) -> GitHubApp:
+    """The App as the settings name it; over live HTTPS unless ``transport`` is given."""
     gh = settings.github_app
     if gh.app_id is None or gh.private_key_path is None:
         raise ConfigError(
@@ -82,7 +82,7 @@ def github_app_from_settings(settings: Settings) -> GitHubApp:
     _check_app_key(pem, gh.private_key_path)
     key = pem.decode("ascii")  # a PEM that loaded is ASCII
     policy = ClientPolicy(pacing=replace(GITHUB_PACING, min_interval_s=gh.write_interval_s))
-    return GitHubApp(gh.app_id, key, base_url=gh.api_url, policy=policy)
+    return GitHubApp(gh.app_id, key, base_url=gh.api_url, transport=transport, policy=policy)
 
 
 def _check_app_key(pem: bytes, path: Path) -> None:
@@ -131,25 +131,21 @@ def app_plan(
     return replace(plan, github=github, executor=Executor.EMBEDDED, jobs=1)
 
 
-def github_client(
-    settings: Settings, mode: CassetteMode
-) -> tuple[GitHubApp, GitHubCassetteServer | None]:
-    """The App's GitHub: the API itself (live), or a loopback server that answers from the
-    GitHub cassettes (replay: no network) or records them from the API (record). Writes are
-    keyed by path and order, not body: theirs carry times and trial ids."""
+def github_client(settings: Settings, mode: CassetteMode) -> tuple[GitHubApp, Transport | None]:
+    """The App's GitHub, and the cassette transport it goes through when there is one: the
+    API itself (live), the GitHub cassettes (replay: no network) or the API recorded into
+    them (record). Writes are keyed by path and order, not body: theirs carry times and
+    trial ids."""
     if mode is CassetteMode.LIVE:
         return github_app_from_settings(settings), None
-    upstream = None
-    if mode is CassetteMode.RECORD:
-        upstream = RequestsUpstream(requests.Session(), settings.github_app.api_url)
-    server = GitHubCassetteServer(
-        CassetteLibrary(settings.cassette_dir),
-        upstream=upstream,
+    transport = transport_for(
+        mode,
+        base_url=settings.github_app.api_url,
+        cassette_dir=settings.cassette_dir,
         recorded_by="migration-evals serve --mode record",
         body_in_key=False,
-    ).__enter__()
-    local = replace(settings, github_app=replace(settings.github_app, api_url=server.base_url))
-    return github_app_from_settings(local), server
+    )
+    return github_app_from_settings(settings, transport), transport
 
 
 def describe(plan: RunPlan, specs: SpecSet) -> dict[str, Any]:
@@ -269,7 +265,7 @@ class BotService:
     scheduler: SingleScheduler | None = None
     started: bool = field(default=False)
     dispatcher: Dispatcher | None = None  # the Celery executor's, when jobs run elsewhere
-    github_cassettes: GitHubCassetteServer | None = None  # GitHub replayed or recorded
+    github_cassettes: Transport | None = None  # GitHub replayed or recorded
     announcers: WorkerPool | None = None  # threads that only open check runs (``announce``)
 
     def reconcile(self) -> int:
@@ -298,8 +294,7 @@ class BotService:
             self.scheduler.stop()
         if self.dispatcher is not None:
             self.dispatcher.close()
-        if self.github_cassettes is not None:
-            self.github_cassettes.__exit__(None, None, None)
+        self.github.transport.close()
         self.store.close()
 
 

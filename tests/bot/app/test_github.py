@@ -8,13 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
-from migration_evals.bot.app.github import (
-    GitHubError,
-    GitHubUnavailable,
-    _parsed_private_key,
-    _WriteTurns,
-)
+from migration_evals.bot.app.github import GitHubError, GitHubUnavailable, _WriteTurns
 from migration_evals.bot.app.pacing import PacingRule
+from migration_evals.core.github.live import _parsed_private_key
 from migration_evals.core.ports import PullRequestInfo
 from tests.bot.app.conftest import INSTALLATION, REPO, Harness, raw, with_head
 from tests.fakes import FakeTimer

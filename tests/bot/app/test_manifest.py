@@ -30,7 +30,7 @@ from migration_evals.bot.app.manifest import (
 from tests.bot.app.conftest import WEBHOOKS, Harness, payload, raw
 from tests.fake_github import SUBSET
 
-_CALLERS = {"request", "_paged", "_paged_app", "requestJsonAndCheck"}
+_CALLERS = {"request", "_paged", "_paged_app"}
 _VERBS = {"GET", "POST", "PATCH", "PUT", "DELETE"}
 # Events a GitHub App can subscribe to that the App could plausibly want; the manifest's
 # must be exactly those ``route`` handles among them (``ping`` is always sent, never asked).
@@ -90,8 +90,6 @@ def _calls_in(function: ast.FunctionDef, names: dict[str, str]) -> set[tuple[str
     for node in ast.walk(function):
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
-        if node.func.attr == "get_access_token":  # PyGithub's token exchange
-            found.add(("POST", _client_shape("/app/installations/{}/access_tokens")))
         if node.func.attr not in _CALLERS or not node.args:
             continue
         verb = _path_of(node.args[0], names)

@@ -1,7 +1,7 @@
 """``serve --mode replay`` is offline: GitHub is answered from cassettes, as the sandbox and
 the judges are. The cassettes are recorded by ``--mode record`` against the fake GitHub;
-then, with that GitHub gone and every connection but the cassette server's refused, a
-replaying App takes the same webhook and grades and publishes it from the recordings."""
+then, with that GitHub gone and every connection refused, a replaying App takes the same
+webhook and grades and publishes it from the recordings."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 from migration_evals.bot.app.service import BotService, build_service
 from migration_evals.bot.app.signature import sign
+from migration_evals.core.github import RecordingTransport, ReplayingTransport
 from migration_evals.core.settings import (
     CassetteMode,
     Executor,
@@ -105,10 +106,6 @@ def _grade_opened(service: BotService) -> list[str]:
     return [str(job["result"]) for job in service.queue.admin.jobs() if job["kind"] == "grade"]
 
 
-def _port(url: str) -> int:
-    return int(url.rsplit(":", 1)[1])
-
-
 @pytest.fixture
 def network(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Refuses every connection but to the loopback ports the test allows."""
@@ -135,8 +132,8 @@ def test_serve_replay_answers_github_from_cassettes_with_no_network(
     network: dict[str, Any],
 ) -> None:
     recorder = serve(f"http://127.0.0.1:{github._port}", github_mode=CassetteMode.RECORD)
-    assert recorder.github_cassettes is not None
-    network["ports"] = {github._port, _port(recorder.github_cassettes.base_url)}
+    assert isinstance(recorder.github_cassettes, RecordingTransport)
+    network["ports"] = {github._port}
     [recorded] = _grade_opened(recorder)
     assert recorded.startswith(("success:", "neutral:")), recorded
     recorder.stop()
@@ -144,13 +141,13 @@ def test_serve_replay_answers_github_from_cassettes_with_no_network(
     [run] = github.check_runs
     assert run["status"] == "completed"
 
-    github.stop()  # GitHub is gone; only the replaying App's own cassette server answers
+    github.stop()  # GitHub is gone; only the replaying App's cassettes answer
     calls = len(github.calls)
     replayer = serve("https://api.github.invalid")
     assert replayer.about["adapters"]["github"] == "GitHub cassettes (no network)"
     assert replayer.about["modes"]["github"] == "replay"
-    assert replayer.github_cassettes is not None
-    network["ports"] = {_port(replayer.github_cassettes.base_url)}
+    assert isinstance(replayer.github_cassettes, ReplayingTransport)
+    network["ports"] = set()  # the cassettes are read in process: no connection at all
     [replayed] = _grade_opened(replayer)
     assert replayed == recorded  # the same verdict, published through the recordings
     assert network["refused"] == [] and replayer.github_cassettes.misses == []
