@@ -1,6 +1,6 @@
 """A fake GitHub REST API: a small Flask app serving the endpoints the bot calls.
 
-It runs on a loopback port in a thread, so the bot's real client (PyGithub over HTTP)
+It runs on a loopback port in a thread, so the bot's real client (its live transport over HTTP)
 talks to it. Every request body is validated against GitHub's own schema for that
 operation (``fixtures/github/rest-api-subset.json``, from GitHub's OpenAPI description;
 see its SOURCE file for provenance and licence); a body that does not validate gets a 422

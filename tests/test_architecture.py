@@ -248,3 +248,35 @@ def test_the_apart_check_sees_both_spellings(tmp_path: Path) -> None:
         "migration_evals.bot.executor.driver",
         "migration_evals.bot.executor",
     } <= _imported_modules(probe)
+
+
+# The one GitHub client: PyGithub does the live wire work in one module; every other module
+# (the App's client, the miners' provider, tests included) reaches GitHub through
+# ``migration_evals.core.github.GitHubApi`` and a transport.
+GITHUB_LIVE = SOURCE / "core" / "github" / "live.py"
+
+
+def _imports_pygithub(path: Path) -> bool:
+    return any(name == "github" or name.startswith("github.") for name in _absolute_imports(path))
+
+
+def test_only_the_live_transport_imports_pygithub() -> None:
+    importers = [path for path in _project_python() if _imports_pygithub(path)]
+    assert [str(path.relative_to(ROOT)) for path in importers] == [
+        str(GITHUB_LIVE.relative_to(ROOT))
+    ]
+
+
+def test_the_pygithub_check_sees_both_spellings(tmp_path: Path) -> None:
+    plain, dotted, ours = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
+    plain.write_text("import github\n")
+    dotted.write_text("from github.Requester import Requester\n")
+    ours.write_text(f"from {TOP}.core.github import GitHubApi\n")
+    assert (_imports_pygithub(plain), _imports_pygithub(dotted)) == (True, True)
+    assert not _imports_pygithub(ours)
+
+
+def test_both_github_callers_use_the_one_client() -> None:
+    for caller in ("miners/github.py", "bot/app/github.py"):
+        names = _absolute_imports(SOURCE / caller)
+        assert f"{TOP}.core.github" in names, caller

@@ -478,8 +478,8 @@ class PullRequestQuery:
 class PullRequestInfo:
     """One pull request, as the App and the miners see it (dates are aware).
 
-    The one pull-request type: the miners build it from PyGithub objects, the App from the
-    REST or webhook JSON (``from_rest``). ``repo_created_at`` is None when GitHub did not
+    The one pull-request type: the miners and the App both build it from the REST or
+    webhook JSON (``from_rest``). ``repo_created_at`` is None when GitHub did not
     say; it is never invented, because the contamination tripwire buckets by it.
     """
 

@@ -2,8 +2,7 @@
 
 ::
 
-    github             the GitHub changeset provider on PyGithub (rate limits on the clock)
-    github_cassettes   the loopback server that replays or records GitHub's answers
+    github             the GitHub changeset provider on the one GitHub client (limits on the clock)
     tracking           agent PRs the bot graded, followed until their label is final
     history            what git says became of a merge: its commits, reverts, the day-30 state
     lines              which lines a change added, and how many are still its own later
