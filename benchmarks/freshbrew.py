@@ -730,7 +730,7 @@ def ledger_details(db: Path) -> tuple[dict[str, dict[str, Any]], dict[str, list[
     with contextlib.suppress(Exception):  # the ledger's layout is the project's to change
         store = Store.open(f"sqlite:///{db}")
         try:
-            for entry in store.entries():
+            for entry in store.ledger.entries():
                 envelope = entry.envelope
                 details[envelope.tier.value] = dict(envelope.details)
                 messages[envelope.tier.value] = [e.message for e in envelope.evidence]

@@ -1,7 +1,7 @@
 """Gate benchmark: ``gate check`` and ``report`` over a large synthetic ledger.
 
 Writes N synthetic results (envelopes, one per tier reached or skipped, four per trial)
-through the real ``Store.append_trials`` into a fresh SQLite ledger, with the payloads the
+through the real ``Ledger.append_trials`` into a fresh SQLite ledger, with the payloads the
 cascade writes (sandbox runs, judge transcripts), a realistic funnel, a few infrastructure
 errors and strict-mode judge pairs, plus an anchored gold table. Then it runs the real
 command line, as a user would, and measures each command's wall time, the CPU time of
@@ -149,9 +149,9 @@ def build_ledger(url: str, specs: SpecSet, trials: int, env: dict[str, str]) -> 
     for n in range(trials):
         batch.append((_trial(n, specs, rng), {}))
         if len(batch) == 2000:
-            store.append_trials(batch)
+            store.ledger.append_trials(batch)
             batch = []
-    store.append_trials(batch)
+    store.ledger.append_trials(batch)
     now = datetime.now(UTC)
     for number in range(1, 201):  # an anchored gold table: 90% of labels agree
         passed = number % 2 == 0
@@ -160,7 +160,7 @@ def build_ledger(url: str, specs: SpecSet, trials: int, env: dict[str, str]) -> 
         verdict = Verdict.PASS if passed else Verdict.FAIL
         upsert_gold(store, GoldRow("example/gold", number, label, now, funnel_verdict=verdict))
     if store.keys.signer is not None:
-        store.checkpoint()
+        store.ledger.checkpoint()
     store.close()
 
 

@@ -1,7 +1,7 @@
 """Incremental gate benchmark: ``gate check`` after the signed gate snapshot versus ``--full``.
 
 For each backend (SQLite, PostgreSQL) it writes N synthetic results (the payloads of
-``benchmarks/gate.py``, four envelopes per trial) through the real ``Store.append_trials``
+``benchmarks/gate.py``, four envelopes per trial) through the real ``Ledger.append_trials``
 in large group commits, so the chain is the store's own, under a ledger key and a
 checkpoint key; signs a checkpoint; runs ``gate check`` once (a full walk, which keeps the
 gate snapshot at the checkpoint); appends M more results; then times, through the real
@@ -80,7 +80,7 @@ def postgres_url(base: str) -> Iterator[str]:
     rendered = url.render_as_string(hide_password=False)
     try:
         store = Store.attach(rendered)
-        store.upgrade_schema()
+        store.db.upgrade_schema()
         store.close()
         yield rendered
     finally:
@@ -95,7 +95,7 @@ def append_results(url: str, env: dict[str, str], first: int, trials: int) -> No
     rng = random.Random(first)
     store = open_store(settings_from_env(env), url=url)
     batch = [(BENCH._trial(n, specs, rng), {}) for n in range(first, first + trials)]
-    store.append_trials(batch)
+    store.ledger.append_trials(batch)
     store.close()
 
 

@@ -495,7 +495,7 @@ def _ledger_details(db: Path) -> tuple[dict[str, list[str]], dict[str, float]]:
     with contextlib.suppress(Exception):  # the ledger's layout is the project's to change
         store = Store.open(f"sqlite:///{db}")
         try:
-            for entry in store.entries():
+            for entry in store.ledger.entries():
                 envelope = entry.envelope
                 tier = envelope.tier.value
                 durations[tier] = round(float(envelope.duration_s), 2)

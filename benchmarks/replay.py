@@ -237,7 +237,7 @@ def replay_run(
     outcome = Runner(cascade, store, jobs=jobs).run(changesets, budget=Budget(None))
     elapsed, used = time.perf_counter() - started, cpu_s() - used
     fabricated = sum(len(t.fabricated) for t in outcome.trials)
-    assert store.verify_ledger().ok
+    assert store.ledger.verify_ledger().ok
     store.close()
     return Timed(elapsed, used, [t.verdict for t in outcome.trials], fabricated)
 

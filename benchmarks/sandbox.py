@@ -195,7 +195,7 @@ def tier_two(sandbox: DockerSandbox, specs: SpecSet, warm: int, scratch: Path) -
         total = time.perf_counter() - started
         compile_envelope = next(e for e in record.trial.envelopes if e.tier is Tier.COMPILE)
         if store is not None:
-            store.append_trial(record.trial, record.cache_keys)
+            store.ledger.append_trial(record.trial, record.cache_keys)
         return total, compile_envelope.duration_s, compile_envelope.cached
 
     cold = [trial(RepoCache(Path(tempfile.mkdtemp(dir=scratch)))) for _ in range(2)]

@@ -109,7 +109,7 @@ def embedded(bench: Bench, jobs: int) -> tuple[float, list[Verdict]]:
         started = time.perf_counter()
         outcome = Runner(cascade, store, jobs=jobs).run(bench.changesets, budget=Budget(None))
         elapsed = time.perf_counter() - started
-        assert store.verify_ledger().ok
+        assert store.ledger.verify_ledger().ok
         store.close()
     return elapsed, [t.verdict for t in outcome.trials]
 
@@ -137,7 +137,7 @@ def _warm_up(run: CeleryRun, store: Store, warmup: Sequence[Changeset], workers:
     """Untimed runs until every worker has taken a job: all are up and consuming."""
     for _ in range(20):
         run.run(warmup, options={"input": "warm-up"})
-        with store.reading() as conn:
+        with store.db.reading() as conn:
             holders = conn.execute(sa.text("SELECT DISTINCT leased_by FROM bot_jobs")).scalars()
             pids = {str(h).split(":")[1] for h in holders}
         if len(pids) >= workers:
@@ -159,7 +159,7 @@ def celery(bench: Bench, workers: int) -> tuple[float, list[Verdict]]:
             started = time.perf_counter()
             outcome = run.run(bench.changesets, options={"input": "benchmark"})
             elapsed = time.perf_counter() - started
-            assert store.verify_ledger().ok
+            assert store.ledger.verify_ledger().ok
         finally:
             for process in processes:
                 process.send_signal(signal.SIGTERM)

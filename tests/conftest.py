@@ -27,8 +27,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
 from migration_evals.bot.wiring import dependency_caches, registry_gate
+from migration_evals.core import database as database_module
 from migration_evals.core import migrations
-from migration_evals.core import store as store_module
 from migration_evals.core.model import Changeset, Trial
 from migration_evals.core.ports import JudgeReply
 from migration_evals.core.settings import DependencySettings
@@ -457,7 +457,7 @@ def postgres_url(bare_postgres_url: str) -> str:
     """``bare_postgres_url`` with the schema upgraded, as ``migration-evals db upgrade`` does
     before servers start (``Store.open`` refuses a server database that is behind)."""
     store = Store.attach(bare_postgres_url)
-    store.upgrade_schema()
+    store.db.upgrade_schema()
     store.close()
     return bare_postgres_url
 
@@ -604,7 +604,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # process makes run the product's pragmas, then ``synchronous=OFF``. Locking, WAL and
 # foreign keys stay as shipped; tests/core/test_store.py checks the shipped pragmas.
 
-product_sqlite_pragmas = store_module._sqlite_pragmas
+product_sqlite_pragmas = database_module._sqlite_pragmas
 
 
 def _sqlite_pragmas_without_fsync(engine: Engine) -> None:
@@ -620,7 +620,7 @@ def _sqlite_pragmas_without_fsync(engine: Engine) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def _sqlite_without_fsync() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(store_module, "_sqlite_pragmas", _sqlite_pragmas_without_fsync)
+        patch.setattr(database_module, "_sqlite_pragmas", _sqlite_pragmas_without_fsync)
         yield
 
 

@@ -452,7 +452,7 @@ class LedgerGrader:
                 tid, changeset.id, Tier.APPLY, verdict, 0.001, 0.0, 0.1, Stamps("o", "r", "h")
             )
             trial = Trial(tid, "r-gold", changeset, (envelope,))
-            self.store.append_trial(trial, {})
+            self.store.ledger.append_trial(trial, {})
             trials.append(trial)
         return trials
 

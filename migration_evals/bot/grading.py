@@ -156,7 +156,7 @@ def resume(
     remote = where.remote if plan.executor is Executor.CELERY else None
     if plan.executor is Executor.CELERY and remote is None:
         raise ConfigError("this process cannot reach Celery workers to resume the run")
-    if not where.store.reopen_run(run_id, holder):
+    if not where.store.runs.reopen_run(run_id, holder):
         raise ConfigError(f"run {run_id} is no longer interrupted: another process took it over")
     with Heartbeat(where.store, run_id, beat_s):
         if remote is not None:

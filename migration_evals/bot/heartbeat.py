@@ -60,7 +60,7 @@ class Heartbeat:
 
     def beat(self) -> bool:
         """One beat; False once the run is no longer running here."""
-        return self.store.beat(self.run_id, self.clock.now())
+        return self.store.runs.beat(self.run_id, self.clock.now())
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -80,7 +80,7 @@ def reap_dead_runs(
 ) -> list[StaleRun]:
     """Mark the runs whose process is gone as interrupted and remove their workspaces."""
     now = (clock or SystemClock()).now()
-    stale = store.mark_interrupted(now, here=here or socket.gethostname(), alive=alive)
+    stale = store.runs.mark_interrupted(now, here=here or socket.gethostname(), alive=alive)
     for run in stale:
         try:
             removed = remove_run_workspaces(run.run_id, settings.scratch_dir)

@@ -74,11 +74,11 @@ def stored_input(db_url: str, run_id: str) -> Path:
     """The changesets file ``run_id`` was started with, as its command line named it."""
     store = Store.open(db_url)
     try:
-        row = store.run(run_id)
+        row = store.runs.run(run_id)
     finally:
         store.close()
     if row is None:
-        raise ConfigError(f"there is no run {run_id} in {store.display_url}")
+        raise ConfigError(f"there is no run {run_id} in {store.db.display_url}")
     named = json.loads(row["options"]).get("input")
     path = Path(str(named)) if named else None
     if path is None or not path.is_file():
@@ -90,9 +90,9 @@ def stored_input(db_url: str, run_id: str) -> Path:
 
 
 def _interrupted_options(store: Store, run_id: str) -> dict[str, Any]:
-    row = store.run(run_id)
+    row = store.runs.run(run_id)
     if row is None:
-        raise ConfigError(f"there is no run {run_id} in {store.display_url}")
+        raise ConfigError(f"there is no run {run_id} in {store.db.display_url}")
     status = str(row["status"])
     if status == RunState.RUNNING:
         raise ConfigError(
@@ -126,7 +126,7 @@ def _trials_in_ledger(
 ) -> tuple[Trial, ...]:
     """The run's trials already in the ledger, in input order."""
     envelopes: dict[str, list[Envelope]] = {}
-    for entry in store.entries(run_id=run_id):
+    for entry in store.ledger.entries(run_id=run_id):
         envelopes.setdefault(entry.trial_id, []).append(entry.envelope)
     return tuple(
         Trial(tid, run_id, changeset, tuple(envelopes[tid]))

@@ -121,7 +121,7 @@ def upsert_gold(store: Store, row: GoldRow) -> GoldRow:
 def upsert_gold_rows(store: Store, rows: Sequence[GoldRow]) -> list[GoldRow]:
     """``upsert_gold`` for many labels in one transaction: all are written or none, with
     one commit instead of one per label. Returns the rows as stored."""
-    with store.engine.begin() as conn:
+    with store.db.engine.begin() as conn:
         return [_upsert(conn, store, row) for row in rows]
 
 
@@ -132,7 +132,7 @@ def _upsert(conn: Connection, store: Store, row: GoldRow) -> GoldRow:
     values = stored.to_row()
     conn.execute(gold_table.delete().where(GOLD.where(values)))
     conn.execute(gold_table.insert().values(**values))
-    store.record(conn, GOLD, values)
+    store.ledger.record(conn, GOLD, values)
     return stored
 
 
@@ -160,17 +160,17 @@ def _with_history(previous: GoldRow | None, row: GoldRow) -> GoldRow:
 
 def label_history(store: Store, repo: str, pr_number: int) -> list[GoldRow]:
     """Every row the gold table held for one label, oldest first, as the record chain
-    recorded them (``Store.verify_ledger`` says whether the chain can be trusted)."""
+    recorded them (``Ledger.verify_ledger`` says whether the chain can be trusted)."""
     record_key = GOLD.key_of({"repo": repo, "pr_number": pr_number})
     c = record_log_table.c
     query = (
         sa.select(c.content).where(c.kind == GOLD.name, c.record_key == record_key).order_by(c.seq)
     )
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         return [GoldRow.from_row(json.loads(content)) for content in conn.scalars(query)]
 
 
 def gold_rows(store: Store) -> list[GoldRow]:
     query = sa.select(gold_table).order_by(gold_table.c.repo, gold_table.c.pr_number)
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         return [GoldRow.from_row(dict(row)) for row in conn.execute(query).mappings()]

@@ -20,13 +20,17 @@ from dataclasses import dataclass, replace
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import SQLAlchemyError
 
 from migration_evals.core.checkpoints import CheckpointSigner, CheckpointVerifier
+from migration_evals.core.database import Database
+from migration_evals.core.errors import StoreError
 from migration_evals.core.schema import gate_snapshots_table, ledger_table
 from migration_evals.core.stamps import canonical_json, sha256_hex
 
 __all__ = [
     "SNAPSHOT_PURPOSE",
+    "GateSnapshots",
     "Snapshot",
     "load_snapshot",
     "reach_problem",
@@ -130,3 +134,23 @@ def load_snapshot(conn: Connection) -> Snapshot | None:
         signer=str(row["signer"]),
         signature=str(row["signature"]),
     )
+
+
+class GateSnapshots:
+    """Where the newest gate snapshot is kept beside the ledger."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def latest(self) -> Snapshot | None:
+        """The newest gate snapshot, unchecked."""
+        with self._db.reading() as conn:
+            return load_snapshot(conn)
+
+    def keep(self, snapshot: Snapshot) -> None:
+        """Store a signed gate snapshot in place of the previous one."""
+        try:
+            with self._db.engine.begin() as conn:
+                save_snapshot(conn, snapshot)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot store the gate snapshot: {exc}") from exc

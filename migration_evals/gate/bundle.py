@@ -241,5 +241,5 @@ def verify_bundle(
         found.extend(_against_ledger(bundle, specs, store, workers))
     if bundle.get("bundle_digest") != _digest(bundle):
         found.append("bundle_digest: the document was changed after it was published")
-    against = store.display_url if store is not None else "specs"
+    against = store.db.display_url if store is not None else "specs"
     return BundleCheck(tuple(dict.fromkeys(found)), against, tuple(notes))

@@ -97,7 +97,7 @@ def evaluate_scan(
 
 def _incomplete(store: Store, counted: Sequence[TrialFacts]) -> dict[str, str]:
     """The unfinished runs among those the counted trials come from (one small query)."""
-    unfinished = store.unfinished_runs()
+    unfinished = store.runs.unfinished_runs()
     if not unfinished:
         return {}
     used = {trial.run_id for trial in counted}

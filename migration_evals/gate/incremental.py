@@ -150,7 +150,7 @@ def _graded(columns: TrialColumns, counted: Indices) -> dict[str, int]:
 def _incomplete(
     store: Store, columns: TrialColumns, counted: Indices
 ) -> dict[str, tuple[str, int]]:
-    unfinished = store.unfinished_runs()
+    unfinished = store.runs.unfinished_runs()
     if not unfinished:
         return {}
     per_run = np.bincount(columns.run[counted], minlength=len(columns.runs))

@@ -9,7 +9,7 @@ checkpoint, and walk only the rows after it (``migration_evals.gate.snapshot``).
 Each row's link depends only on its own columns and its stored ``prev_hash``, so the pass
 splits by sequence number into ranges that worker processes walk independently
 (``migration_evals.core.chain.ChainWalk``); the walks are joined and checked by the same verifier
-``Store.verify_ledger`` ends in (``migration_evals.core.integrity``), so the gate and ``ledger
+``Ledger.verify_ledger`` ends in (``migration_evals.core.integrity``), so the gate and ``ledger
 verify`` cannot disagree.
 
 The scan sees one moment: it reads the head first and scans only rows up to it, so rows
@@ -413,8 +413,8 @@ def _sqlite_batches(conn: Connection, query: sa.Select[Any]) -> Iterator[list[An
 def _scan_range(store: Store, lo: int, hi: int) -> _Range:
     query = _SELECT.where(ledger_table.c.seq.between(lo, hi))
     key = store.keys.chain
-    with store.reading() as conn:
-        if store.is_sqlite:
+    with store.db.reading() as conn:
+        if store.db.is_sqlite:
             return _scan_rows(_sqlite_batches(conn, query), lo, key)
         result = conn.execution_options(yield_per=_BATCH).execute(query)  # streams, any backend
         return _scan_rows(result.partitions(), lo, key)
@@ -435,7 +435,7 @@ def _scan_range_at(url: str, key: ChainKey, lo: int, hi: int) -> _Range:
 
 def _shareable(store: Store) -> bool:
     """Whether another process can open the same database (not an in-memory SQLite)."""
-    return not (store.is_sqlite and store.engine.url.database in (None, "", ":memory:"))
+    return not (store.db.is_sqlite and store.db.engine.url.database in (None, "", ":memory:"))
 
 
 def _ranges(first: int, last: int, parts: int, split_at: int = 0) -> list[tuple[int, int]]:
@@ -480,7 +480,7 @@ def _scan_parts(
     if len(ranges) == 1 or parts == 1:
         meanwhile()
         return [_settled(_scan_range(store, lo, hi)) for lo, hi in ranges]
-    url = store.engine.url.render_as_string(hide_password=False)
+    url = store.db.engine.url.render_as_string(hide_password=False)
     with ProcessPoolExecutor(len(ranges) - 1, mp_context=_worker_context()) as pool:
         key = store.keys.chain
         futures = [pool.submit(_scan_range_at, url, key, lo, hi) for lo, hi in ranges[1:]]
@@ -603,7 +603,7 @@ def _keep_at(store: Store, last: int, after: int) -> int:
     signer_id = signer.verifier().key_id
     usable = [
         cp.ledger_seq
-        for cp in store.checkpoints()
+        for cp in store.ledger.checkpoints()
         if after < cp.ledger_seq <= last
         and cp.signer == signer_id
         and cp.key_id == store.keys.chain.key_id
@@ -653,7 +653,7 @@ def scan_ledger(
     (``migration_evals.gate.snapshot``) and walks only the rows after it. With the checkpoint's
     private key, the facts up to the newest checkpoint walked are kept as the next snapshot.
     """
-    head = store.head()
+    head = store.ledger.head()
     last = head[0] if upto_seq is None else min(upto_seq, head[0])
     start, kept_at = _starting(store, upto_seq, full=full)
     keep_at = _keep_at(store, last, kept_at) if upto_seq is None else 0
@@ -670,7 +670,7 @@ def scan_ledger(
             parts = _scan_parts(store, (1, last), 1, parallel_min_rows)
             built = _joined_trials(parts) or []
     walks = [part.walk for part in parts]
-    chain = store.verify_walks(walks, head, upto_seq=upto_seq, resumed_at=start.seq)
+    chain = store.ledger.verify_walks(walks, head, upto_seq=upto_seq, resumed_at=start.seq)
     kept = _keep(store, chain, parts, keep_at, earlier) if keep_at and not start.problems else None
     chain = _with_start(chain, start, kept)
     return LedgerScan(chain=chain, trials=tuple(built), earlier=earlier)

@@ -269,4 +269,4 @@ def judge_reliability(
     store: Store, specs: SpecSet, *, run_id: str | None = None
 ) -> JudgeReliability:
     """Judge reliability from the ledger (one run, or all of it) under the current specs."""
-    return assess(collect(store.entries(run_id=run_id), specs.oracle_stamp), specs)
+    return assess(collect(store.ledger.entries(run_id=run_id), specs.oracle_stamp), specs)

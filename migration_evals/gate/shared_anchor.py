@@ -57,7 +57,7 @@ def _trials(store: Store, rows: Sequence[GoldRow]) -> tuple[dict[str, Any], list
     for row in rows:
         if row.funnel_verdict is None:
             continue
-        stored = store.trial_envelopes(row.trial_id) if row.trial_id else []
+        stored = store.trials.trial_envelopes(row.trial_id) if row.trial_id else []
         if not stored:
             missing.append(f"{row.repo}#{row.pr_number} (trial {row.trial_id or 'unknown'})")
             continue

@@ -62,7 +62,7 @@ def held(store: Store, form: str) -> tuple[Snapshot | None, Start]:
     """The newest snapshot when it holds (else None), and what was found about it, without
     decoding its body (a full walk needs only to know where one is kept already)."""
     checker = store.keys.checker
-    snapshot = store.snapshot() if checker is not None else None
+    snapshot = store.snapshots.latest() if checker is not None else None
     if checker is None or snapshot is None:
         return None, Start()
     forged = signature_problem(checker, snapshot)
@@ -72,7 +72,7 @@ def held(store: Store, form: str) -> tuple[Snapshot | None, Start]:
         why = "another ledger key" if snapshot.form == form else "another release"
         note = f"{snapshot.describe()} was gathered by {why}: every row was walked"
         return None, Start(notes=(note,))
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         cut = reach_problem(conn, snapshot)
     if cut:
         return None, Start(problems=(cut,))
@@ -107,7 +107,7 @@ def keep(store: Store, at: tuple[int, str], form: str, body: Body) -> str | None
         body=encode(body),
     )
     try:
-        store.keep_snapshot(sign_snapshot(signer, unsigned))
+        store.snapshots.keep(sign_snapshot(signer, unsigned))
     except StoreError as exc:
         return f"the gate snapshot was not kept: {exc}"
     return None

@@ -190,7 +190,7 @@ def _stale(stamps: Mapping[str, Any], recipe: str, specs: SpecSet | None) -> tup
 def _cache_origin(store: Store, row: StoredEnvelope) -> dict[str, Any] | None:
     if not row.entry.envelope.cached:
         return None
-    first = store.first_with_key(row.cache_key, row.entry.seq) if row.cache_key else None
+    first = store.trials.first_with_key(row.cache_key, row.entry.seq) if row.cache_key else None
     if first is None:
         return {"found": False, "note": "the envelope it reuses is not in this ledger"}
     return {
@@ -234,7 +234,7 @@ def run_records(store: Store) -> dict[str, dict[str, Any]]:
             "finished_at": run["finished_at"],
             "options": orjson.loads(run["options"]),
         }
-        for run in store.runs()
+        for run in store.runs.all()
     }
 
 
@@ -245,7 +245,7 @@ def _candidates(store: Store, wanted: str, run_id: str | None) -> tuple[list[Tri
         (True, {"changeset_id": wanted}),
         (False, {"trial_id": wanted, "prefix": True}),
     ):
-        found = [r for r in store.find_trials(**search) if run_id in (None, r.run_id)]
+        found = [r for r in store.trials.find_trials(**search) if run_id in (None, r.run_id)]
         if found:
             return found, by_changeset
     return [], False
@@ -259,7 +259,7 @@ def find_trial(
     scope = f" in run {run_id}" if run_id else ""
     if not found:
         raise UnknownTrialError(
-            f"no trial or changeset {wanted!r} in the ledger {store.display_url}{scope}; "
+            f"no trial or changeset {wanted!r} in the ledger {store.db.display_url}{scope}; "
             "trial ids are printed by `migration-evals run` (and in its --json output)"
         )
     if not by_changeset and len(found) > 1:
@@ -271,7 +271,7 @@ def find_trial(
 
 
 def _sibling(store: Store, ref: TrialRef) -> dict[str, Any]:
-    verdicts = [row.entry.envelope.verdict for row in store.trial_envelopes(ref.trial_id)]
+    verdicts = [row.entry.envelope.verdict for row in store.trials.trial_envelopes(ref.trial_id)]
     return {
         "trial_id": ref.trial_id,
         "run_id": ref.run_id,
@@ -301,7 +301,7 @@ def trial_detail(
         ref, others = find_trial(store, wanted, run_id)
     else:
         ref, others = _ref_of(store, wanted), list(siblings)
-    rows = store.trial_envelopes(ref.trial_id)
+    rows = store.trials.trial_envelopes(ref.trial_id)
     known = run_records(store) if runs is None else runs
     run = dict(known.get(ref.run_id) or {"status": "unknown", "options": {}})
     options = run.get("options") or {}
@@ -316,7 +316,7 @@ def trial_detail(
 
 
 def _ref_of(store: Store, trial_id: str) -> TrialRef:
-    found = store.find_trials(trial_id=trial_id)
+    found = store.trials.find_trials(trial_id=trial_id)
     if not found:
-        raise UnknownTrialError(f"no trial {trial_id!r} in the ledger {store.display_url}")
+        raise UnknownTrialError(f"no trial {trial_id!r} in the ledger {store.db.display_url}")
     return found[0]

@@ -52,7 +52,7 @@ def recorded_result(store: Store, changeset_id: str) -> FunnelResult | None:
         .order_by(ledger_table.c.seq.desc())
         .limit(1)
     )
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         row = conn.execute(latest).first()
         if row is None:
             return None

@@ -116,7 +116,7 @@ class UnlockProgress:
 
 
 def current_unlock(store: Store) -> Unlock | None:
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         row = conn.execute(sa.select(retro_unlock_table)).mappings().first()
     if row is None:
         return None
@@ -190,9 +190,9 @@ def record_unlock_if_earned(
         "prs": json.dumps(list(unlock.prs)),
     }
     try:
-        with store.engine.begin() as conn:
+        with store.db.engine.begin() as conn:
             conn.execute(retro_unlock_table.insert().values(**row))
-            store.record(conn, RETRO_UNLOCK, row)
+            store.ledger.record(conn, RETRO_UNLOCK, row)
     except IntegrityError:  # another process recorded it first; theirs stands
         return current_unlock(store), False
     return unlock, True
@@ -210,11 +210,11 @@ def mark_retroactive(store: Store, run_id: str, trials: Sequence[Trial], at: dat
         for trial in trials
     ]
     if rows:
-        with store.engine.begin() as conn:
+        with store.db.engine.begin() as conn:
             conn.execute(retro_trials_table.insert(), rows)
 
 
 def retroactive_trials(store: Store) -> set[str]:
     """Ids of every trial graded retroactively."""
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         return {str(t) for t in conn.execute(sa.select(retro_trials_table.c.trial_id)).scalars()}

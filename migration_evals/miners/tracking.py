@@ -125,7 +125,7 @@ def _insert_new(store: Store, conn: Connection, row: Mapping[str, Any]) -> bool:
             conn.execute(tracked_prs_table.insert().values(**row))
     except IntegrityError:
         return False
-    store.record(conn, TRACKED_PR, row)
+    store.ledger.record(conn, TRACKED_PR, row)
     return True
 
 
@@ -133,7 +133,7 @@ def track_pr(store: Store, pr: TrackedPR) -> None:
     """Register ``pr``, or update its head, merge state and changeset if already tracked."""
     row = pr.to_row()
     where = _where(pr.repo, pr.number)
-    with store.engine.begin() as conn:
+    with store.db.engine.begin() as conn:
         exists = conn.execute(sa.select(tracked_prs_table.c.repo).where(where)).first()
         if exists is None and _insert_new(store, conn, row):
             return
@@ -142,12 +142,12 @@ def track_pr(store: Store, pr: TrackedPR) -> None:
             if changes[name] is None:
                 del changes[name]
         conn.execute(tracked_prs_table.update().where(where).values(**changes))
-        store.record(conn, TRACKED_PR, row)
+        store.ledger.record(conn, TRACKED_PR, row)
 
 
 def tracked_pr(store: Store, repo: str, number: int) -> TrackedPR | None:
     query = sa.select(tracked_prs_table).where(_where(repo, number))
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         row = conn.execute(query).mappings().first()
     return TrackedPR.from_row(dict(row)) if row is not None else None
 
@@ -159,13 +159,13 @@ def tracked_prs(store: Store, *, agents_only: bool = False) -> list[TrackedPR]:
     )
     if agents_only:
         query = query.where(tracked_prs_table.c.is_agent.is_(True))
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         return [TrackedPR.from_row(dict(row)) for row in conn.execute(query).mappings()]
 
 
 def note_check(store: Store, pr: TrackedPR, at: datetime, error: str | None = None) -> None:
     """Remember when the nightly refresh last looked at ``pr`` and what went wrong, if anything."""
     values = {"last_checked_at": _iso(at), "last_error": error}
-    with store.engine.begin() as conn:
+    with store.db.engine.begin() as conn:
         conn.execute(tracked_prs_table.update().where(_where(pr.repo, pr.number)).values(**values))
-        store.record(conn, TRACKED_PR, {"repo": pr.repo, "number": pr.number})
+        store.ledger.record(conn, TRACKED_PR, {"repo": pr.repo, "number": pr.number})

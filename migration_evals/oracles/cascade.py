@@ -313,7 +313,7 @@ class Cascade:
         if made is not None:
             context.logs.drain()
             return made, key
-        hit = self.store.cached_envelope(key) if self.store else None
+        hit = self.store.trials.cached_envelope(key) if self.store else None
         if hit:
             context.logs.drain()  # the reused envelope names the logs it was graded on
         envelope = slot.reuse(hit) if hit else self._run_tier(slot, context, budget)

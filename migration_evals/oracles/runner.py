@@ -165,7 +165,7 @@ class _LedgerWriter:
             if not batch or self.error is not None:
                 continue
             try:
-                self.store.append_trials([(r.trial, r.cache_keys) for r in batch])
+                self.store.ledger.append_trials([(r.trial, r.cache_keys) for r in batch])
             except BaseException as exc:  # handed to the runner, which raises it
                 self.error = exc
                 continue
@@ -251,7 +251,7 @@ class Runner:
             raise ValueError("only a run of one trial can be put back with its job")
         run_id = run_id or new_run_id()
         if earlier is None:
-            self.store.start_run(run_id, dict(options or {}), holder=holder)
+            self.store.runs.start_run(run_id, dict(options or {}), holder=holder)
         errors: list[str] = []
         try:
             with _LedgerWriter(self.store, self._written) as writer:
@@ -263,7 +263,7 @@ class Runner:
                 )
         except TrialDeferredError:
             nothing = RunSummary.of([], self.cascade.tiers).to_dict()
-            self.store.finish_run(run_id, RunStatus.DEFERRED, nothing)
+            self.store.runs.finish_run(run_id, RunStatus.DEFERRED, nothing)
             raise
         if writer.error is not None:
             raise StoreError(
@@ -278,5 +278,5 @@ class Runner:
         trials = [*(earlier or ()), *graded]
         outcome = RunOutcome(run_id, trials, status, len(changesets) - len(graded), errors)
         summary = outcome.summary(self.cascade.tiers).to_dict()
-        self.store.finish_run(run_id, status, summary)
+        self.store.runs.finish_run(run_id, status, summary)
         return outcome

@@ -149,7 +149,7 @@ def test_check_starts_after_the_gate_snapshot_and_full_walks_every_row(
     store = open_store(settings_from_env())
     append(store, env, balanced())
     add_gold(store)
-    store.checkpoint()
+    store.ledger.checkpoint()
     store.close()
     assert _json(capsys, "gate", "check", "--json")[1]["ledger"]["resumed_at"] == 0  # keeps one
     with sqlite3.connect(tmp_path / "results.db") as conn:  # an edit below the snapshot

@@ -152,12 +152,14 @@ def _interrupt(env: Path, run_id: str) -> None:
     """What the next command does to a run whose process died (without killing one)."""
     store = Store.open(f"sqlite:///{_db(env)}")
     try:
-        with store.engine.begin() as conn:
+        with store.db.engine.begin() as conn:
             conn.exec_driver_sql(
                 "UPDATE runs SET status = 'running', pid = 1, host = 'gone', lease_s = 1, "
                 "heartbeat_at = '2020-01-01T00:00:00+00:00'"
             )
-        assert [r.run_id for r in store.mark_interrupted(datetime.now(UTC), here="x")] == [run_id]
+        assert [r.run_id for r in store.runs.mark_interrupted(datetime.now(UTC), here="x")] == [
+            run_id
+        ]
     finally:
         store.close()
 
@@ -216,19 +218,19 @@ def test_run_without_changesets_or_resume_is_a_usage_error(
 
 def test_the_heartbeat_moves_to_the_clocks_time_while_the_block_runs(tmp_path: Path) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
-    store.start_run("r-1", {}, holder=Holder(pid=1, host="h", lease_s=3.0))
+    store.runs.start_run("r-1", {}, holder=Holder(pid=1, host="h", lease_s=3.0))
     clock = FakeClock(datetime(2030, 1, 1, tzinfo=UTC))
     try:
         with Heartbeat(store, "r-1", 0.01, clock=clock):
             wait_for("a heartbeat", lambda: _beat(store) == "2030-01-01T00:00:00.000000+00:00")
-        store.finish_run("r-1", "completed", {})
+        store.runs.finish_run("r-1", "completed", {})
         assert not Heartbeat(store, "r-1", 1.0, clock=clock).beat()  # finished: not beaten
     finally:
         store.close()
 
 
 def _beat(store: Store) -> str | None:
-    row = store.run("r-1")
+    row = store.runs.run("r-1")
     return None if row is None else row["heartbeat_at"]
 
 
@@ -248,7 +250,7 @@ def test_every_checking_command_marks_a_dead_run_first(
         os._exit(0)
     os.waitpid(child, 0)  # a process id that is gone from this machine
     store = Store.open(f"sqlite:///{_db(env)}")
-    store.start_run("r-dead", {}, holder=Holder(child, socket.gethostname(), 30.0))
+    store.runs.start_run("r-dead", {}, holder=Holder(child, socket.gethostname(), 30.0))
     store.close()
     main(command)
     assert _runs(_db(env)) == [("r-dead", "interrupted")]
@@ -270,12 +272,12 @@ def test_resuming_a_celery_run_watches_all_of_its_jobs_again(env: Path, specs: S
         return RunOutcome("r-celery", [], RunStatus.COMPLETED)
 
     try:
-        store.start_run("r-celery", run_options(plan, {}, changesets), holder=None)
-        store.mark_interrupted(datetime(2100, 1, 1, tzinfo=UTC), here="x")
+        store.runs.start_run("r-celery", run_options(plan, {}, changesets), holder=None)
+        store.runs.mark_interrupted(datetime(2100, 1, 1, tzinfo=UTC), here="x")
         resumption = plan_resume(store, specs, "r-celery", changesets)
         assert len(resumption.missing) == len(changesets)  # nothing in the ledger yet
         grading.resume(resumption, Grading.of(settings, store, specs, remote))
-        row = store.run("r-celery")
+        row = store.runs.run("r-celery")
     finally:
         store.close()
     [call] = watched

@@ -243,7 +243,7 @@ def test_a_checkpoint_is_signed_on_demand_and_refused_over_a_cut_ledger(
     assert main(["ledger", "checkpoint"]) == ExitStatus.LEDGER_TAMPERED
     assert "no checkpoint written" in capsys.readouterr().err
     store = Store.attach(_url(tmp_path))
-    assert len(store.checkpoints()) == 2
+    assert len(store.ledger.checkpoints()) == 2
     store.close()
 
 

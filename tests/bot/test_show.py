@@ -53,7 +53,7 @@ def ledger(tmp_path: Path, specs: SpecSet, monkeypatch: pytest.MonkeyPatch) -> S
     url = f"sqlite:///{tmp_path / 'results.db'}"
     monkeypatch.setenv("MIGRATION_EVALS_DB_URL", url)
     store = Store.open(url)
-    store.start_run("run-1", {"mode": "replay", "sandbox_mode": "record", "strict": False})
+    store.runs.start_run("run-1", {"mode": "replay", "sandbox_mode": "record", "strict": False})
     miss = FabricatedMark("sandbox", "k" * 64, "cassettes/sandbox/k.json", "no cassette")
     old = Stamps("0" * 64, "1" * 64, "2" * 64)
     append(
@@ -217,7 +217,7 @@ def test_a_cached_envelope_names_its_origin(
         envelopes=tuple(replace(e, trial_id="t-again", cached=True) for e in first.envelopes),
     )
     keys = {t.value: f"key-{t.value}" for t in Tier}
-    store.append_trials([(first, keys), (again, keys)])
+    store.ledger.append_trials([(first, keys), (again, keys)])
     store.close()
     judge = _json(capsys, "t-again")["tiers"][3]
     assert judge["cache_origin"]["found"] is True

@@ -51,7 +51,7 @@ def test_many_labels_in_one_transaction_chain_as_one_at_a_time_would(tmp_path: P
         GoldLabel.ACCEPTED,
         GoldLabel.REJECTED,
     ]
-    assert store.verify_ledger().ok  # the record chain verifies
+    assert store.ledger.verify_ledger().ok  # the record chain verifies
 
 
 def test_a_final_label_changed_keeps_both_labels_and_reasons(tmp_path: Path) -> None:

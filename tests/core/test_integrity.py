@@ -35,7 +35,7 @@ def _open(tmp_path: Path, key: ChainKey = KEY, *, signer: bool = True) -> Store:
 
 
 def _sql(store: Store, statement: str) -> None:
-    path = store.engine.url.database
+    path = store.db.engine.url.database
     assert path
     with sqlite3.connect(path) as raw:
         raw.execute(statement)
@@ -54,47 +54,49 @@ def test_a_keyed_link_is_not_the_unkeyed_one_and_survives_pickling() -> None:
 def test_a_keyed_ledger_verifies_and_refuses_other_keys(tmp_path: Path) -> None:
     store = _open(tmp_path)
     for n in range(3):
-        store.append_trial(_trial(n), {})
-    check = store.verify_ledger()
+        store.ledger.append_trial(_trial(n), {})
+    check = store.ledger.verify_ledger()
     assert check.ok and check.keyed and check.key_id == KEY.key_id
     store.close()
     for other, said in ((UNKEYED, "is not set"), (ChainKey(b"y" * 20), "the key is wrong")):
         wrong = _open(tmp_path, other, signer=False)
         with pytest.raises(StoreError, match=said):
-            wrong.append_trial(_trial(9), {})
-        assert said in wrong.verify_ledger().problems[0]
+            wrong.ledger.append_trial(_trial(9), {})
+        assert said in wrong.ledger.verify_ledger().problems[0]
         wrong.close()
 
 
 def test_an_unkeyed_ledger_is_not_extended_under_a_key(tmp_path: Path) -> None:
     store = _open(tmp_path, UNKEYED, signer=False)
-    store.append_trial(_trial(1), {})
+    store.ledger.append_trial(_trial(1), {})
     store.close()
     keyed = _open(tmp_path, signer=False)
     with pytest.raises(StoreError, match="chained without a key"):
-        keyed.append_trial(_trial(2), {})
-    assert keyed.head()[0] == 1  # nothing written
+        keyed.ledger.append_trial(_trial(2), {})
+    assert keyed.ledger.head()[0] == 1  # nothing written
     keyed.close()
 
 
 def test_a_forged_or_foreign_checkpoint_is_refused(tmp_path: Path) -> None:
     store = _open(tmp_path)
-    store.append_trial(_trial(1), {})
-    first = store.checkpoint()
+    store.ledger.append_trial(_trial(1), {})
+    first = store.ledger.checkpoint()
     assert (first.number, first.ledger_seq) == (1, 1)
-    assert store.verify_ledger().checkpoint == first
+    assert store.ledger.verify_ledger().checkpoint == first
     # A different first digit, whatever it was (one hash in 16 starts with any given one).
     _sql(
         store,
         "UPDATE ledger_checkpoints SET ledger_hash = CASE substr(ledger_hash, 1, 1)"
         " WHEN '0' THEN '1' ELSE '0' END || substr(ledger_hash, 2)",
     )
-    assert store.verify_ledger().problems == (
+    assert store.ledger.verify_ledger().problems == (
         f"{first.describe()}: the signature does not verify (forged or edited)",
     )
     other = CheckpointVerifier.from_pem(write_checkpoint_key(tmp_path / "other.pem"))
-    foreign = Store.attach(store.engine.url.render_as_string(False), LedgerKeys(KEY, None, other))
-    assert "not by the configured public key" in foreign.verify_ledger().problems[0]
+    foreign = Store.attach(
+        store.db.engine.url.render_as_string(False), LedgerKeys(KEY, None, other)
+    )
+    assert "not by the configured public key" in foreign.ledger.verify_ledger().problems[0]
     foreign.close()
     store.close()
 
@@ -102,25 +104,25 @@ def test_a_forged_or_foreign_checkpoint_is_refused(tmp_path: Path) -> None:
 def test_checkpoints_refuse_to_sign_over_a_cut_chain_or_off_it(tmp_path: Path) -> None:
     store = _open(tmp_path)
     for n in range(3):
-        store.append_trial(_trial(n), {})
-    store.checkpoint()
+        store.ledger.append_trial(_trial(n), {})
+    store.ledger.checkpoint()
     with pytest.raises(StoreError, match="not on the ledger's chain"):
-        store.checkpoint(at=(2, "0" * 64))
+        store.ledger.checkpoint(at=(2, "0" * 64))
     _sql(store, "DELETE FROM ledger WHERE seq = 3")
     _sql(
         store,
         "UPDATE ledger_head SET seq = 2, row_hash = (SELECT row_hash FROM ledger WHERE seq = 2)",
     )
     with pytest.raises(StoreError, match="no checkpoint was written"):
-        store.checkpoint()
-    assert len(store.checkpoints()) == 1
+        store.ledger.checkpoint()
+    assert len(store.ledger.checkpoints()) == 1
     store.close()
 
 
 def test_checkpoints_need_a_key_and_say_how_to_make_one(tmp_path: Path) -> None:
     store = _open(tmp_path, signer=False)
     with pytest.raises(ConfigError, match="openssl genpkey -algorithm ed25519"):
-        store.checkpoint()
+        store.ledger.checkpoint()
     store.close()
     (tmp_path / "not.pem").write_text("hello")
     with pytest.raises(ConfigError, match="not an unencrypted PEM private key"):
@@ -154,15 +156,15 @@ def test_tracked_prs_gold_and_the_unlock_are_chained(tmp_path: Path) -> None:
     upsert_gold(store, label)
     upsert_gold(store, label)  # recomputed: replaced, recorded again
     assert record_unlock_if_earned(store, NOW, policy)[1] and current_unlock(store)
-    assert store.verify_ledger().ok
-    store.checkpoint()
+    assert store.ledger.verify_ledger().ok
+    store.ledger.checkpoint()
 
     _sql(store, "UPDATE tracked_prs SET merged_at = NULL")
     _sql(store, "DELETE FROM retro_unlock")
-    assert store.verify_ledger().problems == (
+    assert store.ledger.verify_ledger().problems == (
         'tracked_pr row ["example/repo",1]: differs from its last record (edited)',
         "retro_unlock row [1]: recorded but missing from the table (deleted)",
     )
     _sql(store, "DELETE FROM record_log WHERE seq = (SELECT max(seq) FROM record_log)")
-    assert any("covers record" in p for p in store.verify_ledger().problems)
+    assert any("covers record" in p for p in store.ledger.verify_ledger().problems)
     store.close()

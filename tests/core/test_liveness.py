@@ -63,39 +63,39 @@ def store(tmp_path: Path) -> Store:
 
 
 def _status(store: Store, run_id: str) -> str:
-    row = store.run(run_id)
+    row = store.runs.run(run_id)
     assert row is not None
     return str(row["status"])
 
 
 def test_a_silent_run_is_marked_interrupted_once_its_lease_ends(store: Store) -> None:
-    store.start_run("r-1", {}, holder=HOLDER)
+    store.runs.start_run("r-1", {}, holder=HOLDER)
     clock = FakeClock(datetime.now(UTC))
-    assert store.beat("r-1", clock.now())
+    assert store.runs.beat("r-1", clock.now())
     clock.advance(seconds=29)
-    assert store.mark_interrupted(clock.now(), here="elsewhere") == []
-    assert store.beat("r-1", clock.now())  # beaten again: a new lease
+    assert store.runs.mark_interrupted(clock.now(), here="elsewhere") == []
+    assert store.runs.beat("r-1", clock.now())  # beaten again: a new lease
     clock.advance(seconds=31)
-    marked = store.mark_interrupted(clock.now(), here="elsewhere")
+    marked = store.runs.mark_interrupted(clock.now(), here="elsewhere")
     assert [run.run_id for run in marked] == ["r-1"]
     assert _status(store, "r-1") == RunState.INTERRUPTED
-    assert store.unfinished_runs() == {"r-1": "interrupted"}
-    assert not store.beat("r-1", clock.now())  # an interrupted run is not beaten back to life
+    assert store.runs.unfinished_runs() == {"r-1": "interrupted"}
+    assert not store.runs.beat("r-1", clock.now())  # an interrupted run is not beaten back to life
 
 
 def test_finished_runs_are_never_marked(store: Store) -> None:
-    store.start_run("r-done", {}, holder=HOLDER)
-    store.finish_run("r-done", "completed", {})
+    store.runs.start_run("r-done", {}, holder=HOLDER)
+    store.runs.finish_run("r-done", "completed", {})
     later = datetime.now(UTC) + timedelta(hours=1)
-    assert store.mark_interrupted(later, here="grader-1", alive=_dead) == []
-    assert store.unfinished_runs() == {}
+    assert store.runs.mark_interrupted(later, here="grader-1", alive=_dead) == []
+    assert store.runs.unfinished_runs() == {}
 
 
 def test_only_an_interrupted_run_can_be_reopened_and_only_once(store: Store) -> None:
-    store.start_run("r-1", {}, holder=HOLDER)
-    assert not store.reopen_run("r-1", HOLDER)  # still running
-    store.mark_interrupted(datetime.now(UTC), here="grader-1", alive=_dead)
-    assert store.reopen_run("r-1", HOLDER)
-    assert not store.reopen_run("r-1", HOLDER)  # a second resume finds it taken
-    row = store.run("r-1")
+    store.runs.start_run("r-1", {}, holder=HOLDER)
+    assert not store.runs.reopen_run("r-1", HOLDER)  # still running
+    store.runs.mark_interrupted(datetime.now(UTC), here="grader-1", alive=_dead)
+    assert store.runs.reopen_run("r-1", HOLDER)
+    assert not store.runs.reopen_run("r-1", HOLDER)  # a second resume finds it taken
+    row = store.runs.run("r-1")
     assert row is not None and row["status"] == "running" and row["resumed_at"] is not None

@@ -54,22 +54,22 @@ def test_the_migrations_build_exactly_the_declared_schema(url: str) -> None:
 
 def test_every_table_is_there_whichever_command_opens_the_database_first(url: str) -> None:
     store = Store.open(url)  # what ``ledger verify`` opens: once only the ledger's tables
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         assert set(metadata.tables) <= set(sa.inspect(conn).get_table_names())
-    assert store.schema_state().standing is Standing.CURRENT
-    assert store.head() == (0, "0" * 64)
+    assert store.db.schema_state().standing is Standing.CURRENT
+    assert store.ledger.head() == (0, "0" * 64)
     store.close()
 
 
 def test_a_database_of_the_previous_release_keeps_every_row_and_its_chain(url: str) -> None:
     build_previous_release(url)
     before = Store.attach(url)
-    assert before.schema_state().standing is Standing.UNVERSIONED
+    assert before.db.schema_state().standing is Standing.UNVERSIONED
     before.close()
     store = Store.open(url)  # SQLite: upgraded on open
-    check = store.verify_ledger()
+    check = store.ledger.verify_ledger()
     assert check.ok and check.rows == 15
-    assert store.schema_state().revision == migrations.head()
+    assert store.db.schema_state().revision == migrations.head()
     store.close()
     expected = previous_rows()
     assert read_rows(url, sorted(expected)) == expected
@@ -84,7 +84,7 @@ def test_a_previous_release_database_with_only_the_ledger_gets_the_other_tables(
     assert main(["db", "upgrade", "--db", url]) == 0
     assert schema_differences(url) == []
     store = Store.open(url)
-    assert store.verify_ledger().ok and store.head()[0] == 15
+    assert store.ledger.verify_ledger().ok and store.ledger.head()[0] == 15
     store.close()
 
 
@@ -106,7 +106,7 @@ def test_a_table_without_the_columns_of_the_schema_is_not_adopted(url: str) -> N
     with pytest.raises(StoreError, match="table ledger lacks column"):
         Store.open(url)
     store = Store.attach(url)
-    assert store.schema_state().standing is Standing.UNVERSIONED  # nothing half-done
+    assert store.db.schema_state().standing is Standing.UNVERSIONED  # nothing half-done
     store.close()
 
 
@@ -131,7 +131,7 @@ def _open_at(url: str, start_at: float) -> int:
     """One process: wait for the common start, then open (and so upgrade) the store."""
     time.sleep(max(0.0, start_at - time.time()))
     store = Store.open(url)
-    rows = store.head()[0]
+    rows = store.ledger.head()[0]
     store.close()
     return rows
 
@@ -155,7 +155,7 @@ def test_threads_making_new_sqlite_ledgers_at_once_each_get_the_whole_schema(
     def make(url: str) -> int:
         together.wait()
         store = Store.open(url)
-        rows = store.head()[0]
+        rows = store.ledger.head()[0]
         store.close()
         return rows
 

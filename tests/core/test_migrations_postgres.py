@@ -35,8 +35,8 @@ def test_db_upgrade_adopts_the_previous_release_keeping_every_row_and_the_chain(
     assert schema_differences(url) == []
     assert main(["ledger", "verify", "--db", url]) == 0
     store = Store.open(url)
-    assert store.schema_state().revision == migrations.head()
-    assert store.verify_ledger().rows == 15
+    assert store.db.schema_state().revision == migrations.head()
+    assert store.ledger.verify_ledger().rows == 15
     store.close()
 
 
@@ -51,7 +51,7 @@ def test_a_server_refuses_a_database_that_is_behind_and_names_the_command(
     (line,) = capsys.readouterr().err.splitlines()
     assert "migration-evals db upgrade --db URL" in line
     store = Store.attach(url)
-    assert store.schema_state().standing is Standing.UNVERSIONED  # refused, not upgraded
+    assert store.db.schema_state().standing is Standing.UNVERSIONED  # refused, not upgraded
     store.close()
 
 
@@ -66,7 +66,7 @@ def test_every_run_status_fits_in_postgres(postgres_url: str) -> None:
     budget or ending with internal errors must still be recorded as finished."""
     store = Store.open(postgres_url)
     try:
-        with store.engine.begin() as conn:
+        with store.db.engine.begin() as conn:
             for number, status in enumerate(RunStatus):
                 conn.execute(
                     runs_table.insert().values(

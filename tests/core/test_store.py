@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from migration_evals.core.database import _switch_to_wal
 from migration_evals.core.errors import StoreError
 from migration_evals.core.model import (
     Changeset,
@@ -19,7 +20,7 @@ from migration_evals.core.model import (
     Trial,
     Verdict,
 )
-from migration_evals.core.store import LedgerEntry, Store, _switch_to_wal
+from migration_evals.core.store import LedgerEntry, Store
 from tests.conftest import product_sqlite_pragmas
 
 STAMPS = Stamps("o" * 64, "r" * 64, "h" * 64)
@@ -51,10 +52,10 @@ def test_a_shipped_sqlite_ledger_is_in_wal_mode_and_fsyncs_every_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The suite's own ledgers skip fsync (tests/conftest.py); the product's must not.
-    monkeypatch.setattr("migration_evals.core.store._sqlite_pragmas", product_sqlite_pragmas)
+    monkeypatch.setattr("migration_evals.core.database._sqlite_pragmas", product_sqlite_pragmas)
     store = Store.open(f"sqlite:///{tmp_path / 'shipped.db'}")
     try:
-        with store.engine.connect() as conn:
+        with store.db.engine.connect() as conn:
             pragmas = [conn.exec_driver_sql(f"PRAGMA {name}").scalar() for name in
                        ("journal_mode", "synchronous", "foreign_keys")]  # fmt: skip
     finally:
@@ -63,21 +64,21 @@ def test_a_shipped_sqlite_ledger_is_in_wal_mode_and_fsyncs_every_commit(
 
 
 def test_the_suites_own_ledgers_skip_fsync(store: Store) -> None:
-    with store.engine.connect() as conn:
+    with store.db.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 0  # OFF
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
 
 
 def test_clean_ledger_verifies(store: Store) -> None:
     for n in range(5):
-        store.append_trial(_trial(n), {"apply": f"key{n}"})
-    check = store.verify_ledger()
+        store.ledger.append_trial(_trial(n), {"apply": f"key{n}"})
+    check = store.ledger.verify_ledger()
     assert check.ok and check.rows == 5
-    assert store.head() == (5, check.head_hash)
+    assert store.ledger.head() == (5, check.head_hash)
 
 
 def _sql(store: Store, statement: str) -> None:
-    path = store.engine.url.database
+    path = store.db.engine.url.database
     assert path
     with sqlite3.connect(path) as raw:
         raw.execute(statement)
@@ -85,54 +86,54 @@ def _sql(store: Store, statement: str) -> None:
 
 def test_an_edited_row_is_detected(store: Store) -> None:
     for n in range(3):
-        store.append_trial(_trial(n, Verdict.FAIL), {})
+        store.ledger.append_trial(_trial(n, Verdict.FAIL), {})
     _sql(store, "UPDATE ledger SET verdict = 'pass' WHERE seq = 2")
-    problems = store.verify_ledger().problems
+    problems = store.ledger.verify_ledger().problems
     assert problems == ("row 2: content does not match its hash (edited)",)
 
 
 def test_a_deleted_middle_row_is_detected(store: Store) -> None:
     for n in range(3):
-        store.append_trial(_trial(n), {})
+        store.ledger.append_trial(_trial(n), {})
     _sql(store, "DELETE FROM ledger WHERE seq = 2")
-    problems = store.verify_ledger().problems
+    problems = store.ledger.verify_ledger().problems
     assert "row 2 is missing (next row is 3)" in problems
     assert "row 3: does not chain to the row before it" in problems
 
 
 def test_a_deleted_last_row_is_detected(store: Store) -> None:
     for n in range(3):
-        store.append_trial(_trial(n), {})
+        store.ledger.append_trial(_trial(n), {})
     _sql(store, "DELETE FROM ledger WHERE seq = 3")
-    assert not store.verify_ledger().ok
+    assert not store.ledger.verify_ledger().ok
 
 
 def test_cache_skips_errors_and_fabricated_envelopes(store: Store) -> None:
-    store.append_trial(_trial(1, Verdict.ERROR), {"apply": "k"})
-    store.append_trial(_trial(2, fabricated=True), {"apply": "k"})
-    assert store.cached_envelope("k") is None
-    store.append_trial(_trial(3, Verdict.FAIL), {"apply": "k"})
-    cached = store.cached_envelope("k")
+    store.ledger.append_trial(_trial(1, Verdict.ERROR), {"apply": "k"})
+    store.ledger.append_trial(_trial(2, fabricated=True), {"apply": "k"})
+    assert store.trials.cached_envelope("k") is None
+    store.ledger.append_trial(_trial(3, Verdict.FAIL), {"apply": "k"})
+    cached = store.trials.cached_envelope("k")
     assert cached is not None and cached.verdict is Verdict.FAIL
 
 
 def test_concurrent_appends_keep_the_chain(store: Store) -> None:
     def worker(offset: int) -> None:
         for n in range(20):
-            store.append_trial(_trial(offset + n), {})
+            store.ledger.append_trial(_trial(offset + n), {})
 
     threads = [threading.Thread(target=worker, args=(i * 100,)) for i in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    check = store.verify_ledger()
+    check = store.ledger.verify_ledger()
     assert check.ok and check.rows == 80
 
 
 def test_envelopes_round_trip_through_the_ledger(store: Store) -> None:
-    store.append_trial(_trial(1, fabricated=True), {})
-    (entry,) = list(store.entries())
+    store.ledger.append_trial(_trial(1, fabricated=True), {})
+    (entry,) = list(store.ledger.entries())
     assert entry.envelope.fabricated[0].reason == "miss"
     assert entry.changeset["patch_sha256"] == CHANGESET.patch_sha256
 
@@ -151,20 +152,20 @@ def test_unusable_url_is_a_clear_error() -> None:
 
 
 def test_a_row_decodes_as_entries_streams_it(store: Store) -> None:
-    store.append_trial(_trial(9), {})
-    (entry,) = store.entries()
-    with store.reading() as conn:
+    store.ledger.append_trial(_trial(9), {})
+    (entry,) = store.ledger.entries()
+    with store.db.reading() as conn:
         payload = conn.exec_driver_sql("SELECT payload FROM ledger WHERE seq = 1").scalar_one()
     assert LedgerEntry.decode(1, payload) == entry
 
 
 def test_a_trial_is_written_once_whatever_happens_twice(store: Store) -> None:
-    assert store.append_trial_once(_trial(1), {"apply": "k1"}) == 1
-    assert store.append_trial_once(_trial(1, Verdict.FAIL), {"apply": "k1"}) is None
-    assert store.append_trial_once(_trial(2), {}) == 2
-    assert store.trials_written("run") == {"t1", "t2"}
-    assert [e.envelope.verdict for e in store.entries()] == [Verdict.PASS, Verdict.PASS]
-    assert store.verify_ledger().ok
+    assert store.ledger.append_trial_once(_trial(1), {"apply": "k1"}) == 1
+    assert store.ledger.append_trial_once(_trial(1, Verdict.FAIL), {"apply": "k1"}) is None
+    assert store.ledger.append_trial_once(_trial(2), {}) == 2
+    assert store.ledger.trials_written("run") == {"t1", "t2"}
+    assert [e.envelope.verdict for e in store.ledger.entries()] == [Verdict.PASS, Verdict.PASS]
+    assert store.ledger.verify_ledger().ok
 
 
 def test_a_refused_claim_writes_nothing(store: Store) -> None:
@@ -174,9 +175,9 @@ def test_a_refused_claim_writes_nothing(store: Store) -> None:
         seen.append(conn)
         return False
 
-    assert store.append_trial_once(_trial(1), {}, claim=refuse) is None
-    assert seen and store.head()[0] == 0 and store.trials_written("run") == set()
-    assert store.append_trial_once(_trial(1), {}, claim=lambda _conn: True) == 1
+    assert store.ledger.append_trial_once(_trial(1), {}, claim=refuse) is None
+    assert seen and store.ledger.head()[0] == 0 and store.ledger.trials_written("run") == set()
+    assert store.ledger.append_trial_once(_trial(1), {}, claim=lambda _conn: True) == 1
 
 
 def test_an_unreachable_server_is_one_clear_line() -> None:
@@ -190,27 +191,27 @@ def test_an_unreachable_server_is_one_clear_line() -> None:
 
 
 def test_a_lookup_sees_rows_appended_after_an_earlier_lookup(store: Store) -> None:
-    assert store.cached_envelopes(["k"]) == {}  # keeps its connection for the next lookup
-    store.append_trial(_trial(1, Verdict.FAIL), {"apply": "k"})
-    store.append_trial(_trial(2, Verdict.PASS), {"apply": "k"})
-    found = store.cached_envelopes(["k", "other"])
+    assert store.trials.cached_envelopes(["k"]) == {}  # keeps its connection for the next lookup
+    store.ledger.append_trial(_trial(1, Verdict.FAIL), {"apply": "k"})
+    store.ledger.append_trial(_trial(2, Verdict.PASS), {"apply": "k"})
+    found = store.trials.cached_envelopes(["k", "other"])
     assert list(found) == ["k"] and found["k"].verdict is Verdict.PASS  # the newest wins
 
 
 def test_a_lookup_survives_a_kept_connection_that_died(store: Store) -> None:
-    store.append_trial(_trial(1), {"apply": "k"})
-    assert "k" in store.cached_envelopes(["k"])
-    lookups = store._lookups
+    store.ledger.append_trial(_trial(1), {"apply": "k"})
+    assert "k" in store.trials.cached_envelopes(["k"])
+    lookups = store.trials._lookups
     assert lookups is not None and len(lookups._free) == 1
     lookups._free[0].dbapi_connection.close()  # as a database restart would leave it
-    assert "k" in store.cached_envelopes(["k"])
+    assert "k" in store.trials.cached_envelopes(["k"])
 
 
 def test_lookups_work_on_an_in_memory_database() -> None:
     store = Store.open("sqlite://")
-    store.append_trial(_trial(1), {"apply": "k"})
-    assert set(store.cached_envelopes(["k", "j"])) == {"k"}
-    assert store.cached_envelopes([]) == {}
+    store.ledger.append_trial(_trial(1), {"apply": "k"})
+    assert set(store.trials.cached_envelopes(["k", "j"])) == {"k"}
+    assert store.trials.cached_envelopes([]) == {}
     store.close()
 
 

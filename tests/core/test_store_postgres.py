@@ -40,7 +40,7 @@ def _append(url: str, worker: int, count: int) -> None:
     """One process: open the store (racing the others to create it) and append."""
     store = Store.open(url)
     for n in range(count):
-        store.append_trial(_trial(f"w{worker}", n), {"apply": f"w{worker}-{n}"})
+        store.ledger.append_trial(_trial(f"w{worker}", n), {"apply": f"w{worker}-{n}"})
     store.close()
 
 
@@ -48,7 +48,7 @@ def _append_same(url: str, count: int) -> int:
     """One process: try to write every trial of one run; returns how many it wrote."""
     store = Store.open(url)
     written = sum(
-        store.append_trial_once(_trial("shared", n), {}) is not None for n in range(count)
+        store.ledger.append_trial_once(_trial("shared", n), {}) is not None for n in range(count)
     )
     store.close()
     return written
@@ -58,10 +58,10 @@ def _upgrade_at(url: str, start_at: float) -> int:
     """One process: wait for the common start, then upgrade (and so create) the schema."""
     time.sleep(max(0.0, start_at - time.time()))
     store = Store.attach(url)
-    store.upgrade_schema()
+    store.db.upgrade_schema()
     store.close()
     store = Store.open(url)
-    rows = store.head()[0]
+    rows = store.ledger.head()[0]
     store.close()
     return rows
 
@@ -87,10 +87,10 @@ def test_processes_upgrading_a_new_database_at_the_same_moment_all_succeed(
 def test_four_processes_create_the_schema_and_append_losing_nothing(postgres_url: str) -> None:
     _in_processes(_append, [(postgres_url, worker, 25) for worker in range(4)])
     store = Store.open(postgres_url)
-    check = store.verify_ledger()
+    check = store.ledger.verify_ledger()
     assert check.ok, check.problems
     assert check.rows == 4 * 25 * 2
-    trial_ids = [entry.trial_id for entry in store.entries()]
+    trial_ids = [entry.trial_id for entry in store.ledger.entries()]
     assert len(set(trial_ids)) == 100 and len(trial_ids) == 200  # no loss, no duplicate
     store.close()
 
@@ -99,18 +99,20 @@ def test_processes_racing_on_the_same_trials_write_each_once(postgres_url: str) 
     written = _in_processes(_append_same, [(postgres_url, 30) for _ in range(3)])
     assert sum(written) == 30  # type: ignore[arg-type]
     store = Store.open(postgres_url)
-    assert len(store.trials_written("shared")) == 30
-    assert store.verify_ledger().rows == 60
+    assert len(store.ledger.trials_written("shared")) == 30
+    assert store.ledger.verify_ledger().rows == 60
     store.close()
 
 
 def test_schema_revision_and_tampering_on_postgres(postgres_url: str) -> None:
     store = Store.open(postgres_url)
-    store.append_trial(_trial("x", 1), {})
-    with store.engine.begin() as conn:
+    store.ledger.append_trial(_trial("x", 1), {})
+    with store.db.engine.begin() as conn:
         conn.execute(sa.text("UPDATE ledger SET verdict = 'fail' WHERE seq = 1"))
-    assert store.verify_ledger().problems == ("row 1: content does not match its hash (edited)",)
-    with store.engine.begin() as conn:
+    assert store.ledger.verify_ledger().problems == (
+        "row 1: content does not match its hash (edited)",
+    )
+    with store.db.engine.begin() as conn:
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '7777'"))
     store.close()
     with pytest.raises(StoreError, match="schema revision 7777, which this release"):
@@ -119,7 +121,7 @@ def test_schema_revision_and_tampering_on_postgres(postgres_url: str) -> None:
 
 def test_cache_lookups_on_postgres(postgres_url: str) -> None:
     store = Store.open(postgres_url)
-    store.append_trial(_trial("x", 1), {"apply": "key-a", "compile": "key-b"})
-    found = store.cached_envelopes(["key-a", "key-b", "key-c"])
+    store.ledger.append_trial(_trial("x", 1), {"apply": "key-a", "compile": "key-b"})
+    found = store.trials.cached_envelopes(["key-a", "key-b", "key-c"])
     assert set(found) == {"key-a", "key-b"}
     store.close()

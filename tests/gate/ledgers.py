@@ -1,5 +1,5 @@
 """Crafted ledgers for the gate's tests: trials described by a plan, written through the
-real ``Store.append_trials`` so the hash chain is the real one."""
+real ``Ledger.append_trials`` so the hash chain is the real one."""
 
 from __future__ import annotations
 
@@ -157,7 +157,7 @@ def append(store: Store, specs: SpecSet, plans: Iterable[Plan]) -> list[Trial]:
         build_trial(plan, specs, f"t-{plan.run_id}-{plan.changeset_id}".replace("/", "-"))
         for plan in plans
     ]
-    store.append_trials([(t, {}) for t in trials])
+    store.ledger.append_trials([(t, {}) for t in trials])
     return trials
 
 

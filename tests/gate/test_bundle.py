@@ -99,7 +99,7 @@ def test_a_changed_trial_is_caught_by_the_ledger(
 def test_an_edited_ledger_is_named(
     bundle: dict[str, Any], gate_specs: SpecSet, clean_store: Store
 ) -> None:
-    path = clean_store.engine.url.database
+    path = clean_store.db.engine.url.database
     assert path
     with sqlite3.connect(path) as raw:
         raw.execute("UPDATE ledger SET verdict = 'fail' WHERE seq = 3")

@@ -1,4 +1,4 @@
-"""The gate's ledger scan: the same chain verdict as ``Store.verify_ledger``, serial or split
+"""The gate's ledger scan: the same chain verdict as ``Ledger.verify_ledger``, serial or split
 over processes, and the facts each trial contributes."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_content_hash_falls_back_for_unexpected_types() -> None:
 
 
 def _sql(store: Store, *statements: str) -> None:
-    path = store.engine.url.database
+    path = store.db.engine.url.database
     assert path
     with sqlite3.connect(path) as raw:
         for statement in statements:
@@ -103,7 +103,7 @@ def test_problems_are_worded_as_verify_ledger_words_them(
     store = Store.open(f"sqlite:///{tmp_path / 'keyed.db'}", keys=keys)
     append(store, gate_specs, balanced(per_bucket=2))
     _sql(store, *TAMPERING[how])
-    expected = store.verify_ledger()
+    expected = store.ledger.verify_ledger()
     scan = scan_ledger(store, workers=workers, parallel_min_rows=1)
     assert not expected.ok and not scan.chain.ok
     if how == "appended past the head":  # the store walks past the head; the scan stops there
@@ -116,11 +116,11 @@ def test_problems_are_worded_as_verify_ledger_words_them(
 
 def test_a_clean_chain_matches_verify_ledger(store: Store, gate_specs: SpecSet) -> None:
     append(store, gate_specs, balanced(per_bucket=2))
-    expected = store.verify_ledger()
+    expected = store.ledger.verify_ledger()
     scan = scan_ledger(store)
     assert scan.chain.ok and expected.ok
     assert (scan.chain.rows, scan.chain.head_hash) == (expected.rows, expected.head_hash)
-    assert scan.chain.head_seq == store.head()[0]
+    assert scan.chain.head_seq == store.ledger.head()[0]
 
 
 def test_a_split_scan_gathers_the_same_trials(store: Store, gate_specs: SpecSet) -> None:
@@ -167,7 +167,7 @@ def test_an_in_memory_database_is_scanned_in_process(gate_specs: SpecSet) -> Non
 
 def test_upto_seq_scans_the_ledger_as_it_stood(store: Store, gate_specs: SpecSet) -> None:
     append(store, gate_specs, balanced(per_bucket=1))
-    head_seq, head_hash = store.head()
+    head_seq, head_hash = store.ledger.head()
     append(store, gate_specs, [Plan("later", run_id="run-2")])
     scan = scan_ledger(store, upto_seq=head_seq)
     assert (scan.chain.head_seq, scan.chain.head_hash) == (head_seq, head_hash)
@@ -215,7 +215,7 @@ def test_interleaved_trials_fall_back_to_one_range(store: Store, gate_specs: Spe
     trials = [build_trial(p, gate_specs, f"t{n}") for n, p in enumerate(plans)]
     trials[3] = build_trial(plans[3], gate_specs, "t-twice")
     trials[20] = build_trial(plans[20], gate_specs, "t-twice")  # the same id, far apart
-    store.append_trials([(t, {}) for t in trials])
+    store.ledger.append_trials([(t, {}) for t in trials])
     serial = scan_ledger(store)
     split = scan_ledger(store, workers=3, parallel_min_rows=1)
     assert split == serial

@@ -84,8 +84,8 @@ def mixed(store: Store, gate_specs: SpecSet) -> Store:
         ),
     ]
     for run_id, options in MODES.items():
-        store.start_run(run_id, options)
-    store.append_trials([(t, {}) for t in trials])
+        store.runs.start_run(run_id, options)
+    store.ledger.append_trials([(t, {}) for t in trials])
     return store
 
 
@@ -142,16 +142,16 @@ def test_the_report_does_not_call_hand_made_cost_measured(
 
 
 def test_a_single_source_is_not_mixed(store: Store, gate_specs: SpecSet) -> None:
-    store.start_run("run-1", MODES["run-live"])
-    store.append_trials([(_trial(gate_specs, Plan(f"c{n}"), LIVE), {}) for n in range(3)])
+    store.runs.start_run("run-1", MODES["run-live"])
+    store.ledger.append_trials([(_trial(gate_specs, Plan(f"c{n}"), LIVE), {}) for n in range(3)])
     found = provenance(evaluate(store, gate_specs).selection.trials, {"run-1": MODES["run-live"]})
     assert (found.mixed, found.share(Origin.LIVE)) == ("", 1.0)
 
 
 def test_a_replayed_run_is_not_mixed_by_its_first_tier(store: Store, gate_specs: SpecSet) -> None:
     """Tier 1 always runs here (live); a run that replays every port is one source."""
-    store.start_run("run-1", MODES["run-replay"])
-    store.append_trials([(_trial(gate_specs, Plan(f"c{n}"), REPLAY), {}) for n in range(3)])
+    store.runs.start_run("run-1", MODES["run-replay"])
+    store.ledger.append_trials([(_trial(gate_specs, Plan(f"c{n}"), REPLAY), {}) for n in range(3)])
     found = provenance(evaluate(store, gate_specs).selection.trials, {"run-1": MODES["run-replay"]})
     assert found.envelopes[Origin.LIVE] == 3 and found.envelopes[Origin.REPLAYED] == 9
     assert found.mixed == ""
@@ -196,10 +196,10 @@ def test_a_rerun_rests_on_what_the_first_run_made(store: Store, gate_specs: Spec
         Tier.JUDGE: {"judges": [hand], "cached_from": _made(0.08, 0.25)},
     }
     again = Plan("again", run_id="run-2", cached=True, details=details)
-    store.start_run("run-2", {"plan": {"modes": {"judge": "replay", "sandbox": "replay"}}})
+    store.runs.start_run("run-2", {"plan": {"modes": {"judge": "replay", "sandbox": "replay"}}})
     trial = build_trial(again, gate_specs, "t-again")
     reused = tuple(replace(e, adapter=REPLAY.get(e.tier, "apply/2")) for e in trial.envelopes)
-    store.append_trials([(replace(trial, envelopes=reused), {})])
+    store.ledger.append_trials([(replace(trial, envelopes=reused), {})])
     trials = evaluate(store, gate_specs).selection.trials
     found = provenance(trials, {run: r["options"] for run, r in run_records(store).items()})
     assert found.by_tier[Tier.JUDGE] == {Origin.HAND_MADE: 1}

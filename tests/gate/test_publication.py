@@ -38,7 +38,7 @@ def test_a_clean_ledger_is_publishable(clean_store: Store, gate_specs: SpecSet) 
 
 
 def test_editing_one_stored_row_is_ledger_tampered(clean_store: Store, gate_specs: SpecSet) -> None:
-    path = clean_store.engine.url.database
+    path = clean_store.db.engine.url.database
     assert path
     with sqlite3.connect(path) as raw:
         raw.execute("UPDATE ledger SET verdict = 'fail' WHERE seq = 7 AND verdict = 'pass'")
@@ -235,9 +235,9 @@ def test_each_code_is_absent_from_a_clean_ledger(
 
 
 def _interrupt(store: Store, run_id: str) -> None:
-    store.start_run(run_id, {}, holder=Holder(pid=1, host="grader-1", lease_s=30.0))
+    store.runs.start_run(run_id, {}, holder=Holder(pid=1, host="grader-1", lease_s=30.0))
     later = datetime.now(UTC) + timedelta(minutes=1)
-    assert [r.run_id for r in store.mark_interrupted(later, here="elsewhere")] == [run_id]
+    assert [r.run_id for r in store.runs.mark_interrupted(later, here="elsewhere")] == [run_id]
 
 
 def test_counted_trials_of_an_interrupted_run_are_refused_naming_the_run(
@@ -255,14 +255,14 @@ def test_a_still_running_run_is_refused_and_a_resumed_completed_one_is_not(
     clean_store: Store, gate_specs: SpecSet
 ) -> None:
     holder = Holder(pid=1, host="grader-1", lease_s=30.0)
-    clean_store.start_run("run-1", {}, holder=holder)
+    clean_store.runs.start_run("run-1", {}, holder=holder)
     running = _decide(clean_store, gate_specs)
     assert _codes(running) == ["incomplete_run"]
     assert "run run-1 is still running" in running.refusals[0].detail
     later = datetime.now(UTC) + timedelta(minutes=1)
-    clean_store.mark_interrupted(later, here="elsewhere")
-    assert clean_store.reopen_run("run-1", holder)  # what ``run --resume`` does first
+    clean_store.runs.mark_interrupted(later, here="elsewhere")
+    assert clean_store.runs.reopen_run("run-1", holder)  # what ``run --resume`` does first
     assert _codes(_decide(clean_store, gate_specs)) == ["incomplete_run"]
-    clean_store.finish_run("run-1", "completed", {})
+    clean_store.runs.finish_run("run-1", "completed", {})
     _interrupt(clean_store, "run-2")  # no counted trial comes from it
     assert _decide(clean_store, gate_specs).publishable

@@ -200,7 +200,7 @@ def _store(tmp_path: Path, runs: dict[str, list[Envelope]]) -> Store:
                 "gpt-5",
                 date(2021, 1, 1),
             )
-            store.append_trial(Trial(envelope.trial_id, run_id, changeset, (envelope,)), {})
+            store.ledger.append_trial(Trial(envelope.trial_id, run_id, changeset, (envelope,)), {})
     return store
 
 

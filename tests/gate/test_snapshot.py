@@ -71,7 +71,7 @@ def snapshotted(keyed: Store, gate_specs: SpecSet) -> Store:
     more trials: a re-run of an old changeset and new ones."""
     append(keyed, gate_specs, balanced())
     add_gold(keyed)
-    keyed.checkpoint()
+    keyed.ledger.checkpoint()
     _check(keyed, gate_specs, full=True)  # walks every row, keeps the snapshot
     rerun = Plan("gpt-5/2020/000", "gpt-5", "go-import-rewrite", "fail@compile", run_id="run-2")
     fresh = [Plan(f"new/{n}", "gpt-5", outcome="pass", run_id="run-2") for n in range(5)]
@@ -85,9 +85,9 @@ def _edit_row(db: Path, seq: int, sql: str = "payload = replace(payload, 'pass',
 
 
 def test_a_check_keeps_a_snapshot_at_the_checkpoint(snapshotted: Store) -> None:
-    snapshot = snapshotted.snapshot()
+    snapshot = snapshotted.snapshots.latest()
     assert snapshot is not None
-    assert snapshot.ledger_seq == 480 == snapshotted.checkpoints()[-1].ledger_seq
+    assert snapshot.ledger_seq == 480 == snapshotted.ledger.checkpoints()[-1].ledger_seq
 
 
 def test_an_incremental_check_counts_what_a_full_walk_counts(
@@ -156,9 +156,9 @@ def test_a_forged_snapshot_is_refused_and_every_row_walked(
 def test_a_full_walk_keeps_a_snapshot_that_holds_and_reports_a_forged_one(
     snapshotted: Store, gate_specs: SpecSet, db: Path
 ) -> None:
-    before = snapshotted.snapshot()
+    before = snapshotted.snapshots.latest()
     assert _check(snapshotted, gate_specs, full=True).chain.ok
-    assert snapshotted.snapshot() == before  # the same checkpoint: nothing written again
+    assert snapshotted.snapshots.latest() == before  # the same checkpoint: nothing written again
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE gate_snapshots SET created_at = 'yesterday'")
     chain = _check(snapshotted, gate_specs, full=True).chain
@@ -166,7 +166,7 @@ def test_a_full_walk_keeps_a_snapshot_that_holds_and_reports_a_forged_one(
 
 
 def test_a_snapshot_of_another_form_is_only_a_note(snapshotted: Store) -> None:
-    snapshot = snapshotted.snapshot()
+    snapshot = snapshotted.snapshots.latest()
     assert snapshot is not None
     body: Body = ((), [], "")
     keep(snapshotted, (snapshot.ledger_seq, snapshot.ledger_hash), "gate-facts/0", body)
@@ -179,9 +179,9 @@ def test_a_snapshot_inside_a_trial_keeps_that_trial_open(
     keyed: Store, gate_specs: SpecSet, db: Path
 ) -> None:
     append(keyed, gate_specs, balanced(per_bucket=4))
-    keyed.checkpoint(at=(46, _link(db, 46)))  # row 46: the middle of trial 12's rows
+    keyed.ledger.checkpoint(at=(46, _link(db, 46)))  # row 46: the middle of trial 12's rows
     _check(keyed, gate_specs, full=False)
-    assert keyed.snapshot() is not None
+    assert keyed.snapshots.latest() is not None
     incremental = _check(keyed, gate_specs, full=False)
     full = _check(keyed, gate_specs, full=True)
     assert incremental.chain.resumed_at == 46
@@ -194,7 +194,7 @@ def test_a_trial_continued_after_the_snapshot_is_read_again_from_the_first_row(
 ) -> None:
     # Only a crafted ledger does this: more rows of a trial the snapshot holds whole.
     again = build_trial(Plan("gpt-5/2020/001", "gpt-5"), gate_specs, "t-run-1-gpt-5-2020-001")
-    snapshotted.append_trials([(again, {})])
+    snapshotted.ledger.append_trials([(again, {})])
     incremental = _check(snapshotted, gate_specs, full=False)
     full = _check(snapshotted, gate_specs, full=True)
     assert incremental.chain.resumed_at == 0
@@ -214,9 +214,9 @@ def test_without_the_private_key_a_snapshot_is_used_but_none_kept(
     keys = replace(snapshotted.keys, signer=None, verifier=signer.verifier())
     public_only = Store.open(f"sqlite:///{db}", keys=keys)
     try:
-        snapshotted.checkpoint()  # a newer checkpoint a holder of the private key would use
+        snapshotted.ledger.checkpoint()  # a newer checkpoint a holder of the private key would use
         assert _check(public_only, gate_specs, full=False).chain.resumed_at == 480
-        assert public_only.snapshot().ledger_seq == 480  # type: ignore[union-attr]
+        assert public_only.snapshots.latest().ledger_seq == 480  # type: ignore[union-attr]
     finally:
         public_only.close()
 
@@ -225,7 +225,7 @@ def test_without_a_checkpoint_key_every_row_is_walked(store: Store, gate_specs: 
     append(store, gate_specs, balanced(per_bucket=2))
     inputs = _check(store, gate_specs, full=False)
     assert inputs.chain.resumed_at == 0
-    assert store.snapshot() is None
+    assert store.snapshots.latest() is None
 
 
 @pytest.mark.postgres
@@ -236,7 +236,7 @@ def test_an_incremental_check_on_postgresql(
     server = Store.open(postgres_url, keys=keys)
     try:
         append(server, gate_specs, balanced(per_bucket=4))
-        server.checkpoint()
+        server.ledger.checkpoint()
         _check(server, gate_specs, full=False)  # walks every row, keeps the snapshot
         append(server, gate_specs, [Plan("new/0", "gpt-5", run_id="run-2")])
         incremental = _check(server, gate_specs, full=False)
@@ -277,14 +277,14 @@ def eventful(keyed: Store, gate_specs: SpecSet) -> Store:
     marked trial, whose mark then no longer counts)."""
     append(keyed, gate_specs, [*balanced(per_bucket=8), *_eventful("before", "run-1")])
     add_gold(keyed)
-    keyed.checkpoint()
+    keyed.ledger.checkpoint()
     _check(keyed, gate_specs, full=True)  # walks every row, keeps the snapshot
     clean = Plan("before/marked", run_id="run-3")  # supersedes the marked trial
     rerun = Plan("before/stale", outcome="fail@compile", run_id="run-3")
     append(keyed, gate_specs, [*_eventful("after", "run-3"), clean, rerun])
-    keyed.start_run("run-3", {}, holder=Holder(pid=1, host="grader-1", lease_s=30.0))
+    keyed.runs.start_run("run-3", {}, holder=Holder(pid=1, host="grader-1", lease_s=30.0))
     later = datetime.now(UTC) + timedelta(minutes=1)
-    keyed.mark_interrupted(later, here="elsewhere")
+    keyed.runs.mark_interrupted(later, here="elsewhere")
     return keyed
 
 
@@ -309,9 +309,9 @@ def test_an_incremental_check_decides_every_refusal_as_a_full_walk_does(
 def test_an_incremental_check_keeps_the_next_snapshot_from_the_columns_it_started_with(
     snapshotted: Store, gate_specs: SpecSet
 ) -> None:
-    snapshotted.checkpoint()  # at row 504, after the snapshot's 480
+    snapshotted.ledger.checkpoint()  # at row 504, after the snapshot's 480
     assert _check(snapshotted, gate_specs, full=False).chain.resumed_at == 480
-    assert snapshotted.snapshot().ledger_seq == 504  # type: ignore[union-attr]
+    assert snapshotted.snapshots.latest().ledger_seq == 504  # type: ignore[union-attr]
     append(
         snapshotted,
         gate_specs,

@@ -160,7 +160,7 @@ def test_a_revert_that_arrives_later_inside_the_window_relabels_with_history(
         }
     ]
     assert gold_rows(store) == [chain[-1]]
-    assert store.verify_ledger().ok
+    assert store.ledger.verify_ledger().ok
 
     # Nothing new on the branch: the label stands, and nothing more is recorded.
     look(store, origin, tmp_path / "mirrors", fetched=day(50))

@@ -65,7 +65,7 @@ def graded(store: Store, changeset_id: str, *verdicts: Verdict, fabricated: bool
         Envelope("t-bot", changeset_id, tier, verdict, 0.001, 0.0, 0.1, stamps, fabricated=marks)
         for tier, verdict in zip(Tier, verdicts, strict=False)
     )
-    store.append_trial(Trial("t-bot", "r-bot", changeset, envelopes), {})
+    store.ledger.append_trial(Trial("t-bot", "r-bot", changeset, envelopes), {})
     return "t-bot"
 
 
@@ -132,7 +132,7 @@ def test_an_outage_on_one_pr_is_noted_and_the_others_still_refresh(
     assert report.errors == {"example/app#1": "GitHub answered 502 for pull request example/app#1"}
     assert report.labels == {"example/app#2": GoldLabel.ACCEPTED}
     assert [(r.pr_number, r.label) for r in gold_rows(store)] == [(2, GoldLabel.ACCEPTED)]
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         errors = dict(
             conn.execute(
                 schema.tracked_prs_table.select().with_only_columns(

@@ -173,7 +173,7 @@ def test_a_cache_hit_costs_nothing_and_skips_the_adapters(
     cascade = _cascade(specs, tmp_path, sandbox, judge, store=store)
     changeset = _changeset(java_repo, _good_patch(java_repo))
     first = cascade.run_trial("run1", changeset, Budget(None))
-    store.append_trial(first.trial, first.cache_keys)
+    store.ledger.append_trial(first.trial, first.cache_keys)
     calls = (len(sandbox.requests), len(judge.requests))
     renamed = replace(changeset, id="same-diff")
     second = cascade.run_trial("run2", renamed, Budget(None)).trial
@@ -191,7 +191,7 @@ def test_a_changed_patch_is_never_served_from_the_cache(
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     cascade = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge(), store=store)
     first = cascade.run_trial("r1", _changeset(java_repo, _good_patch(java_repo)), Budget(None))
-    store.append_trial(first.trial, first.cache_keys)
+    store.ledger.append_trial(first.trial, first.cache_keys)
     other = diff_of(java_repo[0], {"pom.xml": UPGRADED_POM + "<!-- x -->\n"})
     second = cascade.run_trial("r2", _changeset(java_repo, other), Budget(None)).trial
     assert not any(e.cached for e in second.envelopes)
@@ -210,8 +210,8 @@ def test_an_infrastructure_fault_is_an_error_not_a_failure_and_is_not_cached(
     assert compile_envelope.verdict is Verdict.ERROR
     assert "Docker engine not reachable" in compile_envelope.reason
     assert record.trial.verdict is Verdict.ERROR
-    store.append_trial(record.trial, record.cache_keys)
-    assert store.cached_envelope(record.cache_keys["compile"]) is None
+    store.ledger.append_trial(record.trial, record.cache_keys)
+    assert store.trials.cached_envelope(record.cache_keys["compile"]) is None
 
 
 def test_a_missing_base_commit_is_an_error(
@@ -344,7 +344,7 @@ def test_the_image_id_is_in_every_sandbox_envelope_and_in_the_cache_key(
     first = _cascade(specs, tmp_path, first_sandbox, _passing_judge(), store=store).run_trial(
         "r1", changeset, Budget(None)
     )
-    store.append_trial(first.trial, first.cache_keys)
+    store.ledger.append_trial(first.trial, first.cache_keys)
     compile_envelope = first.trial.envelopes[1]
     assert compile_envelope.details["images"] == ids
     assert compile_envelope.details["image_id"] == "sha256:one"
@@ -527,7 +527,7 @@ def test_in_a_job_an_unavailable_judge_puts_the_trial_back_with_what_it_made(
     # The judge's reservation is given back; what tiers 1-3 spent stays spent.
     assert budget.spent_usd == pytest.approx(_UP_TO_TESTS)
     # The cache holds only what the ledger holds: nothing of a trial that was put back.
-    assert all(store.cached_envelope(key) is None for key, _ in carried.tiers.values())
+    assert all(store.trials.cached_envelope(key) is None for key, _ in carried.tiers.values())
     assert Carried.of(carried.to_dict()) == carried  # it travels in the job's payload
 
 

@@ -60,7 +60,7 @@ def _run(
     ]
     cascade = Cascade(specs, oracles, RepoCache(tmp_path / "cache"), store=store)
     record = cascade.run_trial("run", changeset, Budget(None))
-    store.append_trial(record.trial, record.cache_keys)
+    store.ledger.append_trial(record.trial, record.cache_keys)
     return record
 
 

@@ -354,7 +354,7 @@ def _kept_grade(
 def _stored_trial(ctx: BotContext, trial_id: str) -> Trial | None:
     """A trial as the ledger holds it (its changeset keeps the patch's hash, not its text:
     enough to publish it)."""
-    rows = ctx.store.trial_envelopes(trial_id)
+    rows = ctx.store.trials.trial_envelopes(trial_id)
     if not rows:
         return None
     first = rows[0].entry
@@ -396,7 +396,7 @@ def _signed_head(ctx: BotContext) -> Checkpoint | None:
     if ctx.store.keys.signer is None:
         return None
     try:
-        return ctx.store.checkpoint()
+        return ctx.store.ledger.checkpoint()
     except StoreError as exc:
         log.error("checkpoint refused, the check run carries no signed head: %s", exc)
         return None

@@ -58,7 +58,7 @@ class CheckRecords:
             "updated_at": self.clock(),
         }
         table = check_runs_table
-        with self.store.engine.begin() as conn:
+        with self.store.db.engine.begin() as conn:
             updated = conn.execute(
                 table.update().where(table.c.external_id == record.external_id).values(**values)
             ).rowcount
@@ -77,7 +77,7 @@ class CheckRecords:
 
     def get(self, ext_id: str) -> CheckRecord | None:
         query = sa.select(check_runs_table).where(check_runs_table.c.external_id == ext_id)
-        with self.store.reading() as conn:
+        with self.store.db.reading() as conn:
             row = conn.execute(query).mappings().first()
         return CheckRecord(**row) if row else None
 
@@ -88,5 +88,5 @@ class CheckRecords:
             .where(check_runs_table.c.repo == repo, check_runs_table.c.number == number)
             .order_by(check_runs_table.c.updated_at.desc())
         )
-        with self.store.reading() as conn:
+        with self.store.db.reading() as conn:
             return [CheckRecord(**row) for row in conn.execute(query).mappings()]

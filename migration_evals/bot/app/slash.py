@@ -146,7 +146,7 @@ def _latest_envelopes(task: CommandTask, ctx: BotContext) -> tuple[str, list[Env
         if record.run_id and record.trial_id:
             envelopes = [
                 entry.envelope
-                for entry in ctx.store.entries(run_id=record.run_id)
+                for entry in ctx.store.ledger.entries(run_id=record.run_id)
                 if entry.trial_id == record.trial_id
             ]
             return f"`{record.head_sha[:12]}` ({record.mode})", envelopes

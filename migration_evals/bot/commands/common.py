@@ -192,7 +192,7 @@ def _checkpoint(store: Store, stderr: Console) -> None:
     if store.keys.signer is None:
         return
     try:
-        signed = store.checkpoint()
+        signed = store.ledger.checkpoint()
     except StoreError as exc:
         stderr.print(f"[bold red]checkpoint refused[/]: {exc}", highlight=False)
         return
@@ -245,7 +245,7 @@ def grade(
                     on_trial=advance,
                     on_quiet=lambda line: stderr.print(f"[yellow]{line}[/]", highlight=False),
                 )
-        details = {"database": store.display_url, **(extra or {})}
+        details = {"database": store.db.display_url, **(extra or {})}
         _report(outcome, specs, as_json=as_json, out=out, extra=details, show_trials=show_trials)
         _checkpoint(store, stderr)
     finally:

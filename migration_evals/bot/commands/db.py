@@ -22,18 +22,17 @@ from migration_evals.core.store import Store
 def upgrade(args: argparse.Namespace) -> int:
     store = Store.attach(settings_from_args(args).db_url)
     try:
-        before = store.upgrade_schema()
-        after = store.schema_state()
+        before = store.db.upgrade_schema()
+        after = store.db.schema_state()
     finally:
         store.close()
     if args.json:
-        _print_json({"database": store.display_url, "before": _doc(before), **_doc(after)})
+        _print_json({"database": store.db.display_url, "before": _doc(before), **_doc(after)})
     elif before.standing is Standing.CURRENT:
-        print(f"{store.display_url}: already at schema revision {after.revision}")
+        print(f"{store.db.display_url}: already at schema revision {after.revision}")
     else:
-        print(
-            f"{store.display_url}: upgraded to schema revision {after.revision} (it {_was(before)})"
-        )
+        url = store.db.display_url
+        print(f"{url}: upgraded to schema revision {after.revision} (it {_was(before)})")
     return ExitStatus.OK
 
 
@@ -41,15 +40,15 @@ def status(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     store = Store.attach(settings.db_url)
     try:
-        found = store.schema_state()
+        found = store.db.schema_state()
         if found.standing is Standing.CURRENT:  # an older schema has no heartbeats to read
             reap_and_note(store, settings)
     finally:
         store.close()
     if args.json:
-        _print_json({"database": store.display_url, **_doc(found)})
+        _print_json({"database": store.db.display_url, **_doc(found)})
     else:
-        print(f"{store.display_url}: {found.standing.value}; it {found.describe()}")
+        print(f"{store.db.display_url}: {found.standing.value}; it {found.describe()}")
     if found.standing is Standing.CURRENT:
         return ExitStatus.OK
     return ExitStatus.SCHEMA_BEHIND if found.upgradable else ExitStatus.ERROR

@@ -139,7 +139,7 @@ def _bundle_checkpoint(store: Store, evaluation: Evaluation) -> Checkpoint | Non
         return latest
     if store.keys.signer is None:
         return None
-    return store.checkpoint(at=(chain.head_seq, chain.head_hash))
+    return store.ledger.checkpoint(at=(chain.head_seq, chain.head_hash))
 
 
 def run_publish(args: argparse.Namespace) -> int:

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(settings, warn=True)
     try:
         reap_and_note(store, settings)
-        check = store.verify_ledger(witness)
+        check = store.ledger.verify_ledger(witness)
     finally:
         store.close()
     if args.json:
@@ -91,12 +91,12 @@ def _public_key(args: argparse.Namespace) -> int:
 def _sign_checked(store: Store) -> Checkpoint | None:
     """A new checkpoint at the ledger's end, or None (said why) when it does not verify:
     a checkpoint is never signed over a ledger that does not."""
-    check = store.verify_ledger()
+    check = store.ledger.verify_ledger()
     if not check.ok:
         _print_check(check)
         print("migration-evals: no checkpoint written", file=sys.stderr)
         return None
-    return store.checkpoint()
+    return store.ledger.checkpoint()
 
 
 def run_checkpoint(args: argparse.Namespace) -> int:

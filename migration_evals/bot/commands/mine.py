@@ -177,7 +177,7 @@ def run_gold(args: argparse.Namespace) -> int:
         _note_unlock(store, report.now, policy)
     finally:
         store.close()
-    document = {**report.to_dict(), "database": store.display_url}
+    document = {**report.to_dict(), "database": store.db.display_url}
     if args.out is not None:
         args.out.write_text(json.dumps(document, indent=2) + "\n")
     if args.json:
@@ -187,7 +187,7 @@ def run_gold(args: argparse.Namespace) -> int:
         console.print(_gold_table(report))
         console.print(
             f"still open: {len(report.still_open)}; unchanged (final): "
-            f"{len(report.skipped_final)}; database: {store.display_url}"
+            f"{len(report.skipped_final)}; database: {store.db.display_url}"
         )
     fabricated = _fabricated_rows(report)
     if fabricated:
@@ -284,7 +284,7 @@ def run_gold_git(args: argparse.Namespace) -> int:
         store.close()
     for commit, detail in problems:
         report.error(commit, detail)
-    _print_git_report(args, report, store.display_url)
+    _print_git_report(args, report, store.db.display_url)
     stderr = make_console(stderr=True)
     for error in report.errors:
         stderr.print(f"[red]{error['commit']}[/]: {error['detail']}", highlight=False)

@@ -40,7 +40,7 @@ class SharedBudget(Budget):
         self.store = store
         self.run_id = run_id
         budgets = budgets_table.c
-        with store.reading() as conn:
+        with store.db.reading() as conn:
             row = conn.execute(
                 sa.select(budgets.limit_usd, budgets.spent_usd, budgets.exhausted).where(
                     budgets.run_id == run_id
@@ -53,13 +53,13 @@ class SharedBudget(Budget):
     def allows(self, amount: float) -> bool:
         """Whether ``amount`` fits what the run's row says is left now."""
         budgets = budgets_table.c
-        with self.store.reading() as conn:
+        with self.store.db.reading() as conn:
             row = conn.execute(
                 sa.select(budgets.limit_usd, budgets.spent_usd).where(budgets.run_id == self.run_id)
             ).one()
         fits = float(row.spent_usd) + amount <= float(row.limit_usd) + _EPSILON
         if not fits:
-            with self.store.engine.begin() as conn:
+            with self.store.db.engine.begin() as conn:
                 mine = budgets.run_id == self.run_id
                 conn.execute(budgets_table.update().where(mine).values(exhausted=True))
             with self._lock:
@@ -69,7 +69,7 @@ class SharedBudget(Budget):
     def reserve(self, amount: float) -> bool:
         budgets = budgets_table.c
         mine = budgets.run_id == self.run_id
-        with self.store.engine.begin() as conn:
+        with self.store.db.engine.begin() as conn:
             taken = conn.execute(
                 budgets_table.update()
                 .where(mine, budgets.spent_usd + amount <= budgets.limit_usd + _EPSILON)
@@ -87,7 +87,7 @@ class SharedBudget(Budget):
     def release(self, amount: float) -> None:
         budgets = budgets_table.c
         spent = sa.case((budgets.spent_usd > amount, budgets.spent_usd - amount), else_=0.0)
-        with self.store.engine.begin() as conn:
+        with self.store.db.engine.begin() as conn:
             mine = budgets.run_id == self.run_id
             conn.execute(budgets_table.update().where(mine).values(spent_usd=spent))
         with self._lock:
@@ -96,7 +96,7 @@ class SharedBudget(Budget):
     def charge(self, amount: float) -> None:
         budgets = budgets_table.c
         mine = budgets.run_id == self.run_id
-        with self.store.engine.begin() as conn:
+        with self.store.db.engine.begin() as conn:
             conn.execute(
                 budgets_table.update().where(mine).values(spent_usd=budgets.spent_usd + amount)
             )
@@ -112,7 +112,7 @@ class SharedBudget(Budget):
     @staticmethod
     def is_exhausted(store: Store, run_id: str) -> bool:
         """Whether ``run_id`` has a budget and ran out of it."""
-        with store.reading() as conn:
+        with store.db.reading() as conn:
             exhausted = conn.execute(
                 sa.select(budgets_table.c.exhausted).where(budgets_table.c.run_id == run_id)
             ).scalar()

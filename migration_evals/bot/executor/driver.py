@@ -120,9 +120,9 @@ class CeleryRun:
         """Write the run and its jobs in one transaction, then announce the jobs."""
         plan = self.plan
         jobs = [trial_job(TrialTask(run_id, changeset, plan)) for changeset in changesets]
-        with self.store.engine.begin() as conn:
+        with self.store.db.engine.begin() as conn:
             stored = {**options, "plan": plan.to_dict(), "executor": "celery"}
-            self.store.start_run(run_id, stored, conn=conn, holder=holder)
+            self.store.runs.start_run(run_id, stored, conn=conn, holder=holder)
             if plan.budget_usd is not None:
                 open_budget(conn, run_id, plan.budget_usd)
             scale = self.settings.scale
@@ -178,7 +178,7 @@ class CeleryRun:
         failed = self.queue.admin.failed(TRIAL, prefix)
         if not failed:
             return failed  # the usual case: no need to read which trials are written
-        written = self.store.trials_written(run_id)
+        written = self.store.ledger.trials_written(run_id)
         return {
             key: error
             for key, error in failed.items()
@@ -192,12 +192,12 @@ class CeleryRun:
         for key, error in failed.items():
             reason = f"{INTERNAL_ERROR}: the trial's job gave up: {error}"
             trial = internal_error_trial(self.specs, run_id, by_key[key], reason)
-            self.store.append_trial_once(trial, {})
+            self.store.ledger.append_trial_once(trial, {})
 
     def finish(self, run_id: str, changesets: Sequence[Changeset]) -> RunOutcome:
         """Read the run's trials back from the ledger, in input order, and close the run."""
         envelopes: dict[str, list[Envelope]] = {}
-        for entry in self.store.entries(run_id=run_id):
+        for entry in self.store.ledger.entries(run_id=run_id):
             envelopes.setdefault(entry.trial_id, []).append(entry.envelope)
         trials = [
             Trial(tid, run_id, changeset, tuple(envelopes[tid]))
@@ -215,7 +215,7 @@ class CeleryRun:
             status = RunStatus.STOPPED_BUDGET
         outcome = RunOutcome(run_id, trials, status, len(changesets) - len(trials), errors)
         tiers = [spec.tier for spec in self.specs.oracle.tiers]
-        self.store.finish_run(run_id, status, outcome.summary(tiers).to_dict())
+        self.store.runs.finish_run(run_id, status, outcome.summary(tiers).to_dict())
         return outcome
 
 

@@ -230,7 +230,7 @@ class TrialGrader:
             self.leasing.complete(job, worker, line)
             return line
         line = f"{record.trial.verdict.value}: trial {record.trial.id} ({task.changeset.id})"
-        seq = self.store.append_trial_once(
+        seq = self.store.ledger.append_trial_once(
             record.trial,
             record.cache_keys,
             claim=lambda conn: self.leasing.complete_in(conn, job, worker, line),

@@ -30,7 +30,7 @@ class Administration:
         query = sa.select(jobs_table).order_by(jobs_table.c.id)
         if subject is not None:
             query = query.where(jobs_table.c.subject == subject)
-        with self.table.store.reading() as conn:
+        with self.table.store.db.reading() as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
 
     def listing(
@@ -43,7 +43,7 @@ class Administration:
             query = query.where(jobs_table.c.state.in_([state.value for state in states]))
         if kind is not None:
             query = query.where(jobs_table.c.kind == kind)
-        with self.table.store.reading() as conn:
+        with self.table.store.db.reading() as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
 
     def retry(self, job_id: int) -> dict[str, Any]:
@@ -54,7 +54,7 @@ class Administration:
         (its worker has it) or it is done (its work is recorded: re-grade instead)."""
         now = self.table.clock()
         jobs = jobs_table.c
-        with self.table.store.engine.begin() as conn:
+        with self.table.store.db.engine.begin() as conn:
             conn.execute(GUARD)  # no lease decision in between
             row = conn.execute(sa.select(jobs_table).where(jobs.id == job_id)).mappings().first()
             if row is None:
@@ -94,7 +94,7 @@ class Administration:
             .where(sa.or_(retrying, gave_up))
             .order_by(jobs.id.desc())
         )
-        with self.table.store.reading() as conn:
+        with self.table.store.db.reading() as conn:
             return [dict(row) for row in conn.execute(query).mappings()]
 
     def failed(self, kind: JobKind, key_prefix: str) -> dict[str, str]:
@@ -105,7 +105,7 @@ class Administration:
             jobs.kind == kind.name,
             jobs.key.startswith(key_prefix, autoescape=True),
         )
-        with self.table.store.reading() as conn:
+        with self.table.store.db.reading() as conn:
             return {str(key): str(error or "") for key, error in conn.execute(query)}
 
     def count_states(self, subject: str) -> dict[JobState, int]:
@@ -115,25 +115,25 @@ class Administration:
             .where(jobs_table.c.subject == subject)
             .group_by(jobs_table.c.state)
         )
-        with self.table.store.reading() as conn:
+        with self.table.store.db.reading() as conn:
             return {JobState(state): int(n) for state, n in conn.execute(query)}
 
     def counts(self) -> dict[str, int]:
         query = sa.select(jobs_table.c.state, sa.func.count()).group_by(jobs_table.c.state)
-        with self.table.store.reading() as conn:
+        with self.table.store.db.reading() as conn:
             return {str(state): int(n) for state, n in conn.execute(query)}
 
     def ping(self) -> bool:
         """True when the database answers."""
         try:
-            with self.table.store.reading() as conn:
+            with self.table.store.db.reading() as conn:
                 conn.execute(sa.select(1))
         except SQLAlchemyError:
             return False
         return True
 
     def deliveries(self) -> int:
-        with self.table.store.reading() as conn:
+        with self.table.store.db.reading() as conn:
             return int(
                 conn.execute(sa.select(sa.func.count()).select_from(deliveries_table)).scalar_one()
             )

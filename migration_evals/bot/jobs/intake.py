@@ -104,7 +104,7 @@ class Intake:
         return accepted
 
     def _accept_batch(self, batch: Sequence[_Delivery]) -> list[Accepted]:
-        engine = self.table.store.engine
+        engine = self.table.store.db.engine
         try:
             with engine.begin() as conn:
                 return self._accept_all(conn, batch)
@@ -189,7 +189,7 @@ class Intake:
     def enqueue(self, job: NewJob, *, delay_s: float = 0.0) -> int | None:
         """Create ``job`` unless its key exists; returns the new id or None."""
         now = self.table.clock()
-        with self.table.store.engine.begin() as conn:
+        with self.table.store.db.engine.begin() as conn:
             job_id = self._insert(conn, job, now + delay_s, None)
         if job_id is not None and delay_s <= 0:
             self.table.announce([(job_id, job.kind)])

@@ -54,7 +54,7 @@ class Leasing:
         """
         now = self.table.clock()
         jobs = jobs_table.c
-        with self.table.store.engine.begin() as conn:
+        with self.table.store.db.engine.begin() as conn:
             conn.execute(GUARD)
             busy = sa.select(jobs.subject).where(
                 jobs.state == JobState.RUNNING.value, jobs.lease_until > now
@@ -90,7 +90,7 @@ class Leasing:
             if taken is not None:
                 return taken
         jobs = jobs_table.c
-        with self.table.store.engine.begin() as conn:
+        with self.table.store.db.engine.begin() as conn:
             kind = conn.execute(sa.select(jobs.kind).where(jobs.id == job_id)).scalar()
             if kind is None or (kinds is not None and kind not in {k.name for k in kinds}):
                 return None
@@ -125,7 +125,7 @@ class Leasing:
             )
             .returning(*JOB_COLUMNS)
         )
-        with self.table.store.engine.begin() as conn:
+        with self.table.store.db.engine.begin() as conn:
             relax_commit(conn)
             row = conn.execute(take).first()
         return None if row is None else self.table.job(row, attempts=int(row.attempts))
@@ -191,7 +191,7 @@ class Leasing:
                 sa.or_(jobs.updated_at < jobs.lease_until, waited),
             ),
         )
-        with self.table.store.engine.begin() as conn:
+        with self.table.store.db.engine.begin() as conn:
             due = [
                 (int(job_id), self.table.kinds.get(kind))
                 for job_id, kind in conn.execute(
@@ -209,7 +209,7 @@ class Leasing:
 
     def heartbeat(self, job: Job, worker: str) -> bool:
         """Extend the lease; False when the job is no longer this worker's."""
-        with self.table.store.engine.begin() as conn:
+        with self.table.store.db.engine.begin() as conn:
             relax_commit(conn)  # a lost renewal costs at most a repeated run
             return self._owned_update_in(
                 conn, job, worker, lease_until=self.table.clock() + self.lease_s
@@ -261,7 +261,7 @@ class Leasing:
         )
 
     def _owned_update(self, job: Job, worker: str, **values: Any) -> bool:
-        with self.table.store.engine.begin() as conn:
+        with self.table.store.db.engine.begin() as conn:
             return self._owned_update_in(conn, job, worker, **values)
 
     def _owned_update_in(self, conn: Connection, job: Job, worker: str, **values: Any) -> bool:

@@ -21,7 +21,7 @@ class NamedLeases:
         """Take or renew the named lease; True while ``holder`` has it."""
         now = self.table.clock()
         leases = leases_table.c
-        with self.table.store.engine.begin() as conn:
+        with self.table.store.db.engine.begin() as conn:
             conn.execute(GUARD)
             taken = conn.execute(
                 leases_table.update()
@@ -39,7 +39,7 @@ class NamedLeases:
             return True
 
     def release_lease(self, name: str, holder: str) -> None:
-        with self.table.store.engine.begin() as conn:
+        with self.table.store.db.engine.begin() as conn:
             conn.execute(
                 leases_table.delete()
                 .where(leases_table.c.name == name)

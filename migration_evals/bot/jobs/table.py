@@ -49,7 +49,7 @@ class JobTable:
         self._ensure_guard()
 
     def _ensure_guard(self) -> None:
-        with self.store.engine.begin() as conn:
+        with self.store.db.engine.begin() as conn:
             if conn.execute(sa.select(guard_table.c.id)).first() is None:
                 try:
                     with conn.begin_nested():

@@ -11,7 +11,7 @@ from tests.fakes import FakeTimer
 
 
 def _trials(harness: Harness) -> set[str]:
-    return {entry.trial_id for entry in harness.service.store.entries()}
+    return {entry.trial_id for entry in harness.service.store.ledger.entries()}
 
 
 def _retry_due(harness: Harness, clock: FakeTimer) -> None:
@@ -38,11 +38,11 @@ def test_a_check_run_refused_after_grading_is_published_without_grading_again(
 ) -> None:
     harness, clock = _graded_then_publishing_fails(make_harness, after=False)
     [graded] = _trials(harness)
-    rows = len(list(harness.service.store.entries()))
+    rows = len(list(harness.service.store.ledger.entries()))
     _retry_due(harness, clock)
     harness.drain()
     assert _trials(harness) == {graded}  # nothing graded twice
-    assert len(list(harness.service.store.entries())) == rows
+    assert len(list(harness.service.store.ledger.entries())) == rows
     [run] = harness.github.check_runs
     assert (run["status"], run["conclusion"]) == ("completed", "success")
     assert graded in run["output"]["summary"]

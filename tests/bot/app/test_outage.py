@@ -168,7 +168,7 @@ def test_a_judge_down_puts_grade_jobs_back_and_each_pr_gets_its_verdict_once(
     assert all(json.loads(j["payload"])[CARRIED]["tiers"] for j in jobs)
     assert [r["status"] for r in gh.check_runs] == ["in_progress"] * len(HEADS)
     assert judge.timer.sleeps == [] and judge.calls == len(HEADS)  # asked once, not waited
-    assert list(harness.service.store.entries()) == []  # nothing graded is written yet
+    assert list(harness.service.store.ledger.entries()) == []  # nothing graded is written yet
     assert harness.drain() == 0  # nothing is due before the API asked
 
     judge.down = judge.calls  # the API answers again
@@ -179,7 +179,7 @@ def test_a_judge_down_puts_grade_jobs_back_and_each_pr_gets_its_verdict_once(
         [run] = gh.runs_for(sha)  # found again by its external_id, never created twice
         assert (run["status"], run["conclusion"]) == ("completed", "success")
     store = harness.service.store
-    entries = list(store.entries())
+    entries = list(store.ledger.entries())
     trials = {entry.trial_id for entry in entries}
     assert len(trials) == len(HEADS) and len(entries) == len(HEADS) * len(Tier)
     assert all(
@@ -188,7 +188,7 @@ def test_a_judge_down_puts_grade_jobs_back_and_each_pr_gets_its_verdict_once(
     # The three heads carry one diff: once one answer is in the ledger it serves the others.
     assert judge.answered == 1
     assert sum(e.envelope.cached for e in entries if e.envelope.tier is Tier.JUDGE) == 2
-    statuses = sorted(str(run["status"]) for run in store.runs())
+    statuses = sorted(str(run["status"]) for run in store.runs.all())
     assert statuses == sorted([RunStatus.COMPLETED] * 3 + [RunStatus.DEFERRED] * 3)
     assert judge.timer.sleeps == [] and harness.sleeps == [] and gh.schema_errors == []
 
@@ -213,7 +213,7 @@ def test_on_the_last_attempt_a_judge_still_down_grades_error_saying_why(
     assert job["state"] == "done"
     [run] = harness.github.runs_for(HEADS[2])
     assert (run["status"], run["conclusion"]) == ("completed", "neutral")
-    entries = list(harness.service.store.entries())
+    entries = list(harness.service.store.ledger.entries())
     assert [e.envelope.verdict for e in entries] == [Verdict.PASS] * 3 + [Verdict.ERROR]
     reason = entries[-1].envelope.reason
     assert "the judge API answered 429" in reason and "gave up after 5 attempt(s)" in reason

@@ -23,15 +23,15 @@ def test_the_check_run_carries_the_signed_head_of_the_ledger_holding_its_trial(
     [run] = harness.github.check_runs
     assert harness.github.schema_errors == []
     store = harness.service.store
-    head_seq, head_hash = store.head()
+    head_seq, head_hash = store.ledger.head()
     assert f"**Signed ledger head:** row {head_seq}, `{head_hash}`" in run["output"]["summary"]
     block = re.search(r"```json\n(.*?)\n```", run["output"]["text"], re.DOTALL)
     assert block is not None
     carried = witness_of(json.loads(block.group(1)))
-    assert carried.to_dict() == store.checkpoints()[-1].to_dict()  # stored, and carried
+    assert carried.to_dict() == store.ledger.checkpoints()[-1].to_dict()  # stored, and carried
     assert (carried.ledger_seq, carried.ledger_hash) == (head_seq, head_hash)
     assert CheckpointSigner.from_pem(key).verifier().problem(carried) is None
-    assert store.verify_ledger(carried).ok
+    assert store.ledger.verify_ledger(carried).ok
 
 
 def test_without_a_checkpoint_key_the_check_run_says_the_head_is_not_signed(

@@ -15,7 +15,7 @@ HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 def test_the_page_escapes_what_came_from_the_candidate(tmp_path: Path, specs: SpecSet) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'results.db'}")
-    store.start_run("run-1", {"mode": "replay"})
+    store.runs.start_run("run-1", {"mode": "replay"})
     plan = Plan(
         f"c/{HOSTILE}", outcome="fail@compile", details={Tier.COMPILE: {"output_tail": HOSTILE}}
     )
@@ -35,7 +35,7 @@ def test_the_page_says_what_the_tests_executed_of_the_changed_code(
     tmp_path: Path, specs: SpecSet
 ) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'results.db'}")
-    store.start_run("run-1", {"mode": "replay"})
+    store.runs.start_run("run-1", {"mode": "replay"})
     files = [{"path": f"src/{HOSTILE}.java", "changed": 2, "covered": 0, "uncovered_lines": [7]}]
     found = {"diff_coverage": {"changed": 2, "covered": 0, "files": files}}
     [untested, older] = append(

@@ -164,4 +164,4 @@ class Cluster:
     def written(self) -> int:
         """Trials written so far, over every run."""
         with self.store() as (store, _queue):
-            return sum(len(store.trials_written(run["run_id"])) for run in store.runs())
+            return sum(len(store.ledger.trials_written(run["run_id"])) for run in store.runs.all())

@@ -59,13 +59,13 @@ def _exactly_once(cluster: Cluster, document: dict[str, Any]) -> list[dict[str, 
     assert len(ids) == TRIALS and set(ids) == expected
     assert document["status"] == "completed" and document["fabricated_count"] == 0
     with cluster.store() as (store, queue):
-        [run] = store.runs()
+        [run] = store.runs.all()
         assert run["status"] == "completed"
-        entries = list(store.entries(run_id=run["run_id"]))
+        entries = list(store.ledger.entries(run_id=run["run_id"]))
         per_trial = Counter(entry.trial_id for entry in entries)
         assert len(per_trial) == TRIALS and set(per_trial.values()) == {len(Tier)}
-        assert len(store.trials_written(run["run_id"])) == TRIALS
-        check = store.verify_ledger()
+        assert len(store.ledger.trials_written(run["run_id"])) == TRIALS
+        check = store.ledger.verify_ledger()
         assert check.ok and check.rows == TRIALS * len(Tier), check.problems
         jobs = queue.admin.jobs()
     assert len(jobs) == TRIALS and {j["state"] for j in jobs} == {JobState.DONE}

@@ -41,12 +41,12 @@ def test_every_changeset_is_graded_once_though_each_is_delivered_twice(
     assert {t.changeset.id: t.verdict.value for t in outcome.trials} == {
         c.id: EXPECTED[c.id]["verdict"] for c in java_calc
     }
-    entries = list(cluster.store.entries(run_id=outcome.run_id))
+    entries = list(cluster.store.ledger.entries(run_id=outcome.run_id))
     assert len(entries) == len(java_calc) * len(Tier)  # one set of envelopes per trial
-    assert cluster.store.verify_ledger().ok
+    assert cluster.store.ledger.verify_ledger().ok
     jobs = cluster.queue.admin.jobs()
     assert {j["state"] for j in jobs} == {JobState.DONE} and {j["attempts"] for j in jobs} == {1}
-    [run] = cluster.store.runs()
+    [run] = cluster.store.runs.all()
     assert run["status"] == RunStatus.COMPLETED and '"executor":"celery"' in run["options"]
 
 
@@ -153,7 +153,7 @@ def test_a_crash_in_the_plan_check_ends_the_trial_as_an_internal_error(
     [trial] = outcome.trials
     assert [e.verdict for e in trial.envelopes][:2] == [Verdict.ERROR, Verdict.SKIPPED]
     assert "internal error checking the run plan: RuntimeError: boom" in outcome.internal_errors[0]
-    assert cluster.store.verify_ledger().ok
+    assert cluster.store.ledger.verify_ledger().ok
 
 
 def test_announcements_go_to_the_trial_queue(
@@ -199,14 +199,14 @@ def test_the_run_waits_out_a_database_that_stops_answering(
     cluster = make_cluster(deliver=False)
     said: list[str] = []
     polls = [0]
-    real = cluster.store.engine
+    real = cluster.store.db.engine
 
     def later(_seconds: float) -> None:
         polls[0] += 1
         if polls[0] == 1:
-            cluster.store.engine = sa.create_engine("sqlite:////nonexistent/away.db")
+            cluster.store.db.engine = sa.create_engine("sqlite:////nonexistent/away.db")
         if polls[0] == 3:  # the server is back; the worker ran the job meanwhile
-            cluster.store.engine = real
+            cluster.store.db.engine = real
             for job_id, _ in cluster.dispatcher.published:
                 cluster.runtime.run_job(job_id)
 
@@ -227,5 +227,5 @@ def test_a_run_whose_watcher_died_is_watched_to_the_end_on_resume(
     outcome = cluster.driver().run(java_calc[:3], options={}, run_id="r-watched", resume=True)
     assert outcome.status is RunStatus.COMPLETED and len(outcome.trials) == 3
     assert len(cluster.queue.admin.jobs()) == 3  # no job written twice
-    [run] = cluster.store.runs()
+    [run] = cluster.store.runs.all()
     assert run["status"] == RunStatus.COMPLETED

@@ -49,8 +49,8 @@ def test_a_celery_run_with_a_live_sandbox_is_graded_live_on_the_worker(
     [trial] = document["trials"]
     assert trial["verdict"] == "pass", cluster.logs()
     with cluster.store() as (store, _queue):
-        [run] = store.runs()
-        adapters = {e.envelope.tier: e.envelope.adapter for e in store.entries()}
+        [run] = store.runs.all()
+        adapters = {e.envelope.tier: e.envelope.adapter for e in store.ledger.entries()}
     assert json.loads(run["options"])["plan"]["modes"]["sandbox"] == "live"
     # The envelopes name the adapter that graded them: the Docker engine, not cassettes.
     for tier in (Tier.COMPILE, Tier.TESTS):

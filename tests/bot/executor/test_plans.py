@@ -40,7 +40,7 @@ def test_the_trial_job_carries_the_plan_and_the_worker_builds_from_it(
     [job] = cluster.queue.admin.jobs()
     assert TrialTask.of(json.loads(job["payload"])).plan == plan
     assert [(s.effective_sandbox_mode, s.strict_judge) for s in seen] == [(CassetteMode.LIVE, True)]
-    [run] = cluster.store.runs()
+    [run] = cluster.store.runs.all()
     assert '"sandbox":"live"' in run["options"] and '"strict":true' in run["options"]
 
 
@@ -58,7 +58,7 @@ def test_a_plan_the_worker_cannot_honour_ends_as_an_error_saying_why(
     assert "failed" in cluster.runtime.run_job(job_id)
     [row] = cluster.queue.admin.jobs()
     assert row["state"] == "queued" and "cannot honour the run plan" in row["last_error"]
-    assert list(cluster.store.entries()) == []
+    assert list(cluster.store.ledger.entries()) == []
     cluster.clock.advance(600)
     assert "error: trial" in cluster.runtime.run_job(job_id)  # the last attempt
     outcome = driver.finish("r-live", java_calc[:1])

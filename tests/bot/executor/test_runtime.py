@@ -21,7 +21,7 @@ from tests.fakes import FakeDispatcher, FakeSandbox
 
 def _one_job(cluster: Cluster, changeset: Changeset, plan: RunPlan | None = None) -> int:
     task = TrialTask("r-1", changeset, plan or plan_of(cluster.settings, cluster.specs))
-    with cluster.store.engine.begin() as conn:
+    with cluster.store.db.engine.begin() as conn:
         [job_id] = cluster.queue.intake.insert_many(conn, [trial_job(task)])
     return job_id
 
@@ -37,8 +37,8 @@ def test_a_worker_presumed_dead_writes_nothing_when_it_wakes(
     assert "pass: trial" in cluster.runtime.run_job(job_id)  # another worker grades it
     grader = cluster.runtime.handlers[TRIAL]
     assert grader(slow, "slow-worker").startswith("discarded")  # the first one wakes up
-    entries = list(cluster.store.entries())
-    assert len(entries) == len(Tier) and cluster.store.verify_ledger().ok
+    entries = list(cluster.store.ledger.entries())
+    assert len(entries) == len(Tier) and cluster.store.ledger.verify_ledger().ok
     [row] = cluster.queue.admin.jobs()
     assert row["state"] == JobState.DONE and row["attempts"] == 2
     assert row["leased_by"].startswith("w1:")
@@ -51,7 +51,7 @@ def test_a_repeated_delivery_after_the_work_is_done_does_nothing(
     job_id = _one_job(cluster, java_calc[0])
     cluster.runtime.run_job(job_id)
     assert "nothing to do" in cluster.runtime.run_job(job_id)
-    assert len(list(cluster.store.entries())) == len(Tier)
+    assert len(list(cluster.store.ledger.entries())) == len(Tier)
 
 
 def test_a_worker_with_other_specs_refuses_the_trial(
@@ -63,7 +63,7 @@ def test_a_worker_with_other_specs_refuses_the_trial(
     assert "failed" in cluster.runtime.run_job(job_id)
     [row] = cluster.queue.admin.jobs()
     assert row["state"] == JobState.QUEUED and "specs differ" in row["last_error"]
-    assert list(cluster.store.entries()) == []
+    assert list(cluster.store.ledger.entries()) == []
 
 
 class ReapingSandbox(FakeSandbox):

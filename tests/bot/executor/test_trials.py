@@ -55,7 +55,7 @@ class Outage:
 
 
 def _spent(store: Store, run_id: str) -> float:
-    with store.reading() as conn:
+    with store.db.reading() as conn:
         spent = conn.execute(
             sa.select(budgets_table.c.spent_usd).where(budgets_table.c.run_id == run_id)
         ).scalar_one()
@@ -87,7 +87,7 @@ def test_a_judge_outage_puts_trials_back_and_every_trial_is_written_once_after(
         assert job["run_after"] - job["updated_at"] > 119.9
         assert set(json.loads(job["payload"])[CARRIED]["tiers"]) == {"apply", "compile", "tests"}
     assert outage.timer.sleeps == []  # no worker waited for the judge API
-    assert len(cluster.store.trials_written("r-out")) == len(java_calc) - len(JUDGED)
+    assert len(cluster.store.ledger.trials_written("r-out")) == len(java_calc) - len(JUDGED)
 
     assert _announce_due(cluster, 60.0) == 0  # not before the API asked
     outage.recover()
@@ -100,9 +100,9 @@ def test_a_judge_outage_puts_trials_back_and_every_trial_is_written_once_after(
     assert {t.changeset.id: t.verdict.value for t in outcome.trials} == {
         c.id: EXPECTED[c.id]["verdict"] for c in java_calc
     }
-    entries = list(cluster.store.entries(run_id="r-out"))
+    entries = list(cluster.store.ledger.entries(run_id="r-out"))
     assert len(entries) == len(java_calc) * len(Tier)  # one set of envelopes per trial
-    assert cluster.store.verify_ledger().ok
+    assert cluster.store.ledger.verify_ledger().ok
     assert outage.judge is not None and outage.judge.answered == len(JUDGED)
     for trial in outcome.trials:
         if trial.changeset.id in JUDGED:  # tiers 1-3 came from the first attempt
@@ -138,4 +138,4 @@ def test_on_the_last_attempt_the_judge_tier_records_error_and_the_run_ends(
     assert "gave up after 5 attempt(s)" in judged.reason
     assert outage.timer.sleeps[brief:] == [1.0, 2.0, 4.0, 8.0]  # the bounded retries
     assert all("carried_from" in e.details for e in trial.envelopes[:3])
-    assert len(list(cluster.store.entries(run_id="r-last"))) == len(Tier)
+    assert len(list(cluster.store.ledger.entries(run_id="r-last"))) == len(Tier)

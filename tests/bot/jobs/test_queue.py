@@ -144,7 +144,7 @@ def test_a_delivery_respects_kinds_subjects_and_the_clock(queue: JobQueue, clock
 
 def test_trial_jobs_are_inserted_together_and_never_wait_for_each_other(queue: JobQueue) -> None:
     trials = [NewJob(TRIAL, f"trial:r:{n}", f"trial:{n}", {"n": n}) for n in range(3)]
-    with queue.store.engine.begin() as conn:
+    with queue.store.db.engine.begin() as conn:
         ids = queue.intake.insert_many(conn, trials, max_attempts=2)
     assert len(ids) == 3 and ids == sorted(ids)
     leased = [queue.leasing.lease_by_id(job_id, f"w{job_id}") for job_id in ids]
@@ -182,7 +182,7 @@ def test_lost_announcements_are_found_again(queue: JobQueue, clock: Clock) -> No
 
 
 def test_failed_jobs_are_found_by_key_prefix(queue: JobQueue, clock: Clock) -> None:
-    with queue.store.engine.begin() as conn:
+    with queue.store.db.engine.begin() as conn:
         [job_id] = queue.intake.insert_many(
             conn, [NewJob(TRIAL, "trial:r_1:c", "trial:x", {})], max_attempts=1
         )

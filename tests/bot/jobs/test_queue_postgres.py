@@ -65,7 +65,7 @@ def test_workers_in_four_processes_run_every_job_once(postgres_url: str) -> None
 def test_racing_deliveries_of_the_same_jobs_lease_each_once(postgres_url: str) -> None:
     queue = _queue(postgres_url)
     trials = [NewJob(TRIAL, f"trial:r:{n}", f"trial:{n}", {}) for n in range(60)]
-    with queue.store.engine.begin() as conn:
+    with queue.store.db.engine.begin() as conn:
         ids = queue.intake.insert_many(conn, trials)
     got = _in_processes(_lease_each, [(postgres_url, f"w{i}", ids) for i in range(3)])
     assert sorted(job_id for part in got for job_id in part) == ids
