@@ -6,7 +6,8 @@ from __future__ import annotations
 import io
 import tarfile
 
-from migration_evals.oracles.sandbox.docker import _cache_volume, _stages_to_build
+from migration_evals.oracles.sandbox.dependency_caches import cache_volume as _cache_volume
+from migration_evals.oracles.sandbox.image_builds import stages_to_build as _stages_to_build
 
 
 def test_cache_volumes_have_plain_names() -> None:

@@ -11,8 +11,11 @@ import requests
 from migration_evals.core.errors import SandboxError
 from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
 from migration_evals.oracles.sandbox.capture import OutputCap
-from migration_evals.oracles.sandbox.docker import _freeze, _read_build, _stale, default_user
+from migration_evals.oracles.sandbox.docker import default_user
+from migration_evals.oracles.sandbox.engine import freeze as _freeze
 from migration_evals.oracles.sandbox.hardening import DEADLINE_LABEL, OWNER_LABEL, SANDBOX_LABEL
+from migration_evals.oracles.sandbox.image_builds import read_build as _read_build
+from migration_evals.oracles.sandbox.leftovers import _stale
 
 
 def test_a_build_reports_its_image_or_its_error() -> None:
