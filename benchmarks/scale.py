@@ -84,7 +84,7 @@ class Bench:
         text = url.render_as_string(hide_password=False)
         try:
             migrating = Store.attach(text)
-            migrating.upgrade_schema()
+            migrating.db.upgrade_schema()
             migrating.close()
             yield text
         finally:
@@ -105,7 +105,7 @@ class Bench:
 def embedded(bench: Bench, jobs: int) -> tuple[float, list[Verdict]]:
     with bench.schema() as url:
         store = Store.open(url)
-        cascade = build_cascade(bench.settings(url), store=store, specs=bench.specs)
+        cascade = build_cascade(bench.settings(url), store=store, specs=bench.specs).cascade
         started = time.perf_counter()
         outcome = Runner(cascade, store, jobs=jobs).run(bench.changesets, budget=Budget(None))
         elapsed = time.perf_counter() - started

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import docker
@@ -40,6 +41,7 @@ from migration_evals.oracles.tiers.judge import JudgeOracle
 from migration_evals.oracles.tiers.tests import TestsOracle
 
 __all__ = [
+    "BuiltCascade",
     "build_cascade",
     "build_judges",
     "build_live_judge",
@@ -245,7 +247,18 @@ def _judge_tier(settings: Settings, cassettes: CassetteLibrary, specs: SpecSet) 
     return [JudgeOracle(*build_judges(settings, cassettes, specs))]
 
 
-def build_cascade(settings: Settings, *, store: Store, specs: SpecSet | None = None) -> Cascade:
+@dataclass(frozen=True, slots=True)
+class BuiltCascade:
+    """What ``build_cascade`` built: the cascade, and the sandbox its build and test tiers
+    run in, which its owner asks for image ids and has reap."""
+
+    cascade: Cascade
+    sandbox: Sandbox
+
+
+def build_cascade(
+    settings: Settings, *, store: Store, specs: SpecSet | None = None
+) -> BuiltCascade:
     specs = specs or load_specs(settings.specs_dir)
     cassettes = CassetteLibrary(settings.cassette_dir)
     sandbox = build_sandbox(settings, cassettes, specs)
@@ -263,12 +276,12 @@ def build_cascade(settings: Settings, *, store: Store, specs: SpecSet | None = N
         *_judge_tier(settings, cassettes, specs),
     ]
     repos = RepoCache(settings.cache_dir)
-    return Cascade(
+    cascade = Cascade(
         specs,
         oracles,
         repos,
         store=store,
         strict=settings.strict_judge,
         scratch=settings.scratch_dir,
-        sandbox=sandbox,
     )
+    return BuiltCascade(cascade, sandbox)

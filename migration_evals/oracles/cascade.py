@@ -37,7 +37,6 @@ from migration_evals.core.model import (
     Verdict,
     patch_bytes,
 )
-from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.stamps import stamp
 from migration_evals.core.store import Store
@@ -175,7 +174,6 @@ class Cascade:
         strict: bool = False,
         scratch: Path | None = None,
         artifacts: ArtifactStore | None = None,
-        sandbox: Sandbox | None = None,
     ) -> None:
         by_tier = {oracle.tier: oracle for oracle in oracles}
         self.specs = specs
@@ -190,9 +188,6 @@ class Cascade:
         self.scratch = scratch
         # Where each trial's patch and sandbox output are kept: the store's, by default.
         self.artifacts = artifacts or (store.artifacts if store is not None else None)
-        # The sandbox the build and test tiers run in, as whoever built the cascade chose
-        # it: its owner asks it for image ids and has it reap (None: the tiers run none).
-        self.sandbox = sandbox
         apply = specs.oracle.section("apply")
         self.limits = ScreenLimits(int(apply["max_files"]), int(apply["max_patch_bytes"]))
 

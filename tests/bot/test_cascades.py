@@ -10,7 +10,7 @@ import pytest
 
 from migration_evals.bot.cascades import CascadeBuilder, Cascades
 from migration_evals.bot.plan import RunPlan, plan_of
-from migration_evals.bot.wiring import build_cascade
+from migration_evals.bot.wiring import BuiltCascade, build_cascade
 from migration_evals.core.model import Tier
 from migration_evals.core.settings import Settings
 from migration_evals.core.specs import SpecSet
@@ -37,10 +37,11 @@ def _settings(tmp_path: Path) -> Settings:
 def _over(sandbox: FakeSandbox) -> CascadeBuilder:
     """Cascades whose build and test tiers run in ``sandbox``."""
 
-    def build(settings: Settings, store: Store, specs: SpecSet) -> Cascade:
-        replayed = build_cascade(settings, store=store, specs=specs)
+    def build(settings: Settings, store: Store, specs: SpecSet) -> BuiltCascade:
+        replayed = build_cascade(settings, store=store, specs=specs).cascade
         oracles = {**replayed.oracles, Tier.COMPILE: CompileOracle(sandbox)}
-        return Cascade(specs, list(oracles.values()), replayed.repos, store=store, sandbox=sandbox)
+        cascade = Cascade(specs, list(oracles.values()), replayed.repos, store=store)
+        return BuiltCascade(cascade, sandbox)
 
     return build
 

@@ -146,7 +146,7 @@ def test_a_spec_without_a_judge_builds_no_judge_and_needs_no_key(
     settings = replace(
         _settings(tmp_path, CassetteMode.LIVE, strict=False), sandbox_mode=CassetteMode.REPLAY
     )
-    cascade = build_cascade(settings, store=None, specs=no_judge_specs)  # type: ignore[arg-type]
+    cascade = build_cascade(settings, store=None, specs=no_judge_specs).cascade  # type: ignore[arg-type]
     assert cascade.tiers == [Tier.APPLY, Tier.COMPILE, Tier.TESTS]
     assert Tier.JUDGE not in cascade.oracles
     with pytest.raises(ConfigError, match="pre-registers an evaluation without an LLM judge"):

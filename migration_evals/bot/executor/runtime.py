@@ -32,11 +32,11 @@ from migration_evals.bot.jobs.pool import JobHandler, execute
 from migration_evals.bot.jobs.queue import JobQueue, QueueOptions, build_queue
 from migration_evals.bot.ledger_keys import open_store
 from migration_evals.bot.plan import RunPlan, plan_of
+from migration_evals.bot.wiring import BuiltCascade
 from migration_evals.core.errors import MigrationEvalsError
 from migration_evals.core.settings import Settings
 from migration_evals.core.specs import load_specs
 from migration_evals.core.store import Store
-from migration_evals.oracles.cascade import Cascade
 
 __all__ = [
     "DISPATCHER_LEASE",
@@ -61,12 +61,12 @@ class Reaper(Protocol):
     def reap(self) -> int: ...
 
 
-def reapers_of(cascades: Sequence[Cascade]) -> list[Reaper]:
+def reapers_of(cascades: Sequence[BuiltCascade]) -> list[Reaper]:
     """The sandbox adapters of these cascades that can reap (each once)."""
     found: dict[int, Reaper] = {}
-    for cascade in cascades:
-        if isinstance(cascade.sandbox, Reaper):
-            found.setdefault(id(cascade.sandbox), cascade.sandbox)
+    for built in cascades:
+        if isinstance(built.sandbox, Reaper):
+            found.setdefault(id(built.sandbox), built.sandbox)
     return list(found.values())
 
 

@@ -31,6 +31,7 @@ from migration_evals.bot.jobs.leasing import Leasing
 from migration_evals.bot.jobs.pool import CARRIED
 from migration_evals.bot.jobs.queue import Job, NewJob
 from migration_evals.bot.plan import RunPlan
+from migration_evals.bot.wiring import BuiltCascade
 from migration_evals.core.errors import ConfigError, MigrationEvalsError
 from migration_evals.core.model import Changeset, Trial
 from migration_evals.core.settings import Settings
@@ -174,7 +175,8 @@ class TrialGrader:
         self.specs = specs
         self.plans = Cascades(settings, store, specs, build=build)
 
-    def cascades(self) -> list[Cascade]:
+    def cascades(self) -> list[BuiltCascade]:
+        """The cascades built so far, with their sandboxes."""
         return self.plans.built()
 
     def _cascade(self, task: TrialTask, job: Job) -> Cascade | Trial:

@@ -3,6 +3,7 @@ exactly once however often the broker delivers, and nothing lost when workers di
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 
@@ -13,7 +14,7 @@ from migration_evals.bot.executor.driver import CeleryRun
 from migration_evals.bot.executor.runtime import Housekeeper
 from migration_evals.bot.executor.trials import TRIAL
 from migration_evals.bot.jobs.queue import JobState
-from migration_evals.bot.wiring import build_cascade
+from migration_evals.bot.wiring import BuiltCascade, build_cascade
 from migration_evals.core.errors import BrokerError
 from migration_evals.core.model import Changeset, Tier, Verdict
 from migration_evals.core.settings import Settings
@@ -118,13 +119,13 @@ def test_a_crash_while_grading_is_recorded_not_lost(
             self.real = real
             self.specs = real.specs
             self.oracles = real.oracles
-            self.sandbox = real.sandbox
 
         def run_trial(self, *_args: object, **_options: object) -> None:
             raise RuntimeError("boom")
 
-    def cascades(settings: Settings, store: Store, specs: SpecSet) -> Cascade:
-        return Exploding(build_cascade(settings, store=store, specs=specs))  # type: ignore[return-value]
+    def cascades(settings: Settings, store: Store, specs: SpecSet) -> BuiltCascade:
+        built = build_cascade(settings, store=store, specs=specs)
+        return dataclasses.replace(built, cascade=Exploding(built.cascade))  # type: ignore[arg-type]
 
     cluster = make_cluster(cascades=cascades)
     outcome = cluster.driver().run(java_calc[:1], options={})

@@ -9,12 +9,11 @@ from collections.abc import Callable
 
 from migration_evals.bot.executor.trials import TrialTask
 from migration_evals.bot.plan import plan_of
-from migration_evals.bot.wiring import build_cascade
+from migration_evals.bot.wiring import BuiltCascade, build_cascade
 from migration_evals.core.model import Changeset, Tier, Verdict
 from migration_evals.core.settings import CassetteMode, Settings
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
-from migration_evals.oracles.cascade import Cascade
 from tests.bot.executor.conftest import Cluster
 
 NO_ENGINE = "unix:///nonexistent/docker.sock"
@@ -25,7 +24,7 @@ def test_the_trial_job_carries_the_plan_and_the_worker_builds_from_it(
 ) -> None:
     seen: list[Settings] = []
 
-    def build(settings: Settings, store: Store, specs: SpecSet) -> Cascade:
+    def build(settings: Settings, store: Store, specs: SpecSet) -> BuiltCascade:
         seen.append(settings)
         replaying = dataclasses.replace(settings, sandbox_mode=CassetteMode.REPLAY)
         return build_cascade(replaying, store=store, specs=specs)

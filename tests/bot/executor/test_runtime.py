@@ -9,12 +9,11 @@ from migration_evals.bot.executor.runtime import Housekeeper, reapers_of
 from migration_evals.bot.executor.trials import TRIAL, TrialTask, trial_job
 from migration_evals.bot.jobs.queue import JobState
 from migration_evals.bot.plan import RunPlan, plan_of
-from migration_evals.bot.wiring import build_cascade
+from migration_evals.bot.wiring import BuiltCascade, build_cascade
 from migration_evals.core.model import Changeset, Tier
 from migration_evals.core.settings import Settings
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
-from migration_evals.oracles.cascade import Cascade
 from tests.bot.executor.conftest import Cluster
 from tests.fakes import FakeDispatcher, FakeSandbox
 
@@ -79,10 +78,9 @@ def test_sandboxes_that_can_reap_are_reaped_by_the_housekeeper(
 ) -> None:
     sandbox = ReapingSandbox()
 
-    def cascades(settings: Settings, store: Store, specs: SpecSet) -> Cascade:
-        cascade = build_cascade(settings, store=store, specs=specs)
-        cascade.sandbox = sandbox  # type: ignore[assignment]
-        return cascade
+    def cascades(settings: Settings, store: Store, specs: SpecSet) -> BuiltCascade:
+        built = build_cascade(settings, store=store, specs=specs)
+        return dataclasses.replace(built, sandbox=sandbox)
 
     cluster = make_cluster(cascades=cascades)
     assert cluster.runtime.reapers() == []  # no cascade built yet

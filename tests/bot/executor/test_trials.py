@@ -12,13 +12,12 @@ from migration_evals.bot.executor.driver import CeleryRun
 from migration_evals.bot.executor.runtime import Housekeeper
 from migration_evals.bot.jobs.pool import CARRIED
 from migration_evals.bot.jobs.queue import JobState
-from migration_evals.bot.wiring import build_cascade
+from migration_evals.bot.wiring import BuiltCascade, build_cascade
 from migration_evals.core.model import Changeset, Tier, Verdict
 from migration_evals.core.schema import budgets_table
 from migration_evals.core.settings import Settings
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
-from migration_evals.oracles.cascade import Cascade
 from migration_evals.oracles.judges.retry import BRIEF_WAIT_S
 from migration_evals.oracles.runner import RunStatus
 from migration_evals.oracles.tiers.judge import JudgeOracle
@@ -39,15 +38,15 @@ class Outage:
         self.retry_after_s = retry_after_s
         self.judge: OutageJudge | None = None
 
-    def __call__(self, settings: Settings, store: Store, specs: SpecSet) -> Cascade:
-        cascade = build_cascade(settings, store=store, specs=specs)
-        oracle = cascade.oracles[Tier.JUDGE]
+    def __call__(self, settings: Settings, store: Store, specs: SpecSet) -> BuiltCascade:
+        built = build_cascade(settings, store=store, specs=specs)
+        oracle = built.cascade.oracles[Tier.JUDGE]
         assert isinstance(oracle, JudgeOracle)
         self.judge = OutageJudge(
             oracle.primary, self.timer, down=DOWN, retry_after_s=self.retry_after_s
         )
         oracle.primary = self.judge
-        return cascade
+        return built
 
     def recover(self) -> None:
         assert self.judge is not None
