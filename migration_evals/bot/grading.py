@@ -109,7 +109,7 @@ def grade(
     run_id = new_run_id()
     beat_s = where.settings.heartbeat_s
     holder = Holder.this_process(beat_s)
-    with Heartbeat(where.store, run_id, beat_s):
+    with Heartbeat(where.store.runs, run_id, beat_s):
         if plan.executor is Executor.CELERY:
             if where.remote is None:
                 raise ConfigError("this process cannot reach Celery workers; grade embedded")
@@ -158,7 +158,7 @@ def resume(
         raise ConfigError("this process cannot reach Celery workers to resume the run")
     if not where.store.runs.reopen_run(run_id, holder):
         raise ConfigError(f"run {run_id} is no longer interrupted: another process took it over")
-    with Heartbeat(where.store, run_id, beat_s):
+    with Heartbeat(where.store.runs, run_id, beat_s):
         if remote is not None:
             return remote(
                 plan,

@@ -19,6 +19,7 @@ from types import TracebackType
 
 from migration_evals.core.clock import Clock, SystemClock
 from migration_evals.core.liveness import StaleRun, pid_alive
+from migration_evals.core.runs import Runs
 from migration_evals.core.settings import Settings
 from migration_evals.core.store import Store
 from migration_evals.oracles.workspace import remove_run_workspaces
@@ -36,9 +37,9 @@ class Heartbeat:
     """Beats ``run_id``'s heartbeat every ``interval_s`` until the block ends."""
 
     def __init__(
-        self, store: Store, run_id: str, interval_s: float, clock: Clock | None = None
+        self, runs: Runs, run_id: str, interval_s: float, clock: Clock | None = None
     ) -> None:
-        self.store = store
+        self.runs = runs
         self.run_id = run_id
         self.interval_s = interval_s
         self.clock = clock or SystemClock()
@@ -60,7 +61,7 @@ class Heartbeat:
 
     def beat(self) -> bool:
         """One beat; False once the run is no longer running here."""
-        return self.store.runs.beat(self.run_id, self.clock.now())
+        return self.runs.beat(self.run_id, self.clock.now())
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
@@ -71,7 +72,7 @@ class Heartbeat:
 
 
 def reap_dead_runs(
-    store: Store,
+    runs: Runs,
     settings: Settings,
     *,
     clock: Clock | None = None,
@@ -80,7 +81,7 @@ def reap_dead_runs(
 ) -> list[StaleRun]:
     """Mark the runs whose process is gone as interrupted and remove their workspaces."""
     now = (clock or SystemClock()).now()
-    stale = store.runs.mark_interrupted(now, here=here or socket.gethostname(), alive=alive)
+    stale = runs.mark_interrupted(now, here=here or socket.gethostname(), alive=alive)
     for run in stale:
         try:
             removed = remove_run_workspaces(run.run_id, settings.scratch_dir)
@@ -94,7 +95,7 @@ def reap_dead_runs(
 
 def reap_and_note(store: Store, settings: Settings) -> list[StaleRun]:
     """``reap_dead_runs``, each run it marks told on stderr with the command that finishes it."""
-    stale = reap_dead_runs(store, settings)
+    stale = reap_dead_runs(store.runs, settings)
     for run in stale:
         print(f"migration-evals: {interrupted_note(run)}", file=sys.stderr)
     return stale

@@ -3,7 +3,7 @@ judges against each other, read from the judge envelopes in the ledger.
 
 Public interface (the publication gate refuses strict-mode numbers through it)::
 
-    judge_reliability(store, specs, *, run_id=None) -> JudgeReliability
+    judge_reliability(ledger, specs, *, run_id=None) -> JudgeReliability
         .reliable      True only if all three agreements are defined, rest on at least
                        gate.judge_kappa_min_n items and reach gate.judge_kappa_floor
         .problems      one line per reason it is not reliable (empty when reliable)
@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from migration_evals.core.ledger import Ledger, LedgerEntry
 from migration_evals.core.model import Tier, Verdict
 from migration_evals.core.specs import SpecSet
-from migration_evals.core.store import LedgerEntry, Store
 from migration_evals.gate.stats import UndefinedStatistic, cohens_kappa
 from migration_evals.gate.trials import JudgeOpinion, judge_opinion
 
@@ -266,7 +266,7 @@ def _rated(pairs: Iterable[tuple[str | None, str | None]]) -> list[tuple[str, st
 
 
 def judge_reliability(
-    store: Store, specs: SpecSet, *, run_id: str | None = None
+    ledger: Ledger, specs: SpecSet, *, run_id: str | None = None
 ) -> JudgeReliability:
     """Judge reliability from the ledger (one run, or all of it) under the current specs."""
-    return assess(collect(store.ledger.entries(run_id=run_id), specs.oracle_stamp), specs)
+    return assess(collect(ledger.entries(run_id=run_id), specs.oracle_stamp), specs)

@@ -20,6 +20,7 @@ import orjson
 
 from migration_evals.core.errors import MigrationEvalsError
 from migration_evals.core.model import Tier, Verdict, combine_verdicts
+from migration_evals.core.runs import Runs
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store, StoredEnvelope, TrialRef
 from migration_evals.gate.diff_coverage import coverage_document
@@ -225,8 +226,8 @@ def _tier_detail(
     )
 
 
-def run_records(store: Store) -> dict[str, dict[str, Any]]:
-    """Every run of the store by id: status, times and the options stored with it."""
+def run_records(runs: Runs) -> dict[str, dict[str, Any]]:
+    """Every run by id: status, times and the options stored with it."""
     return {
         str(run["run_id"]): {
             "status": run["status"],
@@ -234,7 +235,7 @@ def run_records(store: Store) -> dict[str, dict[str, Any]]:
             "finished_at": run["finished_at"],
             "options": orjson.loads(run["options"]),
         }
-        for run in store.runs.all()
+        for run in runs.all()
     }
 
 
@@ -302,7 +303,7 @@ def trial_detail(
     else:
         ref, others = _ref_of(store, wanted), list(siblings)
     rows = store.trials.trial_envelopes(ref.trial_id)
-    known = run_records(store) if runs is None else runs
+    known = run_records(store.runs) if runs is None else runs
     run = dict(known.get(ref.run_id) or {"status": "unknown", "options": {}})
     options = run.get("options") or {}
     return TrialDetail(

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from migration_evals.core.errors import StoreError
+from migration_evals.core.ledger import Ledger
 from migration_evals.core.liveness import Holder
 from migration_evals.core.model import Changeset, Envelope, RunSummary, Tier, Trial, Verdict
 from migration_evals.core.specs import SpecSet
@@ -111,12 +112,12 @@ class _LedgerWriter:
 
     def __init__(
         self,
-        store: Store,
+        ledger: Ledger,
         on_written: Callable[[Trial], None],
         max_batch: int = 64,
         linger_s: float = 0.05,
     ):
-        self.store = store
+        self.ledger = ledger
         self.on_written = on_written
         self.max_batch = max_batch
         self.linger_s = linger_s
@@ -165,7 +166,7 @@ class _LedgerWriter:
             if not batch or self.error is not None:
                 continue
             try:
-                self.store.ledger.append_trials([(r.trial, r.cache_keys) for r in batch])
+                self.ledger.append_trials([(r.trial, r.cache_keys) for r in batch])
             except BaseException as exc:  # handed to the runner, which raises it
                 self.error = exc
                 continue
@@ -254,7 +255,7 @@ class Runner:
             self.store.runs.start_run(run_id, dict(options or {}), holder=holder)
         errors: list[str] = []
         try:
-            with _LedgerWriter(self.store, self._written) as writer:
+            with _LedgerWriter(self.store.ledger, self._written) as writer:
                 results = self._grade_all(
                     changesets,
                     lambda c: self._one(

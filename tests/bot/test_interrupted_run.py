@@ -221,10 +221,10 @@ def test_the_heartbeat_moves_to_the_clocks_time_while_the_block_runs(tmp_path: P
     store.runs.start_run("r-1", {}, holder=Holder(pid=1, host="h", lease_s=3.0))
     clock = FakeClock(datetime(2030, 1, 1, tzinfo=UTC))
     try:
-        with Heartbeat(store, "r-1", 0.01, clock=clock):
+        with Heartbeat(store.runs, "r-1", 0.01, clock=clock):
             wait_for("a heartbeat", lambda: _beat(store) == "2030-01-01T00:00:00.000000+00:00")
         store.runs.finish_run("r-1", "completed", {})
-        assert not Heartbeat(store, "r-1", 1.0, clock=clock).beat()  # finished: not beaten
+        assert not Heartbeat(store.runs, "r-1", 1.0, clock=clock).beat()  # finished: not beaten
     finally:
         store.close()
 

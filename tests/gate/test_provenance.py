@@ -91,7 +91,7 @@ def mixed(store: Store, gate_specs: SpecSet) -> Store:
 
 def test_shares_on_a_mixed_ledger(mixed: Store, gate_specs: SpecSet) -> None:
     evaluation = evaluate(mixed, gate_specs)
-    options = {run: r["options"] for run, r in run_records(mixed).items()}
+    options = {run: r["options"] for run, r in run_records(mixed.runs).items()}
     found = provenance(evaluation.selection.trials, options)
     assert found.envelopes == {
         # 8 of the live run, tier 1 of the 5 others that ran it, and the 4 reused ones
@@ -128,7 +128,7 @@ def test_the_report_does_not_call_hand_made_cost_measured(
     mixed: Store, gate_specs: SpecSet
 ) -> None:
     evaluation = evaluate(mixed, gate_specs)
-    options = {run: r["options"] for run, r in run_records(mixed).items()}
+    options = {run: r["options"] for run, r in run_records(mixed.runs).items()}
     document = report_document(evaluation, check(evaluation), "now", options)
     assert document["provenance"]["shares"]["hand-made"] == pytest.approx(1 / 30)
     assert document["provenance"]["unmeasured_inference_usd"] == pytest.approx(0.5)
@@ -201,7 +201,7 @@ def test_a_rerun_rests_on_what_the_first_run_made(store: Store, gate_specs: Spec
     reused = tuple(replace(e, adapter=REPLAY.get(e.tier, "apply/2")) for e in trial.envelopes)
     store.ledger.append_trials([(replace(trial, envelopes=reused), {})])
     trials = evaluate(store, gate_specs).selection.trials
-    found = provenance(trials, {run: r["options"] for run, r in run_records(store).items()})
+    found = provenance(trials, {run: r["options"] for run, r in run_records(store.runs).items()})
     assert found.by_tier[Tier.JUDGE] == {Origin.HAND_MADE: 1}
     assert found.reused == {Origin.LIVE: 1, Origin.REPLAYED: 2, Origin.HAND_MADE: 1}
     assert found.unmeasured_inference_usd == pytest.approx(0.25)  # the warning survives

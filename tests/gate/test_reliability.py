@@ -226,7 +226,7 @@ def test_reliability_reads_each_judges_own_verdicts_from_the_ledger(
             ],
         },
     )
-    result = judge_reliability(store, spec)
+    result = judge_reliability(store.ledger, spec)
     assert result.judged == 2  # c0 (latest) and c1
     assert result.left_out == {"cached": 1, "fabricated": 1, "no judge answer": 1, "stale": 1}
     assert result.strict_disagreements == 1
@@ -235,7 +235,7 @@ def test_reliability_reads_each_judges_own_verdicts_from_the_ledger(
     assert result.oracle_stamp == spec.oracle_stamp
     assert result.labels_stamp == spec.hand_labels_stamp
 
-    only_r1 = judge_reliability(store, spec, run_id="r1")
+    only_r1 = judge_reliability(store.ledger, spec, run_id="r1")
     assert only_r1.judged == 2
     assert only_r1.primary_vs_humans.agreed == 1  # c0 said fail in r1
     store.close()
@@ -250,7 +250,7 @@ def test_a_later_non_strict_run_keeps_the_strict_pair(specs: SpecSet, tmp_path: 
             "plain": [_envelope(spec, "c0", ["fail"])],
         },
     )
-    result = judge_reliability(store, spec)
+    result = judge_reliability(store.ledger, spec)
     # Each judge's latest word against the humans; the pair from the one strict question.
     assert result.primary_vs_humans.agreed == 0  # the later plain run said fail
     assert result.secondary_vs_humans.agreed == 0
@@ -290,6 +290,6 @@ def test_the_gate_scan_finds_the_same_opinions_as_reading_the_ledger(
         trials = [t for t in scanned if run_id is None or t.run_id == run_id]
         from_scan = judge_reliability_probe(trials, spec)
         assert isinstance(from_scan, JudgeReliability)
-        assert from_scan.to_dict() == judge_reliability(store, spec, run_id=run_id).to_dict()
+        assert from_scan.to_dict() == judge_reliability(store.ledger, spec, run_id=run_id).to_dict()
     assert from_scan.left_out == {"cached": 1, "fabricated": 1, "no judge answer": 1}
     store.close()

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     specs = load_specs(settings.specs_dir)
     store = open_store(settings)
     try:
-        result = judge_reliability(store, specs, run_id=args.run)
+        result = judge_reliability(store.ledger, specs, run_id=args.run)
     finally:
         store.close()
     if args.json:

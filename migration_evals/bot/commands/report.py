@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         evaluation = evaluate(
             store, specs, run_id=args.run, workers=scan_workers(args.scan_processes)
         )
-        runs = run_records(store)
+        runs = run_records(store.runs)
         page = trials_page(store, evaluation.selection.trials, specs, runs)
     finally:
         store.close()
