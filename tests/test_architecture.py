@@ -280,3 +280,67 @@ def test_both_github_callers_use_the_one_client() -> None:
     for caller in ("miners/github.py", "bot/app/github.py"):
         names = _absolute_imports(SOURCE / caller)
         assert f"{TOP}.core.github" in names, caller
+
+
+# Parts with one job each: the store and the live sandbox were split because one class
+# carried everything (Store 44 methods, DockerSandbox 33); these bounds keep any class in
+# their modules from growing back into that.
+SPLIT_MODULES = (
+    "core/store.py",
+    "core/database.py",
+    "core/ledger.py",
+    "core/runs.py",
+    "core/trial_queries.py",
+    "core/snapshots.py",
+    "core/artifacts.py",
+    "oracles/sandbox",
+)
+MAX_PUBLIC_METHODS = 15
+MAX_METHODS = 20  # private helpers included: DockerSandbox had 5 public ones and 28 private
+
+
+def _method_counts(path: Path) -> dict[str, tuple[int, int]]:
+    """Each class of ``path``: (public methods, methods other than dunders)."""
+    counts = {}
+    for node in ast.parse(path.read_text(), filename=str(path)).body:
+        if isinstance(node, ast.ClassDef):
+            names = [
+                n.name
+                for n in node.body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                and not n.name.startswith("__")
+            ]
+            public = [name for name in names if not name.startswith("_")]
+            counts[node.name] = (len(public), len(names))
+    return counts
+
+
+def _split_sources() -> list[Path]:
+    found = []
+    for name in SPLIT_MODULES:
+        path = SOURCE / name
+        found.extend(sorted(path.glob("*.py")) if path.is_dir() else [path])
+    assert all(path.is_file() for path in found) and len(found) > len(SPLIT_MODULES)
+    return found
+
+
+def _too_large(paths: list[Path]) -> dict[str, tuple[int, int]]:
+    return {
+        f"{path.name}:{name}": counted
+        for path in paths
+        for name, counted in _method_counts(path).items()
+        if counted[0] > MAX_PUBLIC_METHODS or counted[1] > MAX_METHODS
+    }
+
+
+def test_the_store_and_the_sandbox_stay_split_into_small_parts() -> None:
+    assert _too_large(_split_sources()) == {}
+
+
+def test_the_size_check_sees_a_class_that_grew_back(tmp_path: Path) -> None:
+    public = "\n".join(f"    def m{n}(self) -> None: ..." for n in range(16))
+    private = "\n".join(f"    def _p{n}(self) -> None: ..." for n in range(21))
+    (tmp_path / "wide.py").write_text(f"class Wide:\n{public}\n")
+    (tmp_path / "deep.py").write_text(f"class Deep:\n    def run(self) -> None: ...\n{private}\n")
+    found = _too_large([tmp_path / "wide.py", tmp_path / "deep.py"])
+    assert found == {"wide.py:Wide": (16, 16), "deep.py:Deep": (1, 22)}
