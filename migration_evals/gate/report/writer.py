@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +33,6 @@ class ReportFiles:
     json: Path
     plots: tuple[Path, ...]
     trials: Path | None = None
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("migration_evals.gate.report", "templates"),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",)),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
 
 
 def _usd(value: float | None) -> str:
@@ -67,10 +57,25 @@ def _signed(value: float | None) -> str:
     return "n/a" if value is None else f"{value:+.1%}"
 
 
-def _render(template: str, document: dict[str, Any], images: dict[str, str], **extra: Any) -> str:
-    environment = _environment()
+@cache
+def _environment() -> jinja2.Environment:
+    """One environment per process: it keeps each template compiled. A new one per page
+    compiled the template again every time, most of a report's time when it writes a
+    record page for each of hundreds of trials."""
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("migration_evals.gate.report", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     environment.filters.update(usd=_usd, pct=_pct, num=_num, rate=_rate, signed=_signed)
-    return environment.get_template(template).render(doc=document, images=images, **extra)
+    return environment
+
+
+def _render(template: str, document: dict[str, Any], images: dict[str, str], **extra: Any) -> str:
+    return _environment().get_template(template).render(doc=document, images=images, **extra)
 
 
 def script_json(value: Any) -> Markup:
