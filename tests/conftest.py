@@ -418,6 +418,35 @@ def judge_sdks() -> SimpleNamespace:
     )
 
 
+# -- report plots left to the report's own tests ----------------------------------------
+
+# A PNG of one white pixel and an empty SVG: files that are what their names say.
+STAND_IN_PLOTS = {
+    "png": bytes.fromhex(
+        "89504e470d0a1a0a0000000d49484452000000010000000108020000009077"
+        "53de0000000c4944415478da63f8ffff3f0005fe02fea7d6a4a20000000049454e44ae426082"
+    ),
+    "svg": b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>\n',
+}
+
+
+@pytest.fixture
+def plots_not_drawn(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Reports written with a stand-in for matplotlib, for tests that read a report's text
+    and not its plots: drawing a report's plots costs about a second of CPU, and
+    tests/gate/test_report.py and test_plots.py draw and check them. Returns the names of
+    the plots the writer asked for, in order."""
+    asked: list[str] = []
+
+    def stand_in(name: str, _document: Any, formats: Any) -> dict[str, bytes]:
+        asked.append(name)
+        return {fmt: STAND_IN_PLOTS[fmt] for fmt in formats}
+
+    # By name: importing the writer here would import matplotlib in every worker.
+    monkeypatch.setattr("migration_evals.gate.report.writer.render_formats", stand_in)
+    return asked
+
+
 # -- real services (see .ci/setup.d) ---------------------------------------------------
 
 POSTGRES_HOW = "set MIGRATION_EVALS_TEST_POSTGRES_URL (.ci/setup.d/20-postgres.sh does)"

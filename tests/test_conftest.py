@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from tests import conftest
 from tests.conftest import ROOT, budget_line
@@ -167,3 +168,22 @@ def test_the_suite_time_is_told_against_its_budget() -> None:
     over = budget_line(45.0, 30)
     assert over.startswith("suite time: 45.0 s, OVER its budget of 30 s")
     assert "--durations" in over
+
+
+def test_a_report_written_with_plots_not_drawn_has_the_stand_in_plots(
+    plots_not_drawn: list[str], specs: SpecSet, tmp_path: Path
+) -> None:
+    from migration_evals.gate.evaluation import evaluate
+    from migration_evals.gate.publication import check
+    from migration_evals.gate.report import report_document, write_report
+    from tests.gate.ledgers import add_gold
+
+    store = Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+    add_gold(store)  # the gold anchor's matrix: the one plot of an otherwise empty ledger
+    evaluation = evaluate(store, specs)
+    store.close()
+    files = write_report(report_document(evaluation, check(evaluation), "now"), tmp_path / "r")
+    assert plots_not_drawn == ["gold_anchor"]
+    assert files.plots == (tmp_path / "r" / "gold_anchor.png",)
+    assert files.plots[0].read_bytes() == conftest.STAND_IN_PLOTS["png"]
+    assert (tmp_path / "r" / "gold_anchor.svg").read_bytes() == conftest.STAND_IN_PLOTS["svg"]

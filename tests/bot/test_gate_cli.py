@@ -95,6 +95,7 @@ def test_verify_names_a_missing_file(env: SpecSet, capsys: pytest.CaptureFixture
     assert "cannot read bundle nowhere.json" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("plots_not_drawn")
 def test_report_writes_the_folder(
     env: SpecSet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

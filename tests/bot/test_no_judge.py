@@ -42,6 +42,7 @@ def test_the_gate_accepts_trials_that_end_at_tier_three_and_says_no_judge(
     assert "judging: no judge: the oracle spec pre-registers an evaluation without" in out
 
 
+@pytest.mark.usefixtures("plots_not_drawn")
 def test_the_bundle_and_the_report_say_no_judge(
     no_judge_env: SpecSet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

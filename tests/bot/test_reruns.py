@@ -54,6 +54,7 @@ def test_the_second_run_says_what_its_reused_envelopes_cost_when_made(
     assert reused["list_cost_usd_when_made"] == pytest.approx(made - second["cost_usd"], abs=1e-6)
 
 
+@pytest.mark.usefixtures("plots_not_drawn")
 def test_the_report_after_a_rerun_rests_on_the_first_runs_sources(
     rerun: tuple[dict, dict],  # type: ignore[type-arg]
     capsys: pytest.CaptureFixture[str],

@@ -168,6 +168,7 @@ def test_a_live_go_trial_shows_its_patch_and_whole_logs(
     _check_go(capsys)
 
 
+@pytest.mark.usefixtures("plots_not_drawn")
 def test_the_report_links_each_trial_to_its_patch_and_logs(
     env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

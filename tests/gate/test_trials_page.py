@@ -30,6 +30,7 @@ def _page_data(html: str, name: str) -> object:
     return json.loads(found.group(1))
 
 
+@pytest.mark.usefixtures("plots_not_drawn")
 def test_rows_and_bounded_details(
     store: Store, gate_specs: SpecSet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -66,6 +67,7 @@ def test_rows_and_bounded_details(
     assert 'href="trials.html"' in files.html.read_text()
 
 
+@pytest.mark.usefixtures("plots_not_drawn")
 def test_text_from_candidates_stays_in_its_script(
     store: Store, gate_specs: SpecSet, tmp_path: Path
 ) -> None:
@@ -104,6 +106,7 @@ def _side(jdk: str, run: int, failed: int) -> dict[str, object]:
     }
 
 
+@pytest.mark.usefixtures("plots_not_drawn")
 def test_tier_3_counts_are_in_the_table_and_the_trials_detail(
     store: Store, gate_specs: SpecSet, tmp_path: Path
 ) -> None:
@@ -146,6 +149,7 @@ UNTESTED = {"changed": 2, "covered": 0, "files": [{"path": "a.go", "changed": 2,
 EXECUTED = {"changed": 4, "covered": 3, "files": [{"path": "b.go", "changed": 4, "covered": 3}]}
 
 
+@pytest.mark.usefixtures("plots_not_drawn")
 def test_diff_coverage_is_in_the_table_the_trials_detail_and_the_report(
     store: Store, gate_specs: SpecSet, tmp_path: Path
 ) -> None:
