@@ -708,12 +708,25 @@ def service_group(item: pytest.Item) -> str | None:
 JUDGE_SDKS_GROUP = "judge-sdks"
 
 
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs)
+
+
 def worker_group(item: pytest.Item) -> str | None:
-    """The group of tests ``item`` runs with on one worker, if any."""
+    """The group of tests ``item`` runs with on one worker, if any. The tests of a module
+    that share a module-scoped fixture are a group of that module's path: spread over both
+    workers, each built the fixture (a report drawn, a demo graded twice) for itself."""
     group = service_group(item)
-    if group is None and "judge_sdks" in getattr(item, "fixturenames", ()):
+    if group is not None:
+        return group
+    if "judge_sdks" in getattr(item, "fixturenames", ()):
         return JUDGE_SDKS_GROUP
-    return group
+    if _shares_a_module_fixture(item):
+        return item.nodeid.split("::")[0]
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups to tag node ids

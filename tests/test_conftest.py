@@ -61,6 +61,21 @@ def test_a_test_of_the_judge_sdks_runs_in_their_group(
     assert request.node.nodeid.endswith("@judge-sdks"), request.node.nodeid
 
 
+@pytest.fixture(scope="module")
+def _built_once_for_the_module() -> None:
+    """Asked for by a test below, so that it shares a module-scoped fixture."""
+
+
+@pytest.mark.usefixtures("_built_once_for_the_module")
+def test_tests_sharing_a_module_fixture_run_in_their_modules_group(
+    request: pytest.FixtureRequest,
+) -> None:
+    # On one worker, the module's fixture is built once, not once on each worker.
+    if not hasattr(request.config, "workerinput"):
+        pytest.skip("not under pytest-xdist: there are no workers to keep apart")
+    assert request.node.nodeid.endswith("@tests/test_conftest.py"), request.node.nodeid
+
+
 # An import at the start of a line is a module's own (a function's or TYPE_CHECKING's is
 # indented).
 _SDK_IMPORT = re.compile(
