@@ -4,9 +4,13 @@ in the one top-level package, ``migration_evals``."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import pytest
+
+# One worker runs this module, so that each file is parsed once (_import_statements).
+pytestmark = pytest.mark.xdist_group("architecture")
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP = "migration_evals"
@@ -21,13 +25,20 @@ ALLOWED = {
 }
 
 
-def _absolute_imports(path: Path) -> set[str]:
+@cache
+def _import_statements(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """The import statements of ``path``, parsed once: the checks below read the same
+    ~500 files, and parsing them is most of this module's time."""
     tree = ast.parse(path.read_text(), filename=str(path))
+    return tuple(n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom))
+
+
+def _absolute_imports(path: Path) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _import_statements(path):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif node.module and node.level == 0:
             names.add(node.module)
             if node.module == TOP:  # from migration_evals import core
                 names.update(f"{TOP}.{alias.name}" for alias in node.names)
@@ -206,12 +217,11 @@ def test_harmless_names_are_not_taken_for_environment_reads() -> None:
 
 
 def _imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _import_statements(path):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif node.module and node.level == 0:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return names
