@@ -704,8 +704,11 @@ def service_group(item: pytest.Item) -> str | None:
 
 
 # Tests of the judges' SDKs (the ``judge_sdks`` fixture) share a worker too, so that only
-# one worker imports those SDKs; they are quick, and the load is balanced around them.
+# one worker imports those SDKs; they are quick, and the load is balanced around them. So
+# do the tests that start from a graded demo (``demo_graded``, tests/bot/conftest.py), so
+# that one worker grades it.
 JUDGE_SDKS_GROUP = "judge-sdks"
+ONE_WORKER_FIXTURES = {"judge_sdks": JUDGE_SDKS_GROUP, "demo_graded": "graded-demo"}
 
 
 def _shares_a_module_fixture(item: pytest.Item) -> bool:
@@ -722,8 +725,9 @@ def worker_group(item: pytest.Item) -> str | None:
     group = service_group(item)
     if group is not None:
         return group
-    if "judge_sdks" in getattr(item, "fixturenames", ()):
-        return JUDGE_SDKS_GROUP
+    for fixture in getattr(item, "fixturenames", ()):
+        if fixture in ONE_WORKER_FIXTURES:
+            return ONE_WORKER_FIXTURES[fixture]
     if _shares_a_module_fixture(item):
         return item.nodeid.split("::")[0]
     return None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
+from migration_evals.bot.cli import main
 from migration_evals.core.specs import SpecSet, load_specs
 from tests.conftest import SPECS_DIR
 
@@ -25,6 +28,28 @@ def use_folder(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return use_folder(tmp_path, monkeypatch)
+
+
+@pytest.fixture(scope="session")
+def _graded_demo_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder where ``migration-evals demo`` ran once (per worker), as ``env`` runs it."""
+    folder = tmp_path_factory.mktemp("graded-demo")
+    printed, told = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        use_folder(folder, patch)
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(told):
+            code = main(["demo", "--json"])
+    assert code == 0, f"the shared demo run failed:\n{told.getvalue()}"
+    return folder
+
+
+@pytest.fixture
+def demo_graded(_graded_demo_folder: Path, env: Path) -> Path:
+    """``env`` after a ``demo`` run: its database, artifacts, cache and results are a copy
+    of one demo graded once per worker. For tests of what follows a demo; a demo takes
+    about a second of CPU, and a test of the demo's own run runs it itself."""
+    shutil.copytree(_graded_demo_folder, env, dirs_exist_ok=True)
+    return env
 
 
 @pytest.fixture

@@ -60,11 +60,10 @@ def test_demo_grades_every_example_as_designed(
     assert (env / "migration-evals-demo.json").exists()
 
 
+@pytest.mark.usefixtures("demo_graded")
 def test_demo_again_is_served_from_the_cache_for_free(
-    env: Path, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["demo", "--json"]) == 0
-    capsys.readouterr()
     code, document, _ = _json_run(capsys, "demo")
     assert code == 0
     tiers = [t for trial in document["trials"] for t in trial["tiers"] if t["verdict"] != "skipped"]

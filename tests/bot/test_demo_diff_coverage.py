@@ -5,7 +5,6 @@ them the base's tests executed, as ``show`` prints them."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,11 +19,10 @@ def _tests_tier(capsys: pytest.CaptureFixture[str], changeset: str) -> dict[str,
     return tier
 
 
+@pytest.mark.usefixtures("demo_graded")
 def test_the_good_examples_say_how_much_of_their_change_the_tests_ran(
-    env: Path, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["demo", "--json"]) == 0
-    capsys.readouterr()
     java = _tests_tier(capsys, "java-calc/good")["diff_coverage"]
     # Every changed line of code ran; the annotation, the imports and pom.xml are no code.
     assert (java["state"], java["changed"], java["covered"]) == ("executed", 13, 13)
