@@ -57,11 +57,11 @@ from benchmarks.realworld import (
 from benchmarks.survival import _label as label_repository
 from migration_evals.core.gold import GoldLabel, GoldRow, gold_rows
 from migration_evals.core.model import Verdict
-from migration_evals.core.specs import load_specs
 from migration_evals.core.store import Store
 from migration_evals.gate.anchor import AnchorStatus, anchor_from_rows
 from migration_evals.gate.stats import wilson_interval
 from migration_evals.miners.git_gold import label_document
+from migration_evals.oracles.ecosystems import load_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLD = ROOT / "benchmarks" / "gold"

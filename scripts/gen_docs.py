@@ -13,7 +13,8 @@ through a
   recording mapping), their meaning (``migration_evals.bot.environment``) and the defaults they
   resolve to;
 - ``exit-codes.md``: ``migration_evals.bot.exits``;
-- ``spec-schema.md``: the JSON Schemas of ``migration_evals.core.spec_schemas``.
+- ``spec-schema.md``: the JSON Schemas of ``migration_evals.core.spec_schemas``, the recipe's
+  built from the ecosystems' names (``migration_evals.oracles.ecosystems``).
 
 A test regenerates them and compares (``tests/test_docs.py``), so CI fails when the code
 moves and the pages do not; ``make docs`` rewrites them.
@@ -38,6 +39,7 @@ from migration_evals.bot.commands import COMMANDS  # noqa: E402 - the project ro
 from migration_evals.bot.environment import VARIABLES, Variable  # noqa: E402
 from migration_evals.bot.exits import DETAIL, TABLE, ExitStatus  # noqa: E402
 from migration_evals.bot.settings import mode_is_set, settings_from_env  # noqa: E402
+from migration_evals.oracles.ecosystems import recipe_spec_schema  # noqa: E402
 
 REFERENCE = ROOT / "docs" / "reference"
 WIDTH = 100  # usage lines are wrapped at this width, whatever the terminal
@@ -337,6 +339,8 @@ def _notes(schema: Mapping[str, Any]) -> list[str]:
 
 def _conditions(schema: Mapping[str, Any], path: str) -> Iterator[str]:
     """Keys an ``if``/``then`` asks for: ``then``'s properties, marked with the condition."""
+    for each in schema.get("allOf", ()):
+        yield from _conditions(each, path)
     condition, then = schema.get("if"), schema.get("then")
     if not isinstance(condition, Mapping) or not isinstance(then, Mapping):
         return
@@ -386,7 +390,9 @@ _FILES = {
 
 def _schemas() -> dict[str, Mapping[str, Any]]:
     module = importlib.import_module("migration_evals.core.spec_schemas")
-    return {name: getattr(module, name) for name in module.__all__ if name.endswith("_SCHEMA")}
+    found = {name: getattr(module, name) for name in module.__all__ if name.endswith("_SCHEMA")}
+    # The recipe schema's enums are the registered ecosystems' names.
+    return found | {"RECIPE_SCHEMA": recipe_spec_schema()}
 
 
 def spec_schema_page() -> str:

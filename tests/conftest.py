@@ -32,12 +32,13 @@ from migration_evals.core import migrations
 from migration_evals.core.model import Changeset, Trial
 from migration_evals.core.ports import JudgeReply
 from migration_evals.core.settings import DependencySettings
-from migration_evals.core.specs import SpecSet, load_specs
+from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import Builds
 from migration_evals.oracles.cascade import Budget, Cascade
 from migration_evals.oracles.diffscreen import ScreenLimits
+from migration_evals.oracles.ecosystems import load_specs
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
 from migration_evals.oracles.sandbox.docker import default_user

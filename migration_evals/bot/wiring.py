@@ -16,11 +16,12 @@ from migration_evals.core.errors import ConfigError, SandboxError
 from migration_evals.core.model import Tier
 from migration_evals.core.ports import Judge, Sandbox
 from migration_evals.core.settings import CassetteMode, DependencySettings, Settings
-from migration_evals.core.specs import SpecSet, load_specs
+from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import Builds
 from migration_evals.oracles.cascade import Cascade
+from migration_evals.oracles.ecosystems import load_specs
 from migration_evals.oracles.judges import RecordingJudge, ReplayingJudge, Retrying, RetryPolicy
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.sandbox import (

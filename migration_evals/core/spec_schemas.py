@@ -1,7 +1,14 @@
-"""JSON Schemas (draft 2020-12) for every file under ``specs/``."""
+"""JSON Schemas (draft 2020-12) for every file under ``specs/``.
+
+The recipe schema's names of build systems, report and coverage formats and contract kinds
+are not written here: the build ecosystems that implement them declare them
+(``migration_evals.oracles.ecosystems``), and ``recipe_schema`` is built from that
+vocabulary, so a name the spec accepts is always one the oracles can grade.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -9,8 +16,24 @@ __all__ = [
     "HYPOTHESIS_SCHEMA",
     "MODELS_SCHEMA",
     "ORACLE_SCHEMA",
-    "RECIPE_SCHEMA",
+    "SpecVocabulary",
+    "recipe_schema",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class SpecVocabulary:
+    """The names a recipe spec may use, as the registered ecosystems implement them."""
+
+    build_systems: tuple[str, ...]
+    report_formats: tuple[str, ...]
+    coverage_formats: tuple[str, ...]
+    contract_kinds: tuple[str, ...]
+    # Per contract kind, the settings its recipes must declare with the one value the
+    # kind implements (a base-image recipe: ``build_inputs: unchanged``), so a recipe's
+    # stamp says which rule graded it.
+    contract_settings: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
 
 _NUMBER_0_1 = {"type": "number", "minimum": 0, "maximum": 1}
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
@@ -109,36 +132,39 @@ _ENVIRONMENT = {
     "propertyNames": {"pattern": "^[A-Z_][A-Z0-9_]*$"},
     "additionalProperties": {"type": "string"},
 }
-_COMMAND = _object(
-    {
-        "command": {**_STRINGS, "minItems": 1},
-        "collect": _STRINGS,
-        "report_format": {"enum": ["surefire", "go-test-json", "exit-code"]},
-        "env": _ENVIRONMENT,
-        # An exit status meaning "built; the checks have findings" (go vet), compared with
-        # the base commit's findings rather than failing outright.
-        "findings_exit": {"type": "integer", "minimum": 1, "maximum": 255},
-    },
-    required=["command"],
-)
+
+
+def _command(report_formats: tuple[str, ...]) -> dict[str, Any]:
+    return _object(
+        {
+            "command": {**_STRINGS, "minItems": 1},
+            "collect": _STRINGS,
+            "report_format": {"enum": list(report_formats)},
+            "env": _ENVIRONMENT,
+            # An exit status meaning "built; the checks have findings" (go vet), compared
+            # with the base commit's findings rather than failing outright.
+            "findings_exit": {"type": "integer", "minimum": 1, "maximum": 255},
+        },
+        required=["command"],
+    )
+
 
 # The tests step may also measure coverage (migration_evals.oracles.coverage): a shell script the
 # tests command runs under (as "$@"), the report it writes, in which format, and the tools the
 # resolution must have fetched for it.
-_TESTS_COMMAND = _COMMAND | {
-    "properties": _COMMAND["properties"]
-    | {
-        "coverage": _object(
-            {
-                "format": {"enum": ["jacoco-xml", "go-profile"]},
-                "report": {"type": "string", "minLength": 1},
-                "tools": _STRINGS,
-                "wrapper": {"type": "string", "minLength": 1},
-            },
-            required=["format", "report", "wrapper"],
-        )
-    }
-}
+def _tests_command(vocabulary: SpecVocabulary) -> dict[str, Any]:
+    command = _command(vocabulary.report_formats)
+    coverage = _object(
+        {
+            "format": {"enum": list(vocabulary.coverage_formats)},
+            "report": {"type": "string", "minLength": 1},
+            "tools": _STRINGS,
+            "wrapper": {"type": "string", "minLength": 1},
+        },
+        required=["format", "report", "wrapper"],
+    )
+    return command | {"properties": command["properties"] | {"coverage": coverage}}
+
 
 # The families of settings ``migration_evals.oracles.test_config`` compares between base and patched
 # trees.
@@ -212,122 +238,132 @@ _REWRITE_GROUP = _object(
     required=["import"],
 )
 
-RECIPE_SCHEMA: dict[str, Any] = _object(
-    {
-        "name": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$"},
-        "title": {"type": "string", "minLength": 1},
-        "goal": {"type": "string", "minLength": 1},
-        "languages": {**_STRINGS, "minItems": 1},
-        "params": {"type": "object"},
-        "contract": {
-            "type": "object",
-            "properties": {
-                "kind": {"enum": ["java-release", "go-imports", "base-image"]},
-                # Families of construct the recipe does not explain: a patch adding one
-                # fails tier 1, named (migration_evals.oracles.contracts.outside).
-                "outside": {
-                    "type": "array",
-                    "items": {"enum": _OUTSIDE_FAMILIES},
-                    "uniqueItems": True,
-                },
-            },
-            "required": ["kind"],
-            # A base-image recipe declares that a Dockerfile's other build inputs stay
-            # (migration_evals.oracles.contracts.build_inputs), so its stamp says which rule graded
-            # it.
-            "if": {"properties": {"kind": {"const": "base-image"}}},
+
+def _contract_settings(vocabulary: SpecVocabulary) -> list[dict[str, Any]]:
+    return [
+        {
+            "if": {"properties": {"kind": {"const": kind}}},
             "then": {
-                "properties": {"build_inputs": {"const": "unchanged"}},
-                "required": ["build_inputs"],
+                "properties": {key: {"const": value} for key, value in settings},
+                "required": [key for key, _ in settings],
             },
-        },
-        "sandbox": _object(
-            {
-                "image": {"type": "string", "minLength": 1},
-                "build_system": {"enum": ["maven", "go"]},
-                "resolve": _COMMAND,
-                "compile": _COMMAND,
-                "tests": _TESTS_COMMAND,
-                "class_files": _object(
-                    {"paths": _STRINGS, "major": {"type": "integer", "minimum": 45}}
-                ),
-                "build_dockerfile": {"type": "boolean"},
-                # The base commit builds on the toolchain its own build declares
-                # (``migration_evals.oracles.toolchains``); the patched tree on ``image``.
-                "base_images": _object(
-                    {
-                        "select": {"enum": ["java-level"]},
-                        "default": {"type": "integer", "minimum": 1},
-                        "jdks": {
-                            "type": "array",
-                            "minItems": 1,
-                            "items": _object(
-                                {
-                                    "jdk": {"type": "integer", "minimum": 1},
-                                    "image": {"type": "string", "minLength": 1},
-                                }
-                            ),
-                        },
-                    }
-                ),
-                # Recipes that build Dockerfiles: how base and patched images must compare.
-                "image_contract": _object(
-                    {
-                        "labels": _STRINGS,
-                        "env_ignore": _STRINGS,
-                        "smoke_command": _STRINGS,
-                        "stay_up_s": _POSITIVE,
-                        "smoke_script": {"type": "string", "minLength": 1},
+        }
+        for kind, settings in vocabulary.contract_settings
+    ]
+
+
+def recipe_schema(vocabulary: SpecVocabulary) -> dict[str, Any]:
+    """The schema of a recipe spec whose enums are ``vocabulary``'s names."""
+    return _object(
+        {
+            "name": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$"},
+            "title": {"type": "string", "minLength": 1},
+            "goal": {"type": "string", "minLength": 1},
+            "languages": {**_STRINGS, "minItems": 1},
+            "params": {"type": "object"},
+            "contract": {
+                "type": "object",
+                "properties": {
+                    "kind": {"enum": list(vocabulary.contract_kinds)},
+                    # Families of construct the recipe does not explain: a patch adding one
+                    # fails tier 1, named (migration_evals.oracles.contracts.outside).
+                    "outside": {
+                        "type": "array",
+                        "items": {"enum": _OUTSIDE_FAMILIES},
+                        "uniqueItems": True,
                     },
-                    required=[],
-                ),
-            },
-            required=["image", "compile", "tests"],
-        )
-        | {"dependentRequired": {"build_system": ["resolve"]}},
-        "integrity": _INTEGRITY,
-        "test_policy": _object(
-            {
-                "test_paths": _STRINGS,
-                # base-suite: tier 3 grades the base commit's tests (the patch's edits of
-                # them only where classified usable); forbidden: any edit fails.
-                "edits": {"enum": ["base-suite", "forbidden"]},
-                "rewrites": {"type": "array", "items": _REWRITE_GROUP},
-                # Java forms whose edit of a test is syntax only, compared with the base's
-                # Java 8 spelling (migration_evals.oracles.java_syntax.SYNTAX_FORMS).
-                "syntax": {
-                    "type": "array",
-                    "items": {"enum": list(_SYNTAX_FORMS)},
-                    "uniqueItems": True,
                 },
-                # Percentage points the coverage of the main code may fall (default 1).
-                "max_coverage_drop": {"type": "number", "minimum": 0},
+                "required": ["kind"],
+                "allOf": _contract_settings(vocabulary),
             },
-            required=["test_paths", "edits"],
-        ),
-        "judge": _object(
-            {
-                "rubric": {"type": "string", "minLength": 1},
-                # The rubric's point for test diffs, shown when tier 3 graded the
-                # patch's own test edits ("tests changed").
-                "test_changes": {"type": "string", "minLength": 1},
-            },
-            required=["rubric"],
-        ),
-    },
-    # Recipes that build no project (Dockerfiles) have no test configuration to guard.
-    required=[
-        "name",
-        "title",
-        "goal",
-        "languages",
-        "params",
-        "contract",
-        "sandbox",
-        "test_policy",
-        "judge",
-    ],
-)
+            "sandbox": _object(
+                {
+                    "image": {"type": "string", "minLength": 1},
+                    "build_system": {"enum": list(vocabulary.build_systems)},
+                    "resolve": _command(vocabulary.report_formats),
+                    "compile": _command(vocabulary.report_formats),
+                    "tests": _tests_command(vocabulary),
+                    "class_files": _object(
+                        {"paths": _STRINGS, "major": {"type": "integer", "minimum": 45}}
+                    ),
+                    "build_dockerfile": {"type": "boolean"},
+                    # The base commit builds on the toolchain its own build declares
+                    # (``migration_evals.oracles.toolchains``); the patched tree on ``image``.
+                    "base_images": _object(
+                        {
+                            "select": {"enum": ["java-level"]},
+                            "default": {"type": "integer", "minimum": 1},
+                            "jdks": {
+                                "type": "array",
+                                "minItems": 1,
+                                "items": _object(
+                                    {
+                                        "jdk": {"type": "integer", "minimum": 1},
+                                        "image": {"type": "string", "minLength": 1},
+                                    }
+                                ),
+                            },
+                        }
+                    ),
+                    # Recipes that build Dockerfiles: how base and patched images must compare.
+                    "image_contract": _object(
+                        {
+                            "labels": _STRINGS,
+                            "env_ignore": _STRINGS,
+                            "smoke_command": _STRINGS,
+                            "stay_up_s": _POSITIVE,
+                            "smoke_script": {"type": "string", "minLength": 1},
+                        },
+                        required=[],
+                    ),
+                },
+                required=["image", "compile", "tests"],
+            )
+            | {"dependentRequired": {"build_system": ["resolve"]}},
+            "integrity": _INTEGRITY,
+            "test_policy": _object(
+                {
+                    "test_paths": _STRINGS,
+                    # base-suite: tier 3 grades the base commit's tests (the patch's edits of
+                    # them only where classified usable); forbidden: any edit fails.
+                    "edits": {"enum": ["base-suite", "forbidden"]},
+                    "rewrites": {"type": "array", "items": _REWRITE_GROUP},
+                    # Java forms whose edit of a test is syntax only, compared with the base's
+                    # Java 8 spelling (migration_evals.oracles.java_syntax.SYNTAX_FORMS).
+                    "syntax": {
+                        "type": "array",
+                        "items": {"enum": list(_SYNTAX_FORMS)},
+                        "uniqueItems": True,
+                    },
+                    # Percentage points the coverage of the main code may fall (default 1).
+                    "max_coverage_drop": {"type": "number", "minimum": 0},
+                },
+                required=["test_paths", "edits"],
+            ),
+            "judge": _object(
+                {
+                    "rubric": {"type": "string", "minLength": 1},
+                    # The rubric's point for test diffs, shown when tier 3 graded the
+                    # patch's own test edits ("tests changed").
+                    "test_changes": {"type": "string", "minLength": 1},
+                },
+                required=["rubric"],
+            ),
+        },
+        # Recipes that build no project (Dockerfiles) have no test configuration to guard.
+        required=[
+            "name",
+            "title",
+            "goal",
+            "languages",
+            "params",
+            "contract",
+            "sandbox",
+            "test_policy",
+            "judge",
+        ],
+    )
+
 
 HYPOTHESIS_SCHEMA: dict[str, Any] = _object(
     {

@@ -36,7 +36,8 @@ from migration_evals.core.spec_schemas import (
     HYPOTHESIS_SCHEMA,
     MODELS_SCHEMA,
     ORACLE_SCHEMA,
-    RECIPE_SCHEMA,
+    SpecVocabulary,
+    recipe_schema,
 )
 from migration_evals.core.stamps import canonical_json, stamp
 from migration_evals.core.yamlio import load_yaml_file
@@ -306,13 +307,14 @@ def _read_prompt(root: Path, spec_name: str, judge: Mapping[str, Any], key: str)
         raise SpecError(spec_name, f"judge.{key}", f"cannot read {relative}: {exc}") from exc
 
 
-def _load_recipes(root: Path) -> dict[str, Recipe]:
+def _load_recipes(root: Path, vocabulary: SpecVocabulary) -> dict[str, Recipe]:
+    schema = recipe_schema(vocabulary)
     recipes: dict[str, Recipe] = {}
     folder = root / "recipes"
     for path in sorted(folder.glob("*.yaml")):
         name = _rel(root, path)
         data = load_yaml_file(path, name=name)
-        validate(data, RECIPE_SCHEMA, file=name)
+        validate(data, schema, file=name)
         if data["name"] != path.stem:
             raise SpecError(name, "name", f"must equal the file name {path.stem!r}")
         problem = _schema_problem(canonical_json(data["params"]))
@@ -394,8 +396,10 @@ def _check_judge_pair(root: Path, oracle: OracleSpec) -> None:
         )
 
 
-def load_specs(root: Path) -> SpecSet:
-    """Load and validate every spec under ``root``; raise ``SpecError`` on the first problem."""
+def load_specs(root: Path, vocabulary: SpecVocabulary) -> SpecSet:
+    """Load and validate every spec under ``root``, recipes against the names of
+    ``vocabulary`` (``migration_evals.oracles.ecosystems.spec_vocabulary()``); raise
+    ``SpecError`` on the first problem."""
     if not root.is_dir():
         raise SpecError(str(root), "", "specs directory not found")
     oracle, oracle_stamp = _load_oracle(root)
@@ -405,7 +409,7 @@ def load_specs(root: Path) -> SpecSet:
     return SpecSet(
         root=root,
         oracle=oracle,
-        recipes=_load_recipes(root),
+        recipes=_load_recipes(root, vocabulary),
         hypotheses=hypotheses,
         models=_load_models(root),
         oracle_stamp=oracle_stamp,

@@ -40,9 +40,9 @@ from migration_evals.oracles.tree import ChangeKind, FileChange, TreeView
 __all__ = [
     "check_go_shadowing",
     "check_java_shadowing",
-    "check_shadowing",
     "go_replaces",
     "java_package",
+    "shadowing_integrity",
 ]
 
 _REPLACE_LINE = re.compile(r"^\s*(?:replace\s+)?(\S+)(?:\s+\S+)?\s+=>\s+(\S+)(?:\s+\S+)?\s*$")
@@ -255,16 +255,9 @@ def check_go_shadowing(tree: TreeView, dependency_modules: Iterable[str] = ()) -
     return evidence
 
 
-def check_shadowing(
-    recipe: Recipe, tree: TreeView, dependencies: Iterable[str] = ()
-) -> list[Evidence]:
-    """The recipe's shadowing check over ``tree``: ``dependencies`` are the Java packages
-    or Go module paths the resolved builds use (none known yet in tier 1)."""
+def shadowing_integrity(recipe: Recipe) -> tuple[bool, list[str]]:
+    """Whether ``recipe`` asks for the shadowing check, and the Java package prefixes it
+    names (``integrity.shadowed_packages``)."""
     integrity = recipe.raw.get("integrity") or {}
-    system = recipe.sandbox.get("build_system")
-    if not integrity.get("shadowing") or system is None:
-        return []
-    if system == "maven":
-        prefixes = [str(p) for p in integrity.get("shadowed_packages") or ()]
-        return check_java_shadowing(tree, prefixes, dependencies)
-    return check_go_shadowing(tree, dependencies)
+    prefixes = [str(p) for p in integrity.get("shadowed_packages") or ()]
+    return bool(integrity.get("shadowing")), prefixes

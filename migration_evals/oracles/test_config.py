@@ -33,7 +33,6 @@ from typing import Any
 
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe
-from migration_evals.oracles.go_test_config import check_go_test_config
 from migration_evals.oracles.maven_test_config import (
     MAVEN_CONFIG,
     Rule,
@@ -45,7 +44,7 @@ from migration_evals.oracles.pom import read_pom, text_of
 from migration_evals.oracles.projects import BuildSystem, find_projects, reactor_poms
 from migration_evals.oracles.tree import TreeView, deleted_files
 
-__all__ = ["check_test_config", "compare_settings", "integrity_of"]
+__all__ = ["check_maven_test_config", "compare_settings", "integrity_of"]
 
 # maven.config options that change neither which tests run nor how strictly.
 _HARMLESS_MAVEN_OPTIONS = frozenset(
@@ -364,14 +363,12 @@ def _unique(evidence: Sequence[Evidence]) -> list[Evidence]:
     return list(dict.fromkeys(evidence))
 
 
-def check_test_config(recipe: Recipe, tree: TreeView) -> list[Evidence]:
-    """Evidence for every test-selecting or checking setting the patch weakens."""
+def check_maven_test_config(recipe: Recipe, tree: TreeView) -> list[Evidence]:
+    """Evidence for every test-selecting or checking setting of a Maven build the patch
+    weakens, among the families the recipe's ``integrity.settings`` names."""
     integrity = integrity_of(recipe)
     families = set(integrity.get("settings") or ())
-    system = recipe.sandbox.get("build_system")
-    if not families or system is None:
+    if not families:
         return []
-    if BuildSystem(system) is BuildSystem.MAVEN:
-        forbidden = [str(a) for a in integrity.get("forbidden_jvm_args") or ()]
-        return _check_maven(tree, families, forbidden)
-    return check_go_test_config(tree, families)
+    forbidden = [str(a) for a in integrity.get("forbidden_jvm_args") or ()]
+    return _check_maven(tree, families, forbidden)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from migration_evals.core.specs import load_specs
 from migration_evals.oracles.coverage import CoverageFormat, FileCoverage, read_coverage
+from migration_evals.oracles.ecosystems import load_specs
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 

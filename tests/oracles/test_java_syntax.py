@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from migration_evals.core.spec_schemas import RECIPE_SCHEMA
 from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.ecosystems import recipe_spec_schema
 from migration_evals.oracles.java_syntax import SYNTAX_FORMS, string_value
 from migration_evals.oracles.test_edits import (
     EditKind,
@@ -64,7 +64,7 @@ def _edit(policy: TestPolicy, patched: str, base: str = BASE) -> TestEdit:
 
 
 def test_the_recipe_declares_every_form_and_the_schema_names_them(policy: TestPolicy) -> None:
-    test_policy = RECIPE_SCHEMA["properties"]["test_policy"]["properties"]
+    test_policy = recipe_spec_schema()["properties"]["test_policy"]["properties"]
     assert test_policy["syntax"]["items"]["enum"] == list(SYNTAX_FORMS)
     assert policy.syntax == frozenset(SYNTAX_FORMS)
 

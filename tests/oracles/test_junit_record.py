@@ -6,6 +6,7 @@ from __future__ import annotations
 from migration_evals.core.model import Verdict
 from migration_evals.core.ports import SandboxResult
 from migration_evals.oracles.build_summaries import DisagreementKind
+from migration_evals.oracles.ecosystems import read_report
 from migration_evals.oracles.grading import LISTENED, TestReport, grade_tests
 from migration_evals.oracles.junit_record import (
     NO_LISTENER,
@@ -15,7 +16,6 @@ from migration_evals.oracles.junit_record import (
     record_line,
     run_key,
 )
-from migration_evals.oracles.tiers.tests import read_report
 
 KEY = "0123456789abcdef0123456789abcdef"
 OTHER_KEY = "fedcba9876543210fedcba9876543210"

@@ -23,8 +23,9 @@ from migration_evals.bot.wiring import probe_engine, probe_registries
 from migration_evals.core.changesets import LocatedChangeset, read_changesets
 from migration_evals.core.errors import ChangesetError
 from migration_evals.core.settings import CassetteMode, Settings
-from migration_evals.core.specs import SpecSet, load_specs
+from migration_evals.core.specs import SpecSet
 from migration_evals.core.tasks import for_model
+from migration_evals.oracles.ecosystems import load_specs
 from migration_evals.oracles.tiers.sandboxed import recipe_images
 
 __all__ = ["EXAMPLES", "choose_sandbox", "every_model", "load_examples", "run"]

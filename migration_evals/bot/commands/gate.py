@@ -16,13 +16,13 @@ from migration_evals.bot.ledger_keys import open_store
 from migration_evals.core.checkpoints import Checkpoint
 from migration_evals.core.integrity import LedgerCheck
 from migration_evals.core.settings import Settings
-from migration_evals.core.specs import load_specs
 from migration_evals.core.store import Store
 from migration_evals.gate.evaluation import Evaluation, evaluate
 from migration_evals.gate.incremental import check_inputs
 from migration_evals.gate.judging import judging, judging_note
 from migration_evals.gate.publication import GateInputs, check, decide, inputs_of
 from migration_evals.gate.refusals import GateDecision
+from migration_evals.oracles.ecosystems import load_specs
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -21,7 +21,6 @@ from migration_evals.bot.exits import ExitStatus
 from migration_evals.bot.ledger_keys import ledger_keys, open_store
 from migration_evals.core.checkpoints import CheckpointVerifier
 from migration_evals.core.gold import GoldRow, gold_rows, upsert_gold
-from migration_evals.core.specs import load_specs
 from migration_evals.core.store import Store
 from migration_evals.gate.anchor import IMPORTED, anchor_status
 from migration_evals.gate.shared_anchor import (
@@ -30,6 +29,7 @@ from migration_evals.gate.shared_anchor import (
     check_anchor,
     imported_rows,
 )
+from migration_evals.oracles.ecosystems import load_specs
 
 __all__ = ["run_export", "run_import"]
 

@@ -12,8 +12,8 @@ from migration_evals.bot.commands.options import settings_from_args
 from migration_evals.bot.console import make_console
 from migration_evals.bot.exits import ExitStatus
 from migration_evals.bot.ledger_keys import open_store
-from migration_evals.core.specs import load_specs
 from migration_evals.gate.reliability import JudgeReliability, judge_reliability
+from migration_evals.oracles.ecosystems import load_specs
 
 
 def run(args: argparse.Namespace) -> int:

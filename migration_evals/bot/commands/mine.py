@@ -39,7 +39,7 @@ from migration_evals.core.errors import ConfigError
 from migration_evals.core.gold import GoldLabel
 from migration_evals.core.ports import PullRequestInfo, PullRequestQuery
 from migration_evals.core.settings import Settings
-from migration_evals.core.specs import SpecSet, load_specs
+from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.miners.agents import Agents
 from migration_evals.miners.git_changes import (
@@ -59,6 +59,7 @@ from migration_evals.miners.gold import ChangesetRecipe, GrowReport, grow_gold
 from migration_evals.miners.policy import SurvivalPolicy
 from migration_evals.miners.retro import mark_retroactive, progress, record_unlock_if_earned
 from migration_evals.miners.survival import RefreshReport, refresh
+from migration_evals.oracles.ecosystems import load_specs
 
 # -- shared -------------------------------------------------------------------------------
 

@@ -12,10 +12,10 @@ from migration_evals.bot.commands.gate import scan_workers
 from migration_evals.bot.commands.options import settings_from_args
 from migration_evals.bot.exits import ExitStatus
 from migration_evals.bot.ledger_keys import open_store
-from migration_evals.core.specs import load_specs
 from migration_evals.gate.evaluation import evaluate
 from migration_evals.gate.publication import check
 from migration_evals.gate.trial_detail import run_records
+from migration_evals.oracles.ecosystems import load_specs
 
 
 def run(args: argparse.Namespace) -> int:

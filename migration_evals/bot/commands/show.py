@@ -23,7 +23,6 @@ from migration_evals.bot.exits import ExitStatus
 from migration_evals.bot.ledger_keys import open_store
 from migration_evals.core.diff_coverage import DiffCoverage
 from migration_evals.core.model import Tier
-from migration_evals.core.specs import load_specs
 from migration_evals.core.store import Store
 from migration_evals.gate.diff_coverage import coverage_lines
 from migration_evals.gate.provenance import run_modes
@@ -35,6 +34,7 @@ from migration_evals.gate.trial_artifacts import (
     trial_patch,
 )
 from migration_evals.gate.trial_detail import TierDetail, TrialDetail, trial_detail
+from migration_evals.oracles.ecosystems import load_specs
 
 TAIL_LINES = 15  # per sandbox run, unless one tier is asked for
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

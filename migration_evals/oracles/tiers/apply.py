@@ -11,10 +11,8 @@ from typing import Any
 
 from migration_evals.core.model import Changeset, Evidence, Severity, Tier
 from migration_evals.core.specs import Recipe
-from migration_evals.oracles.contracts import check_contract
-from migration_evals.oracles.shadowing import check_shadowing
+from migration_evals.oracles.ecosystems import check_contract, check_shadowing, check_test_config
 from migration_evals.oracles.syntax import check_syntax
-from migration_evals.oracles.test_config import check_test_config
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 
 __all__ = ["ApplyOracle"]

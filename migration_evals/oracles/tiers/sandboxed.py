@@ -19,7 +19,7 @@ from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import ProjectBuild, build_request
 from migration_evals.oracles.dockerfiles import diff_images
 from migration_evals.oracles.dockerignore import BuildContext
-from migration_evals.oracles.sandbox.capture import GO_TEST_EVENTS
+from migration_evals.oracles.ecosystems import report_format
 from migration_evals.oracles.tiers.base import TrialContext
 from migration_evals.oracles.toolchains import recipe_toolchain_images
 from migration_evals.oracles.workspace import GradedTree, with_files
@@ -207,7 +207,7 @@ class TrialSandbox:
 def _output_events(step: Mapping[str, Any]) -> str:
     """How the sandbox keeps a step's output: by test for a go test -json stream (its
     report), so a suite that logs a lot is still read whole; else by head and tail."""
-    return GO_TEST_EVENTS if step.get("report_format") == GO_TEST_EVENTS else ""
+    return report_format(str(step.get("report_format", "exit-code"))).output_events
 
 
 def _measured(step: Mapping[str, Any]) -> tuple[str, ...]:

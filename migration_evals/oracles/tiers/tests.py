@@ -42,8 +42,6 @@ from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import (
     Disagreement,
     TestTotals,
-    cross_check_go,
-    cross_check_surefire,
     parse_go_log,
     parse_maven_log,
 )
@@ -69,6 +67,7 @@ from migration_evals.oracles.diff_coverage import (
     diff_without_coverage,
 )
 from migration_evals.oracles.dockerfiles import builds_dockerfiles, is_dockerfile
+from migration_evals.oracles.ecosystems import read_report, report_format
 from migration_evals.oracles.grading import (
     EXIT_STATUS,
     LISTENED,
@@ -76,18 +75,10 @@ from migration_evals.oracles.grading import (
     TestReport,
     TestStatus,
     changed_test_files,
-    exit_status_suite,
     grade_test_edits,
     grade_tests,
-    parse_exit_code,
-    parse_go_test_json,
-    parse_surefire,
-    path_matches,
-    suite_did_not_build,
 )
-from migration_evals.oracles.junit_record import RECORD_FILES, cross_check_record, record_files
 from migration_evals.oracles.projects import BuildSystem
-from migration_evals.oracles.sandbox.capture import GO_TEST_EVENTS
 from migration_evals.oracles.test_edits import EditKind, TestEdits, TestPolicy, classify_test_edits
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tiers.compile import limit_failure
@@ -100,33 +91,7 @@ from migration_evals.oracles.tiers.sandboxed import (
 )
 from migration_evals.oracles.workspace import GradedTree
 
-__all__ = ["TestsOracle", "read_report"]
-
-
-def read_report(
-    report_format: str, result: SandboxResult, *, not_tests: Sequence[str] = ()
-) -> TestReport:
-    """Parse the harness-collected report of one run in the recipe's format, with the
-    run's exit status beside it; ``not_tests`` are patterns of collected files that are
-    no test reports (the coverage reports)."""
-    if report_format == "exit-code":
-        return parse_exit_code(result.exit_code)
-    truncated = result.output_truncated
-    if report_format == "surefire":
-        skipped = (*not_tests, *RECORD_FILES)
-        reports = {p: t for p, t in result.artifacts.items() if not path_matches(p, skipped)}
-        report = parse_surefire(reports)
-        found = cross_check_surefire(reports, result.output, result.exit_code, truncated=truncated)
-        # The harness's listener's record, where it ran, must agree with the reports.
-        record = cross_check_record(reports, record_files(result.artifacts), result.output)
-        found = (*found, *record.disagreements)
-        report = replace(report, channels=record.channels)
-    else:
-        report = parse_go_test_json(result.output)
-        if truncated:
-            report = replace(report, problems=("go test output exceeded the output limit",))
-        found = cross_check_go(result.output, result.exit_code, truncated=truncated)
-    return exit_status_suite(replace(report, disagreements=found), result.exit_code)
+__all__ = ["TestsOracle"]
 
 
 def _readable(request: SandboxRequest, result: SandboxResult) -> bool:
@@ -134,7 +99,7 @@ def _readable(request: SandboxRequest, result: SandboxResult) -> bool:
     go test event stream cannot (its results are lost with it); it is not kept, so that a
     harness that keeps more of the stream reads the base again rather than the cut copy.
     A Maven run's reports are files, which a cut output leaves whole."""
-    return not (result.output_truncated and request.output_events == GO_TEST_EVENTS)
+    return not (result.output_truncated and request.output_events)
 
 
 def _prefixed(report: TestReport, label: str | None) -> TestReport:
@@ -264,11 +229,11 @@ def _weakened(policy: TestPolicy, edits: TestEdits, context: TrialContext) -> Te
     return TestGrade(Verdict.FAIL, reason, (offending.evidence(),))
 
 
-def _unbuilt(suites: Sequence[_Suite], report_format: str) -> bool:
+def _unbuilt(suites: Sequence[_Suite], format_name: str) -> bool:
     """Whether the base's tests did not build against the patched code in some project."""
     return any(
         suite.patched is not None
-        and suite_did_not_build(report_format, suite.patched.exit_code, suite.patched.output)
+        and report_format(format_name).did_not_build(suite.patched.exit_code, suite.patched.output)
         for suite in suites
     )
 
@@ -582,8 +547,8 @@ class TestsOracle:
         suites = self._run_suites(sandboxed, base_image, patched_image, plan, graded)
         runs = [run for suite in suites for run in (suite.baseline, suite.patched) if run]
         context = sandboxed.context
-        report_format = str(context.recipe.sandbox["tests"].get("report_format", "exit-code"))
-        if graded is not None and edits.usable and _unbuilt(suites, report_format):
+        format_name = str(context.recipe.sandbox["tests"].get("report_format", "exit-code"))
+        if graded is not None and edits.usable and _unbuilt(suites, format_name):
             graded = context.workspace.graded(_test_paths(context), edits.usable)
             runs += self._rerun_graded(sandboxed, suites, patched_image, graded)
         stopped = _stopped(suites)
@@ -597,7 +562,7 @@ class TestsOracle:
         def report(result: SandboxResult | None, label: str | None) -> TestReport:
             if result is None:
                 return TestReport()
-            return _prefixed(read_report(report_format, result, not_tests=not_tests), label)
+            return _prefixed(read_report(format_name, result, not_tests=not_tests), label)
 
         at_base = merge_reports([_removed(report(s.baseline, s.label), s) for s in suites])
         patched = merge_reports([report(s.patched, s.label) for s in suites])
@@ -608,7 +573,7 @@ class TestsOracle:
             base_stopped=_build_stop(suites, at_base=True),
         )
         if grade.regressions:
-            grade = self._rerun(sandboxed, suites, report_format, grade, runs)
+            grade = self._rerun(sandboxed, suites, format_name, grade, runs)
         spec = _CoverageSpec.of(context.recipe)
         coverage, measured = _coverage(context, spec, suites) if spec is not None else (None, [])
         changed = _changed_code(context, spec, measured)
@@ -683,7 +648,7 @@ class TestsOracle:
         self,
         sandboxed: TrialSandbox,
         suites: Sequence[_Suite],
-        report_format: str,
+        format_name: str,
         grade: TestGrade,
         runs: list[SandboxResult],
     ) -> TestGrade:
@@ -696,7 +661,7 @@ class TestsOracle:
                 result = sandboxed.run(replace(suite.request, attempt=attempt))
                 runs.append(result)
                 report = read_report(
-                    report_format, result, not_tests=_not_tests(sandboxed.context.recipe)
+                    format_name, result, not_tests=_not_tests(sandboxed.context.recipe)
                 )
                 passing |= _prefixed(report, suite.label).passing()
             flipped = [name for name in grade.regressions if name in passing]

@@ -9,7 +9,7 @@ import pytest
 from migration_evals.core.errors import SpecError
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe, SpecSet
-from migration_evals.oracles.contracts import check_contract
+from migration_evals.oracles.ecosystems import check_contract
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 POM_HEAD = """<?xml version="1.0" encoding="UTF-8"?>

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from migration_evals.core.errors import SpecError
-from migration_evals.core.spec_schemas import RECIPE_SCHEMA
 from migration_evals.core.specs import Recipe, SpecSet, validate
 from migration_evals.oracles.contracts.go_outside import check_go_outside
 from migration_evals.oracles.contracts.java_outside import check_java_outside
 from migration_evals.oracles.contracts.outside import Construct, Family, added, declared_families
+from migration_evals.oracles.ecosystems import recipe_spec_schema
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 from tests.conftest import ROOT, clone_example, run_git
 
@@ -47,7 +47,7 @@ def test_a_construct_moved_to_another_declaration_is_the_patch_s() -> None:
 
 
 def test_schema_names_every_family() -> None:
-    contract = RECIPE_SCHEMA["properties"]["contract"]["properties"]["outside"]
+    contract = recipe_spec_schema()["properties"]["contract"]["properties"]["outside"]
     assert contract["items"]["enum"] == [f.value for f in Family]
 
 
@@ -55,7 +55,7 @@ def test_schema_refuses_an_unknown_family(specs: SpecSet) -> None:
     raw = dict(specs.recipe("go-import-rewrite").raw)
     raw["contract"] = {**raw["contract"], "outside": ["load-time-code", "network-access"]}
     with pytest.raises(SpecError, match=r"contract\.outside"):
-        validate(raw, RECIPE_SCHEMA, file="go-import-rewrite.yaml")
+        validate(raw, recipe_spec_schema(), file="go-import-rewrite.yaml")
 
 
 def test_a_family_the_ecosystem_cannot_look_for_is_a_broken_spec(specs: SpecSet) -> None:

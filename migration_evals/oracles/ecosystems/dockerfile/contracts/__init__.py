@@ -1,0 +1,1 @@
+"""The Dockerfile contract kinds: each module defining ``CONTRACT_KIND`` adds one."""

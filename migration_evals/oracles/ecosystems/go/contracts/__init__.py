@@ -1,0 +1,1 @@
+"""Go's contract kinds: each module defining ``CONTRACT_KIND`` adds one."""

@@ -1,0 +1,100 @@
+"""The one interface every build ecosystem implements, and the parts it is made of.
+
+An ecosystem (Maven, Go, Dockerfile) holds everything the cascade and the tiers need to
+know about one kind of build: where its projects are, how its reports and summaries read,
+which coverage formats it writes, which test configuration a patch may not weaken, which
+files may not shadow others, which static contracts its recipes can declare. The tiers ask
+``migration_evals.oracles.ecosystems`` (the registry) for the recipe's ecosystem and call
+these operations; they never name a language.
+
+Contract kinds are discovered, not listed: every module of an ecosystem's ``contracts``
+subpackage that defines ``CONTRACT_KIND`` adds one, so a new recipe with a contract of its
+own is new files only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from migration_evals.core.model import Evidence
+from migration_evals.core.ports import SandboxResult
+from migration_evals.core.specs import Recipe
+from migration_evals.oracles.grading import TestReport
+from migration_evals.oracles.projects import ProjectSet
+from migration_evals.oracles.tree import TreeView
+
+__all__ = ["ContractCheck", "ContractKind", "Ecosystem", "ReportFormat"]
+
+ContractCheck = Callable[[Recipe, Mapping[str, Any], TreeView], list[Evidence]]
+
+
+@dataclass(frozen=True, slots=True)
+class ContractKind:
+    """One ``contract.kind`` a recipe may declare: its check, a pure function of (recipe,
+    changeset params, tree), and the settings its recipes must declare with the one value
+    the check implements."""
+
+    name: str
+    check: ContractCheck
+    settings: tuple[tuple[str, str], ...] = ()
+
+
+def all_of(*checks: ContractCheck) -> ContractCheck:
+    """One check reporting every evidence of ``checks``, in order."""
+
+    def check(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
+        return [e for each in checks for e in each(recipe, params, tree)]
+
+    return check
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFormat:
+    """A test report format (a recipe step's ``report_format``): how one run's report
+    reads, whether a failed run stopped before its tests compiled, and how the sandbox
+    keeps the run's output (``""``: head and tail)."""
+
+    name: str
+    read: Callable[[SandboxResult, Sequence[str]], TestReport]
+    did_not_build: Callable[[int, str], bool] = lambda exit_code, output: False
+    output_events: str = ""
+
+
+class Ecosystem(Protocol):
+    """One build ecosystem, as the cascade and the tiers use it."""
+
+    @property
+    def name(self) -> str:
+        """The ecosystem's name ("maven", "go", "dockerfile")."""
+
+    @property
+    def build_system(self) -> str | None:
+        """The ``sandbox.build_system`` value of its recipes; None for an ecosystem whose
+        recipes build no project of their own (Dockerfiles)."""
+
+    @property
+    def report_formats(self) -> tuple[ReportFormat, ...]:
+        """The test report formats its builds write."""
+
+    @property
+    def coverage_formats(self) -> tuple[str, ...]:
+        """The ``coverage.format`` values its builds write."""
+
+    def contract_kinds(self) -> tuple[ContractKind, ...]:
+        """The contract kinds its recipes may declare."""
+
+    def claims(self, recipe: Recipe) -> bool:
+        """Whether ``recipe`` is graded in this ecosystem."""
+
+    def find_projects(self, tree: TreeView) -> ProjectSet:
+        """The projects (build roots) that own the files ``tree``'s patch touches."""
+
+    def check_test_config(self, recipe: Recipe, tree: TreeView) -> list[Evidence]:
+        """Evidence for every test-selecting or checking setting the patch weakens."""
+
+    def check_shadowing(
+        self, recipe: Recipe, tree: TreeView, dependencies: Iterable[str]
+    ) -> list[Evidence]:
+        """Evidence for every file that shadows the platform's or a dependency's code."""

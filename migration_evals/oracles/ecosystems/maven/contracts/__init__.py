@@ -1,0 +1,1 @@
+"""Maven's contract kinds: each module defining ``CONTRACT_KIND`` adds one."""

@@ -1,0 +1,12 @@
+"""``java-release``: every build file targets ``contract.target_release``, and the patch
+adds none of the constructs the recipe's ``contract.outside`` names."""
+
+from __future__ import annotations
+
+from migration_evals.oracles.contracts.java import check_java_release
+from migration_evals.oracles.contracts.java_outside import check_java_outside
+from migration_evals.oracles.ecosystems.interface import ContractKind, all_of
+
+__all__ = ["CONTRACT_KIND"]
+
+CONTRACT_KIND = ContractKind("java-release", all_of(check_java_release, check_java_outside))

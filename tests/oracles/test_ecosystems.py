@@ -1,0 +1,152 @@
+"""The ecosystem registry: the spec schema's enums are exactly the names the registered
+ecosystems implement, every shipped recipe belongs to one of them, new parts are found
+without an edit, and the tiers reach ecosystems only through the registry."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from migration_evals.core.errors import SpecError
+from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.coverage import CoverageFormat
+from migration_evals.oracles.ecosystems import (
+    ecosystem_of,
+    ecosystems,
+    load_specs,
+    recipe_spec_schema,
+    report_format,
+)
+from migration_evals.oracles.ecosystems.discovery import defined_in
+from tests.conftest import SPECS_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+TIERS = ROOT / "migration_evals" / "oracles" / "tiers"
+ECOSYSTEMS = "migration_evals.oracles.ecosystems"
+
+
+def _enum(schema: dict[str, Any], *path: str) -> set[str]:
+    for key in path:
+        schema = schema["properties"][key]
+    return set(schema["enum"])
+
+
+def test_the_schema_names_the_build_systems_the_ecosystems_build() -> None:
+    built = {e.build_system for e in ecosystems() if e.build_system is not None}
+    assert _enum(recipe_spec_schema(), "sandbox", "build_system") == built == {"maven", "go"}
+
+
+@pytest.mark.parametrize("step", ["resolve", "compile", "tests"])
+def test_the_schema_names_the_report_formats_the_ecosystems_read(step: str) -> None:
+    owned = {f.name for e in ecosystems() for f in e.report_formats}
+    names = _enum(recipe_spec_schema(), "sandbox", step, "report_format")
+    assert names == owned | {"exit-code"}
+    assert all(report_format(name).name == name for name in names)
+
+
+def test_the_schema_names_the_coverage_formats_the_ecosystems_write() -> None:
+    schema = recipe_spec_schema()["properties"]["sandbox"]["properties"]["tests"]
+    names = _enum(schema, "coverage", "format")
+    assert names == {f for e in ecosystems() for f in e.coverage_formats}
+    assert names == {f.value for f in CoverageFormat}  # each one has a reader
+
+
+def test_the_schema_names_the_contract_kinds_the_ecosystems_check() -> None:
+    kinds = {k.name for e in ecosystems() for k in e.contract_kinds()}
+    assert _enum(recipe_spec_schema(), "contract", "kind") == kinds
+    assert kinds == {"java-release", "go-imports", "base-image"}
+
+
+def test_a_contract_kind_s_own_settings_are_required_by_the_schema() -> None:
+    contract = recipe_spec_schema()["properties"]["contract"]
+    rules = {r["if"]["properties"]["kind"]["const"]: r["then"] for r in contract["allOf"]}
+    assert rules["base-image"]["required"] == ["build_inputs"]
+
+
+def test_every_shipped_recipe_belongs_to_one_ecosystem(specs: SpecSet) -> None:
+    owners = {
+        name: [e.name for e in ecosystems() if e.claims(recipe)]
+        for name, recipe in specs.recipes.items()
+    }
+    assert owners == {
+        "java8-to-17": ["maven"],
+        "go-import-rewrite": ["go"],
+        "base-image-bump": ["dockerfile"],
+    }
+    assert ecosystem_of(specs.recipe("java8-to-17")) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key"),
+    [
+        ("build_system: go", "build_system: gradle", "sandbox.build_system"),
+        ("report_format: go-test-json", "report_format: tap", "sandbox.tests.report_format"),
+        ("kind: go-imports", "kind: rust-edition", "contract.kind"),
+    ],
+)
+def test_a_name_no_ecosystem_implements_is_refused_on_load(
+    tmp_path: Path, old: str, new: str, key: str
+) -> None:
+    root = tmp_path / "specs"
+    shutil.copytree(SPECS_DIR, root)
+    recipe = root / "recipes" / "go-import-rewrite.yaml"
+    text = recipe.read_text()
+    assert old in text
+    recipe.write_text(text.replace(old, new, 1))
+    with pytest.raises(SpecError) as caught:
+        load_specs(root)
+    assert caught.value.key == key
+
+
+def test_a_module_added_to_a_package_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "probe_kinds"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "first.py").write_text("CONTRACT_KIND = 'first'\n")
+    (package / "helper.py").write_text("OTHER = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert defined_in("probe_kinds", "CONTRACT_KIND") == ["first"]
+    (package / "second.py").write_text("CONTRACT_KIND = 'second'\n")
+    assert defined_in("probe_kinds", "CONTRACT_KIND") == ["first", "second"]
+    for name in [n for n in sys.modules if n.startswith("probe_kinds")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def _ecosystem_imports(path: Path) -> list[str]:
+    """The ecosystem modules ``path`` imports: below the registry, never the registry and
+    its interface themselves."""
+    allowed = {ECOSYSTEMS, f"{ECOSYSTEMS}.interface"}
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+            if node.module == ECOSYSTEMS:  # from ...ecosystems import maven
+                names += [f"{ECOSYSTEMS}.{alias.name}" for alias in node.names]
+    below = (n for n in names if n.startswith(f"{ECOSYSTEMS}.") and n not in allowed)
+    return [n for n in below if n.split(".")[3] in {e.name for e in ecosystems()} | {"discovery"}]
+
+
+def test_the_tiers_import_no_ecosystem_module() -> None:
+    modules = sorted(TIERS.rglob("*.py"))
+    assert modules, "no tier module found: the check would pass on nothing"
+    offenders = {str(p.relative_to(ROOT)): _ecosystem_imports(p) for p in modules}
+    assert {path: found for path, found in offenders.items() if found} == {}
+
+
+def test_the_tier_check_sees_an_ecosystem_import(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        f"from {ECOSYSTEMS}.maven.reports import SUREFIRE\n"
+        f"from {ECOSYSTEMS} import go\n"
+        f"from {ECOSYSTEMS} import check_contract\n"
+    )
+    assert _ecosystem_imports(probe) == [f"{ECOSYSTEMS}.maven.reports", f"{ECOSYSTEMS}.go"]
