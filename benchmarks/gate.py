@@ -39,7 +39,7 @@ from migration_evals.bot.settings import settings_from_env
 from migration_evals.core.gold import GoldLabel, GoldRow, upsert_gold
 from migration_evals.core.model import Changeset, Envelope, Tier, Trial, Verdict
 from migration_evals.core.specs import SpecSet
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = Path(sys.executable).with_name("migration-evals")

@@ -44,7 +44,7 @@ from migration_evals.bot.ledger_keys import open_store
 from migration_evals.bot.settings import settings_from_env
 from migration_evals.core.model import Tier
 from migration_evals.core.store import Store
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = Path(sys.executable).with_name("migration-evals")

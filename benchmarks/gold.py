@@ -61,7 +61,7 @@ from migration_evals.core.store import Store
 from migration_evals.gate.anchor import AnchorStatus, anchor_from_rows
 from migration_evals.gate.stats import wilson_interval
 from migration_evals.miners.git_gold import label_document
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLD = ROOT / "benchmarks" / "gold"

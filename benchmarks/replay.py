@@ -47,7 +47,7 @@ from migration_evals.core.ports import (
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.oracles.cascade import Budget, Cascade
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from migration_evals.oracles.judges import RecordingJudge, ReplayingJudge
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.runner import Runner

@@ -47,7 +47,7 @@ from migration_evals.core.ports import JudgeReply, SandboxAction, SandboxRequest
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.oracles.cascade import Budget, Cascade
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
 from migration_evals.oracles.sandbox.docker import default_user

@@ -50,7 +50,7 @@ from migration_evals.core.settings import ScaleSettings, Settings
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.oracles.cascade import Budget
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.runner import Runner
 

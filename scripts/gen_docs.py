@@ -39,7 +39,7 @@ from migration_evals.bot.commands import COMMANDS  # noqa: E402 - the project ro
 from migration_evals.bot.environment import VARIABLES, Variable  # noqa: E402
 from migration_evals.bot.exits import DETAIL, TABLE, ExitStatus  # noqa: E402
 from migration_evals.bot.settings import mode_is_set, settings_from_env  # noqa: E402
-from migration_evals.oracles.ecosystems import recipe_spec_schema  # noqa: E402
+from migration_evals.oracles.ecosystems.registry import recipe_spec_schema  # noqa: E402
 
 REFERENCE = ROOT / "docs" / "reference"
 WIDTH = 100  # usage lines are wrapped at this width, whatever the terminal

@@ -40,7 +40,7 @@ from migration_evals.core.ports import (
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.oracles.cascade import Budget, Cascade
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from migration_evals.oracles.judges import RecordingJudge
 from migration_evals.oracles.judging import make_visible
 from migration_evals.oracles.repos import RepoCache

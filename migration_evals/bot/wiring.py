@@ -21,7 +21,7 @@ from migration_evals.core.store import Store
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import Builds
 from migration_evals.oracles.cascade import Cascade
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from migration_evals.oracles.judges import RecordingJudge, ReplayingJudge, Retrying, RetryPolicy
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.sandbox import (

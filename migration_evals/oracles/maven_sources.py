@@ -36,15 +36,16 @@ def _under(path: str, folder: str) -> bool:
     return not folder or path.startswith(folder + "/")
 
 
-def compiled_java(tree: TreeView) -> Callable[[str], bool]:
-    """Whether a Java path of ``tree`` (either side) is one the harness's Maven may compile."""
+def compiled_java(tree: TreeView, jdk: int | None) -> Callable[[str], bool]:
+    """Whether a Java path of ``tree`` (either side) is one the harness's Maven may compile
+    on JDK ``jdk``."""
 
     @functools.cache
     def roots() -> tuple[frozenset[str], tuple[str, ...]]:
         poms = _poms(tree)
         found: set[str] = set()
         for patched in (False, True):
-            for folders in module_source_roots(tree, poms, patched=patched).values():
+            for folders in module_source_roots(tree, poms, patched=patched, jdk=jdk).values():
                 found.update(folders)
         return frozenset(posixpath.dirname(p) for p in poms), tuple(sorted(found))
 

@@ -1,5 +1,6 @@
 """What decides which tests a Maven module runs, and how strictly it compiles, as read
-statically from the POMs the build uses.
+statically from the POMs the build uses (``migration_evals.oracles.ecosystems.maven.pom``, the
+one model of the POM chain).
 
 Per module of a reactor, each setting is read the way Maven resolves it: from the
 module's POM and its parents in the repository (the nearest POM that sets it wins), a
@@ -7,8 +8,9 @@ profile's value over its project's, a plugin's configuration over the user prope
 defaults it, an execution's configuration over its plugin's, and the ``-D`` properties of
 ``.mvn/maven.config`` and ``.mvn/jvm.config`` over the POMs' properties. A profile counts
 when a default build *may* activate it (by default, by the build JDK, by a file, the OS,
-an environment variable or a property the build does not define): a setting that might
-be active is one the patch may not weaken, so doubt counts against the patch.
+an environment variable or a property the build does not define, as Maven decides
+activation): a setting that might be active is one the patch may not weaken, so doubt
+counts against the patch.
 
 Each ``Setting`` carries the family the recipe spec names it by (``test-skip``,
 ``test-selection``, ...), how a change of it weakens the build (``Rule``), its value
@@ -23,10 +25,19 @@ import re
 import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
-from migration_evals.oracles.pom import children, jdk_matches, local, read_pom, text_of
+from migration_evals.oracles.ecosystems.maven.pom import (
+    Pom,
+    PomReader,
+    Value,
+    chain,
+    children,
+    local,
+    properties,
+    text_of,
+)
 from migration_evals.oracles.tree import TreeView
 
 __all__ = [
@@ -42,8 +53,6 @@ __all__ = [
 MAVEN_CONFIG = (".mvn/maven.config", ".mvn/jvm.config")
 _PROPERTY_REF = re.compile(r"\$\{([^}]+)\}")
 _DEPTH = 5
-_MAX_PARENTS = 32
-_OTHER_OS = ("windows", "win9x", "winnt", "mac", "dos", "os/2", "netware", "z/os", "os/400")
 
 
 class Rule(StrEnum):
@@ -169,119 +178,6 @@ _FAILSAFE = "maven-failsafe-plugin"
 _HELPER_GOALS = {"add-test-source": "test-sources", "add-test-resource": "test-resources"}
 
 
-@dataclass(frozen=True, slots=True)
-class _Value:
-    text: str
-    path: str
-    line: int
-
-
-@dataclass
-class _Pom:
-    path: str
-    root: ET.Element
-    lines: Mapping[ET.Element, int]
-    parent: _Pom | None = None
-    scopes: list[ET.Element] = field(default_factory=list)
-
-    def line(self, element: ET.Element) -> int:
-        return self.lines.get(element, 0)
-
-
-# -- profiles a default build may activate -------------------------------------------------
-
-
-def _os_may_match(activation: ET.Element) -> bool:
-    family = (text_of(activation, "os", "family") or "").lower()
-    name = (text_of(activation, "os", "name") or "").lower()
-    for wanted in (family, name):
-        negated = wanted.startswith("!")
-        other = wanted.lstrip("!") in _OTHER_OS
-        if wanted and other != negated:
-            return False
-    return True
-
-
-def _property_may_hold(activation: ET.Element) -> bool:
-    name = text_of(activation, "property", "name") or ""
-    if name.startswith("!"):
-        return True  # active while the build does not define it, which it does not
-    return name.startswith(("env.", "java.", "os.", "user.", "file.", "line.", "path."))
-
-
-def may_activate(profile: ET.Element) -> bool:
-    """Whether a default build on the build JDK may activate ``profile`` (doubt: yes)."""
-    activation = next(children(profile, "activation"), None)
-    if activation is None:
-        return False  # only on request (-P), which the recipe's command never makes
-    if text_of(activation, "activeByDefault") == "true":
-        return True
-    kinds = {local(child.tag) for child in activation} - {"activeByDefault"}
-    if not kinds:
-        return False
-    jdk = text_of(activation, "jdk")
-    if jdk is not None and not jdk_matches(jdk):
-        return False
-    if "os" in kinds and not _os_may_match(activation):
-        return False
-    return "property" not in kinds or _property_may_hold(activation)
-
-
-def _scopes(root: ET.Element) -> list[ET.Element]:
-    return [root, *(p for p in children(root, "profiles", "profile") if may_activate(p))]
-
-
-# -- the POM chain -----------------------------------------------------------------------
-
-
-def _load(
-    tree: TreeView, path: str, cache: dict[str, _Pom | None], *, patched: bool
-) -> _Pom | None:
-    if path in cache:
-        return cache[path]
-    cache[path] = None  # a cycle of parents ends here
-    content = tree.read(path) if patched else tree.read_base(path)
-    if content is None:
-        return None
-    try:
-        root, lines = read_pom(content)
-    except ET.ParseError:
-        return None  # tier 1's contract reports a malformed POM
-    pom = _Pom(path, root, lines, scopes=_scopes(root))
-    cache[path] = pom
-    pom.parent = _parent(tree, pom, cache, patched=patched)
-    return pom
-
-
-def _parent(
-    tree: TreeView, pom: _Pom, cache: dict[str, _Pom | None], *, patched: bool
-) -> _Pom | None:
-    declared = next(children(pom.root, "parent"), None)
-    if declared is None:
-        return None
-    relative = text_of(declared, "relativePath")
-    relative = "../pom.xml" if relative is None else relative
-    if not relative:
-        return None
-    target = posixpath.normpath(posixpath.join(posixpath.dirname(pom.path), relative))
-    if not target.endswith(".xml"):
-        target = posixpath.join(target, "pom.xml")
-    if target.startswith(".."):
-        return None
-    parent = _load(tree, target, cache, patched=patched)
-    wanted = text_of(declared, "artifactId")
-    return parent if parent is not None and text_of(parent.root, "artifactId") == wanted else None
-
-
-def _chain(pom: _Pom) -> list[_Pom]:
-    found: list[_Pom] = []
-    current: _Pom | None = pom
-    while current is not None and len(found) < _MAX_PARENTS:
-        found.append(current)
-        current = current.parent
-    return found
-
-
 # -- properties --------------------------------------------------------------------------
 
 
@@ -293,9 +189,9 @@ def split_args(text: str) -> list[str]:
         return text.split()
 
 
-def config_properties(tree: TreeView, root: str, *, patched: bool) -> dict[str, _Value]:
+def config_properties(tree: TreeView, root: str, *, patched: bool) -> dict[str, Value]:
     """``-Dname[=value]`` of the ``.mvn`` config files at the reactor's root."""
-    found: dict[str, _Value] = {}
+    found: dict[str, Value] = {}
     for name in MAVEN_CONFIG:
         path = posixpath.join(root, name) if root else name
         content = tree.read(path) if patched else tree.read_base(path)
@@ -305,22 +201,15 @@ def config_properties(tree: TreeView, root: str, *, patched: bool) -> dict[str, 
             for word in split_args(line):
                 if word.startswith("-D") and len(word) > 2:
                     key, _, value = word[2:].partition("=")
-                    found[key] = _Value(value if "=" in word else "true", path, number)
+                    found[key] = Value(value if "=" in word else "true", path, number)
     return found
 
 
-def _properties(chain: Sequence[_Pom], overrides: Mapping[str, _Value]) -> dict[str, _Value]:
-    found: dict[str, _Value] = {}
-    for pom in reversed(chain):
-        for scope in pom.scopes:
-            for element in children(scope, "properties", "*"):
-                found[local(element.tag)] = _Value(
-                    (element.text or "").strip(), pom.path, pom.line(element)
-                )
-    return found | dict(overrides)
+def _properties(poms: Sequence[Pom], overrides: Mapping[str, Value]) -> dict[str, Value]:
+    return properties(poms) | dict(overrides)
 
 
-def _substitute(value: str, properties: Mapping[str, _Value]) -> str:
+def _substitute(value: str, properties: Mapping[str, Value]) -> str:
     builtins = {"project.basedir": ".", "basedir": ".", "project.build.directory": "target"}
     for _ in range(_DEPTH):
         expanded = _PROPERTY_REF.sub(
@@ -356,7 +245,7 @@ def _configurations(plugin: ET.Element, execution: str | None) -> Iterator[ET.El
     yield from children(plugin, "configuration")
 
 
-def _executions(chain: Sequence[_Pom], artifact: str) -> set[str]:
+def _executions(chain: Sequence[Pom], artifact: str) -> set[str]:
     found: set[str] = set()
     for pom in chain:
         for scope in pom.scopes:
@@ -366,10 +255,10 @@ def _executions(chain: Sequence[_Pom], artifact: str) -> set[str]:
     return found
 
 
-_Declared = Sequence[tuple[_Pom, ET.Element]]  # (pom, plugin element), nearest first
+_Declared = Sequence[tuple[Pom, ET.Element]]  # (pom, plugin element), nearest first
 
 
-def _declarations(chain: Sequence[_Pom], artifact: str) -> _Declared:
+def _declarations(chain: Sequence[Pom], artifact: str) -> _Declared:
     """Where the chain declares the plugin, in the order its configuration is looked up
     (found once per plugin: a module has dozens of parameters to look up in them)."""
     return [
@@ -382,7 +271,7 @@ def _declarations(chain: Sequence[_Pom], artifact: str) -> _Declared:
 
 def _configured(
     plugins: _Declared, execution: str | None, element: str
-) -> tuple[_Pom, ET.Element] | None:
+) -> tuple[Pom, ET.Element] | None:
     for pom, plugin in plugins:
         for configuration in _configurations(plugin, execution):
             for found in children(configuration, element):
@@ -390,9 +279,7 @@ def _configured(
     return None
 
 
-def _values(
-    element: ET.Element, param: _Param, properties: Mapping[str, _Value]
-) -> tuple[str, ...]:
+def _values(element: ET.Element, param: _Param, properties: Mapping[str, Value]) -> tuple[str, ...]:
     if param.items is None:
         return (_substitute((element.text or "").strip(), properties),)
     items = [_substitute((item.text or "").strip(), properties) for item in element]
@@ -404,7 +291,7 @@ def _parameter(
     artifact: str,
     execution: str | None,
     param: _Param,
-    properties: Mapping[str, _Value],
+    properties: Mapping[str, Value],
 ) -> Setting:
     slot = f"[{execution}]" if execution else ""
     name = f"{artifact}{slot} <{param.element}>"
@@ -420,7 +307,7 @@ def _parameter(
     return Setting(param.family, name, param.rule, value, path, line, param.safe)
 
 
-def _declared(chain: Sequence[_Pom], artifact: str) -> bool:
+def _declared(chain: Sequence[Pom], artifact: str) -> bool:
     """Whether the build uses the plugin (declared under ``build/plugins``)."""
     return any(
         text_of(plugin, "artifactId") == artifact
@@ -430,7 +317,7 @@ def _declared(chain: Sequence[_Pom], artifact: str) -> bool:
     )
 
 
-def _phase(chain: Sequence[_Pom], artifact: str, execution: str) -> Setting:
+def _phase(chain: Sequence[Pom], artifact: str, execution: str) -> Setting:
     """The phase a default execution is bound to (``none`` unbinds it)."""
     name = f"{artifact}[{execution}] <phase>"
     safe = _DEFAULT_PHASES[execution]
@@ -453,7 +340,7 @@ def _phase(chain: Sequence[_Pom], artifact: str, execution: str) -> Setting:
     return Setting("test-skip", name, Rule.SAFE_VALUE, (safe,), safe=safe)
 
 
-def _plugin_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) -> Iterator[Setting]:
+def _plugin_settings(chain: Sequence[Pom], properties: Mapping[str, Value]) -> Iterator[Setting]:
     for artifact, (params, always) in _PLUGINS.items():
         for execution in always:
             if execution in _DEFAULT_PHASES:
@@ -468,7 +355,7 @@ def _plugin_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) ->
                 yield _parameter(plugins, artifact, execution, param, properties)
 
 
-def _helper_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) -> Iterator[Setting]:
+def _helper_settings(chain: Sequence[Pom], properties: Mapping[str, Value]) -> Iterator[Setting]:
     """Test sources and resources the build-helper plugin adds."""
     for goal, family in _HELPER_GOALS.items():
         values: list[str] = []
@@ -490,7 +377,7 @@ def _helper_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) ->
 # -- build elements ----------------------------------------------------------------------
 
 
-def _canonical(element: ET.Element, properties: Mapping[str, _Value]) -> str:
+def _canonical(element: ET.Element, properties: Mapping[str, Value]) -> str:
     """An element and its children as one comparable text (interpolated, whitespace out)."""
     text = _substitute((element.text or "").strip(), properties)
     inner = "".join(_canonical(child, properties) for child in element)
@@ -498,8 +385,8 @@ def _canonical(element: ET.Element, properties: Mapping[str, _Value]) -> str:
 
 
 def _build_element(
-    chain: Sequence[_Pom], name: str, properties: Mapping[str, _Value]
-) -> tuple[_Pom, ET.Element] | None:
+    chain: Sequence[Pom], name: str, properties: Mapping[str, Value]
+) -> tuple[Pom, ET.Element] | None:
     for pom in chain:
         for scope in reversed(pom.scopes):
             for found in children(scope, "build", name):
@@ -507,7 +394,7 @@ def _build_element(
     return None
 
 
-def _build_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) -> Iterator[Setting]:
+def _build_settings(chain: Sequence[Pom], properties: Mapping[str, Value]) -> Iterator[Setting]:
     for name, default in (
         ("testSourceDirectory", "src/test/java"),
         ("testOutputDirectory", "target/test-classes"),
@@ -532,22 +419,27 @@ def _build_settings(chain: Sequence[_Pom], properties: Mapping[str, _Value]) -> 
         yield Setting("test-resources", name, Rule.SAME, resources, pom.path, pom.line(element))
 
 
+def _reader(tree: TreeView, *, patched: bool, jdk: int | None) -> PomReader:
+    """POMs of one tree with the profiles a default build on ``jdk`` may activate: a
+    setting that might be active is one the patch may not weaken."""
+    return PomReader(tree.read if patched else tree.read_base, jdk=jdk, possible=True)
+
+
 def module_test_settings(
-    tree: TreeView, pom_path: str, root: str, *, patched: bool
+    tree: TreeView, pom_path: str, root: str, *, patched: bool, jdk: int | None
 ) -> list[Setting] | None:
     """The test-selecting and checking settings of the module at ``pom_path`` (in the
-    reactor at ``root``) in one tree; None when the module does not exist or cannot be
-    read there."""
-    cache: dict[str, _Pom | None] = {}
-    pom = _load(tree, pom_path, cache, patched=patched)
+    reactor at ``root``) in one tree, built on JDK ``jdk``; None when the module does not
+    exist or cannot be read there."""
+    pom = _reader(tree, patched=patched, jdk=jdk).load(pom_path)
     if pom is None:
         return None
-    chain = _chain(pom)
-    properties = _properties(chain, config_properties(tree, root, patched=patched))
+    poms = chain(pom)
+    defined = _properties(poms, config_properties(tree, root, patched=patched))
     return [
-        *_plugin_settings(chain, properties),
-        *_helper_settings(chain, properties),
-        *_build_settings(chain, properties),
+        *_plugin_settings(poms, defined),
+        *_helper_settings(poms, defined),
+        *_build_settings(poms, defined),
     ]
 
 
@@ -558,7 +450,7 @@ _SOURCE_ELEMENTS = ("sourceDirectory", "testSourceDirectory")
 _HELPER_SOURCE_GOALS = frozenset({"add-source", "add-test-source"})
 
 
-def _declared_sources(chain: Sequence[_Pom], properties: Mapping[str, _Value]) -> Iterator[str]:
+def _declared_sources(chain: Sequence[Pom], properties: Mapping[str, Value]) -> Iterator[str]:
     """Every folder the chain names as a main or test source root, as written (interpolated):
     the module's own and its parents' (a parent's ``<sourceDirectory>`` is inherited)."""
     for pom in chain:
@@ -586,7 +478,7 @@ def _in_repository(module: str, folder: str) -> str | None:
 
 
 def module_source_roots(
-    tree: TreeView, pom_paths: Sequence[str], *, patched: bool
+    tree: TreeView, pom_paths: Sequence[str], *, patched: bool, jdk: int | None
 ) -> dict[str, tuple[str, ...]]:
     """Per module POM of ``pom_paths`` readable in one tree, the folders (repository paths)
     its compiler reads Java from, main and test: the defaults, each ``<sourceDirectory>``
@@ -594,16 +486,16 @@ def module_source_roots(
     plugin's ``add-source``/``add-test-source`` folders. Where a setting may or may not
     win (a profile, a parent overridden), every candidate counts: a folder wrongly held a
     root is only checked more."""
-    cache: dict[str, _Pom | None] = {}
+    reader = _reader(tree, patched=patched, jdk=jdk)
     overrides = config_properties(tree, "", patched=patched)
     roots: dict[str, tuple[str, ...]] = {}
     for path in pom_paths:
-        pom = _load(tree, path, cache, patched=patched)
+        pom = reader.load(path)
         if pom is None:
             continue
-        chain = _chain(pom)
+        poms = chain(pom)
         module = posixpath.dirname(path)
-        folders = [*_SOURCE_DEFAULTS, *_declared_sources(chain, _properties(chain, overrides))]
+        folders = [*_SOURCE_DEFAULTS, *_declared_sources(poms, _properties(poms, overrides))]
         placed = (_in_repository(module, folder) for folder in folders)
         roots[path] = tuple(dict.fromkeys(p for p in placed if p is not None))
     return roots

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from migration_evals.oracles.pom import active_scopes, children, read_pom
+from migration_evals.oracles.ecosystems.maven.pom import children, read_pom, scopes
 from migration_evals.oracles.tree import FileChange, TreeView
 
 __all__ = [
@@ -101,16 +101,23 @@ def _touched(changes: Sequence[FileChange]) -> list[str]:
 # -- Maven -------------------------------------------------------------------------------
 
 
-def maven_modules(pom: bytes, folder: str, *, active_only: bool = False) -> set[str]:
+def maven_modules(
+    pom: bytes, folder: str, *, active_only: bool = False, jdk: int | None = None
+) -> set[str]:
     """The folders a pom aggregates (project and profile ``<modules>``; with
-    ``active_only``, only the profiles a default build activates), normalised."""
+    ``active_only``, only the profiles a default build on JDK ``jdk`` activates),
+    normalised."""
     try:
         root, _lines = read_pom(pom)
     except ET.ParseError:
         return set()
     found = set()
-    scopes = active_scopes(root) if active_only else [root, *children(root, "profiles", "profile")]
-    for scope in scopes:
+    counted = (
+        scopes(root, jdk, possible=False)
+        if active_only
+        else [root, *children(root, "profiles", "profile")]
+    )
+    for scope in counted:
         for module in children(scope, "modules", "module"):
             entry = (module.text or "").strip().removesuffix("pom.xml").rstrip("/")
             if not entry:
@@ -209,9 +216,10 @@ def find_projects(system: BuildSystem, tree: TreeView) -> ProjectSet:
     return _go(tree, tree.changes)
 
 
-def reactor_poms(tree: TreeView, root: str, *, patched: bool = True) -> list[str]:
-    """The POMs a default Maven build at ``root`` reads as its reactor: the top one and,
-    through ``<modules>`` (of the project and the profiles a default build activates),
+def reactor_poms(tree: TreeView, root: str, *, patched: bool = True, jdk: int | None) -> list[str]:
+    """The POMs a default Maven build at ``root`` on JDK ``jdk`` reads as its reactor: the
+    top one and, through ``<modules>`` (of the project and the profiles that build
+    activates),
     every module's, transitively. A POM elsewhere under the folder (an integration-test
     fixture, an example project, a module only a profile on demand adds) is not listed."""
     read = tree.read if patched else tree.read_base
@@ -228,5 +236,5 @@ def reactor_poms(tree: TreeView, root: str, *, patched: bool = True) -> list[str
         if content is None:
             continue
         found.append(path)
-        pending.extend(sorted(maven_modules(content, folder, active_only=True)))
+        pending.extend(sorted(maven_modules(content, folder, active_only=True, jdk=jdk)))
     return found

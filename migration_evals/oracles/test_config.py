@@ -33,6 +33,7 @@ from typing import Any
 
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe
+from migration_evals.oracles.ecosystems.maven.pom import read_pom, text_of
 from migration_evals.oracles.maven_test_config import (
     MAVEN_CONFIG,
     Rule,
@@ -40,8 +41,8 @@ from migration_evals.oracles.maven_test_config import (
     module_test_settings,
     split_args,
 )
-from migration_evals.oracles.pom import read_pom, text_of
 from migration_evals.oracles.projects import BuildSystem, find_projects, reactor_poms
+from migration_evals.oracles.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView, deleted_files
 
 __all__ = ["check_maven_test_config", "compare_settings", "integrity_of"]
@@ -221,10 +222,10 @@ def _module_line(
     return None, None
 
 
-def _reactor_changes(tree: TreeView, root: str) -> list[Evidence]:
+def _reactor_changes(tree: TreeView, root: str, jdk: int | None) -> list[Evidence]:
     """Modules the base reactor builds that the patched one drops, or no longer compiles."""
-    base = reactor_poms(tree, root, patched=False)
-    patched = reactor_poms(tree, root, patched=True)
+    base = reactor_poms(tree, root, patched=False, jdk=jdk)
+    patched = reactor_poms(tree, root, patched=True, jdk=jdk)
     now = {a[0]: a[1] for p in patched if (a := _artifact(tree, p, patched=True))}
     evidence: list[Evidence] = []
     for path in base:
@@ -328,25 +329,27 @@ def _is_test_path(path: str) -> bool:
 
 
 def _module_settings(
-    tree: TreeView, root: str, families: set[str], forbidden: Sequence[str]
+    tree: TreeView, root: str, families: set[str], forbidden: Sequence[str], jdk: int | None
 ) -> Iterator[Evidence]:
-    patched = set(reactor_poms(tree, root, patched=True))
-    for path in reactor_poms(tree, root, patched=False):
+    patched = set(reactor_poms(tree, root, patched=True, jdk=jdk))
+    for path in reactor_poms(tree, root, patched=False, jdk=jdk):
         if path not in patched:
             continue
-        base = module_test_settings(tree, path, root, patched=False)
-        now = module_test_settings(tree, path, root, patched=True)
+        base = module_test_settings(tree, path, root, patched=False, jdk=jdk)
+        now = module_test_settings(tree, path, root, patched=True, jdk=jdk)
         if base is not None and now is not None:
             yield from compare_settings(base, now, forbidden, families)
 
 
-def _check_maven(tree: TreeView, families: set[str], forbidden: Sequence[str]) -> list[Evidence]:
+def _check_maven(
+    tree: TreeView, families: set[str], forbidden: Sequence[str], jdk: int | None
+) -> list[Evidence]:
     found = find_projects(BuildSystem.MAVEN, tree)
     evidence: list[Evidence] = []
     for root in found.roots:
-        evidence += _module_settings(tree, root, families, forbidden)
+        evidence += _module_settings(tree, root, families, forbidden, jdk)
         if "reactor-modules" in families:
-            evidence += _reactor_changes(tree, root)
+            evidence += _reactor_changes(tree, root, jdk)
         if "maven-config" in families:
             evidence += _maven_config(tree, root, forbidden)
     if "test-runtime" in families:
@@ -371,4 +374,6 @@ def check_maven_test_config(recipe: Recipe, tree: TreeView) -> list[Evidence]:
     if not families:
         return []
     forbidden = [str(a) for a in integrity.get("forbidden_jvm_args") or ()]
-    return _check_maven(tree, families, forbidden)
+    # Both trees are read as the patched tree's build (the recipe's target JDK) reads
+    # them: the same profiles on both sides, so a patch cannot win by the JDK alone.
+    return _check_maven(tree, families, forbidden, build_jdk(recipe))

@@ -33,7 +33,13 @@ from migration_evals.oracles.contracts.maven_levels import Setting, module_setti
 from migration_evals.oracles.projects import BuildSystem, Project, reactor_poms
 from migration_evals.oracles.tree import FileChange, TreeView
 
-__all__ = ["SideToolchain", "base_toolchain", "patched_toolchain", "recipe_toolchain_images"]
+__all__ = [
+    "SideToolchain",
+    "base_toolchain",
+    "build_jdk",
+    "patched_toolchain",
+    "recipe_toolchain_images",
+]
 
 _FIRST_RELEASE_FLAG = 9  # javac --release exists since JDK 9
 
@@ -88,6 +94,13 @@ def patched_toolchain(recipe: Recipe) -> SideToolchain:
     return SideToolchain(image, jdk, "the recipe's target")
 
 
+def build_jdk(recipe: Recipe) -> int | None:
+    """The JDK the patched tree builds with (the recipe's target), which decides the POMs'
+    JDK-activated profiles for the checks that read the patch's build; None when the
+    recipe names no JDK for its image."""
+    return patched_toolchain(recipe).jdk
+
+
 @dataclass(frozen=True, slots=True)
 class _BaseTree:
     """A ``TreeView`` that reads the base commit on both sides."""
@@ -116,9 +129,10 @@ def base_toolchain(recipe: Recipe, tree: TreeView, project: Project) -> SideTool
         return SideToolchain(target.image, target.jdk, "the recipe's image for both sides")
     jdks, default = found
     base = _BaseTree(tree)
-    poms = reactor_poms(base, project.root, patched=False)
     declared = False
     for jdk in jdks:
+        # The reactor too is the one a build on this JDK reads (a profile may add modules).
+        poms = reactor_poms(base, project.root, patched=False, jdk=jdk.version)
         levels = _levels(module_settings(base, poms, jdk=jdk.version) or [])
         declared = declared or bool(levels)
         if levels and all(_compiles(setting, level, jdk.version) for setting, level in levels):

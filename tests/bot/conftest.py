@@ -12,7 +12,7 @@ import yaml
 
 from migration_evals.bot.cli import main
 from migration_evals.core.specs import SpecSet
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from tests.conftest import SPECS_DIR
 
 

@@ -23,7 +23,7 @@ from migration_evals.core.errors import ConfigError
 from migration_evals.core.gold import gold_rows
 from migration_evals.gate.anchor import anchor_from_rows
 from migration_evals.miners.tracking import TrackedPR, track_pr
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from tests.conftest import ROOT, SPECS_DIR
 from tests.miners.github_upstream import TOKEN, FakeGitHub, FakePull, FakeRepo
 from tests.miners.histories import History, day, mixed_project

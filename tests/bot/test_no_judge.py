@@ -13,7 +13,7 @@ from migration_evals.bot.cli import main
 from migration_evals.core.model import Tier
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from tests.conftest import pre_register_no_judge
 from tests.gate.ledgers import add_gold, append, balanced
 

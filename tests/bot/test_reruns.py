@@ -16,7 +16,7 @@ import pytest
 
 from migration_evals.bot.cli import main
 from migration_evals.bot.commands.demo import EXAMPLES, _needed, load_examples
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from migration_evals.oracles.tiers.sandboxed import recipe_images
 from tests.bot.conftest import use_folder
 from tests.conftest import SPECS_DIR

@@ -10,7 +10,7 @@ import pytest
 from migration_evals.core.errors import SpecError
 from migration_evals.core.model import Tier
 from migration_evals.core.specs import SpecSet
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from tests.conftest import SPECS_DIR, pre_register_no_judge
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from migration_evals.core.stamps import canonical_json, stamp
 from migration_evals.core.yamlio import load_yaml_text
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from tests.conftest import SPECS_DIR
 
 

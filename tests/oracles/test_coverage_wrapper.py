@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from migration_evals.oracles.coverage import CoverageFormat, FileCoverage, read_coverage
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from migration_evals.core.model import Verdict
 from migration_evals.core.ports import SandboxResult
 from migration_evals.oracles.build_summaries import DisagreementKind
-from migration_evals.oracles.ecosystems import read_report
+from migration_evals.oracles.ecosystems.registry import read_report
 from migration_evals.oracles.grading import LISTENED, TestReport, grade_tests
 from migration_evals.oracles.junit_record import (
     NO_LISTENER,

@@ -15,9 +15,12 @@ def _tree(files: dict[str, str]) -> MemoryTree:
     )
 
 
+JDK = 17  # the Java recipe's target
+
+
 def test_default_roots_of_each_module_and_nothing_else_below_a_pom() -> None:
     compiled = compiled_java(
-        _tree({"pom.xml": POM.format(build=""), "lib/pom.xml": POM.format(build="")})
+        _tree({"pom.xml": POM.format(build=""), "lib/pom.xml": POM.format(build="")}), JDK
     )
 
     assert compiled("src/main/java/A.java")
@@ -28,7 +31,7 @@ def test_default_roots_of_each_module_and_nothing_else_below_a_pom() -> None:
 
 def test_a_root_named_by_an_unread_property_counts_the_whole_module() -> None:
     build = "<build><sourceDirectory>${generated.dir}</sourceDirectory></build>"
-    compiled = compiled_java(_tree({"lib/pom.xml": POM.format(build=build)}))
+    compiled = compiled_java(_tree({"lib/pom.xml": POM.format(build=build)}), JDK)
 
     assert compiled("lib/anywhere/A.java")
     assert compiled("Outside.java")  # no POM above it: a build not read here
@@ -42,7 +45,7 @@ def test_a_parent_s_source_directory_is_its_modules_too() -> None:
     child = (
         "<project><parent><artifactId>p</artifactId></parent><artifactId>c</artifactId></project>"
     )
-    compiled = compiled_java(_tree({"pom.xml": parent, "c/pom.xml": child}))
+    compiled = compiled_java(_tree({"pom.xml": parent, "c/pom.xml": child}), JDK)
 
     assert compiled("c/code/A.java")
     assert not compiled("c/other/A.java")

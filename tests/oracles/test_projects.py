@@ -237,5 +237,5 @@ def test_the_reactor_reads_its_modules_poms_and_no_fixture_under_it() -> None:
     }
     tree = _tree(files, ["pom.xml"])
     # "extra" is a module only of a profile on demand: not in the default build.
-    assert reactor_poms(tree, "") == ["pom.xml", "core/pom.xml", "core/nested/pom.xml"]
-    assert reactor_poms(tree, "core") == ["core/pom.xml", "core/nested/pom.xml"]
+    assert reactor_poms(tree, "", jdk=17) == ["pom.xml", "core/pom.xml", "core/nested/pom.xml"]
+    assert reactor_poms(tree, "core", jdk=17) == ["core/pom.xml", "core/nested/pom.xml"]

@@ -10,7 +10,7 @@ from migration_evals.core.ports import SandboxResult
 from migration_evals.core.specs import Recipe, SpecSet
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import Builds
-from migration_evals.oracles.ecosystems import check_shadowing
+from migration_evals.oracles.ecosystems.registry import check_shadowing
 from migration_evals.oracles.shadowing import check_go_shadowing, go_replaces, java_package
 from migration_evals.oracles.tiers.apply import ApplyOracle
 from migration_evals.oracles.tiers.compile import CompileOracle

@@ -7,7 +7,7 @@ import pytest
 
 from migration_evals.core.model import Evidence
 from migration_evals.core.specs import Recipe, SpecSet
-from migration_evals.oracles.ecosystems import check_test_config
+from migration_evals.oracles.ecosystems.registry import check_test_config
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 from tests.fakes import memory_tree as tree
 

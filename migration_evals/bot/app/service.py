@@ -47,7 +47,7 @@ from migration_evals.core.github.modes import transport_for
 from migration_evals.core.settings import CassetteMode, Executor, Settings
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 __all__ = [
     "BotService",

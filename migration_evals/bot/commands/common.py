@@ -36,7 +36,7 @@ from migration_evals.core.settings import CassetteMode, Settings
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.gate.stats import preload as preload_statistics
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from migration_evals.oracles.runner import RunOutcome, RunStatus
 
 if TYPE_CHECKING:

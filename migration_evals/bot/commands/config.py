@@ -17,7 +17,7 @@ from migration_evals.bot.commands.options import settings_from_args
 from migration_evals.bot.exits import ExitStatus
 from migration_evals.core.errors import ConfigError
 from migration_evals.core.yamlio import UntrustedYamlLimits
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 
 def _read(path: Path) -> str:

@@ -25,7 +25,7 @@ from migration_evals.core.errors import ChangesetError
 from migration_evals.core.settings import CassetteMode, Settings
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.tasks import for_model
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 from migration_evals.oracles.tiers.sandboxed import recipe_images
 
 __all__ = ["EXAMPLES", "choose_sandbox", "every_model", "load_examples", "run"]

@@ -22,7 +22,7 @@ from migration_evals.gate.incremental import check_inputs
 from migration_evals.gate.judging import judging, judging_note
 from migration_evals.gate.publication import GateInputs, check, decide, inputs_of
 from migration_evals.gate.refusals import GateDecision
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 if TYPE_CHECKING:
     from rich.table import Table

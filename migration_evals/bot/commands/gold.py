@@ -29,7 +29,7 @@ from migration_evals.gate.shared_anchor import (
     check_anchor,
     imported_rows,
 )
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 __all__ = ["run_export", "run_import"]
 

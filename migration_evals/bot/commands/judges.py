@@ -13,7 +13,7 @@ from migration_evals.bot.console import make_console
 from migration_evals.bot.exits import ExitStatus
 from migration_evals.bot.ledger_keys import open_store
 from migration_evals.gate.reliability import JudgeReliability, judge_reliability
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 
 def run(args: argparse.Namespace) -> int:

@@ -59,7 +59,7 @@ from migration_evals.miners.gold import ChangesetRecipe, GrowReport, grow_gold
 from migration_evals.miners.policy import SurvivalPolicy
 from migration_evals.miners.retro import mark_retroactive, progress, record_unlock_if_earned
 from migration_evals.miners.survival import RefreshReport, refresh
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 # -- shared -------------------------------------------------------------------------------
 

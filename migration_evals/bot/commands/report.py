@@ -15,7 +15,7 @@ from migration_evals.bot.ledger_keys import open_store
 from migration_evals.gate.evaluation import evaluate
 from migration_evals.gate.publication import check
 from migration_evals.gate.trial_detail import run_records
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 
 def run(args: argparse.Namespace) -> int:

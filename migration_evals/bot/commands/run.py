@@ -12,7 +12,7 @@ from migration_evals.bot.exits import UsageError
 from migration_evals.bot.resume import stored_input
 from migration_evals.core.changesets import read_changesets
 from migration_evals.core.settings import Settings
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 # What a run's stored plan decides; a resumed run keeps it whatever the command line says.
 _PLANNED = (

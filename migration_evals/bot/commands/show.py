@@ -34,7 +34,7 @@ from migration_evals.gate.trial_artifacts import (
     trial_patch,
 )
 from migration_evals.gate.trial_detail import TierDetail, TrialDetail, trial_detail
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 TAIL_LINES = 15  # per sandbox run, unless one tier is asked for
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from migration_evals.bot.commands.options import settings_from_args
 from migration_evals.bot.exits import ExitStatus
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from migration_evals.core.checkpoints import CheckpointVerifier
 from migration_evals.core.errors import ConfigError
 from migration_evals.core.settings import Settings
 from migration_evals.gate.bundle import BUNDLE_FORMAT, BundleCheck, verify_bundle
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 _SHOWN = 50
 _BUNDLE_FAMILY = BUNDLE_FORMAT.split("/")[0] + "/"

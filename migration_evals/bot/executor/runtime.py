@@ -36,7 +36,7 @@ from migration_evals.bot.wiring import BuiltCascade
 from migration_evals.core.errors import MigrationEvalsError
 from migration_evals.core.settings import Settings
 from migration_evals.core.store import Store
-from migration_evals.oracles.ecosystems import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs
 
 __all__ = [
     "DISPATCHER_LEASE",

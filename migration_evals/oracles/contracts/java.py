@@ -33,8 +33,9 @@ from xml.parsers.expat import ErrorString
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.contracts.maven_levels import module_settings
-from migration_evals.oracles.pom import children, local, read_pom
+from migration_evals.oracles.ecosystems.maven.pom import children, local, read_pom
 from migration_evals.oracles.projects import BuildSystem, find_projects, reactor_poms
+from migration_evals.oracles.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["check_java_release"]
@@ -208,7 +209,7 @@ def _only_poms(paths: list[str]) -> bool:
     return all(path.rsplit("/", 1)[-1] == "pom.xml" for path in paths)
 
 
-def _build_files(tree: TreeView) -> list[str]:
+def _build_files(tree: TreeView, jdk: int | None) -> list[str]:
     """The POMs of the reactors the compile tier will build (those owning the touched
     files, with every module they aggregate), so both tiers judge the same builds; every
     build file of the tree when the layout is not one the compile tier builds (it then
@@ -219,12 +220,12 @@ def _build_files(tree: TreeView) -> list[str]:
         return [p for p in tree.files() if p.rsplit("/", 1)[-1] in _BUILD_FILES]
     poms: list[str] = []
     for project in found.projects:
-        poms += [p for p in reactor_poms(tree, project.root) if p not in poms]
+        poms += [p for p in reactor_poms(tree, project.root, jdk=jdk) if p not in poms]
     return poms
 
 
 def _reactor_declarations(
-    tree: TreeView, poms: list[str]
+    tree: TreeView, poms: list[str], jdk: int | None
 ) -> tuple[list[_Declaration], list[Evidence]] | None:
     """What each module of the touched reactors is compiled for, inheritance and active
     profiles taken into account (``maven_levels``); None when no module compiles code."""
@@ -233,7 +234,7 @@ def _reactor_declarations(
         content = tree.read(path)
         if content is not None:
             problems += _pom(path, content)[1]
-    settings = module_settings(tree, poms)
+    settings = module_settings(tree, poms, jdk=jdk)
     if settings is None:
         return None
     declarations = {
@@ -253,11 +254,12 @@ def check_java_release(recipe: Recipe, params: Mapping[str, Any], tree: TreeView
     """Evidence against the patched tree's build files targeting ``target_release``."""
     del params  # the recipe takes no parameters; the signature is the contracts' common one
     target = int(recipe.contract["target_release"])
-    paths = _build_files(tree)
+    jdk = build_jdk(recipe)  # the JDK the patched build runs on decides its profiles
+    paths = _build_files(tree, jdk)
     if not paths:
         message = "no pom.xml, build.gradle or build.gradle.kts: nothing declares the Java release"
         return [Evidence(message, severity=Severity.FAILURE)]
-    reactor = _reactor_declarations(tree, paths) if _only_poms(paths) else None
+    reactor = _reactor_declarations(tree, paths, jdk) if _only_poms(paths) else None
     declarations, evidence = reactor if reactor is not None else _declarations(tree, paths)
     for d in declarations:
         if d.level is not None and d.level != target:

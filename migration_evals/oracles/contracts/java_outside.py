@@ -60,6 +60,7 @@ from migration_evals.oracles.contracts.outside import (
 )
 from migration_evals.oracles.maven_sources import compiled_java
 from migration_evals.oracles.syntax import JAVA_TYPE_BODIES, JAVA_TYPE_DECLARATIONS, parse
+from migration_evals.oracles.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["JAVA_FAMILIES", "check_java_outside", "java_constructs"]
@@ -509,7 +510,7 @@ def check_java_outside(recipe: Recipe, params: Mapping[str, Any], tree: TreeView
     if not families:
         return []
     is_test = is_test_path(recipe)
-    compiled = compiled_java(tree)
+    compiled = compiled_java(tree, build_jdk(recipe))
 
     def wanted(path: str) -> bool:
         return path.endswith(".java") and not is_test(path) and compiled(path)

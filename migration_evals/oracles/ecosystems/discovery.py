@@ -12,24 +12,38 @@ from typing import Any
 __all__ = ["defined_in", "modules_in"]
 
 
-def modules_in(package: str, *, packages_only: bool = False) -> Iterator[ModuleType]:
-    """The modules (or subpackages) of ``package``, in name order; none if it has none."""
+def _imported(name: str) -> ModuleType | None:
+    """The module ``name``; None when it does not exist (a broken one raises)."""
     try:
-        parent = importlib.import_module(package)
+        return importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name != package:
-            raise  # a module of the package is broken: say so, do not skip it
-        return
-    found = sorted(pkgutil.iter_modules(getattr(parent, "__path__", [])), key=lambda m: m.name)
-    for info in found:
-        if info.ispkg or not packages_only:
-            yield importlib.import_module(f"{package}.{info.name}")
+        if exc.name != name:
+            raise  # a module it imports is missing: say so, do not skip it
+        return None
 
 
-def defined_in(package: str, attribute: str, *, packages_only: bool = False) -> list[Any]:
-    """``attribute`` of every module of ``package`` that defines it."""
+def modules_in(
+    package: str, *, packages_only: bool = False, module: str | None = None
+) -> Iterator[ModuleType]:
+    """The modules (or only the subpackages) of ``package``, in name order; none if the
+    package does not exist. With ``module``, that module of each one, where it has it."""
+    parent = _imported(package)
+    found = pkgutil.iter_modules(getattr(parent, "__path__", []))
+    for info in sorted(found, key=lambda m: m.name):
+        if packages_only and not info.ispkg:
+            continue
+        name = f"{package}.{info.name}" + (f".{module}" if module else "")
+        imported = _imported(name)
+        if imported is not None:
+            yield imported
+
+
+def defined_in(
+    package: str, attribute: str, *, packages_only: bool = False, module: str | None = None
+) -> list[Any]:
+    """``attribute`` of every module of ``package`` (see ``modules_in``) that defines it."""
     return [
-        getattr(module, attribute)
-        for module in modules_in(package, packages_only=packages_only)
-        if hasattr(module, attribute)
+        getattr(found, attribute)
+        for found in modules_in(package, packages_only=packages_only, module=module)
+        if hasattr(found, attribute)
     ]

@@ -11,7 +11,11 @@ from typing import Any
 
 from migration_evals.core.model import Changeset, Evidence, Severity, Tier
 from migration_evals.core.specs import Recipe
-from migration_evals.oracles.ecosystems import check_contract, check_shadowing, check_test_config
+from migration_evals.oracles.ecosystems.registry import (
+    check_contract,
+    check_shadowing,
+    check_test_config,
+)
 from migration_evals.oracles.syntax import check_syntax
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 

@@ -32,7 +32,7 @@ from migration_evals.oracles.classfiles import check_class_files, java_release
 from migration_evals.oracles.compiler_output import build_error_lines, parse_compiler_output
 from migration_evals.oracles.deps import ResolutionStatus
 from migration_evals.oracles.dockerfiles import builds_dockerfiles
-from migration_evals.oracles.ecosystems import check_shadowing
+from migration_evals.oracles.ecosystems.registry import check_shadowing
 from migration_evals.oracles.projects import BuildSystem
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tiers.dockerfile_compile import compile_dockerfiles

@@ -19,7 +19,7 @@ from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import ProjectBuild, build_request
 from migration_evals.oracles.dockerfiles import diff_images
 from migration_evals.oracles.dockerignore import BuildContext
-from migration_evals.oracles.ecosystems import report_format
+from migration_evals.oracles.ecosystems.registry import report_format
 from migration_evals.oracles.tiers.base import TrialContext
 from migration_evals.oracles.toolchains import recipe_toolchain_images
 from migration_evals.oracles.workspace import GradedTree, with_files

@@ -67,7 +67,7 @@ from migration_evals.oracles.diff_coverage import (
     diff_without_coverage,
 )
 from migration_evals.oracles.dockerfiles import builds_dockerfiles, is_dockerfile
-from migration_evals.oracles.ecosystems import read_report, report_format
+from migration_evals.oracles.ecosystems.registry import read_report, report_format
 from migration_evals.oracles.grading import (
     EXIT_STATUS,
     LISTENED,

@@ -9,7 +9,7 @@ import pytest
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe, SpecSet
 from migration_evals.oracles.contracts.docker import read_rewrites
-from migration_evals.oracles.ecosystems import check_contract
+from migration_evals.oracles.ecosystems.registry import check_contract
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 PARAMS = {"rewrites": {"golang:1.21-alpine": "golang:1.22-alpine", "alpine:3.18": "alpine:3.19"}}

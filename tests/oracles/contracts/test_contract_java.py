@@ -9,7 +9,7 @@ import pytest
 from migration_evals.core.errors import SpecError
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe, SpecSet
-from migration_evals.oracles.ecosystems import check_contract
+from migration_evals.oracles.ecosystems.registry import check_contract
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 POM_HEAD = """<?xml version="1.0" encoding="UTF-8"?>
@@ -145,8 +145,13 @@ def test_unresolvable_property_counts_neither_way(recipe: Recipe) -> None:
         ("<activation><jdk>[11,)</jdk></activation>", True),  # active on the JDK 17 build
         ("<activation><jdk>1.8</jdk></activation>", False),  # never on JDK 17
         ("", False),  # only with -Plegacy: not the build that is graded
+        # Maven activates a profile on a property the build does not define: no recipe
+        # command passes -DskipLegacy (the test configuration's reading already said so).
+        ("<activation><property><name>!skipLegacy</name></property></activation>", True),
+        # Maven (3.2.2 on) wants every condition: never on the sandbox's Linux.
+        ("<activation><jdk>[11,)</jdk><os><family>windows</family></os></activation>", False),
     ],
-    ids=["active-by-default", "jdk-17", "jdk-8-only", "on-demand"],
+    ids=["active-by-default", "jdk-17", "jdk-8-only", "on-demand", "no-property", "jdk-and-os"],
 )
 def test_a_profile_left_at_java_8_fails_when_the_build_uses_it(
     recipe: Recipe, activation: str, fails: bool

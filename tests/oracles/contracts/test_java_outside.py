@@ -10,7 +10,7 @@ import pytest
 
 from migration_evals.core.model import Evidence
 from migration_evals.core.specs import Recipe, SpecSet
-from migration_evals.oracles.ecosystems import check_contract
+from migration_evals.oracles.ecosystems.registry import check_contract
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 from tests.conftest import ROOT, clone_example, good_patch_files
 

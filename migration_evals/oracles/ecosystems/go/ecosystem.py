@@ -1,0 +1,51 @@
+"""Go: modules (and GOPATH-era trees), ``go test -json`` reports, coverage profiles, the
+build constraints and directives a patch may not weaken, module paths that may not shadow
+a dependency's or the standard library's, and the Go contract kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from migration_evals.core.model import Evidence
+from migration_evals.core.specs import Recipe
+from migration_evals.oracles.ecosystems.discovery import defined_in
+from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
+from migration_evals.oracles.ecosystems.interface import ContractKind, ReportFormat
+from migration_evals.oracles.go_test_config import check_go_test_config
+from migration_evals.oracles.projects import BuildSystem, ProjectSet, find_projects
+from migration_evals.oracles.shadowing import check_go_shadowing, shadowing_integrity
+from migration_evals.oracles.test_config import integrity_of
+from migration_evals.oracles.tree import TreeView
+
+__all__ = ["ECOSYSTEM", "Go"]
+
+
+@dataclass(frozen=True, slots=True)
+class Go:
+    name: str = "go"
+    build_system: str | None = BuildSystem.GO.value
+    report_formats: tuple[ReportFormat, ...] = (GO_TEST_JSON,)
+    coverage_formats: tuple[str, ...] = ("go-profile",)
+
+    def contract_kinds(self) -> tuple[ContractKind, ...]:
+        return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))
+
+    def claims(self, recipe: Recipe) -> bool:
+        return recipe.sandbox.get("build_system") == self.build_system
+
+    def find_projects(self, tree: TreeView) -> ProjectSet:
+        return find_projects(BuildSystem.GO, tree)
+
+    def check_test_config(self, recipe: Recipe, tree: TreeView) -> list[Evidence]:
+        families = set(integrity_of(recipe).get("settings") or ())
+        return check_go_test_config(tree, families) if families else []
+
+    def check_shadowing(
+        self, recipe: Recipe, tree: TreeView, dependencies: Iterable[str]
+    ) -> list[Evidence]:
+        wanted, _ = shadowing_integrity(recipe)
+        return check_go_shadowing(tree, dependencies) if wanted else []
+
+
+ECOSYSTEM = Go()

@@ -1,0 +1,49 @@
+"""Maven: reactors and their modules, Surefire reports, JaCoCo coverage, the POM settings a
+patch may not weaken, Java packages that may not shadow the platform's, the Java contract
+kinds and the JDK each side builds with."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from migration_evals.core.model import Evidence
+from migration_evals.core.specs import Recipe
+from migration_evals.oracles.ecosystems.discovery import defined_in
+from migration_evals.oracles.ecosystems.interface import ContractKind, ReportFormat
+from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
+from migration_evals.oracles.projects import BuildSystem, ProjectSet, find_projects
+from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
+from migration_evals.oracles.test_config import check_maven_test_config
+from migration_evals.oracles.tree import TreeView
+
+__all__ = ["ECOSYSTEM", "Maven"]
+
+
+@dataclass(frozen=True, slots=True)
+class Maven:
+    name: str = "maven"
+    build_system: str | None = BuildSystem.MAVEN.value
+    report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
+    coverage_formats: tuple[str, ...] = ("jacoco-xml",)
+
+    def contract_kinds(self) -> tuple[ContractKind, ...]:
+        return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))
+
+    def claims(self, recipe: Recipe) -> bool:
+        return recipe.sandbox.get("build_system") == self.build_system
+
+    def find_projects(self, tree: TreeView) -> ProjectSet:
+        return find_projects(BuildSystem.MAVEN, tree)
+
+    def check_test_config(self, recipe: Recipe, tree: TreeView) -> list[Evidence]:
+        return check_maven_test_config(recipe, tree)
+
+    def check_shadowing(
+        self, recipe: Recipe, tree: TreeView, dependencies: Iterable[str]
+    ) -> list[Evidence]:
+        wanted, prefixes = shadowing_integrity(recipe)
+        return check_java_shadowing(tree, prefixes, dependencies) if wanted else []
+
+
+ECOSYSTEM = Maven()
