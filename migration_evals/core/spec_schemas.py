@@ -213,7 +213,7 @@ _OUTSIDE_FAMILIES = [
 ]
 
 # The Java 17 forms a recipe may declare syntax-only in test edits
-# (migration_evals.oracles.java_syntax).
+# (migration_evals.oracles.ecosystems.maven.syntax).
 _SYNTAX_FORMS = (
     "var",
     "diamond",
@@ -329,7 +329,8 @@ def recipe_schema(vocabulary: SpecVocabulary) -> dict[str, Any]:
                     "edits": {"enum": ["base-suite", "forbidden"]},
                     "rewrites": {"type": "array", "items": _REWRITE_GROUP},
                     # Java forms whose edit of a test is syntax only, compared with the base's
-                    # Java 8 spelling (migration_evals.oracles.java_syntax.SYNTAX_FORMS).
+                    # Java 8 spelling
+                    # (migration_evals.oracles.ecosystems.maven.syntax.SYNTAX_FORMS).
                     "syntax": {
                         "type": "array",
                         "items": {"enum": list(_SYNTAX_FORMS)},

@@ -10,8 +10,9 @@ So each test file the graded tree may hold (the patch's copy of one it edited, t
 base's copy of one in a package the patch changed) is resolved on both sides: every name
 used in a declaration the patch left unchanged (tests, helpers, class headers, fields)
 gets its *meanings*, the declarations it may resolve to, found by structural scope
-resolution over tree-sitter trees of the file's package (``migration_evals.oracles.go_bindings``,
-``migration_evals.oracles.java_bindings``). A meaning is one of:
+resolution over tree-sitter trees of the file's package
+(``migration_evals.oracles.ecosystems.go.bindings``,
+``migration_evals.oracles.ecosystems.maven.bindings``). A meaning is one of:
 
 * ``local``: declared inside the same declaration (a parameter, a local, a type
   parameter);

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from migration_evals.oracles.go_framing import GO_FAILED_TEST
+from migration_evals.oracles.ecosystems.go.framing import GO_FAILED_TEST
 
 __all__ = [
     "Counts",

@@ -4,8 +4,8 @@ Made once per trial, the first time a sandboxed tier needs it (and for its cache
 the build roots that own the touched files (``migration_evals.oracles.projects``), then dependency
 resolution (``migration_evals.oracles.deps``) for each project in the base and the patched tree. A
 Go project in no module (GOPATH era) first gets a go.mod made at the base commit
-(``migration_evals.oracles.gopath``), laid over both trees for every run of it. Some trials are
-decided here, before any build:
+(``migration_evals.oracles.ecosystems.go.gopath``), laid over both trees for every run of it. Some
+trials are decided here, before any build:
 
 * a layout the recipe cannot build, or a base whose own dependencies cannot be fetched
   (registry down, offline and not cached, artifacts the registry does not have): ``error``;
@@ -40,7 +40,7 @@ from migration_evals.oracles.deps import (
     resolution_cache,
     resolution_request,
 )
-from migration_evals.oracles.gopath import (
+from migration_evals.oracles.ecosystems.go.gopath import (
     SynthesizedModule,
     Synthesizer,
     files_digest,
@@ -82,8 +82,8 @@ class ProjectBuild:
     # image.
     base_toolchain: SideToolchain | None = None
     patched_toolchain: SideToolchain | None = None
-    # The go.mod the harness made for a GOPATH-era project (``migration_evals.oracles.gopath``), if
-    # any.
+    # The go.mod the harness made for a GOPATH-era project
+    # (``migration_evals.oracles.ecosystems.go.gopath``), if any.
     synthesized: SynthesizedModule | None = None
 
     @property

@@ -15,8 +15,9 @@ or the non-zero exit status.
 
 The reports are also cross-checked with what the build tool printed
 (``migration_evals.oracles.build_summaries``) and, where the harness's JUnit Platform listener ran,
-with its record (``migration_evals.oracles.junit_record``): a disagreement is ``fail``, or ``error``
-at the baseline, never a pass; a module the listener covered at the base must be covered on the
+with its record (``migration_evals.oracles.ecosystems.maven.junit_record``): a disagreement is
+``fail``, or ``error`` at the baseline, never a pass; a module the listener covered at the base must
+be covered on the
 patched tree too. The graded set is the base's passing tests; tests failing at the base are
 left out and listed. A base where no test ran has nothing to compare (``inconclusive``),
 and one whose suite cannot run at all is the infrastructure's problem (``error``).
@@ -35,7 +36,7 @@ from typing import Any
 
 from migration_evals.core.model import Evidence, Severity, Verdict
 from migration_evals.oracles.build_summaries import Disagreement, DisagreementKind
-from migration_evals.oracles.go_framing import GO_FRAMING
+from migration_evals.oracles.ecosystems.go.framing import GO_FRAMING
 from migration_evals.oracles.tree import ChangeKind, FileChange
 
 __all__ = [
@@ -99,7 +100,7 @@ class TestReport:
     # Failing tests whose failure says they could not reach a network while they ran.
     needs_network: frozenset[str] = frozenset()
     # Per Maven module: what its results rest on (``LISTENED``, or why Surefire's XML
-    # alone; ``migration_evals.oracles.junit_record``).
+    # alone; ``migration_evals.oracles.ecosystems.maven.junit_record``).
     channels: Mapping[str, str] = field(default_factory=dict)
 
     def with_status(self, status: TestStatus) -> set[str]:

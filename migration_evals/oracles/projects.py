@@ -6,8 +6,8 @@ that aggregates that module (walking up ``<modules>`` entries, of the project an
 profiles), so a module is built with the siblings it depends on. Go: the nearest folder
 with a ``go.mod``; Go files that no ``go.mod`` owns in either tree (a GOPATH-era layout)
 make a project at the repository root that ``needs_module``: tiers 2-3 build it with a
-go.mod the harness makes at the base commit (``migration_evals.oracles.gopath``). Tier 1's contract
-and tiers 2-3 take their projects from here, so they look at the same builds.
+go.mod the harness makes at the base commit (``migration_evals.oracles.ecosystems.go.gopath``). Tier
+1's contract and tiers 2-3 take their projects from here, so they look at the same builds.
 
 A layout the recipe cannot build is ``unsupported`` with a reason (a Gradle-only Java
 repository), which the tiers report as an infrastructure ``error``: it says nothing about

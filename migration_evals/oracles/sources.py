@@ -2,8 +2,9 @@
 
 A file becomes tokens (comments dropped, automatic semicolons written as ``;``, string
 literals whole; Java with the recipe's declared syntax-only forms written as their Java 8
-equivalents, ``migration_evals.oracles.java_syntax``), its imports as a set (order does not matter),
-Go build constraints, the *units* a patch may not change (test methods, any function holding
+equivalents, ``migration_evals.oracles.ecosystems.maven.syntax``), its imports as a set (order does
+not matter), Go build constraints, the *units* a patch may not change (test methods, any function
+holding
 an assertion or a skip, class headers, Java fields carrying a test rule), and every
 construct that skips or ends a test early (``t.Skip``, ``Assume``, ``@Ignore``,
 ``os.Exit``...).
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from migration_evals.oracles.java_syntax import Canonical, Slot, canonical
+from migration_evals.oracles.ecosystems.maven.syntax import Canonical, Slot, canonical
 from migration_evals.oracles.syntax import descendants, parse
 
 __all__ = ["Source", "Unit", "read_source"]
@@ -286,7 +287,7 @@ def _go_imports(node: Node) -> Iterator[str]:
 
 def read_source(language: str, content: bytes, syntax: frozenset[str] = frozenset()) -> Source:
     """The parts of a Java or Go file the classifier compares; ``syntax``: the Java forms
-    the recipe declares syntax-only (``migration_evals.oracles.java_syntax``)."""
+    the recipe declares syntax-only (``migration_evals.oracles.ecosystems.maven.syntax``)."""
     root = parse(language, content).root_node
     source = Source(lines=content.decode("utf-8", "replace").splitlines(), syntax=syntax)
     body: list[Node] = []

@@ -5,8 +5,8 @@ module compares them between the base and the patched tree of every project the 
 build and returns evidence for each one the patch weakens, naming the setting, the file
 and the line:
 
-Maven (per module of each reactor, as ``migration_evals.oracles.maven_test_config`` reads it)
-  ``test-sources``, ``test-resources``, ``test-skip``, ``failure-ignore``,
+Maven (per module of each reactor, as ``migration_evals.oracles.ecosystems.maven.test_settings``
+reads it) ``test-sources``, ``test-resources``, ``test-skip``, ``failure-ignore``,
   ``test-selection``, ``test-jvm-args`` (a JVM argument of ``integrity.forbidden_jvm_args``
   added; ``--add-opens`` and the like stay allowed), ``compiler-excludes``,
   ``compiler-strictness`` (``-Werror``/``failOnWarning`` dropped, a lint category
@@ -18,7 +18,7 @@ Maven (per module of each reactor, as ``migration_evals.oracles.maven_test_confi
   ``test-runtime`` (files the test frameworks read from the classpath, main or test:
   ``junit-platform.properties``, service registrations of JUnit, TestNG or Surefire
   types, which can filter tests out or swallow their failures).
-Go (``migration_evals.oracles.go_test_config``)
+Go (``migration_evals.oracles.ecosystems.go.test_settings``)
   ``build-constraints``, ``go-directives``, ``go-workspace``, ``main-sources``.
 
 A recipe without an ``integrity`` section, or with no build system, is not checked.
@@ -34,7 +34,7 @@ from typing import Any
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.ecosystems.maven.pom import read_pom, text_of
-from migration_evals.oracles.maven_test_config import (
+from migration_evals.oracles.ecosystems.maven.test_settings import (
     MAVEN_CONFIG,
     Rule,
     Setting,

@@ -9,8 +9,8 @@ file by file. Each test file the patch touches is one of:
   as it was counts as rewritten too), compared token by token on the tree-sitter parse tree, so
   whitespace, comments and import order do not matter; where it also uses a Java 17 form
   the recipe declares syntax-only (``var``, the diamond, a text block...,
-  ``migration_evals.oracles.java_syntax``) it is "tests changed (mechanical)", for the judge to
-  review;
+  ``migration_evals.oracles.ecosystems.maven.syntax``) it is "tests changed (mechanical)", for the
+  judge to review;
 * **preserving**: every test method, every function holding an assertion or a skip,
   every class header and test rule of the base file is still there and unchanged apart
   from the recipe's rewrites and syntax-only forms, and nothing new skips a test or ends
@@ -40,9 +40,9 @@ from enum import StrEnum
 from typing import Any
 
 from migration_evals.core.model import Evidence
-from migration_evals.oracles.go_test_config import builds_on
+from migration_evals.oracles.ecosystems.go.test_settings import builds_on
+from migration_evals.oracles.ecosystems.maven.syntax import is_slot, new_forms, slot_forms
 from migration_evals.oracles.grading import path_matches
-from migration_evals.oracles.java_syntax import is_slot, new_forms, slot_forms
 from migration_evals.oracles.rewrites import (
     Rewrite,
     RewriteGroup,
@@ -74,7 +74,7 @@ class TestPolicy:
     """A recipe's ``test_policy``: which files are tests, whether the base's suite is
     graded (``edits: base-suite``) or any edit of a test file fails (``forbidden``, for
     suites that are scripts the harness cannot read), the recipe's rewrites, and the
-    syntax-only forms it declares (``migration_evals.oracles.java_syntax``)."""
+    syntax-only forms it declares (``migration_evals.oracles.ecosystems.maven.syntax``)."""
 
     __test__ = False
 

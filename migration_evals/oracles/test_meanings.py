@@ -29,11 +29,11 @@ from migration_evals.oracles.bindings import (
     patched_side,
     unchanged_uses,
 )
-from migration_evals.oracles.go_bindings import go_references
-from migration_evals.oracles.go_test_config import builds_on
+from migration_evals.oracles.ecosystems.go.bindings import go_references
+from migration_evals.oracles.ecosystems.go.test_settings import builds_on
+from migration_evals.oracles.ecosystems.maven.bindings import JavaClass, JavaWorld, java_references
+from migration_evals.oracles.ecosystems.maven.syntax import Slot, slot_forms
 from migration_evals.oracles.grading import path_matches
-from migration_evals.oracles.java_bindings import JavaClass, JavaWorld, java_references
-from migration_evals.oracles.java_syntax import Slot, slot_forms
 from migration_evals.oracles.rewrites import Rewrite, RewriteGroup, apply_rewrites
 from migration_evals.oracles.sources import tokenize
 from migration_evals.oracles.syntax import language_of

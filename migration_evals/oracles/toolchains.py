@@ -12,8 +12,8 @@ what only the new toolchain breaks stays the candidate's to fix. A recipe withou
 ``java-level`` picks the oldest JDK of the list on which the base's Maven build is
 consistent with itself: every Java level the modules of the project's reactor compile for
 (read statically, with the profiles a build on that JDK activates:
-``migration_evals.oracles.contracts.maven_levels``) must be one that JDK's javac takes. A ``source``
-or
+``migration_evals.oracles.ecosystems.maven.levels``) must be one that JDK's javac takes. A
+``source`` or
 ``target`` up to the JDK's own version does (1.5 to 1.7 included: javac 8 still compiles
 them, javac 17 refuses them); a ``release`` too, but javac has that flag only since 9. A
 build that declares no level this can read builds on the recipe's ``default``; one that
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from migration_evals.core.specs import Recipe
-from migration_evals.oracles.contracts.maven_levels import Setting, module_settings
+from migration_evals.oracles.ecosystems.maven.levels import Setting, module_settings
 from migration_evals.oracles.projects import BuildSystem, Project, reactor_poms
 from migration_evals.oracles.tree import FileChange, TreeView
 

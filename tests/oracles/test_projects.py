@@ -197,8 +197,8 @@ def test_a_go_file_belongs_to_the_nearest_module() -> None:
 
 
 def test_go_files_outside_any_module_make_a_root_project_that_needs_one() -> None:
-    """GOPATH era: the harness makes the go.mod (migration_evals.oracles.gopath); a module beside it
-    is built as before."""
+    """GOPATH era: the harness makes the go.mod (migration_evals.oracles.ecosystems.go.gopath); a
+    module beside it is built as before."""
     files = {"svc/go.mod": b"module svc\n", "svc/s.go": GO_FILE, "legacy/l.go": GO_FILE}
     found = find_projects(GO, _tree(files, ["svc/s.go", "legacy/l.go"]))
     assert found.unsupported is None

@@ -7,7 +7,7 @@ image differs (with the defaults of global ``ARG`` lines put in) is one rewrite,
 -> new image, its ``--platform`` and other flags and its stage alias compared apart.
 
 * Without ``params["rewrites"]`` each rewrite must be a real bump
-(``migration_evals.oracles.image_refs``):
+(``migration_evals.oracles.ecosystems.dockerfile.image_refs``):
   the same image family, a newer tag or digest, or a family move the recipe lists in
   ``contract.family_moves``.
 * With ``params["rewrites"]`` (old reference -> new reference, compared exactly as
@@ -22,8 +22,9 @@ change when a FROM uses that argument; the image it yields is checked as a rewri
 Dockerfiles added, deleted or renamed are refused, and a patch that moves no image moved
 nothing, which is evidence too. Any other file the patch touches that a build reads (an
 ignore file, a config file a ``COPY`` takes in) is outside the recipe, and the files no
-build reads are named as notices for the judge (``migration_evals.oracles.contracts.build_inputs``);
-the recipe declares this with ``contract.build_inputs: unchanged``.
+build reads are named as notices for the judge
+(``migration_evals.oracles.ecosystems.dockerfile.build_inputs``); the recipe declares this with
+``contract.build_inputs: unchanged``.
 """
 
 from __future__ import annotations
@@ -35,10 +36,19 @@ from typing import Any
 
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe
-from migration_evals.oracles.contracts.build_inputs import check_build_inputs
-from migration_evals.oracles.dockerfile_model import Dockerfile, FromLine, Item, read_dockerfile
 from migration_evals.oracles.dockerfiles import is_dockerfile
-from migration_evals.oracles.image_refs import FamilyMoves, bump_problem, parse_image
+from migration_evals.oracles.ecosystems.dockerfile.build_inputs import check_build_inputs
+from migration_evals.oracles.ecosystems.dockerfile.image_refs import (
+    FamilyMoves,
+    bump_problem,
+    parse_image,
+)
+from migration_evals.oracles.ecosystems.dockerfile.model import (
+    Dockerfile,
+    FromLine,
+    Item,
+    read_dockerfile,
+)
 from migration_evals.oracles.tree import FileChange, TreeView
 
 __all__ = ["Rewrite", "check_base_image", "read_rewrites"]

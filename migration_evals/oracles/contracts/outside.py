@@ -2,8 +2,8 @@
 
 A recipe's contract lists under ``outside`` the families of construct it does not explain
 (``Family``); the ecosystem's own module finds them on the parse trees of the base and
-patched files (``migration_evals.oracles.contracts.go_outside``,
-``migration_evals.oracles.contracts.java_outside``). This module holds what they share:
+patched files (``migration_evals.oracles.ecosystems.go.outside``,
+``migration_evals.oracles.ecosystems.maven.outside``). This module holds what they share:
 
 * ``Construct``: one such thing at a file and line, inside a declaration (its scope);
 * ``added``: what the patched files have beyond the base's, counted per (family, what it

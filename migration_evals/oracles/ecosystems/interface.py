@@ -21,6 +21,8 @@ from typing import Any, Protocol
 from migration_evals.core.model import Evidence
 from migration_evals.core.ports import SandboxResult
 from migration_evals.core.specs import Recipe
+from migration_evals.oracles.build_summaries import TestTotals
+from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.grading import TestReport
 from migration_evals.oracles.projects import ProjectSet
 from migration_evals.oracles.tree import TreeView
@@ -98,3 +100,14 @@ class Ecosystem(Protocol):
         self, recipe: Recipe, tree: TreeView, dependencies: Iterable[str]
     ) -> list[Evidence]:
         """Evidence for every file that shadows the platform's or a dependency's code."""
+
+    def dependency_names(self, resolution: Resolution) -> Iterable[str]:
+        """What a resolved build uses, as its shadowing rule names it (Java packages, Go
+        module paths)."""
+
+    def printed_totals(self, output: str) -> TestTotals | None:
+        """The build tool's own totals of one test run (None: it prints none)."""
+
+    def coverage_scope(self, root: str, read: Callable[[str], bytes | None]) -> str | None:
+        """What of a project's coverage is its own code (a Go module path), read with
+        ``read`` at the base commit; None: all of it."""

@@ -26,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from migration_evals.oracles.go_framing import GO_FAILED_TEST, GO_FRAMING
+from migration_evals.oracles.ecosystems.go.framing import GO_FAILED_TEST, GO_FRAMING
 
 __all__ = ["GO_TEST_EVENTS", "Capture", "GoTestEvents", "OutputCap", "capture_for"]
 

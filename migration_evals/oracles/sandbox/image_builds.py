@@ -19,7 +19,7 @@ import requests
 
 from migration_evals.core.errors import SandboxError
 from migration_evals.core.ports import SandboxRequest, SandboxResult
-from migration_evals.oracles.dockerfile_model import read_dockerfile
+from migration_evals.oracles.ecosystems.dockerfile.model import read_dockerfile
 from migration_evals.oracles.sandbox.capture import OutputCap
 from migration_evals.oracles.sandbox.commands import (
     build_arguments,

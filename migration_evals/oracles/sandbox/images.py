@@ -34,7 +34,7 @@ from migration_evals.core.errors import SandboxError
 from migration_evals.core.specs import validate
 from migration_evals.core.stamps import stamp
 from migration_evals.core.yamlio import load_yaml_file
-from migration_evals.oracles.dockerfile_model import base_images
+from migration_evals.oracles.ecosystems.dockerfile.model import base_images
 from migration_evals.oracles.sandbox.toolchains import (
     GoToolchain,
     MavenDistribution,

@@ -23,7 +23,7 @@ import requests
 
 from migration_evals.core.errors import SandboxError
 from migration_evals.core.ports import ImageRef
-from migration_evals.oracles.image_refs import ImageName, parse_image
+from migration_evals.oracles.ecosystems.dockerfile.image_refs import ImageName, parse_image
 
 __all__ = ["ImageSource", "pull_by_digest"]
 

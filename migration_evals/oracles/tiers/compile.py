@@ -32,8 +32,7 @@ from migration_evals.oracles.classfiles import check_class_files, java_release
 from migration_evals.oracles.compiler_output import build_error_lines, parse_compiler_output
 from migration_evals.oracles.deps import ResolutionStatus
 from migration_evals.oracles.dockerfiles import builds_dockerfiles
-from migration_evals.oracles.ecosystems.registry import check_shadowing
-from migration_evals.oracles.projects import BuildSystem
+from migration_evals.oracles.ecosystems.registry import check_shadowing, ecosystem_of
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tiers.dockerfile_compile import compile_dockerfiles
 from migration_evals.oracles.tiers.sandboxed import (
@@ -144,7 +143,9 @@ class CompileOracle:
             return TierOutcome(Verdict.ERROR, "the recipe names no build system")
         if plan.blocked is not None:
             return self._with_plan(plan.blocked, plan, [])
-        shadows = check_shadowing(context.recipe, context.workspace.view(), _dependencies(plan))
+        shadows = check_shadowing(
+            context.recipe, context.workspace.view(), _dependencies(context.recipe, plan)
+        )
         if shadows:
             failed = TierOutcome.failed(f"the patch shadows a dependency: {shadows[0]}", shadows)
             return self._with_plan(failed, plan, [])
@@ -251,15 +252,16 @@ class CompileOracle:
         )
 
 
-def _dependencies(plan: BuildPlan) -> set[str]:
-    """What the resolved builds of either tree use: the Java packages of their jars, or
-    the paths of the Go modules in their build lists (``path version [=> ...]``)."""
+def _dependencies(recipe: Recipe, plan: BuildPlan) -> set[str]:
+    """What the resolved builds of either tree use, as their ecosystem's shadowing rule
+    names it (the Java packages of their jars, the paths of the Go modules they list)."""
     found: set[str] = set()
+    ecosystem = ecosystem_of(recipe)
+    if ecosystem is None:
+        return found
     for build in plan.builds:
         for resolution in (build.base, build.patched):
-            found.update(resolution.packages)
-            if build.project.system is BuildSystem.GO:
-                found.update(m.split()[0] for m in resolution.resolved if len(m.split()) > 1)
+            found.update(ecosystem.dependency_names(resolution))
     return found
 
 

@@ -18,8 +18,9 @@ cannot run is the infrastructure's problem (``error``); a patched tree that cann
 its suite is the candidate's (``fail``). Each run's reports are cross-checked with the
 build tool's own summary and exit status (``migration_evals.oracles.build_summaries``), and a Maven
 run's with the harness's own JUnit Platform record where it ran
-(``migration_evals.oracles.junit_record``; a pass resting on Surefire's XML alone says so), before
-they are graded. A suite that passes must not have lowered the coverage of the main code by
+(``migration_evals.oracles.ecosystems.maven.junit_record``; a pass resting on Surefire's XML alone
+says so), before they are graded. A suite that passes must not have lowered the coverage of the main
+code by
 the base's tests (``migration_evals.oracles.coverage``): the same runs measure it on both trees. The
 graded run's coverage also says which of the lines the patch changed in the main code
 the tests executed (``migration_evals.oracles.diff_coverage``, kept as ``diff_coverage``); a pass
@@ -42,10 +43,8 @@ from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import (
     Disagreement,
     TestTotals,
-    parse_go_log,
-    parse_maven_log,
 )
-from migration_evals.oracles.builds import BuildPlan, Builds, ProjectBuild, build_system
+from migration_evals.oracles.builds import BuildPlan, Builds, ProjectBuild
 from migration_evals.oracles.compiler_output import describe_build_stop
 from migration_evals.oracles.coverage import (
     DEFAULT_MAX_DROP,
@@ -53,7 +52,6 @@ from migration_evals.oracles.coverage import (
     CoverageCheck,
     CoverageFormat,
     check_coverage,
-    go_module_path,
     merge_coverage,
     read_coverage,
     report_files,
@@ -67,7 +65,12 @@ from migration_evals.oracles.diff_coverage import (
     diff_without_coverage,
 )
 from migration_evals.oracles.dockerfiles import builds_dockerfiles, is_dockerfile
-from migration_evals.oracles.ecosystems.registry import read_report, report_format
+from migration_evals.oracles.ecosystems.registry import (
+    Ecosystem,
+    ecosystem_of,
+    read_report,
+    report_format,
+)
 from migration_evals.oracles.grading import (
     EXIT_STATUS,
     LISTENED,
@@ -78,7 +81,6 @@ from migration_evals.oracles.grading import (
     grade_test_edits,
     grade_tests,
 )
-from migration_evals.oracles.projects import BuildSystem
 from migration_evals.oracles.test_edits import EditKind, TestEdits, TestPolicy, classify_test_edits
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tiers.compile import limit_failure
@@ -269,14 +271,18 @@ def _not_tests(recipe: Recipe) -> tuple[str, ...]:
 
 
 def _module(context: TrialContext, build: ProjectBuild | None) -> str | None:
-    """The Go module path of a project at the base commit (None for Maven): its go.mod's,
-    or the one the harness made for it (GOPATH era)."""
-    if build is None or build.project.system is not BuildSystem.GO:
+    """What of a project's coverage is its own code, as its ecosystem reads it at the base
+    commit, with the files the harness made for it (a GOPATH-era go.mod) first."""
+    ecosystem = ecosystem_of(context.recipe)
+    if build is None or ecosystem is None:
         return None
-    root = build.project.root
-    path = f"{root}/go.mod" if root else "go.mod"
-    made = build.files.get(path)
-    return go_module_path(made if made is not None else context.workspace.view().read_base(path))
+    base = context.workspace.view().read_base
+
+    def read(path: str) -> bytes | None:
+        made = build.files.get(path)
+        return made if made is not None else base(path)
+
+    return ecosystem.coverage_scope(build.project.root, read)
 
 
 # Each graded project's coverage, with its label (several projects) for what it says.
@@ -439,15 +445,7 @@ def _sides(suites: Sequence[_Suite]) -> dict[str, _SideRuns]:
     return sides
 
 
-def _printed_totals(system: BuildSystem, output: str) -> TestTotals:
-    """The build tool's own totals of one run (a module that failed before its tests
-    printed none; a cut output may have lost some)."""
-    if system is BuildSystem.MAVEN:
-        return parse_maven_log(output).printed_total()
-    return parse_go_log(output).totals()
-
-
-def _side_details(side: _SideRuns, system: BuildSystem | None) -> dict[str, object]:
+def _side_details(side: _SideRuns, ecosystem: Ecosystem | None) -> dict[str, object]:
     """A side as the envelope keeps it: its first project's run (the baseline's tail as
     long as the patched one's, so that its summary is in it), the tool's totals summed
     over the projects and the toolchain it ran on, from its own resolution (the base may
@@ -457,17 +455,20 @@ def _side_details(side: _SideRuns, system: BuildSystem | None) -> dict[str, obje
     details["toolchain"] = toolchain
     if "java" in toolchain:
         details["jdk"] = toolchain["java"]
-    if system is not None:
-        totals = sum((_printed_totals(system, run.output) for run, _ in side), TestTotals())
-        details.update(totals.to_dict())
+    # The build tool's own totals of each run (a module that failed before its tests
+    # printed none; a cut output may have lost some).
+    printed = (ecosystem.printed_totals(run.output) for run, _ in side) if ecosystem else ()
+    totals = [found for found in printed if found is not None]
+    if totals:
+        details.update(sum(totals, TestTotals()).to_dict())
     return details
 
 
 def _run_details(context: TrialContext, suites: Sequence[_Suite]) -> dict[str, object]:
     """The ``baseline`` and ``patched`` objects of the details, each side that ran."""
-    system = build_system(context)
+    ecosystem = ecosystem_of(context.recipe)
     sides = _sides(suites)
-    return {name: _side_details(side, system) for name, side in sides.items() if side}
+    return {name: _side_details(side, ecosystem) for name, side in sides.items() if side}
 
 
 class TestsOracle:

@@ -11,9 +11,9 @@ import pytest
 
 from migration_evals.core.errors import SpecError
 from migration_evals.core.specs import Recipe, SpecSet, validate
-from migration_evals.oracles.contracts.go_outside import check_go_outside
-from migration_evals.oracles.contracts.java_outside import check_java_outside
 from migration_evals.oracles.contracts.outside import Construct, Family, added, declared_families
+from migration_evals.oracles.ecosystems.go.outside import check_go_outside
+from migration_evals.oracles.ecosystems.maven.outside import check_java_outside
 from migration_evals.oracles.ecosystems.registry import recipe_spec_schema
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 from tests.conftest import ROOT, clone_example, run_git

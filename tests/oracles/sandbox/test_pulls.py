@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from migration_evals.core.errors import SandboxError
-from migration_evals.oracles.image_refs import parse_image
+from migration_evals.oracles.ecosystems.dockerfile.image_refs import parse_image
 from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
 from migration_evals.oracles.sandbox.pulls import ImageSource, pull_by_digest
 from tests.fakes import FakeDockerClient, FakeRegistryImages

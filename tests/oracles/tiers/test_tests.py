@@ -9,7 +9,7 @@ from migration_evals.core.model import Verdict
 from migration_evals.core.ports import SandboxRequest, SandboxResult
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import Builds
-from migration_evals.oracles.junit_record import NO_LISTENER
+from migration_evals.oracles.ecosystems.maven.junit_record import NO_LISTENER
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tiers.tests import TestsOracle
 from migration_evals.oracles.workspace import tree_hash

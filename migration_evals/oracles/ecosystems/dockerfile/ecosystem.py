@@ -4,11 +4,13 @@ source that could shadow another's; its tests are the images' smoke runs (``exit
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from migration_evals.core.model import Evidence
 from migration_evals.core.specs import Recipe
+from migration_evals.oracles.build_summaries import TestTotals
+from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.interface import ContractKind, ReportFormat
 from migration_evals.oracles.projects import ProjectSet
@@ -40,6 +42,15 @@ class Dockerfile:
         self, recipe: Recipe, tree: TreeView, dependencies: Iterable[str]
     ) -> list[Evidence]:
         return []
+
+    def dependency_names(self, resolution: Resolution) -> Iterable[str]:
+        return ()
+
+    def printed_totals(self, output: str) -> TestTotals | None:
+        return None
+
+    def coverage_scope(self, root: str, read: Callable[[str], bytes | None]) -> str | None:
+        return None
 
 
 ECOSYSTEM = Dockerfile()

@@ -4,15 +4,18 @@ a dependency's or the standard library's, and the Go contract kinds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from migration_evals.core.model import Evidence
 from migration_evals.core.specs import Recipe
+from migration_evals.oracles.build_summaries import TestTotals, parse_go_log
+from migration_evals.oracles.coverage import go_module_path
+from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
+from migration_evals.oracles.ecosystems.go.test_settings import check_go_test_config
 from migration_evals.oracles.ecosystems.interface import ContractKind, ReportFormat
-from migration_evals.oracles.go_test_config import check_go_test_config
 from migration_evals.oracles.projects import BuildSystem, ProjectSet, find_projects
 from migration_evals.oracles.shadowing import check_go_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import integrity_of
@@ -46,6 +49,19 @@ class Go:
     ) -> list[Evidence]:
         wanted, _ = shadowing_integrity(recipe)
         return check_go_shadowing(tree, dependencies) if wanted else []
+
+    def dependency_names(self, resolution: Resolution) -> Iterable[str]:
+        # The paths of the modules of the build list ("path version [=> ...]").
+        modules = (m.split()[0] for m in resolution.resolved if len(m.split()) > 1)
+        return (*resolution.packages, *modules)
+
+    def printed_totals(self, output: str) -> TestTotals | None:
+        return parse_go_log(output).totals()
+
+    def coverage_scope(self, root: str, read: Callable[[str], bytes | None]) -> str | None:
+        """The module path of the project's go.mod: a replaced dependency's files are
+        not its code."""
+        return go_module_path(read(f"{root}/go.mod" if root else "go.mod"))
 
 
 ECOSYSTEM = Go()

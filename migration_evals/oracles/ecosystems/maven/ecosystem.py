@@ -4,11 +4,13 @@ kinds and the JDK each side builds with."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from migration_evals.core.model import Evidence
 from migration_evals.core.specs import Recipe
+from migration_evals.oracles.build_summaries import TestTotals, parse_maven_log
+from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.interface import ContractKind, ReportFormat
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
@@ -44,6 +46,15 @@ class Maven:
     ) -> list[Evidence]:
         wanted, prefixes = shadowing_integrity(recipe)
         return check_java_shadowing(tree, prefixes, dependencies) if wanted else []
+
+    def dependency_names(self, resolution: Resolution) -> Iterable[str]:
+        return resolution.packages  # the Java packages of the resolved jars
+
+    def printed_totals(self, output: str) -> TestTotals | None:
+        return parse_maven_log(output).printed_total()
+
+    def coverage_scope(self, root: str, read: Callable[[str], bytes | None]) -> str | None:
+        return None
 
 
 ECOSYSTEM = Maven()

@@ -3,8 +3,8 @@ none of the constructs the recipe's ``contract.outside`` names."""
 
 from __future__ import annotations
 
-from migration_evals.oracles.contracts.go import check_go_imports
-from migration_evals.oracles.contracts.go_outside import check_go_outside
+from migration_evals.oracles.ecosystems.go.imports import check_go_imports
+from migration_evals.oracles.ecosystems.go.outside import check_go_outside
 from migration_evals.oracles.ecosystems.interface import ContractKind, all_of
 
 __all__ = ["CONTRACT_KIND"]

@@ -3,9 +3,9 @@ adds none of the constructs the recipe's ``contract.outside`` names."""
 
 from __future__ import annotations
 
-from migration_evals.oracles.contracts.java import check_java_release
-from migration_evals.oracles.contracts.java_outside import check_java_outside
 from migration_evals.oracles.ecosystems.interface import ContractKind, all_of
+from migration_evals.oracles.ecosystems.maven.outside import check_java_outside
+from migration_evals.oracles.ecosystems.maven.release import check_java_release
 
 __all__ = ["CONTRACT_KIND"]
 

@@ -1,14 +1,13 @@
 """The harness's JUnit Platform record against Surefire's XML
-(``migration_evals.oracles.junit_record``), and how tier 3 grades what the check finds."""
+(``migration_evals.oracles.ecosystems.maven.junit_record``), and how tier 3 grades what the check
+finds."""
 
 from __future__ import annotations
 
 from migration_evals.core.model import Verdict
 from migration_evals.core.ports import SandboxResult
 from migration_evals.oracles.build_summaries import DisagreementKind
-from migration_evals.oracles.ecosystems.registry import read_report
-from migration_evals.oracles.grading import LISTENED, TestReport, grade_tests
-from migration_evals.oracles.junit_record import (
+from migration_evals.oracles.ecosystems.maven.junit_record import (
     NO_LISTENER,
     UNLISTENED,
     RecordCheck,
@@ -16,6 +15,8 @@ from migration_evals.oracles.junit_record import (
     record_line,
     run_key,
 )
+from migration_evals.oracles.ecosystems.registry import read_report
+from migration_evals.oracles.grading import LISTENED, TestReport, grade_tests
 
 KEY = "0123456789abcdef0123456789abcdef"
 OTHER_KEY = "fedcba9876543210fedcba9876543210"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.ecosystems.maven.syntax import SYNTAX_FORMS, string_value
 from migration_evals.oracles.ecosystems.registry import recipe_spec_schema
-from migration_evals.oracles.java_syntax import SYNTAX_FORMS, string_value
 from migration_evals.oracles.test_edits import (
     EditKind,
     TestEdit,

@@ -45,7 +45,6 @@ from tree_sitter import Node
 
 from migration_evals.core.model import Evidence
 from migration_evals.core.specs import Recipe
-from migration_evals.oracles.contracts.go import GoImport, go_imports
 from migration_evals.oracles.contracts.outside import (
     Construct,
     Family,
@@ -56,6 +55,7 @@ from migration_evals.oracles.contracts.outside import (
     is_test_path,
     outside_evidence,
 )
+from migration_evals.oracles.ecosystems.go.imports import GoImport, go_imports
 from migration_evals.oracles.syntax import parse
 from migration_evals.oracles.tree import ChangeKind, TreeView
 

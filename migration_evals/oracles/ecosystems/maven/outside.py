@@ -3,7 +3,7 @@
 The Java recipe permits free-form code: modernising it for Java 17 may touch anything. So
 only code whose effect is on the JVM or the test framework rather than on the program is
 outside it. In the main code the tested JVM can run (Java files under a Maven module's
-source roots, ``migration_evals.oracles.maven_sources``, and not the recipe's
+source roots, ``migration_evals.oracles.ecosystems.maven.sources``, and not the recipe's
 ``test_policy.test_paths``) and the resources a patch adds or changes, found on the parse
 trees of the base and patched files and counted against the base per member
 (``migration_evals.oracles.contracts.outside``):
@@ -58,7 +58,7 @@ from migration_evals.oracles.contracts.outside import (
     is_test_path,
     outside_evidence,
 )
-from migration_evals.oracles.maven_sources import compiled_java
+from migration_evals.oracles.ecosystems.maven.sources import compiled_java
 from migration_evals.oracles.syntax import JAVA_TYPE_BODIES, JAVA_TYPE_DECLARATIONS, parse
 from migration_evals.oracles.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView

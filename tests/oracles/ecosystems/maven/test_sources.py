@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migration_evals.oracles.maven_sources import compiled_java
+from migration_evals.oracles.ecosystems.maven.sources import compiled_java
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 POM = "<project><artifactId>m</artifactId>{build}</project>"

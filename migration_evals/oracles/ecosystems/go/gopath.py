@@ -37,8 +37,8 @@ from migration_evals.core.model import FabricatedMark
 from migration_evals.core.ports import CacheMount, SandboxAction, SandboxRequest, SandboxResult
 from migration_evals.core.stamps import sha256_hex, stamp
 from migration_evals.oracles.baselines import BaselineCache
-from migration_evals.oracles.contracts.go import import_paths
 from migration_evals.oracles.deps import classify
+from migration_evals.oracles.ecosystems.go.imports import import_paths
 from migration_evals.oracles.projects import Project
 from migration_evals.oracles.syntax import parse
 from migration_evals.oracles.tree import TreeView

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from migration_evals.oracles.bindings import Meaning, MeaningKind, Reference, Side
-from migration_evals.oracles.go_test_config import builds_on
+from migration_evals.oracles.ecosystems.go.test_settings import builds_on
 from migration_evals.oracles.syntax import descendants
 
 __all__ = ["UNIVERSE", "GoFile", "go_references", "import_name", "read_go_file"]

@@ -2,8 +2,8 @@
 
 The harness builds with its own Maven, never the repository's ``mvnw``, and Maven compiles
 a module's main and test source roots and nothing else
-(``migration_evals.oracles.maven_test_config.module_source_roots``, read from the base's
-POMs and the patch's, either side's roots counting). A Java file elsewhere below a POM (the
+(``migration_evals.oracles.ecosystems.maven.test_settings.module_source_roots``, read from the
+base's POMs and the patch's, either side's roots counting). A Java file elsewhere below a POM (the
 Maven wrapper's downloader in ``.mvn/wrapper``, a script, a template kept as text) is
 neither compiled nor loaded in the tested JVM. A Java file with no POM above it belongs to
 a build not read here (Gradle, none): it counts as compiled, doubt counting against the
@@ -16,7 +16,7 @@ import functools
 import posixpath
 from collections.abc import Callable
 
-from migration_evals.oracles.maven_test_config import module_source_roots
+from migration_evals.oracles.ecosystems.maven.test_settings import module_source_roots
 from migration_evals.oracles.projects import parent_folders
 from migration_evals.oracles.tree import TreeView
 

@@ -13,7 +13,7 @@ A patch whose touched Go files imported none of the old paths at base rewrote no
 which is evidence too. Imports are read with tree-sitter, so comments and strings that
 merely mention a path do not count. What the rewrite does not explain (a new ``init``, a
 re-exec of the test binary, a check for running under test) is the recipe's
-``contract.outside``, checked beside this one (``migration_evals.oracles.contracts.go_outside``).
+``contract.outside``, checked beside this one (``migration_evals.oracles.ecosystems.go.outside``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ another. A value this module cannot read (a property defined in a parent pom, a 
 variable) counts neither way: the compile tier sees the real level. What no upgrade
 explains (ending or re-launching the JVM, a test framework listener, a check for running
 under JUnit) is the recipe's ``contract.outside``, checked beside this one
-(``migration_evals.oracles.contracts.java_outside``).
+(``migration_evals.oracles.ecosystems.maven.outside``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from xml.parsers.expat import ErrorString
 
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe
-from migration_evals.oracles.contracts.maven_levels import module_settings
+from migration_evals.oracles.ecosystems.maven.levels import module_settings
 from migration_evals.oracles.ecosystems.maven.pom import children, local, read_pom
 from migration_evals.oracles.projects import BuildSystem, find_projects, reactor_poms
 from migration_evals.oracles.toolchains import build_jdk

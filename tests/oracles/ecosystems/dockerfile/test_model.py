@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from migration_evals.oracles.dockerfile_model import base_images, instruction_lines, read_dockerfile
+from migration_evals.oracles.ecosystems.dockerfile.model import (
+    base_images,
+    instruction_lines,
+    read_dockerfile,
+)
 
 MULTI = b"""# syntax=docker/dockerfile:1
 ARG GO=1.22

@@ -8,8 +8,9 @@ changes or deletes is a **build input** when it is
 * the ignore file that decides what the build sends (``<Dockerfile>.dockerignore``, or the
   context's ``.dockerignore``), whatever it says; or
 * inside the context, sent there by the base's ignore file or the patch's, and taken in by
-  a source the Dockerfile reads (``migration_evals.oracles.dockerfile_model.ContextRead``: ``COPY``,
-  ``ADD``, a ``RUN`` bind mount; in either version of the file): a config file the image
+  a source the Dockerfile reads
+  (``migration_evals.oracles.ecosystems.dockerfile.model.ContextRead``: ``COPY``, ``ADD``, a ``RUN``
+  bind mount; in either version of the file): a config file the image
   copies in.
 
 Each such file is a failure, naming the file and the instruction that reads it. Every other
@@ -26,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from migration_evals.core.model import Evidence, Severity
-from migration_evals.oracles.dockerfile_model import ContextRead, read_dockerfile
 from migration_evals.oracles.dockerfiles import DockerBuild, dockerfile_build, is_dockerfile
 from migration_evals.oracles.dockerignore import (
     BuildContext,
@@ -35,6 +35,7 @@ from migration_evals.oracles.dockerignore import (
     ignore_file_paths,
     source_covers,
 )
+from migration_evals.oracles.ecosystems.dockerfile.model import ContextRead, read_dockerfile
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["check_build_inputs"]

@@ -11,7 +11,12 @@ from migration_evals.core.model import Verdict
 from migration_evals.core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import BuildPlan, Builds
-from migration_evals.oracles.gopath import PLACEHOLDER, SCRIPT, infer_module_path, repository_module
+from migration_evals.oracles.ecosystems.go.gopath import (
+    PLACEHOLDER,
+    SCRIPT,
+    infer_module_path,
+    repository_module,
+)
 from migration_evals.oracles.projects import BuildSystem, Project
 from migration_evals.oracles.tiers.base import TrialContext
 from migration_evals.oracles.tiers.sandboxed import TrialSandbox

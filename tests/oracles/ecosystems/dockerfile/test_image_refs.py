@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from migration_evals.oracles.image_refs import FamilyMoves, bump_problem, parse_image
+from migration_evals.oracles.ecosystems.dockerfile.image_refs import (
+    FamilyMoves,
+    bump_problem,
+    parse_image,
+)
 
 DEBIAN = FamilyMoves([["buster", "bullseye", "bookworm"]])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migration_evals.oracles.go_framing import GO_FAILED_TEST, GO_FRAMING
+from migration_evals.oracles.ecosystems.go.framing import GO_FAILED_TEST, GO_FRAMING
 
 
 @pytest.mark.parametrize(
