@@ -17,7 +17,7 @@ from migration_evals.oracles.diff_coverage import (
     diff_coverage,
     diff_without_coverage,
 )
-from migration_evals.oracles.dockerfiles import is_dockerfile
+from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import is_dockerfile
 from tests.conftest import RepoFactory, diff_of
 
 JAVA_TESTS = ("**/src/test/**",)

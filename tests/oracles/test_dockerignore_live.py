@@ -17,8 +17,8 @@ import pytest
 from migration_evals.core.model import Verdict
 from migration_evals.core.specs import SpecSet
 from migration_evals.oracles.baselines import BaselineCache
-from migration_evals.oracles.dockerfile_builds import build_pair
-from migration_evals.oracles.dockerfiles import DockerBuild
+from migration_evals.oracles.ecosystems.dockerfile.builds import build_pair
+from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import DockerBuild
 from migration_evals.oracles.sandbox import DockerSandbox
 from migration_evals.oracles.tiers.base import TrialContext
 from migration_evals.oracles.tiers.sandboxed import TrialSandbox

@@ -18,13 +18,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from migration_evals.core.model import Evidence
-from migration_evals.core.ports import SandboxResult
+from migration_evals.core.model import Changeset, Evidence
+from migration_evals.core.ports import Sandbox, SandboxResult
 from migration_evals.core.specs import Recipe
+from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.grading import TestReport
 from migration_evals.oracles.projects import ProjectSet
+from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["ContractCheck", "ContractKind", "Ecosystem", "ReportFormat"]
@@ -111,3 +113,21 @@ class Ecosystem(Protocol):
     def coverage_scope(self, root: str, read: Callable[[str], bytes | None]) -> str | None:
         """What of a project's coverage is its own code (a Go module path), read with
         ``read`` at the base commit; None: all of it."""
+
+    def trial_images(self, recipe: Recipe, changeset: Changeset) -> list[str]:
+        """The images a trial depends on, known before its tree is read (the toolchain
+        images its sides may build in; the images a Dockerfile patch moves between)."""
+
+    def compile_tier(self, sandbox: Sandbox, context: TrialContext) -> TierOutcome | None:
+        """Tier 2 for an ecosystem that builds no project plan of its own (Dockerfiles:
+        the images); None: the tier builds the recipe's projects."""
+
+    def tests_tier(
+        self,
+        sandbox: Sandbox,
+        baselines: BaselineCache,
+        context: TrialContext,
+        test_paths: Sequence[str],
+    ) -> TierOutcome | None:
+        """Tier 3 for an ecosystem whose tests are not the projects' suites (Dockerfiles:
+        the images' smoke runs); None: the tier runs the recipe's test command."""

@@ -14,7 +14,7 @@ the dependencies resolution fetched (``migration_evals.oracles.shadowing``).
 
 Recipes with a ``class_files`` rule also need every class file the harness finds after the
 patched build to have the required major version. Recipes that build the repository's
-Dockerfiles go their own way: ``migration_evals.oracles.tiers.dockerfile_compile``.
+Dockerfiles go their own way: ``migration_evals.oracles.ecosystems.dockerfile.compile``.
 """
 
 from __future__ import annotations
@@ -31,10 +31,8 @@ from migration_evals.oracles.builds import BuildPlan, Builds, ProjectBuild
 from migration_evals.oracles.classfiles import check_class_files, java_release
 from migration_evals.oracles.compiler_output import build_error_lines, parse_compiler_output
 from migration_evals.oracles.deps import ResolutionStatus
-from migration_evals.oracles.dockerfiles import builds_dockerfiles
 from migration_evals.oracles.ecosystems.registry import check_shadowing, ecosystem_of
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
-from migration_evals.oracles.tiers.dockerfile_compile import compile_dockerfiles
 from migration_evals.oracles.tiers.sandboxed import (
     TrialSandbox,
     image_identity,
@@ -135,8 +133,10 @@ class CompileOracle:
         return plan.key_material() if plan is not None else {}
 
     def evaluate(self, context: TrialContext) -> TierOutcome:
-        if builds_dockerfiles(context.recipe):
-            return compile_dockerfiles(self.sandbox, context)
+        ecosystem = ecosystem_of(context.recipe)
+        own = ecosystem.compile_tier(self.sandbox, context) if ecosystem is not None else None
+        if own is not None:
+            return own
         sandboxed = TrialSandbox(self.sandbox, context)
         plan = self.builds.plan(context)
         if plan is None:

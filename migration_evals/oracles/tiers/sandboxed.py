@@ -17,9 +17,8 @@ from migration_evals.core.ports import Sandbox, SandboxAction, SandboxRequest, S
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import ProjectBuild, build_request
-from migration_evals.oracles.dockerfiles import diff_images
 from migration_evals.oracles.dockerignore import BuildContext
-from migration_evals.oracles.ecosystems.registry import report_format
+from migration_evals.oracles.ecosystems.registry import ecosystem_of, report_format
 from migration_evals.oracles.tiers.base import TrialContext
 from migration_evals.oracles.toolchains import recipe_toolchain_images
 from migration_evals.oracles.workspace import GradedTree, with_files
@@ -40,11 +39,10 @@ def recipe_images(recipe: Recipe, changeset: Changeset) -> list[str]:
     """Images a trial of ``recipe`` depends on, known before its tree is read: the recipe's
     image and those its base commits may build in, or for Dockerfile recipes the images
     its parameters move between and the FROM lines of the diff name."""
-    image = str(recipe.sandbox["image"])
-    if image != DOCKERFILE_IMAGE:
+    ecosystem = ecosystem_of(recipe)
+    if ecosystem is None:
         return recipe_toolchain_images(recipe)
-    rewrites: Mapping[str, str] = changeset.recipe_params.get("rewrites") or {}
-    return sorted({*rewrites.keys(), *rewrites.values(), *diff_images(changeset.patch)})
+    return ecosystem.trial_images(recipe, changeset)
 
 
 def image_identity(sandbox: Sandbox, recipe: Recipe, changeset: Changeset) -> str:

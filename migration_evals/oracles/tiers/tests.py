@@ -26,7 +26,7 @@ graded run's coverage also says which of the lines the patch changed in the main
 the tests executed (``migration_evals.oracles.diff_coverage``, kept as ``diff_coverage``); a pass
 none of whose changed lines of code ran says "untested change" in its reason. Recipes
 that build the repository's Dockerfiles grade the images those build instead:
-``migration_evals.oracles.tiers.image_tests``.
+``migration_evals.oracles.ecosystems.dockerfile.image_tests``.
 """
 
 from __future__ import annotations
@@ -64,7 +64,6 @@ from migration_evals.oracles.diff_coverage import (
     diff_coverage,
     diff_without_coverage,
 )
-from migration_evals.oracles.dockerfiles import builds_dockerfiles, is_dockerfile
 from migration_evals.oracles.ecosystems.registry import (
     Ecosystem,
     ecosystem_of,
@@ -84,7 +83,6 @@ from migration_evals.oracles.grading import (
 from migration_evals.oracles.test_edits import EditKind, TestEdits, TestPolicy, classify_test_edits
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tiers.compile import limit_failure
-from migration_evals.oracles.tiers.image_tests import check_images
 from migration_evals.oracles.tiers.sandboxed import (
     TrialSandbox,
     image_identity,
@@ -505,16 +503,14 @@ class TestsOracle:
         weakened = _weakened(policy, edits, context)
         if weakened is not None:
             return self._outcome(sandboxed, [], weakened, edits=edits)
-        if builds_dockerfiles(context.recipe):
-            outcome = check_images(self.sandbox, self.baselines, context)
-            changed = diff_without_coverage(
-                context.changeset.patch,
-                policy.test_paths,
-                is_dockerfile,
-                "the recipe measures no coverage, and the patch changes files besides its "
-                "Dockerfiles",
-            )
-            return replace(outcome, details={**outcome.details, DETAILS_KEY: changed.to_dict()})
+        ecosystem = ecosystem_of(context.recipe)
+        own = (
+            ecosystem.tests_tier(self.sandbox, self.baselines, context, policy.test_paths)
+            if ecosystem is not None
+            else None
+        )
+        if own is not None:
+            return own
         plan = self.builds.plan(context)
         if plan is not None and plan.blocked is not None:
             blocked = plan.blocked

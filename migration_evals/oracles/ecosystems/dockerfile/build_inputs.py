@@ -27,13 +27,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from migration_evals.core.model import Evidence, Severity
-from migration_evals.oracles.dockerfiles import DockerBuild, dockerfile_build, is_dockerfile
 from migration_evals.oracles.dockerignore import (
     BuildContext,
     IgnoreFileError,
     build_context,
     ignore_file_paths,
     source_covers,
+)
+from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import (
+    DockerBuild,
+    dockerfile_build,
+    is_dockerfile,
 )
 from migration_evals.oracles.ecosystems.dockerfile.model import ContextRead, read_dockerfile
 from migration_evals.oracles.tree import TreeView

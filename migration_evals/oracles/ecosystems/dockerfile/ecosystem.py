@@ -4,16 +4,24 @@ source that could shadow another's; its tests are the images' smoke runs (``exit
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
-from migration_evals.core.model import Evidence
+from migration_evals.core.diff_coverage import DETAILS_KEY
+from migration_evals.core.model import Changeset, Evidence
+from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import Recipe
+from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.deps import Resolution
+from migration_evals.oracles.diff_coverage import diff_without_coverage
 from migration_evals.oracles.ecosystems.discovery import defined_in
+from migration_evals.oracles.ecosystems.dockerfile.compile import compile_dockerfiles
+from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import diff_images, is_dockerfile
+from migration_evals.oracles.ecosystems.dockerfile.image_tests import check_images
 from migration_evals.oracles.ecosystems.interface import ContractKind, ReportFormat
 from migration_evals.oracles.projects import ProjectSet
+from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["ECOSYSTEM", "Dockerfile"]
@@ -33,7 +41,9 @@ class Dockerfile:
         return bool(recipe.sandbox.get("build_dockerfile"))
 
     def find_projects(self, tree: TreeView) -> ProjectSet:
-        return ProjectSet()  # the images are the builds (migration_evals.oracles.dockerfiles)
+        return (
+            ProjectSet()
+        )  # the images are the builds (migration_evals.oracles.ecosystems.dockerfile.dockerfiles)
 
     def check_test_config(self, recipe: Recipe, tree: TreeView) -> list[Evidence]:
         return []
@@ -51,6 +61,31 @@ class Dockerfile:
 
     def coverage_scope(self, root: str, read: Callable[[str], bytes | None]) -> str | None:
         return None
+
+    def trial_images(self, recipe: Recipe, changeset: Changeset) -> list[str]:
+        """The images the recipe's parameters move between and the FROM lines of the
+        diff name."""
+        rewrites: Mapping[str, str] = changeset.recipe_params.get("rewrites") or {}
+        return sorted({*rewrites.keys(), *rewrites.values(), *diff_images(changeset.patch)})
+
+    def compile_tier(self, sandbox: Sandbox, context: TrialContext) -> TierOutcome | None:
+        return compile_dockerfiles(sandbox, context)
+
+    def tests_tier(
+        self,
+        sandbox: Sandbox,
+        baselines: BaselineCache,
+        context: TrialContext,
+        test_paths: Sequence[str],
+    ) -> TierOutcome | None:
+        outcome = check_images(sandbox, baselines, context)
+        changed = diff_without_coverage(
+            context.changeset.patch,
+            test_paths,
+            is_dockerfile,
+            "the recipe measures no coverage, and the patch changes files besides its Dockerfiles",
+        )
+        return replace(outcome, details={**outcome.details, DETAILS_KEY: changed.to_dict()})
 
 
 ECOSYSTEM = Dockerfile()

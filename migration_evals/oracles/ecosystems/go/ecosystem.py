@@ -4,11 +4,13 @@ a dependency's or the standard library's, and the Go contract kinds."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from migration_evals.core.model import Evidence
+from migration_evals.core.model import Changeset, Evidence
+from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import Recipe
+from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals, parse_go_log
 from migration_evals.oracles.coverage import go_module_path
 from migration_evals.oracles.deps import Resolution
@@ -19,6 +21,8 @@ from migration_evals.oracles.ecosystems.interface import ContractKind, ReportFor
 from migration_evals.oracles.projects import BuildSystem, ProjectSet, find_projects
 from migration_evals.oracles.shadowing import check_go_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import integrity_of
+from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
+from migration_evals.oracles.toolchains import recipe_toolchain_images
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["ECOSYSTEM", "Go"]
@@ -62,6 +66,21 @@ class Go:
         """The module path of the project's go.mod: a replaced dependency's files are
         not its code."""
         return go_module_path(read(f"{root}/go.mod" if root else "go.mod"))
+
+    def trial_images(self, recipe: Recipe, changeset: Changeset) -> list[str]:
+        return recipe_toolchain_images(recipe)
+
+    def compile_tier(self, sandbox: Sandbox, context: TrialContext) -> TierOutcome | None:
+        return None  # the tier builds the recipe's projects
+
+    def tests_tier(
+        self,
+        sandbox: Sandbox,
+        baselines: BaselineCache,
+        context: TrialContext,
+        test_paths: Sequence[str],
+    ) -> TierOutcome | None:
+        return None  # the tier runs the recipe's test command
 
 
 ECOSYSTEM = Go()

@@ -4,11 +4,13 @@ kinds and the JDK each side builds with."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from migration_evals.core.model import Evidence
+from migration_evals.core.model import Changeset, Evidence
+from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import Recipe
+from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals, parse_maven_log
 from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.ecosystems.discovery import defined_in
@@ -17,6 +19,8 @@ from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.projects import BuildSystem, ProjectSet, find_projects
 from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import check_maven_test_config
+from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
+from migration_evals.oracles.toolchains import recipe_toolchain_images
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["ECOSYSTEM", "Maven"]
@@ -55,6 +59,21 @@ class Maven:
 
     def coverage_scope(self, root: str, read: Callable[[str], bytes | None]) -> str | None:
         return None
+
+    def trial_images(self, recipe: Recipe, changeset: Changeset) -> list[str]:
+        return recipe_toolchain_images(recipe)
+
+    def compile_tier(self, sandbox: Sandbox, context: TrialContext) -> TierOutcome | None:
+        return None  # the tier builds the recipe's projects
+
+    def tests_tier(
+        self,
+        sandbox: Sandbox,
+        baselines: BaselineCache,
+        context: TrialContext,
+        test_paths: Sequence[str],
+    ) -> TierOutcome | None:
+        return None  # the tier runs the recipe's test command
 
 
 ECOSYSTEM = Maven()

@@ -4,7 +4,7 @@ graded them)."""
 
 from __future__ import annotations
 
-from migration_evals.oracles.contracts.docker import check_base_image
+from migration_evals.oracles.ecosystems.dockerfile.from_lines import check_base_image
 from migration_evals.oracles.ecosystems.interface import ContractKind
 
 __all__ = ["CONTRACT_KIND"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from migration_evals.core.ports import ImageConfig
-from migration_evals.oracles.image_contract import (
+from migration_evals.oracles.ecosystems.dockerfile.image_contract import (
     ContractRules,
     config_differences,
     nothing_to_compare,

@@ -7,8 +7,8 @@ import tarfile
 
 from migration_evals.core.model import Verdict
 from migration_evals.core.ports import SandboxAction, SandboxRequest, SandboxResult
-from migration_evals.oracles.dockerfile_builds import build_pair
-from migration_evals.oracles.dockerfiles import DockerBuild
+from migration_evals.oracles.ecosystems.dockerfile.builds import build_pair
+from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import DockerBuild
 from migration_evals.oracles.sandbox.commands import build_arguments
 from migration_evals.oracles.tiers.base import TrialContext
 from migration_evals.oracles.tiers.sandboxed import TrialSandbox

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migration_evals.oracles.dockerfiles import (
+from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import (
     DockerBuild,
     diff_images,
     is_dockerfile,

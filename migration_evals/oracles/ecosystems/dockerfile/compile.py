@@ -14,9 +14,9 @@ from typing import Any
 
 from migration_evals.core.model import Verdict
 from migration_evals.core.ports import Sandbox
-from migration_evals.oracles.contracts.docker import read_rewrites
-from migration_evals.oracles.dockerfile_builds import BuiltPair, build_pair, worst
-from migration_evals.oracles.dockerfiles import touched_builds
+from migration_evals.oracles.ecosystems.dockerfile.builds import BuiltPair, build_pair, worst
+from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import touched_builds
+from migration_evals.oracles.ecosystems.dockerfile.from_lines import read_rewrites
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tiers.sandboxed import TrialSandbox, sandbox_cost
 

@@ -8,7 +8,7 @@ import pytest
 
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe, SpecSet
-from migration_evals.oracles.contracts.docker import read_rewrites
+from migration_evals.oracles.ecosystems.dockerfile.from_lines import read_rewrites
 from migration_evals.oracles.ecosystems.registry import check_contract
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 

@@ -36,8 +36,8 @@ from typing import Any
 
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe
-from migration_evals.oracles.dockerfiles import is_dockerfile
 from migration_evals.oracles.ecosystems.dockerfile.build_inputs import check_build_inputs
+from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import is_dockerfile
 from migration_evals.oracles.ecosystems.dockerfile.image_refs import (
     FamilyMoves,
     bump_problem,

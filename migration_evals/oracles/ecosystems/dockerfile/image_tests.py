@@ -3,8 +3,8 @@
 For every Dockerfile the patch modifies, the base and patched versions are built (as in
 tier 2; the engine's build cache makes this cheap), then:
 
-1. their configurations are compared (``migration_evals.oracles.image_contract``): each difference
-fails;
+1. their configurations are compared
+   (``migration_evals.oracles.ecosystems.dockerfile.image_contract``): each difference fails;
 2. each image is started as it runs, network ``none`` and the sandbox's limits, with the
    recipe's smoke command as its CMD, or by default checked to stay up ``stay_up_s``
    seconds or exit 0; the base image is the baseline: one that does not start here is
@@ -25,15 +25,15 @@ from typing import Any
 from migration_evals.core.model import Evidence, Tier, Verdict
 from migration_evals.core.ports import ImageConfig, Sandbox, SandboxRequest, SandboxResult
 from migration_evals.oracles.baselines import BaselineCache
-from migration_evals.oracles.dockerfile_builds import BuiltPair, build_pair, worst
-from migration_evals.oracles.dockerfiles import DockerBuild, touched_builds
-from migration_evals.oracles.image_contract import (
+from migration_evals.oracles.ecosystems.dockerfile.builds import BuiltPair, build_pair, worst
+from migration_evals.oracles.ecosystems.dockerfile.compile import dockerfile_details
+from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import DockerBuild, touched_builds
+from migration_evals.oracles.ecosystems.dockerfile.image_contract import (
     ContractRules,
     config_differences,
     nothing_to_compare,
 )
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
-from migration_evals.oracles.tiers.dockerfile_compile import dockerfile_details
 from migration_evals.oracles.tiers.sandboxed import TrialSandbox, sandbox_cost, sandbox_details
 
 __all__ = ["check_images"]
