@@ -29,7 +29,13 @@ from migration_evals.oracles.projects import ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tree import TreeView
 
-__all__ = ["ContractCheck", "ContractKind", "Ecosystem", "ReportFormat"]
+__all__ = [
+    "ContractCheck",
+    "ContractKind",
+    "Ecosystem",
+    "OutputCheck",
+    "ReportFormat",
+]
 
 ContractCheck = Callable[[Recipe, Mapping[str, Any], TreeView], list[Evidence]]
 
@@ -64,6 +70,17 @@ class ReportFormat:
     read: Callable[[SandboxResult, Sequence[str]], TestReport]
     did_not_build: Callable[[int, str], bool] = lambda exit_code, output: False
     output_events: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputCheck:
+    """What the compile tier checks of a patched build's outputs: the files whose first
+    bytes the sandbox reads after the build (globs), the check of those heads (a failure
+    reason and evidence, or ``("", [])``) and what a pass says of ``count`` of them."""
+
+    paths: tuple[str, ...]
+    check: Callable[[Mapping[str, str]], tuple[str, list[Evidence]]]
+    summary: Callable[[int], str]
 
 
 class Ecosystem(Protocol):
@@ -113,6 +130,10 @@ class Ecosystem(Protocol):
     def coverage_scope(self, root: str, read: Callable[[str], bytes | None]) -> str | None:
         """What of a project's coverage is its own code (a Go module path), read with
         ``read`` at the base commit; None: all of it."""
+
+    def output_check(self, recipe: Recipe) -> OutputCheck | None:
+        """The recipe's check of the patched build's outputs (Java class-file versions);
+        None: none."""
 
     def trial_images(self, recipe: Recipe, changeset: Changeset) -> list[str]:
         """The images a trial depends on, known before its tree is read (the toolchain

@@ -32,6 +32,7 @@ from migration_evals.oracles.ecosystems.interface import (
     ContractCheck,
     ContractKind,
     Ecosystem,
+    OutputCheck,
     ReportFormat,
 )
 from migration_evals.oracles.grading import TestReport, parse_exit_code
@@ -41,6 +42,7 @@ __all__ = [
     "ContractCheck",
     "ContractKind",
     "Ecosystem",
+    "OutputCheck",
     "ReportFormat",
     "check_contract",
     "check_shadowing",

@@ -28,10 +28,13 @@ from migration_evals.core.ports import UNLISTED_SPECIAL_ENTRIES, Sandbox, Sandbo
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import BuildPlan, Builds, ProjectBuild
-from migration_evals.oracles.classfiles import check_class_files, java_release
 from migration_evals.oracles.compiler_output import build_error_lines, parse_compiler_output
 from migration_evals.oracles.deps import ResolutionStatus
-from migration_evals.oracles.ecosystems.registry import check_shadowing, ecosystem_of
+from migration_evals.oracles.ecosystems.registry import (
+    OutputCheck,
+    check_shadowing,
+    ecosystem_of,
+)
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tiers.sandboxed import (
     TrialSandbox,
@@ -161,9 +164,9 @@ class CompileOracle:
                 return self._finish(sandboxed, plan, outcome, decided)
         count = outcome.class_files
         reason = "builds"
-        if count:
-            major = int(sandboxed.context.recipe.sandbox["class_files"]["major"])
-            reason = f"builds; {count} class file(s), all Java {java_release(major)}"
+        check = _output_check(sandboxed.context.recipe)
+        if count and check is not None:
+            reason = f"builds; {check.summary(count)}"
         if len(plan.builds) > 1:
             reason += f" ({len(plan.builds)} projects)"
         return self._finish(sandboxed, plan, outcome, TierOutcome(Verdict.PASS, reason))
@@ -182,8 +185,8 @@ class CompileOracle:
             outcome.record(build, "base", base, image)
             if limit_failure(base, "", base=base) or base.exit_code not in (0, findings_exit):
                 return _base_does_not_build(base, build)
-        rule: Mapping[str, Any] | None = sandboxed.context.recipe.sandbox.get("class_files")
-        request = sandboxed.request("compile", inspect=rule["paths"] if rule else (), build=build)
+        check = _output_check(sandboxed.context.recipe)
+        request = sandboxed.request("compile", inspect=check.paths if check else (), build=build)
         patched = sandboxed.run(request)
         outcome.record(build, "patched", patched, request.image)
         where = f" in {label}" if label != "." else ""
@@ -196,8 +199,8 @@ class CompileOracle:
             evidence = build_evidence(patched, build.project.root)
             reason = f"build failed{where} (exit {patched.exit_code}): {evidence[0]}"
             return TierOutcome.failed(reason, evidence)
-        if rule and not patched.fabricated:
-            problem, evidence = check_class_files(patched.file_heads, int(rule["major"]))
+        if check is not None and not patched.fabricated:
+            problem, evidence = check.check(patched.file_heads)
             if problem:
                 return TierOutcome.failed(problem, evidence)
             outcome.class_files += len(patched.file_heads)
@@ -208,9 +211,9 @@ class CompileOracle:
     ) -> tuple[SandboxResult, str]:
         """The base commit's build of ``build``, on its own toolchain, and the image."""
         context = sandboxed.context
-        rule: Mapping[str, Any] | None = context.recipe.sandbox.get("class_files")
+        check = _output_check(context.recipe)
         request = sandboxed.request(
-            "compile", patched=False, inspect=rule["paths"] if rule else (), build=build
+            "compile", patched=False, inspect=check.paths if check else (), build=build
         )
         key = BaselineCache.key(
             context.changeset, request, self.sandbox.identity, context.specs.oracle_stamp
@@ -263,6 +266,12 @@ def _dependencies(recipe: Recipe, plan: BuildPlan) -> set[str]:
         for resolution in (build.base, build.patched):
             found.update(ecosystem.dependency_names(resolution))
     return found
+
+
+def _output_check(recipe: Recipe) -> OutputCheck | None:
+    """The recipe's check of its build outputs, as its ecosystem runs it (if any)."""
+    ecosystem = ecosystem_of(recipe)
+    return ecosystem.output_check(recipe) if ecosystem is not None else None
 
 
 def _findings_exit(context: TrialContext) -> int | None:

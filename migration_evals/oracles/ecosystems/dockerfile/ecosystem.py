@@ -19,7 +19,7 @@ from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.dockerfile.compile import compile_dockerfiles
 from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import diff_images, is_dockerfile
 from migration_evals.oracles.ecosystems.dockerfile.image_tests import check_images
-from migration_evals.oracles.ecosystems.interface import ContractKind, ReportFormat
+from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.projects import ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tree import TreeView
@@ -60,6 +60,9 @@ class Dockerfile:
         return None
 
     def coverage_scope(self, root: str, read: Callable[[str], bytes | None]) -> str | None:
+        return None
+
+    def output_check(self, recipe: Recipe) -> OutputCheck | None:
         return None
 
     def trial_images(self, recipe: Recipe, changeset: Changeset) -> list[str]:

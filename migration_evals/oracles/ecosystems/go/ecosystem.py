@@ -17,7 +17,7 @@ from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
 from migration_evals.oracles.ecosystems.go.test_settings import check_go_test_config
-from migration_evals.oracles.ecosystems.interface import ContractKind, ReportFormat
+from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.projects import BuildSystem, ProjectSet, find_projects
 from migration_evals.oracles.shadowing import check_go_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import integrity_of
@@ -66,6 +66,9 @@ class Go:
         """The module path of the project's go.mod: a replaced dependency's files are
         not its code."""
         return go_module_path(read(f"{root}/go.mod" if root else "go.mod"))
+
+    def output_check(self, recipe: Recipe) -> OutputCheck | None:
+        return None
 
     def trial_images(self, recipe: Recipe, changeset: Changeset) -> list[str]:
         return recipe_toolchain_images(recipe)

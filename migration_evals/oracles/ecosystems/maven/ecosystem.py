@@ -14,7 +14,8 @@ from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals, parse_maven_log
 from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.ecosystems.discovery import defined_in
-from migration_evals.oracles.ecosystems.interface import ContractKind, ReportFormat
+from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
+from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.projects import BuildSystem, ProjectSet, find_projects
 from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
@@ -59,6 +60,9 @@ class Maven:
 
     def coverage_scope(self, root: str, read: Callable[[str], bytes | None]) -> str | None:
         return None
+
+    def output_check(self, recipe: Recipe) -> OutputCheck | None:
+        return class_file_check(recipe)
 
     def trial_images(self, recipe: Recipe, changeset: Changeset) -> list[str]:
         return recipe_toolchain_images(recipe)

@@ -7,10 +7,14 @@ big-endian 16-bit numbers; major 52 is Java 8, 61 is Java 17 (Java N is major N 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
+from typing import Any
 
 from migration_evals.core.model import Evidence
+from migration_evals.core.specs import Recipe
+from migration_evals.oracles.ecosystems.interface import OutputCheck
 
-__all__ = ["check_class_files", "java_release"]
+__all__ = ["check_class_files", "class_file_check", "java_release"]
 
 _MAGIC = "cafebabe"
 _RELEASE_OFFSET = 44
@@ -50,3 +54,18 @@ def check_class_files(
         f"(Java {java_release(expected)})"
     )
     return reason, wrong[:limit]
+
+
+def class_file_check(recipe: Recipe) -> OutputCheck | None:
+    """The recipe's ``sandbox.class_files`` rule as the compile tier runs it: every class
+    file under its paths has its ``major`` version; None without the rule."""
+    rule: Mapping[str, Any] | None = recipe.sandbox.get("class_files")
+    if not rule:
+        return None
+    major = int(rule["major"])
+    paths = tuple(str(p) for p in rule["paths"])
+    return OutputCheck(
+        paths,
+        partial(check_class_files, expected=major),
+        lambda count: f"{count} class file(s), all Java {java_release(major)}",
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from migration_evals.oracles.classfiles import check_class_files, java_release
+from migration_evals.oracles.ecosystems.maven.classfiles import check_class_files, java_release
 
 JAVA17 = "cafebabe0000003d"
 JAVA8 = "cafebabe00000034"
