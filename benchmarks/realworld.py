@@ -65,7 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from migration_evals.core.store import (
     Store,  # the run's ledger is read back for evidence lines and durations
 )
-from migration_evals.oracles.builds import go_build_env
+from migration_evals.oracles.ecosystems.go.build_env import go_build_env
 from migration_evals.oracles.projects import BuildSystem, Project
 
 ROOT = Path(__file__).resolve().parents[1]

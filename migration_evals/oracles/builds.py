@@ -24,7 +24,7 @@ in the sandbox's copy only, with no network either way.
 
 from __future__ import annotations
 
-import re
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -48,24 +48,22 @@ from migration_evals.oracles.ecosystems.go.gopath import (
     synthesis_request,
     vendor_env,
 )
-from migration_evals.oracles.projects import BuildSystem, Project, ProjectSet, find_projects
+from migration_evals.oracles.ecosystems.registry import Ecosystem, ecosystem_of
+from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, base_toolchain, patched_toolchain
 from migration_evals.oracles.workspace import with_files
 
-__all__ = ["BuildPlan", "Builds", "ProjectBuild", "build_system", "go_build_env"]
+__all__ = ["BuildPlan", "Builds", "ProjectBuild"]
 
 _MEMO = "build-plan"
-_GO_DIRECTIVE = re.compile(rb"^go\s+(\d+)\.(\d+)", re.MULTILINE)
-_READ_ONLY_SINCE = (1, 16)  # the first Go release whose builds leave go.mod as it is
-# The image's own GOFLAGS (specs/images/go.Dockerfile), which a request's replaces.
-_IMAGE_GOFLAGS = "-buildvcs=false"
 
 
-def build_system(context: TrialContext) -> BuildSystem | None:
-    """The recipe's build system, or None for recipes that build no project (Dockerfiles)."""
-    name = context.recipe.sandbox.get("build_system")
-    return BuildSystem(name) if name else None
+def _ecosystem(context: TrialContext) -> Ecosystem | None:
+    """The recipe's ecosystem if it builds projects; None for recipes that build none of
+    their own (Dockerfiles)."""
+    ecosystem = ecosystem_of(context.recipe)
+    return ecosystem if ecosystem is not None and ecosystem.build_system else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,17 +208,17 @@ class Builds:
         self.synthesizer = Synthesizer(sandbox.run, cache, registry=registry)
 
     def plan(self, context: TrialContext) -> BuildPlan | None:
-        system = build_system(context)
-        if system is None:
+        ecosystem = _ecosystem(context)
+        if ecosystem is None:
             return None
         found = context.memo.get(_MEMO)
         if not isinstance(found, BuildPlan):
-            found = self._make(context, system)
+            found = self._make(context, ecosystem)
             context.memo[_MEMO] = found
         return found
 
-    def _make(self, context: TrialContext, system: BuildSystem) -> BuildPlan:
-        projects: ProjectSet = find_projects(system, context.workspace.view())
+    def _make(self, context: TrialContext, ecosystem: Ecosystem) -> BuildPlan:
+        projects: ProjectSet = ecosystem.find_projects(context.workspace.view())
         if projects.unsupported:
             return BuildPlan(blocked=_error(projects.unsupported))
         builds = []
@@ -233,9 +231,13 @@ class Builds:
             made = self._synthesize(context, project, sides[0].image)
             if made is not None and made.failure:
                 return BuildPlan(blocked=_not_synthesized(made))
-            base = self._resolve(context, project, sides[0].image, patched=False, made=made)
-            patched = self._resolve(context, project, sides[1].image, patched=True, made=made)
-            envs = (go_build_env(project, view.read_base), go_build_env(project, view.read))
+            resolve = functools.partial(self._resolve, context, ecosystem, project, made=made)
+            base = resolve(sides[0].image, patched=False)
+            patched = resolve(sides[1].image, patched=True)
+            envs = (
+                ecosystem.build_env(project, view.read_base),
+                ecosystem.build_env(project, view.read),
+            )
             if made is not None:  # the same go.mod on both sides: the same habits
                 envs = (dict(made.env), dict(made.env))
             builds.append(ProjectBuild(project, base, patched, *envs, *sides, synthesized=made))
@@ -272,6 +274,7 @@ class Builds:
     def _resolve(
         self,
         context: TrialContext,
+        ecosystem: Ecosystem,
         project: Project,
         image: str,
         *,
@@ -279,7 +282,7 @@ class Builds:
         made: SynthesizedModule | None = None,
     ) -> Resolution:
         view = context.workspace.view()
-        marker = "pom.xml" if project.system is BuildSystem.MAVEN else "go.mod"
+        marker = ecosystem.project_file
         path = f"{project.root}/{marker}" if project.root else marker
         files = made.files if made is not None else {}
         if path not in files and (view.read(path) if patched else view.read_base(path)) is None:
@@ -299,7 +302,7 @@ class Builds:
                 uid, gid, patched=patched, subdir=subdir, extra=files
             ),
         )
-        if project.system is BuildSystem.MAVEN and not patched:
+        if ecosystem.resolves_base_as_of_its_day and not patched:
             # The base resolves against the registry of its day: a plugin version its
             # build leaves open is the one its authors got, not today's newest.
             request = replace(request, registry_as_of=context.workspace.base_committed_at())
@@ -319,24 +322,6 @@ class Builds:
 def _noting(context: TrialContext, side: str) -> Callable[[SandboxRequest, SandboxResult], None]:
     """Notes a run in the trial's log of sandboxed commands as ``side``'s."""
     return lambda request, result: context.logs.note(request, result, side)
-
-
-def go_build_env(project: Project, read: Callable[[str], bytes | None]) -> dict[str, str]:
-    """What a Go module's build adds to the environment in one tree (``read`` reads its
-    files): ``-mod=mod`` where its ``go.mod`` predates read-only builds and it vendors
-    nothing (a vendor folder is what such a module builds from instead)."""
-    if project.system is not BuildSystem.GO:
-        return {}
-    folder = f"{project.root}/" if project.root else ""
-    module = read(f"{folder}go.mod")
-    if module is None or read(f"{folder}vendor/modules.txt") is not None:
-        return {}
-    found = _GO_DIRECTIVE.search(module)
-    # No go directive at all: the go command reads that as Go 1.16's predecessors did.
-    release = (int(found[1]), int(found[2])) if found else (1, 11)
-    if release >= _READ_ONLY_SINCE:
-        return {}
-    return {"GOFLAGS": f"{_IMAGE_GOFLAGS} -mod=mod"}
 
 
 def build_request(

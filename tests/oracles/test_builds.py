@@ -8,8 +8,9 @@ from pathlib import Path
 from migration_evals.core.model import Verdict
 from migration_evals.core.ports import RegistryFetch, SandboxAction, SandboxRequest, SandboxResult
 from migration_evals.oracles.baselines import BaselineCache
-from migration_evals.oracles.builds import BuildPlan, Builds, build_request, go_build_env
+from migration_evals.oracles.builds import BuildPlan, Builds, build_request
 from migration_evals.oracles.deps import ResolutionStatus
+from migration_evals.oracles.ecosystems.go.build_env import go_build_env
 from migration_evals.oracles.projects import BuildSystem, Project
 from migration_evals.oracles.tiers.base import TrialContext
 from migration_evals.oracles.workspace import tree_hash

@@ -25,7 +25,7 @@ from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.grading import TestReport
-from migration_evals.oracles.projects import ProjectSet
+from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tree import TreeView
 
@@ -96,6 +96,16 @@ class Ecosystem(Protocol):
         recipes build no project of their own (Dockerfiles)."""
 
     @property
+    def project_file(self) -> str:
+        """The file that makes a folder one of its projects ("pom.xml", "go.mod"; "" for
+        none)."""
+
+    @property
+    def resolves_base_as_of_its_day(self) -> bool:
+        """Whether the base commit resolves against the registry as it was at its commit
+        (a version its build leaves open is the one its authors got)."""
+
+    @property
     def report_formats(self) -> tuple[ReportFormat, ...]:
         """The test report formats its builds write."""
 
@@ -119,6 +129,10 @@ class Ecosystem(Protocol):
         self, recipe: Recipe, tree: TreeView, dependencies: Iterable[str]
     ) -> list[Evidence]:
         """Evidence for every file that shadows the platform's or a dependency's code."""
+
+    def build_env(self, project: Project, read: Callable[[str], bytes | None]) -> dict[str, str]:
+        """What one tree's build of ``project`` adds to the recipe step's environment
+        (``read`` reads that tree)."""
 
     def dependency_names(self, resolution: Resolution) -> Iterable[str]:
         """What a resolved build uses, as its shadowing rule names it (Java packages, Go

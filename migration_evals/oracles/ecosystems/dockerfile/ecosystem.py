@@ -20,7 +20,7 @@ from migration_evals.oracles.ecosystems.dockerfile.compile import compile_docker
 from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import diff_images, is_dockerfile
 from migration_evals.oracles.ecosystems.dockerfile.image_tests import check_images
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
-from migration_evals.oracles.projects import ProjectSet
+from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.tree import TreeView
 
@@ -31,6 +31,8 @@ __all__ = ["ECOSYSTEM", "Dockerfile"]
 class Dockerfile:
     name: str = "dockerfile"
     build_system: str | None = None
+    project_file: str = ""
+    resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = ()
     coverage_formats: tuple[str, ...] = ()
 
@@ -52,6 +54,9 @@ class Dockerfile:
         self, recipe: Recipe, tree: TreeView, dependencies: Iterable[str]
     ) -> list[Evidence]:
         return []
+
+    def build_env(self, project: Project, read: Callable[[str], bytes | None]) -> dict[str, str]:
+        return {}
 
     def dependency_names(self, resolution: Resolution) -> Iterable[str]:
         return ()

@@ -15,10 +15,11 @@ from migration_evals.oracles.build_summaries import TestTotals, parse_go_log
 from migration_evals.oracles.coverage import go_module_path
 from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.ecosystems.discovery import defined_in
+from migration_evals.oracles.ecosystems.go.build_env import go_build_env
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
 from migration_evals.oracles.ecosystems.go.test_settings import check_go_test_config
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
-from migration_evals.oracles.projects import BuildSystem, ProjectSet, find_projects
+from migration_evals.oracles.projects import BuildSystem, Project, ProjectSet, find_projects
 from migration_evals.oracles.shadowing import check_go_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import integrity_of
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
@@ -32,6 +33,8 @@ __all__ = ["ECOSYSTEM", "Go"]
 class Go:
     name: str = "go"
     build_system: str | None = BuildSystem.GO.value
+    project_file: str = "go.mod"
+    resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = (GO_TEST_JSON,)
     coverage_formats: tuple[str, ...] = ("go-profile",)
 
@@ -53,6 +56,9 @@ class Go:
     ) -> list[Evidence]:
         wanted, _ = shadowing_integrity(recipe)
         return check_go_shadowing(tree, dependencies) if wanted else []
+
+    def build_env(self, project: Project, read: Callable[[str], bytes | None]) -> dict[str, str]:
+        return go_build_env(project, read)
 
     def dependency_names(self, resolution: Resolution) -> Iterable[str]:
         # The paths of the modules of the build list ("path version [=> ...]").

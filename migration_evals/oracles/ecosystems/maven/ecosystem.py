@@ -17,7 +17,7 @@ from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
-from migration_evals.oracles.projects import BuildSystem, ProjectSet, find_projects
+from migration_evals.oracles.projects import BuildSystem, Project, ProjectSet, find_projects
 from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import check_maven_test_config
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
@@ -31,6 +31,8 @@ __all__ = ["ECOSYSTEM", "Maven"]
 class Maven:
     name: str = "maven"
     build_system: str | None = BuildSystem.MAVEN.value
+    project_file: str = "pom.xml"
+    resolves_base_as_of_its_day: bool = True
     report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
     coverage_formats: tuple[str, ...] = ("jacoco-xml",)
 
@@ -51,6 +53,9 @@ class Maven:
     ) -> list[Evidence]:
         wanted, prefixes = shadowing_integrity(recipe)
         return check_java_shadowing(tree, prefixes, dependencies) if wanted else []
+
+    def build_env(self, project: Project, read: Callable[[str], bytes | None]) -> dict[str, str]:
+        return {}
 
     def dependency_names(self, resolution: Resolution) -> Iterable[str]:
         return resolution.packages  # the Java packages of the resolved jars
