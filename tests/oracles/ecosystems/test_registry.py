@@ -112,11 +112,13 @@ def test_a_module_added_to_a_package_is_found(
     (package / "first.py").write_text("CONTRACT_KIND = 'first'\n")
     (package / "helper.py").write_text("OTHER = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert defined_in("probe_kinds", "CONTRACT_KIND") == ["first"]
-    (package / "second.py").write_text("CONTRACT_KIND = 'second'\n")
-    assert defined_in("probe_kinds", "CONTRACT_KIND") == ["first", "second"]
-    for name in [n for n in sys.modules if n.startswith("probe_kinds")]:
-        monkeypatch.delitem(sys.modules, name)
+    try:
+        assert defined_in("probe_kinds", "CONTRACT_KIND") == ["first"]
+        (package / "second.py").write_text("CONTRACT_KIND = 'second'\n")
+        assert defined_in("probe_kinds", "CONTRACT_KIND") == ["first", "second"]
+    finally:  # the probe's modules leave with it
+        for name in [n for n in sys.modules if n.startswith("probe_kinds")]:
+            del sys.modules[name]
 
 
 def _ecosystem_imports(path: Path) -> list[str]:
