@@ -709,6 +709,10 @@ def service_group(item: pytest.Item) -> str | None:
 # do the tests that start from a graded demo (``demo_graded``, tests/bot/conftest.py), so
 # that one worker grades it.
 JUDGE_SDKS_GROUP = "judge-sdks"
+# The modules that check statistics against scipy.stats (about two seconds of CPU to import,
+# which the product loads only for McNemar's exact test) import it in their tests and name
+# this group, so that one worker imports it for them rather than both while collecting.
+SCIPY_STATS_GROUP = "scipy-stats"
 ONE_WORKER_FIXTURES = {"judge_sdks": JUDGE_SDKS_GROUP, "demo_graded": "graded-demo"}
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from scipy.stats import norm
 
 from migration_evals.core.model import Tier
 from migration_evals.core.tasks import task_of
@@ -18,7 +17,10 @@ from migration_evals.gate.report.comparisons import (
 )
 from migration_evals.gate.stats import newcombe_interval
 from migration_evals.gate.trials import TrialFacts
+from tests.conftest import SCIPY_STATS_GROUP
 from tests.gate.ledgers import facts, many
+
+pytestmark = pytest.mark.xdist_group(SCIPY_STATS_GROUP)
 
 
 def _wilson(x: int, n: int, z: float) -> tuple[float, float]:
@@ -31,6 +33,8 @@ def _wilson(x: int, n: int, z: float) -> tuple[float, float]:
 def _reference(x1: int, n1: int, x2: int, n2: int) -> tuple[float, float, float]:
     """Newcombe (1998), method 10: the hybrid score interval from two Wilson intervals;
     and the pooled two-proportion z-test's two-sided p."""
+    from scipy.stats import norm  # imported here: see SCIPY_STATS_GROUP
+
     z = norm.ppf(0.975)
     p1, p2 = x1 / n1, x2 / n2
     l1, u1 = _wilson(x1, n1, z)

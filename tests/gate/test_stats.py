@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from scipy.stats import chi2_contingency
 
 from migration_evals.gate.stats import (
     UndefinedStatistic,
@@ -13,6 +14,16 @@ from migration_evals.gate.stats import (
     two_proportion_ztest,
     wilson_interval,
 )
+from tests.conftest import SCIPY_STATS_GROUP
+
+pytestmark = pytest.mark.xdist_group(SCIPY_STATS_GROUP)
+
+
+def chi2_contingency(table: list[list[int]], correction: bool) -> Any:
+    """scipy's chi-square test of independence, imported here (see ``SCIPY_STATS_GROUP``)."""
+    from scipy.stats import chi2_contingency as reference  # imported here: see SCIPY_STATS_GROUP
+
+    return reference(table, correction=correction)
 
 
 def test_wilson_matches_newcombe_1998() -> None:
