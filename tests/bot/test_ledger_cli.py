@@ -5,6 +5,8 @@ one and forged gold rows; checkpoints are signed, bundled and checked."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,14 +25,28 @@ from tests.conftest import LEDGER_KEY, write_checkpoint_key
 from tests.gate.ledgers import add_gold, append, balanced
 
 Tamper = Callable[[str], None]
+Publish = Callable[[], dict[str, object]]
+
+
+@pytest.fixture(scope="session")
+def _checkpoint_key(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One checkpoint key for the worker's tests, so that a ledger ``published`` signed for
+    one test verifies under the key of the next."""
+    return write_checkpoint_key(tmp_path_factory.mktemp("checkpoint-key") / "checkpoint.pem")
 
 
 @pytest.fixture(params=["keyed", "unkeyed"])
-def keyed(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> bool:
+def keyed(
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    _checkpoint_key: Path,
+) -> bool:
     """Both kinds of ledger, each with a checkpoint key (what catches truncation)."""
     if request.param == "keyed":
         monkeypatch.setenv("MIGRATION_EVALS_LEDGER_KEY", LEDGER_KEY)
-    key = write_checkpoint_key(tmp_path / "checkpoint.pem")
+    key = tmp_path / "checkpoint.pem"
+    shutil.copyfile(_checkpoint_key, key)
     monkeypatch.setenv("MIGRATION_EVALS_CHECKPOINT_KEY", str(key))
     return bool(request.param == "keyed")
 
@@ -50,6 +66,53 @@ def _published(gate_env: SpecSet, tmp_path: Path, *, gold: bool = True) -> dict[
     assert main(["gate", "publish", "--out", "bundle.json"]) == 0
     bundle: dict[str, object] = json.loads((tmp_path / "bundle.json").read_text())
     return bundle
+
+
+# What ``gate publish`` leaves in the test's folder: the ledger (and its write-ahead log,
+# should one be left) and the bundle.
+PUBLISHED_FILES = ("results.db", "results.db-wal", "bundle.json")
+
+
+@pytest.fixture(scope="session")
+def _published_ledgers() -> dict[tuple[str | None, str | None], Path]:
+    """Folders of ledgers ``published`` wrote, by the keys they were written under."""
+    return {}
+
+
+@pytest.fixture
+def published(
+    gate_env: SpecSet,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    _published_ledgers: dict[tuple[str | None, str | None], Path],
+) -> Publish:
+    """``_published`` under the environment's keys, written once per worker for each kind of
+    ledger and copied into the test's folder after that: writing and publishing 480 rows
+    took about a third of a second for each of the tests that tamper with them."""
+
+    def publish() -> dict[str, object]:
+        checkpoint_key = os.environ.get("MIGRATION_EVALS_CHECKPOINT_KEY")
+        kind = (
+            os.environ.get("MIGRATION_EVALS_LEDGER_KEY"),
+            Path(checkpoint_key).read_text() if checkpoint_key else None,
+        )
+        kept = _published_ledgers.get(kind)
+        if kept is None:
+            bundle = _published(gate_env, tmp_path)
+            kept = _published_ledgers[kind] = tmp_path_factory.mktemp("published")
+            _copy_published(tmp_path, kept)
+            return bundle
+        _copy_published(kept, tmp_path)
+        loaded: dict[str, object] = json.loads((tmp_path / "bundle.json").read_text())
+        return loaded
+
+    return publish
+
+
+def _copy_published(source: Path, dest: Path) -> None:
+    for name in PUBLISHED_FILES:
+        if (source / name).exists():
+            shutil.copyfile(source / name, dest / name)
 
 
 def _rows(conn: sa.Connection) -> list[dict[str, object]]:
@@ -113,12 +176,13 @@ def _problems(capsys: pytest.CaptureFixture[str]) -> list[str]:
 @pytest.mark.parametrize("tamper", [truncate_and_rehead, edit_and_rechain])
 def test_tampering_is_refused_by_every_command(
     gate_env: SpecSet,
+    published: Publish,
     keyed: bool,
     tmp_path: Path,
     tamper: Tamper,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _published(gate_env, tmp_path)
+    published()
     assert main(["ledger", "verify"]) == 0
     capsys.readouterr()
     tamper(_url(tmp_path))
@@ -141,12 +205,13 @@ def test_tampering_is_refused_by_every_command(
 
 def test_a_smart_rechain_that_marks_the_ledger_unkeyed_is_refused_under_the_key(
     gate_env: SpecSet,
+    published: Publish,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("MIGRATION_EVALS_LEDGER_KEY", LEDGER_KEY)  # no checkpoint key at all
-    _published(gate_env, tmp_path)
+    published()
     edit_and_rechain(_url(tmp_path))
     engine = sa.create_engine(_url(tmp_path))
     with engine.begin() as conn:
@@ -189,9 +254,13 @@ def test_forged_gold_rows_are_refused(
 
 
 def test_an_edited_gold_label_is_refused(
-    gate_env: SpecSet, keyed: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    gate_env: SpecSet,
+    published: Publish,
+    keyed: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _published(gate_env, tmp_path)
+    published()
     engine = sa.create_engine(_url(tmp_path))
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE gold SET label = 'accepted' WHERE pr_number = 21"))
@@ -201,9 +270,13 @@ def test_an_edited_gold_label_is_refused(
 
 
 def test_the_bundle_carries_a_checkpoint_its_public_key_verifies(
-    gate_env: SpecSet, keyed: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    gate_env: SpecSet,
+    published: Publish,
+    keyed: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    bundle = _published(gate_env, tmp_path)
+    bundle = published()
     ledger = bundle["ledger"]
     assert isinstance(ledger, dict)
     assert ledger["checkpoint"]["ledger_seq"] == ledger["head_seq"]
@@ -223,18 +296,26 @@ def test_the_bundle_carries_a_checkpoint_its_public_key_verifies(
 
 
 def test_a_bundle_signed_by_another_key_is_refused(
-    gate_env: SpecSet, keyed: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    gate_env: SpecSet,
+    published: Publish,
+    keyed: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _published(gate_env, tmp_path)
+    published()
     other = write_checkpoint_key(tmp_path / "other.pem")
     assert main(["verify", "bundle.json", "--public-key", str(other)]) == ExitStatus.BUNDLE_DIFFERS
     assert "not by the configured public key" in capsys.readouterr().out
 
 
 def test_a_checkpoint_is_signed_on_demand_and_refused_over_a_cut_ledger(
-    gate_env: SpecSet, keyed: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    gate_env: SpecSet,
+    published: Publish,
+    keyed: bool,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _published(gate_env, tmp_path)
+    published()
     capsys.readouterr()
     assert main(["ledger", "checkpoint", "--json"]) == 0
     signed = json.loads(capsys.readouterr().out)
@@ -249,12 +330,13 @@ def test_a_checkpoint_is_signed_on_demand_and_refused_over_a_cut_ledger(
 
 def test_a_wrong_key_is_named_once(
     gate_env: SpecSet,
+    published: Publish,
     keyed: bool,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _published(gate_env, tmp_path)
+    published()
     monkeypatch.setenv("MIGRATION_EVALS_LEDGER_KEY", "another-key-entirely-0123456789")
     problems = _problems(capsys)
     assert isinstance(problems, list)
