@@ -381,11 +381,13 @@ def test_start_up_reaps_what_a_crash_left_but_not_live_work(
             IMAGE, ["sleep", "600"], labels=labels, network_mode="none"
         )
 
-    dead_owner = leftover(f"{host}:999999999", time.time() + 3600)
+    dead_owner = leftover(f"{host}:999999999", time.time() + 3600)  # past any pid_max
     past_deadline = leftover(f"elsewhere:{os.getpid()}", time.time() - 10)
     live = leftover(f"{host}:{os.getpid()}", time.time() + 3600)
     try:
-        removed = sandbox.reap(alive=lambda pid: pid == os.getpid())
+        # The real check of which processes live: the containers of other harnesses on
+        # this host that are running (another test worker's) must survive it too.
+        removed = sandbox.reap()
         assert removed >= 2
         all_ids = {c.id for c in docker_client.containers.list(all=True)}
         assert dead_owner.id not in all_ids and past_deadline.id not in all_ids
