@@ -329,9 +329,40 @@ def docker_client() -> Iterator[docker.DockerClient]:
 
 @pytest.fixture(scope="session")
 def dependency_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One dependency cache for a session's live tests: the registry gate's store and the
-    Go module cache fill once, as they would on a grading machine."""
-    return tmp_path_factory.mktemp("dependency-cache")
+    """One dependency cache for a session's live tests, as on a grading machine: the
+    registry gate's store and the Go caches fill once, for every worker of the session.
+
+    Both are safe to share between processes: the gate writes each file beside its place
+    and moves it there whole; Go locks its module cache, and a resolution moves a finished
+    build cache into place whole. A Maven local repository is not: a resolution empties
+    its tree's repository first, under any other worker resolving the same tree at that
+    moment, so those stay each worker's own (their files are links into the shared store).
+    """
+    folder = tmp_path_factory.mktemp("dependency-cache")
+    shared = _session_shared_folder(tmp_path_factory) / "dependency-cache"
+    caches = dependency_caches(folder)
+    caches.mkdir(parents=True)
+    (caches / "go").symlink_to(_sandbox_users_folder(shared / "go"), target_is_directory=True)
+    (shared / "maven-store").mkdir(parents=True, exist_ok=True)
+    store = registry_gate(DependencySettings(), folder).store
+    store.symlink_to(shared / "maven-store", target_is_directory=True)
+    return folder
+
+
+def _session_shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test session's temporary folder, which holds each xdist worker's own."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _sandbox_users_folder(folder: Path) -> Path:
+    """``folder``, made and handed to the sandbox's user as the sandbox does a cache it
+    makes itself (it leaves a folder that exists as it is, as this one may already)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        uid, gid = (int(n) for n in default_user(euid=0, uid=0, gid=0).split(":"))
+        os.chown(folder, uid, gid)
+    return folder
 
 
 def live_docker_sandbox(
@@ -689,18 +720,22 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(budget_line(seconds, budget), bold=True)
 
 
-# Tests of real services run in groups, each group on one worker, one test at a time:
-# those of the Docker engine share it (and the stand-in images one test's teardown
-# removes); those of PostgreSQL and Redis share the servers and start processes of their
-# own. The two groups need different things, so they run beside each other.
-_SERVICE_GROUPS = (("docker", ("docker",)), ("databases", ("postgres", "redis")))
+# Tests of real services run in groups, each group on one worker, one test at a time.
+# Those of PostgreSQL and Redis share the servers and start processes of their own: one
+# group. Those of the Docker engine are most of CI's time, so they run one group per test
+# module, on both workers: a module's tests, and its module-scoped fixtures (stand-in
+# images its teardown removes, a Compose stack), stay on one worker; no test of the engine
+# touches another's containers, and the dependency cache is shared (``dependency_cache``).
+DATABASES_GROUP = "databases"
+DOCKER_GROUP_PREFIX = "docker-"
 
 
 def service_group(item: pytest.Item) -> str | None:
     """The group of real-service tests ``item`` runs in, if it needs a service."""
-    for group, markers in _SERVICE_GROUPS:
-        if any(item.get_closest_marker(name) for name in markers):
-            return group
+    if item.get_closest_marker("docker"):
+        return DOCKER_GROUP_PREFIX + item.path.stem
+    if item.get_closest_marker("postgres") or item.get_closest_marker("redis"):
+        return DATABASES_GROUP
     return None
 
 
@@ -738,9 +773,29 @@ def worker_group(item: pytest.Item) -> str | None:
     return None
 
 
+# The Docker engine's test modules that take longest, longest first (as `pytest -m docker
+# --durations=0` measured them). xdist hands the groups out in the order of their first
+# tests (`make test-docker` turns off its ordering by size): a long module handed out last
+# would leave the other worker idle at the end. Modules not named here follow.
+LONGEST_DOCKER_MODULES = ()
+
+
+def docker_rank(item: pytest.Item) -> int:
+    """Where ``item``'s module comes in the order the engine's tests are handed out."""
+    stem = item.path.stem
+    if stem in LONGEST_DOCKER_MODULES:
+        return LONGEST_DOCKER_MODULES.index(stem)
+    return len(LONGEST_DOCKER_MODULES)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups to tag node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         group = worker_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(name=group))
+    # The engine's tests, longest modules first, in the places they were collected in.
+    places = [n for n, item in enumerate(items) if item.get_closest_marker("docker")]
+    ranked = sorted((items[n] for n in places), key=docker_rank)
+    for place, item in zip(places, ranked, strict=True):
+        items[place] = item

@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.conftest import ROOT, require_service, write_checkpoint_key
 
-pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("compose")]
+pytestmark = pytest.mark.docker
 
 COMPOSE_FILE = ROOT / "docs" / "compose.yaml"
 GRADE_TIMEOUT_S = 1200  # one Go trial; a loaded two-core machine takes minutes

@@ -17,13 +17,30 @@ from tests.conftest import ROOT, budget_line
 
 
 @pytest.mark.docker
-def test_a_docker_test_runs_in_the_docker_group(request: pytest.FixtureRequest) -> None:
+def test_a_docker_test_runs_in_its_module_s_docker_group(request: pytest.FixtureRequest) -> None:
     # Marked docker but asks for no engine, so it runs everywhere. Under xdist's loadgroup
-    # the group shows as a suffix of the node id; without the suffix, tests of one engine
+    # the group shows as a suffix of the node id; without the suffix, tests of one module
     # run on both workers and one worker's teardown removes images the other still uses.
     if not hasattr(request.config, "workerinput"):
         pytest.skip("not under pytest-xdist: there are no workers to keep apart")
-    assert request.node.nodeid.endswith("@docker"), request.node.nodeid
+    assert request.node.nodeid.endswith("@docker-test_conftest"), request.node.nodeid
+
+
+@pytest.mark.docker
+def test_the_docker_tests_come_longest_modules_first(request: pytest.FixtureRequest) -> None:
+    # Asks for no engine. The session's docker tests, in the order xdist hands them out.
+    docker_items = [i for i in request.session.items if i.get_closest_marker("docker")]
+    assert request.node in docker_items
+    ranks = [conftest.docker_rank(item) for item in docker_items]
+    assert ranks == sorted(ranks), [item.nodeid for item in docker_items]
+
+
+def test_the_longest_docker_modules_named_are_modules_of_docker_tests() -> None:
+    # A module renamed or no longer marked docker would silently lose its place.
+    modules = {path.stem: path for path in (ROOT / "tests").rglob("test_*.py")}
+    for stem in conftest.LONGEST_DOCKER_MODULES:
+        assert stem in modules, f"{stem} names no test module"
+        assert "mark.docker" in modules[stem].read_text(), f"{stem} has no docker test"
 
 
 @pytest.mark.postgres
@@ -38,12 +55,12 @@ def test_a_database_test_runs_in_the_databases_group(request: pytest.FixtureRequ
 
 @pytest.mark.docker
 @pytest.mark.postgres
-def test_a_test_of_docker_and_a_database_runs_in_the_docker_group(
+def test_a_test_of_docker_and_a_database_runs_in_its_module_s_docker_group(
     request: pytest.FixtureRequest,
 ) -> None:
     if not hasattr(request.config, "workerinput"):
         pytest.skip("not under pytest-xdist: there are no workers to keep apart")
-    assert request.node.nodeid.endswith("@docker"), request.node.nodeid
+    assert request.node.nodeid.endswith("@docker-test_conftest"), request.node.nodeid
 
 
 def test_a_test_of_no_service_is_left_to_any_worker(request: pytest.FixtureRequest) -> None:
@@ -168,7 +185,7 @@ def test_make_test_leaves_out_every_service_and_make_test_services_runs_them() -
     # The two halves of `make test-services` select every service marker between them.
     assert '-m "($(SERVICES)) and not docker"' in makefile
     assert "docker" in services
-    assert "-m docker\n" in makefile
+    assert "-m docker --no-loadscope-reorder --suite-budget $(DOCKER_BUDGET)\n" in makefile
     assert re.search(r"^test-services: test-databases test-docker$", makefile, re.MULTILINE)
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     made = [line.split("make ", 1)[1] for line in ci if line.startswith("timed make ")]
