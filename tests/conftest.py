@@ -777,7 +777,18 @@ def worker_group(item: pytest.Item) -> str | None:
 # --durations=0` measured them). xdist hands the groups out in the order of their first
 # tests (`make test-docker` turns off its ordering by size): a long module handed out last
 # would leave the other worker idle at the end. Modules not named here follow.
-LONGEST_DOCKER_MODULES = ()
+LONGEST_DOCKER_MODULES = (
+    "test_compose_stack",
+    "test_live_examples",
+    "test_resolution_live",
+    "test_coverage_live",
+    "test_integrity_live_config",
+    "test_tiers_live",
+    "test_integrity_live_tests_from_base",
+    "test_integrity_live_reports",
+    "test_toolchains_live",
+    "test_integrity_live_hostile_trees",
+)
 
 
 def docker_rank(item: pytest.Item) -> int:
