@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import jsonschema
@@ -39,6 +40,36 @@ from migration_evals.core.spec_schemas import (
     SpecVocabulary,
     recipe_schema,
 )
+from migration_evals.core.spec_types import (
+    DEFAULT_MAX_COVERAGE_DROP,
+    DEFAULT_REPORT_FORMAT,
+    Alternative,
+    ApplyLimits,
+    BaseImages,
+    BaseJdk,
+    ClassFilesRule,
+    CommandStep,
+    ContractSpec,
+    CoverageStep,
+    EditPolicy,
+    GateThresholds,
+    GoldPolicySpec,
+    HypothesisGroups,
+    ImageContractSpec,
+    IntegritySpec,
+    JudgeModelSpec,
+    JudgePrompts,
+    JudgeProvider,
+    JudgeSettings,
+    Judging,
+    RecipeJudge,
+    RecipeSandbox,
+    RewriteGroupSpec,
+    SandboxSpec,
+    TestPolicySpec,
+    TestsStep,
+    TierSpec,
+)
 from migration_evals.core.stamps import canonical_json, stamp
 from migration_evals.core.yamlio import load_yaml_file
 
@@ -52,13 +83,15 @@ __all__ = [
     "SpecSet",
     "TierSpec",
     "load_specs",
+    "oracle_from_data",
+    "recipe_from_data",
     "validate",
 ]
 
 _FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER
 
 # The oracle spec's ``judging`` value that pre-registers an evaluation without a judge.
-NO_JUDGE = "none"
+NO_JUDGE = Judging.NONE.value
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -105,37 +138,29 @@ def _schema_problem(params_json: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class TierSpec:
-    tier: Tier
-    list_cost_usd: float
-    timeout_s: float
-    reach_rate: float
-    reruns: int = 0
-
-
-@dataclass(frozen=True, slots=True)
 class OracleSpec:
-    """The oracle spec, typed where the code needs it; ``raw`` keeps every value."""
+    """The oracle spec (``specs/oracle.yaml``), with the judge prompts' text."""
 
     tiers: tuple[TierSpec, ...]
-    raw: Mapping[str, Any]
-    prompts: Mapping[str, str]
+    judging: Judging
+    apply: ApplyLimits
+    sandbox: SandboxSpec
+    judge: JudgeSettings
+    gate: GateThresholds
+    gold: GoldPolicySpec
+    prompts: JudgePrompts
 
     @property
     def judged(self) -> bool:
         """False when the spec pre-registers an evaluation without an LLM judge
         (``judging: none``): its trials end at tier 3 and no judge is asked."""
-        return bool(self.raw.get("judging", "llm") != NO_JUDGE)
+        return self.judging is not Judging.NONE
 
     def tier(self, tier: Tier) -> TierSpec:
         for spec in self.tiers:
             if spec.tier is tier:
                 return spec
         raise KeyError(tier)
-
-    def section(self, name: str) -> Mapping[str, Any]:
-        value: Mapping[str, Any] = self.raw[name]
-        return value
 
     @property
     def per_trial_forecast_usd(self) -> float:
@@ -161,31 +186,34 @@ class OracleSpec:
 
 @dataclass(frozen=True, slots=True)
 class Recipe:
+    """A recipe spec (``specs/recipes/<name>.yaml``); ``stamp`` is over its file."""
+
     name: str
-    raw: Mapping[str, Any]
+    title: str
+    goal: str
+    languages: tuple[str, ...]
+    params_schema: Mapping[str, Any]  # a JSON Schema the changesets' params must meet
+    contract: ContractSpec
+    sandbox: RecipeSandbox
+    test_policy: TestPolicySpec
+    judge: RecipeJudge
     stamp: str
-
-    @property
-    def contract(self) -> Mapping[str, Any]:
-        value: Mapping[str, Any] = self.raw["contract"]
-        return value
-
-    @property
-    def sandbox(self) -> Mapping[str, Any]:
-        value: Mapping[str, Any] = self.raw["sandbox"]
-        return value
-
-    @property
-    def params_schema(self) -> Mapping[str, Any]:
-        value: Mapping[str, Any] = self.raw["params"]
-        return value
+    integrity: IntegritySpec | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Hypothesis:
+    """A pre-registered hypothesis (``specs/hypotheses/<id>.yaml``)."""
+
     id: str
     registered_at: date
-    raw: Mapping[str, Any]
+    statement: str
+    metric: str
+    test: str
+    groups: HypothesisGroups
+    alternative: Alternative
+    alpha: float
+    min_n: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +284,16 @@ def _load_oracle(root: Path) -> tuple[OracleSpec, str]:
     name = _rel(root, path)
     data = load_yaml_file(path, name=name)
     validate(data, ORACLE_SCHEMA, file=name)
+    # The judge prompts are part of the oracle: inline them so editing one moves the stamp.
+    prompts = {key: _read_prompt(root, name, data["judge"], key) for key in _PROMPT_KEYS}
+    oracle = oracle_from_data(data, prompts, file=name)
+    return oracle, stamp({"oracle": data, **prompts})
+
+
+def oracle_from_data(
+    data: Mapping[str, Any], prompts: Mapping[str, str], *, file: str = "oracle.yaml"
+) -> OracleSpec:
+    """The typed oracle spec of ``data``, already valid against ``ORACLE_SCHEMA``."""
     tiers = tuple(
         TierSpec(
             tier=Tier(t["tier"]),
@@ -269,24 +307,69 @@ def _load_oracle(root: Path) -> tuple[OracleSpec, str]:
     order = [t.tier for t in tiers]
     if order != sorted(order, key=list(Tier).index) or len(set(order)) != len(order):
         raise SpecError(
-            name, "tiers", "each tier at most once, in the order apply, compile, tests, judge"
+            file, "tiers", "each tier at most once, in the order apply, compile, tests, judge"
         )
-    tiers = _judged_tiers(name, data, tiers)
-    # The judge prompts are part of the oracle: inline them so editing one moves the stamp.
-    prompts = {key: _read_prompt(root, name, data["judge"], key) for key in _PROMPT_KEYS}
-    return OracleSpec(tiers=tiers, raw=data, prompts=prompts), stamp({"oracle": data, **prompts})
+    judging = Judging(data.get("judging", Judging.LLM.value))
+    return OracleSpec(
+        tiers=_judged_tiers(file, judging, tiers),
+        judging=judging,
+        apply=ApplyLimits(**_ints(data["apply"])),
+        sandbox=_sandbox_limits(data["sandbox"]),
+        judge=_judge_settings(data["judge"]),
+        gate=GateThresholds(**data["gate"]),
+        gold=GoldPolicySpec(**data["gold"]),
+        prompts=JudgePrompts(prompts["system_prompt"], prompts["prompt_template"]),
+    )
+
+
+def _ints(section: Mapping[str, Any]) -> dict[str, int]:
+    return {key: int(value) for key, value in section.items()}
+
+
+def _sandbox_limits(section: Mapping[str, Any]) -> SandboxSpec:
+    return SandboxSpec(
+        memory_mb=int(section["memory_mb"]),
+        cpus=float(section["cpus"]),
+        pids_limit=int(section["pids_limit"]),
+        tmpfs_mb=int(section["tmpfs_mb"]),
+        output_limit_bytes=int(section["output_limit_bytes"]),
+        workspace_mb=int(section["workspace_mb"]),
+        workspace_inodes=int(section["workspace_inodes"]),
+        workspace_depth=int(section["workspace_depth"]),
+        usd_per_second=float(section["usd_per_second"]),
+    )
+
+
+def _judge_model(section: Mapping[str, Any]) -> JudgeModelSpec:
+    return JudgeModelSpec(
+        provider=JudgeProvider(section["provider"]),
+        model=str(section["model"]),
+        input_usd_per_mtok=float(section["input_usd_per_mtok"]),
+        output_usd_per_mtok=float(section["output_usd_per_mtok"]),
+    )
+
+
+def _judge_settings(section: Mapping[str, Any]) -> JudgeSettings:
+    temperature = section["temperature"]
+    return JudgeSettings(
+        primary=_judge_model(section["primary"]),
+        secondary=_judge_model(section["secondary"]),
+        temperature=float(temperature) if temperature is not None else None,
+        max_tokens=int(section["max_tokens"]),
+        max_retries=int(section["max_retries"]),
+        system_prompt=str(section["system_prompt"]),
+        prompt_template=str(section["prompt_template"]),
+    )
 
 
 _PROMPT_KEYS = ("system_prompt", "prompt_template")
 
 
-def _judged_tiers(
-    name: str, data: Mapping[str, Any], tiers: tuple[TierSpec, ...]
-) -> tuple[TierSpec, ...]:
+def _judged_tiers(name: str, judging: Judging, tiers: tuple[TierSpec, ...]) -> tuple[TierSpec, ...]:
     """The tiers a trial walks. Going without a judge is only ever declared, never implied
     by a shorter list: ``judging: none`` leaves the judge tier out (its entry may stay, as
     in a copy of the default spec); otherwise the judge tier must be listed."""
-    if data.get("judging") == NO_JUDGE:
+    if judging is Judging.NONE:
         return tuple(t for t in tiers if t.tier is not Tier.JUDGE)
     if all(t.tier is not Tier.JUDGE for t in tiers):
         raise SpecError(
@@ -320,10 +403,135 @@ def _load_recipes(root: Path, vocabulary: SpecVocabulary) -> dict[str, Recipe]:
         problem = _schema_problem(canonical_json(data["params"]))
         if problem is not None:
             raise SpecError(name, "params", problem)
-        recipes[path.stem] = Recipe(name=path.stem, raw=data, stamp=stamp(data))
+        recipes[path.stem] = recipe_from_data(data, stamp=stamp(data))
     if not recipes:
         raise SpecError(_rel(root, folder), "", "no recipe files (*.yaml) found")
     return recipes
+
+
+def recipe_from_data(data: Mapping[str, Any], *, stamp: str) -> Recipe:
+    """The typed recipe of ``data``, already valid against the recipe schema."""
+    integrity = data.get("integrity")
+    return Recipe(
+        name=str(data["name"]),
+        title=str(data["title"]),
+        goal=str(data["goal"]),
+        languages=_strings(data["languages"]),
+        params_schema=MappingProxyType(dict(data["params"])),
+        contract=_contract(data["contract"]),
+        sandbox=_recipe_sandbox(data["sandbox"]),
+        test_policy=_test_policy(data["test_policy"]),
+        judge=RecipeJudge(str(data["judge"]["rubric"]), data["judge"].get("test_changes")),
+        stamp=stamp,
+        integrity=_integrity(integrity) if integrity is not None else None,
+    )
+
+
+def _strings(values: Any) -> tuple[str, ...]:
+    return tuple(str(value) for value in values or ())
+
+
+def _contract(section: Mapping[str, Any]) -> ContractSpec:
+    # The kind's own settings are every key but the two all kinds share.
+    settings = {k: v for k, v in section.items() if k not in ("kind", "outside")}
+    return ContractSpec(
+        kind=str(section["kind"]),
+        outside=_strings(section.get("outside")),
+        settings=MappingProxyType(settings),
+    )
+
+
+def _command_fields(section: Mapping[str, Any]) -> dict[str, Any]:
+    findings_exit = section.get("findings_exit")
+    return {
+        "command": _strings(section["command"]),
+        "collect": _strings(section.get("collect")),
+        "report_format": str(section.get("report_format", DEFAULT_REPORT_FORMAT)),
+        "env": MappingProxyType({str(k): str(v) for k, v in (section.get("env") or {}).items()}),
+        "findings_exit": int(findings_exit) if findings_exit is not None else None,
+    }
+
+
+def _tests_step(section: Mapping[str, Any]) -> TestsStep:
+    coverage = section.get("coverage")
+    return TestsStep(
+        **_command_fields(section),
+        coverage=CoverageStep(
+            format=str(coverage["format"]),
+            report=str(coverage["report"]),
+            wrapper=str(coverage["wrapper"]),
+            tools=_strings(coverage.get("tools")),
+        )
+        if coverage
+        else None,
+    )
+
+
+def _recipe_sandbox(section: Mapping[str, Any]) -> RecipeSandbox:
+    resolve = section.get("resolve")
+    class_files = section.get("class_files")
+    base_images = section.get("base_images")
+    image_contract = section.get("image_contract")
+    return RecipeSandbox(
+        image=str(section["image"]),
+        compile=CommandStep(**_command_fields(section["compile"])),
+        tests=_tests_step(section["tests"]),
+        build_system=section.get("build_system"),
+        resolve=CommandStep(**_command_fields(resolve)) if resolve is not None else None,
+        class_files=ClassFilesRule(_strings(class_files["paths"]), int(class_files["major"]))
+        if class_files is not None
+        else None,
+        build_dockerfile=bool(section.get("build_dockerfile", False)),
+        base_images=_base_images(base_images) if base_images is not None else None,
+        image_contract=_image_contract(image_contract) if image_contract is not None else None,
+    )
+
+
+def _base_images(section: Mapping[str, Any]) -> BaseImages:
+    return BaseImages(
+        select=section["select"],
+        default=int(section["default"]),
+        jdks=tuple(BaseJdk(int(e["jdk"]), str(e["image"])) for e in section["jdks"]),
+    )
+
+
+def _image_contract(section: Mapping[str, Any]) -> ImageContractSpec:
+    script = section.get("smoke_script")
+    return ImageContractSpec(
+        labels=_strings(section.get("labels")),
+        env_ignore=_strings(section.get("env_ignore")),
+        smoke_command=_strings(section.get("smoke_command")),
+        stay_up_s=float(section.get("stay_up_s", 5.0)),
+        smoke_script=str(script) if script else None,
+    )
+
+
+def _integrity(section: Mapping[str, Any]) -> IntegritySpec:
+    return IntegritySpec(
+        settings=_strings(section["settings"]),
+        shadowing=bool(section["shadowing"]),
+        forbidden_jvm_args=_strings(section.get("forbidden_jvm_args")),
+        shadowed_packages=_strings(section.get("shadowed_packages")),
+    )
+
+
+def _test_policy(section: Mapping[str, Any]) -> TestPolicySpec:
+    return TestPolicySpec(
+        test_paths=_strings(section["test_paths"]),
+        edits=EditPolicy(section["edits"]),
+        rewrites=tuple(
+            RewriteGroupSpec(
+                import_=str(group["import"]),
+                to=_strings(group.get("to")),
+                calls=MappingProxyType(
+                    {str(k): str(v) for k, v in (group.get("calls") or {}).items()}
+                ),
+            )
+            for group in section.get("rewrites") or ()
+        ),
+        syntax=_strings(section.get("syntax")),
+        max_coverage_drop=float(section.get("max_coverage_drop", DEFAULT_MAX_COVERAGE_DROP)),
+    )
 
 
 def _load_hypotheses(root: Path) -> tuple[dict[str, Hypothesis], str]:
@@ -335,11 +543,26 @@ def _load_hypotheses(root: Path) -> tuple[dict[str, Hypothesis], str]:
         validate(data, HYPOTHESIS_SCHEMA, file=name)
         if data["id"] in hypotheses:
             raise SpecError(name, "id", f"duplicate hypothesis id {data['id']!r}")
-        hypotheses[data["id"]] = Hypothesis(
-            id=data["id"], registered_at=date.fromisoformat(data["registered_at"]), raw=data
-        )
+        hypotheses[data["id"]] = _hypothesis(data)
         raw[data["id"]] = data
     return hypotheses, stamp(raw)
+
+
+def _hypothesis(data: Mapping[str, Any]) -> Hypothesis:
+    groups = data["groups"]
+    return Hypothesis(
+        id=str(data["id"]),
+        registered_at=date.fromisoformat(data["registered_at"]),
+        statement=str(data["statement"]),
+        metric=str(data["metric"]),
+        test=str(data["test"]),
+        groups=HypothesisGroups(
+            MappingProxyType(dict(groups["a"])), MappingProxyType(dict(groups["b"]))
+        ),
+        alternative=data["alternative"],
+        alpha=float(data["alpha"]),
+        min_n=int(data["min_n"]),
+    )
 
 
 def _load_models(root: Path) -> dict[str, ModelInfo]:
@@ -386,8 +609,8 @@ def _load_hand_labels(root: Path) -> tuple[tuple[HandLabel, ...], str]:
 
 
 def _check_judge_pair(root: Path, oracle: OracleSpec) -> None:
-    judge = oracle.section("judge")
-    if judge["primary"]["provider"] == judge["secondary"]["provider"]:
+    judge = oracle.judge
+    if judge.primary.provider is judge.secondary.provider:
         raise SpecError(
             _rel(root, root / "oracle.yaml"),
             "judge.secondary.provider",
