@@ -57,6 +57,7 @@ from benchmarks.realworld import (
 from benchmarks.survival import _label as label_repository
 from migration_evals.core.gold import GoldLabel, GoldRow, gold_rows
 from migration_evals.core.model import Verdict
+from migration_evals.core.spec_types import GateThresholds
 from migration_evals.core.store import Store
 from migration_evals.gate.anchor import AnchorStatus, anchor_from_rows
 from migration_evals.gate.stats import wilson_interval
@@ -329,12 +330,12 @@ def tier_rates(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
     return rates
 
 
-def anchor(rows: Sequence[Row], gate: Mapping[str, Any]) -> tuple[AnchorStatus, Any]:
+def anchor(rows: Sequence[Row], gate: GateThresholds) -> tuple[AnchorStatus, Any]:
     status = anchor_from_rows(gold_rows_of(rows), gate)
     return status, phi_interval(status.phi, status.n)
 
 
-def summarise(rows: Sequence[Row], gate: Mapping[str, Any]) -> dict[str, Any]:
+def summarise(rows: Sequence[Row], gate: GateThresholds) -> dict[str, Any]:
     status, interval = anchor(rows, gate)
     by_kind: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for row in rows:
@@ -559,7 +560,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         )
         verdicts.update(found)
     rows = [Row(c, labels.get(c.id, {}), verdicts.get(c.id, {})) for c in cases]
-    gate = load_specs(args.specs).oracle.section("gate")
+    gate = load_specs(args.specs).oracle.gate
     summary = summarise(rows, gate)
     summary["wall_s"] = round(time.perf_counter() - started, 1)
     print(table(rows))

@@ -254,7 +254,7 @@ def main() -> int:
         base_url=os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock", timeout=300
     )
     user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
-    limits = SandboxLimits.from_spec(specs.oracle.section("sandbox"))
+    limits = SandboxLimits.from_spec(specs.oracle.sandbox)
     sandbox = DockerSandbox(client, limits, user=user, as_root=os.geteuid() == 0)
     with tempfile.TemporaryDirectory(prefix="me-bench-") as folder:
         scratch = Path(folder)

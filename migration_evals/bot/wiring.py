@@ -16,6 +16,7 @@ from migration_evals.core.errors import ConfigError, SandboxError
 from migration_evals.core.model import Tier
 from migration_evals.core.ports import Judge, Sandbox
 from migration_evals.core.settings import CassetteMode, DependencySettings, Settings
+from migration_evals.core.spec_types import JudgeRole
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.oracles.baselines import BaselineCache
@@ -102,7 +103,7 @@ def live_sandbox(settings: Settings, specs: SpecSet) -> Sandbox:
     no engine, a sandbox whose every run is an infrastructure error."""
     try:
         client = docker_client(settings)
-        limits = SandboxLimits.from_spec(specs.oracle.section("sandbox"))
+        limits = SandboxLimits.from_spec(specs.oracle.sandbox)
         user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
         sandbox = DockerSandbox(
             client,
@@ -159,7 +160,7 @@ def probe_registries(dependencies: DependencySettings, timeout_s: float = 5.0) -
 def judge_retry_policy(specs: SpecSet) -> RetryPolicy:
     """Retries from the oracle spec; the judge tier's time limit bounds each question."""
     return RetryPolicy(
-        max_retries=int(specs.oracle.section("judge")["max_retries"]),
+        max_retries=specs.oracle.judge.max_retries,
         deadline_s=specs.oracle.tier(Tier.JUDGE).timeout_s,
     )
 
@@ -183,10 +184,10 @@ def missing_judge_keys(settings: Settings, specs: SpecSet) -> dict[str, str]:
     the oracle spec declares no judge."""
     if settings.mode is CassetteMode.REPLAY or not specs.oracle.judged:
         return {}
-    judge = specs.oracle.section("judge")
+    judge = specs.oracle.judge
     missing = {}
-    for role in ("primary", "secondary"):
-        provider = str(judge[role]["provider"])
+    for role, model in (("primary", judge.primary), ("secondary", judge.secondary)):
+        provider = model.provider.value
         key = settings.anthropic_api_key if provider == "anthropic" else settings.openai_api_key
         if not key:
             missing[role] = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
@@ -225,10 +226,13 @@ def build_judges(
         replaying = ReplayingJudge(cassettes)
         return replaying, replaying
     retrying = Retrying(judge_retry_policy(specs))
-    judge = specs.oracle.section("judge")
-    roles = ("primary", "secondary") if settings.strict_judge else ("primary",)
+    judge = specs.oracle.judge
+    roles: tuple[JudgeRole, ...] = (
+        ("primary", "secondary") if settings.strict_judge else ("primary",)
+    )
     built = [
-        build_live_judge(settings, str(judge[role]["provider"]), retrying, role) for role in roles
+        build_live_judge(settings, judge.role(role).provider.value, retrying, role)
+        for role in roles
     ]
     if settings.mode is CassetteMode.RECORD:
         built = [RecordingJudge(live, cassettes) for live in built]

@@ -230,7 +230,7 @@ def read_changesets(path: Path, specs: SpecSet | None = None) -> list[LocatedCha
     base = path.resolve().parent
     max_patch_bytes = DEFAULT_MAX_PATCH_BYTES
     if specs is not None:
-        max_patch_bytes = int(specs.oracle.section("apply")["max_patch_bytes"])
+        max_patch_bytes = specs.oracle.apply.max_patch_bytes
     seen: dict[str, int] = {}
     result: list[LocatedChangeset] = []
     problems: list[tuple[int, str]] = []

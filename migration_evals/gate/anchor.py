@@ -24,6 +24,7 @@ from typing import Any
 
 from migration_evals.core.gold import GoldLabel, GoldRow, gold_rows
 from migration_evals.core.model import Verdict
+from migration_evals.core.spec_types import GateThresholds
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.gate.stats import UndefinedStatistic, matthews_corrcoef
@@ -180,10 +181,21 @@ def _judge(pairs: list[tuple[bool, bool]], floor: float, min_n: int) -> tuple[fl
     return phi, f"phi={phi:.3f} over {n} gold-labelled pull requests (floor {floor})"
 
 
+# The oracle spec's thresholds, or those a published anchor document carries (read as
+# the document says them: a shared anchor may have been made under edited thresholds).
+Thresholds = GateThresholds | Mapping[str, Any]
+
+
+def _floor(gate: Thresholds) -> tuple[float, int]:
+    if isinstance(gate, GateThresholds):
+        return float(gate.gold_correlation_floor), gate.gold_min_n
+    return float(gate["gold_correlation_floor"]), int(gate["gold_min_n"])
+
+
 def _from_pairs(
-    pairs: list[tuple[bool, bool]], pending: int, unmatched: int, gate: Mapping[str, Any]
+    pairs: list[tuple[bool, bool]], pending: int, unmatched: int, gate: Thresholds
 ) -> AnchorStatus:
-    floor, min_n = float(gate["gold_correlation_floor"]), int(gate["gold_min_n"])
+    floor, min_n = _floor(gate)
     phi, reason = _judge(pairs, floor, min_n)
     ok = phi is not None and phi >= floor and len(pairs) >= min_n
     return AnchorStatus(
@@ -203,14 +215,14 @@ def _from_pairs(
 
 
 def anchor_from_rows(
-    rows: Iterable[GoldRow], gate: Mapping[str, Any], sources: Sequence[AnchorSource] = ()
+    rows: Iterable[GoldRow], gate: Thresholds, sources: Sequence[AnchorSource] = ()
 ) -> AnchorStatus:
     """The anchor over ``rows`` under the gate thresholds of the oracle spec."""
     pairs, pending, unmatched = _pairs(rows)
     return replace(_from_pairs(pairs, pending, unmatched, gate), sources=tuple(sources))
 
 
-def anchor_from_table(document: Mapping[str, Any], gate: Mapping[str, Any]) -> AnchorStatus:
+def anchor_from_table(document: Mapping[str, Any], gate: Thresholds) -> AnchorStatus:
     """The anchor recomputed from its published 2x2 table (``AnchorStatus.to_dict``)."""
     table = document["table"]
     pairs = (
@@ -267,4 +279,4 @@ def _imported(rows: Sequence[GoldRow], specs: SpecSet) -> tuple[list[GoldRow], l
 def anchor_status(store: Store, specs: SpecSet) -> AnchorStatus:
     """Whether the evaluation behind ``store`` is anchored or broken (for gate, reports, bot)."""
     counted, sources = _imported(gold_rows(store), specs)
-    return anchor_from_rows(counted, specs.oracle.section("gate"), sources)
+    return anchor_from_rows(counted, specs.oracle.gate, sources)

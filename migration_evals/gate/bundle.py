@@ -65,7 +65,7 @@ def build_bundle(
         },
         "stamps": specs.stamp_report(),
         "gate": {
-            "thresholds": dict(specs.oracle.section("gate")),
+            "thresholds": specs.oracle.gate.to_dict(),
             **decision.to_dict(),
         },
         "anchor": evaluation.anchor.to_dict(),
@@ -146,7 +146,7 @@ def _short(value: Any) -> str:
 
 def _against_specs(bundle: Mapping[str, Any], specs: SpecSet) -> Iterator[str]:
     yield from differences(specs.stamp_report(), bundle.get("stamps"), "stamps")
-    thresholds = dict(specs.oracle.section("gate"))
+    thresholds = specs.oracle.gate.to_dict()
     yield from differences(thresholds, bundle.get("gate", {}).get("thresholds"), "gate.thresholds")
     expected = None if specs.oracle.judged else NO_JUDGE
     if bundle.get("judging") != expected:
@@ -164,7 +164,7 @@ def _recomputed(bundle: Mapping[str, Any], specs: SpecSet) -> Iterator[str]:
                 f"its tiers say {trial.outcome.value}"
             )
     yield from differences(compute_numbers(trials, specs).to_dict(), bundle["numbers"], "numbers")
-    anchor = anchor_from_table(bundle["anchor"], specs.oracle.section("gate"))
+    anchor = anchor_from_table(bundle["anchor"], specs.oracle.gate)
     yield from differences(anchor.to_dict(), bundle["anchor"], "anchor")
     said = bundle["selection"].get("trials")
     if said != len(trials):

@@ -12,12 +12,13 @@ out and counted (``unknown_date``), since any stand-in date would pick a bucket 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 from typing import Any
 
+from migration_evals.core.spec_types import GateThresholds
 from migration_evals.core.specs import SpecSet
 from migration_evals.gate.stats import two_proportion_ztest
 from migration_evals.gate.tallies import Proportion
@@ -95,7 +96,7 @@ class ContaminationCheck:
 
 
 def _check(
-    model: str, trials: list[TrialFacts], cutoff: date | None, gate: Mapping[str, Any]
+    model: str, trials: list[TrialFacts], cutoff: date | None, gate: GateThresholds
 ) -> ContaminationCheck:
     dated = [(t, t.repo_created_at) for t in trials if t.repo_created_at is not None]
     pre = [t for t, created in dated if cutoff is not None and created <= cutoff]
@@ -116,13 +117,13 @@ def check_counts(
     pre: tuple[int, int],
     post: tuple[int, int],
     cutoff: date | None,
-    gate: Mapping[str, Any],
+    gate: GateThresholds,
     *,
     unknown_date: int,
     trials_digest: str,
 ) -> ContaminationCheck:
     """The tripwire for one model from its buckets' (passed, graded) counts."""
-    alpha, min_bucket = float(gate["contamination_alpha"]), int(gate["contamination_min_bucket"])
+    alpha, min_bucket = gate.contamination_alpha, gate.contamination_min_bucket
     z = p = None
     if cutoff is None:
         status = ContaminationStatus.NO_CUTOFF
@@ -152,7 +153,7 @@ def contamination(trials: Iterable[TrialFacts], specs: SpecSet) -> tuple[Contami
     for trial in trials:
         if trial.outcome.graded:
             by_model.setdefault(trial.model, []).append(trial)
-    gate = specs.oracle.section("gate")
+    gate = specs.oracle.gate
     return tuple(
         _check(
             model,

@@ -73,26 +73,26 @@ class HypothesisResult:
     def reject_null(self) -> bool | None:
         if self.p is None:
             return None
-        return self.p < float(self.hypothesis.raw["alpha"])
+        return self.p < self.hypothesis.alpha
 
     def summary(self) -> str:
         if self.status is not HypothesisStatus.TESTED:
             return f"{self.status.value}: {self.detail}"
         assert self.p is not None and self.z is not None
         verdict = "null rejected" if self.reject_null else "null not rejected"
-        return f"z={self.z:.3f}, p={self.p:.4f}: {verdict} at alpha {self.hypothesis.raw['alpha']}"
+        return f"z={self.z:.3f}, p={self.p:.4f}: {verdict} at alpha {self.hypothesis.alpha}"
 
     def to_dict(self) -> dict[str, Any]:
-        raw = self.hypothesis.raw
+        hypothesis = self.hypothesis
         return {
-            "statement": raw["statement"],
-            "registered_at": self.hypothesis.registered_at.isoformat(),
-            "metric": raw["metric"],
-            "test": raw["test"],
-            "groups": raw["groups"],
-            "alternative": raw["alternative"],
-            "alpha": raw["alpha"],
-            "min_n": raw["min_n"],
+            "statement": hypothesis.statement,
+            "registered_at": hypothesis.registered_at.isoformat(),
+            "metric": hypothesis.metric,
+            "test": hypothesis.test,
+            "groups": {"a": dict(hypothesis.groups.a), "b": dict(hypothesis.groups.b)},
+            "alternative": hypothesis.alternative,
+            "alpha": hypothesis.alpha,
+            "min_n": hypothesis.min_n,
             "status": self.status.value,
             "a": self.a.to_dict(),
             "b": self.b.to_dict(),
@@ -151,23 +151,22 @@ def _tally(trials: Sequence[TrialFacts]) -> GroupTally:
 
 
 def _test(hypothesis: Hypothesis, trials: Sequence[TrialFacts]) -> HypothesisResult:
-    raw = hypothesis.raw
-    groups = raw["groups"]
-    group_a, group_b = TrialGroup.of(groups["a"]), TrialGroup.of(groups["b"])
+    groups = hypothesis.groups
+    group_a, group_b = TrialGroup.of(groups.a), TrialGroup.of(groups.b)
     a, b = _tally(group_a.members(trials)), _tally(group_b.members(trials))
     unknown = [*group_a.unknown, *group_b.unknown]
-    if unknown or (raw["metric"], raw["test"]) not in _SUPPORTED:
+    if unknown or (hypothesis.metric, hypothesis.test) not in _SUPPORTED:
         what = (
             f"unknown filter key(s) {', '.join(sorted(set(unknown)))}"
             if unknown
-            else (f"metric {raw['metric']} with test {raw['test']} is not implemented")
+            else (f"metric {hypothesis.metric} with test {hypothesis.test} is not implemented")
         )
         return HypothesisResult(hypothesis, HypothesisStatus.NOT_COMPUTABLE, a, b, detail=what)
-    min_n = int(raw["min_n"])
+    min_n = hypothesis.min_n
     if a.graded < min_n or b.graded < min_n:
         detail = f"group a has {a.graded}, group b {b.graded} graded trials; each needs {min_n}"
         return HypothesisResult(hypothesis, HypothesisStatus.INSUFFICIENT_DATA, a, b, detail=detail)
-    z, p = two_proportion_ztest(a.passed, a.graded, b.passed, b.graded, raw["alternative"])
+    z, p = two_proportion_ztest(a.passed, a.graded, b.passed, b.graded, hypothesis.alternative)
     return HypothesisResult(hypothesis, HypothesisStatus.TESTED, a, b, z=z, p=p)
 
 
@@ -203,8 +202,8 @@ def find_harking(specs: SpecSet, scope: Iterable[TrialFacts]) -> tuple[Harking, 
     found = []
     for key in sorted(specs.hypotheses):
         hypothesis = specs.hypotheses[key]
-        groups = hypothesis.raw["groups"]
-        group_a, group_b = TrialGroup.of(groups["a"]), TrialGroup.of(groups["b"])
+        groups = hypothesis.groups
+        group_a, group_b = TrialGroup.of(groups.a), TrialGroup.of(groups.b)
         covered = [*group_a.members(trials), *group_b.members(trials)]
         if not covered:
             continue

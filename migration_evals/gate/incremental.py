@@ -16,7 +16,7 @@ snapshot holds every trial, and the full evaluation decides.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import date
 from typing import Any, overload
 
@@ -236,9 +236,9 @@ def _harking(columns: TrialColumns, scope: Indices, specs: SpecSet) -> tuple[Har
     found = []
     for key in sorted(specs.hypotheses):
         hypothesis = specs.hypotheses[key]
-        groups = hypothesis.raw["groups"]
-        a = _members(columns, TrialGroup.of(groups["a"]), scope)
-        b = _members(columns, TrialGroup.of(groups["b"]), scope)
+        groups = hypothesis.groups
+        a = _members(columns, TrialGroup.of(groups.a), scope)
+        b = _members(columns, TrialGroup.of(groups.b), scope)
         covered = np.concatenate((a, b))
         if not len(covered):
             continue
@@ -255,7 +255,7 @@ def _tripped(columns: TrialColumns, counted: Indices, specs: SpecSet) -> tuple[T
     """``migration_evals.gate.contamination.contamination``'s tripped models over the counted
     trials."""
     graded = counted[np.isin(columns.outcome[counted], _GRADED)]
-    gate: Mapping[str, object] = specs.oracle.section("gate")
+    gate = specs.oracle.gate
     models, created = columns.model[graded], columns.created[graded]
     passed = columns.outcome[graded] == _PASSED
     tripped = []

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from migration_evals.core.integrity import LedgerCheck
 from migration_evals.core.liveness import RunState
@@ -198,7 +197,7 @@ def _contamination(ev: GateInputs) -> Iterable[Refusal]:
 def _judges(ev: GateInputs) -> Iterable[Refusal]:
     if not ev.strict_trials or ev.reliability is None or ev.reliability.reliable:
         return
-    floor = ev.specs.oracle.section("gate")["judge_kappa_floor"]
+    floor = ev.specs.oracle.gate.judge_kappa_floor
     why = "; ".join(ev.reliability.problems) or f"agreement below the kappa floor {floor}"
     yield Refusal(
         RefusalCode.UNRELIABLE_JUDGES,
@@ -208,8 +207,8 @@ def _judges(ev: GateInputs) -> Iterable[Refusal]:
 
 
 def _thresholds(ev: GateInputs) -> Iterable[Refusal]:
-    gate: dict[str, Any] = dict(ev.specs.oracle.section("gate"))
-    minimum = int(gate["min_trials"])
+    gate = ev.specs.oracle.gate
+    minimum = gate.min_trials
     short = [f"{model} ({n})" for model, n in sorted(ev.graded.items()) if n < minimum]
     if not ev.graded:
         short = ["no model has any graded trial"]
@@ -220,7 +219,7 @@ def _thresholds(ev: GateInputs) -> Iterable[Refusal]:
             threshold="min_trials",
         )
     total, errors = ev.counted, ev.errors
-    limit = float(gate["max_infra_error_rate"])
+    limit = gate.max_infra_error_rate
     if total and errors / total > limit:
         yield Refusal(
             RefusalCode.THRESHOLD,

@@ -234,10 +234,10 @@ def _against_thresholds(
 
 def assess(opinions: Opinions, specs: SpecSet) -> JudgeReliability:
     """Reliability of the spec's judge pair over ``opinions``, against the hand labels."""
-    gate, judge = specs.oracle.section("gate"), specs.oracle.section("judge")
-    floor, min_n = float(gate["judge_kappa_floor"]), int(gate["judge_kappa_min_n"])
-    primary = f"{judge['primary']['model']} (primary)"
-    secondary = f"{judge['secondary']['model']} (secondary)"
+    gate, judge = specs.oracle.gate, specs.oracle.judge
+    floor, min_n = float(gate.judge_kappa_floor), gate.judge_kappa_min_n
+    primary = f"{judge.primary.model} (primary)"
+    secondary = f"{judge.secondary.model} (secondary)"
     human = {label.changeset: label.verdict for label in specs.hand_labels}
 
     def against_humans(name: str, said: Mapping[str, str | None]) -> Agreement:

@@ -96,12 +96,12 @@ def build_anchor(
             "cannot export the gold anchor: some of its trials were graded under other specs "
             f"({'; '.join(stale[:_SHOWN])}); re-grade them with `migration-evals run` first"
         )
-    gate = dict(specs.oracle.section("gate"))
+    gate = specs.oracle.gate
     document: dict[str, Any] = {
         "format": ANCHOR_FORMAT,
         "created_at": created_at,
         "stamps": stamps,
-        "thresholds": gate,
+        "thresholds": gate.to_dict(),
         "labels": [_label(row) for row in rows],
         "trials": trials,
         "anchor": anchor_from_rows(rows, gate).to_dict(),
@@ -205,7 +205,7 @@ def _recomputed(document: Mapping[str, Any], specs: SpecSet, stale: str) -> Iter
     thresholds = document.get("thresholds") or {}
     if not stale:  # current stamps: the thresholds are the current spec's, or edited
         yield from differences(
-            dict(specs.oracle.section("gate")), thresholds, "thresholds", document=_SAID
+            specs.oracle.gate.to_dict(), thresholds, "thresholds", document=_SAID
         )
     try:
         anchor = anchor_from_rows(rows, thresholds).to_dict()

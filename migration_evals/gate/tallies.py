@@ -182,7 +182,7 @@ class CostBreakdown:
 
 
 def cost_breakdown(trials: Sequence[TrialFacts], specs: SpecSet) -> CostBreakdown:
-    rate = float(specs.oracle.section("sandbox")["usd_per_second"])
+    rate = specs.oracle.sandbox.usd_per_second
     return CostBreakdown(
         list_usd=round(sum(t.list_cost_usd for t in trials), 6),
         actual_usd=round(sum(t.actual_cost_usd for t in trials), 6),

@@ -26,11 +26,11 @@ class SurvivalPolicy:
 
     @classmethod
     def from_specs(cls, specs: SpecSet) -> SurvivalPolicy:
-        gold = specs.oracle.section("gold")
+        gold = specs.oracle.gold
         return cls(
-            window_days=int(gold["survival_window_days"]),
-            threshold=float(gold["survival_threshold"]),
-            unlock_prs=int(gold["retro_unlock_prs"]),
+            window_days=gold.survival_window_days,
+            threshold=gold.survival_threshold,
+            unlock_prs=gold.retro_unlock_prs,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -29,8 +29,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from migration_evals.core.errors import SpecError
 from migration_evals.core.model import Evidence, FabricatedMark, Tier, Verdict
 from migration_evals.core.ports import CacheMount, Sandbox, SandboxRequest, SandboxResult
+from migration_evals.core.spec_types import CommandStep
+from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.deps import (
     BUILD_CACHE_ENV,
@@ -57,6 +60,15 @@ from migration_evals.oracles.workspace import with_files
 __all__ = ["BuildPlan", "Builds", "ProjectBuild"]
 
 _MEMO = "build-plan"
+
+
+def resolve_step(recipe: Recipe) -> CommandStep:
+    """The recipe's dependency resolution, which a recipe naming a build system has."""
+    if recipe.sandbox.resolve is None:
+        raise SpecError(
+            f"recipe {recipe.name}", "sandbox.resolve", "a build system needs a resolve step"
+        )
+    return recipe.sandbox.resolve
 
 
 def _ecosystem(context: TrialContext) -> Ecosystem | None:
@@ -256,7 +268,7 @@ class Builds:
         request = synthesis_request(
             project,
             module,
-            context.recipe.sandbox["resolve"],
+            resolve_step(context.recipe),
             image=image,
             pinned=((image, found.id),),
             tree_hash=context.workspace.tree_hash(patched=False),
@@ -292,7 +304,7 @@ class Builds:
         found = self.sandbox.resolve(image)
         request = resolution_request(
             project,
-            context.recipe.sandbox["resolve"],
+            resolve_step(context.recipe),
             image=image,
             pinned=((image, found.id),),
             cache=cache,

@@ -188,8 +188,8 @@ class Cascade:
         self.scratch = scratch
         # Where each trial's patch and sandbox output are kept: the store's, by default.
         self.artifacts = artifacts or (store.artifacts if store is not None else None)
-        apply = specs.oracle.section("apply")
-        self.limits = ScreenLimits(int(apply["max_files"]), int(apply["max_patch_bytes"]))
+        apply = specs.oracle.apply
+        self.limits = ScreenLimits(apply.max_files, apply.max_patch_bytes)
 
     def cache_keys(self, changeset: Changeset, stamps: Stamps) -> dict[Tier, str]:
         """Each tier's content-addressed key: the inputs, the stamps, and the identity of

@@ -38,6 +38,7 @@ from migration_evals.core.ports import (
     SandboxRequest,
     SandboxResult,
 )
+from migration_evals.core.spec_types import CommandStep
 from migration_evals.core.stamps import sha256_hex, stamp
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.projects import BuildSystem, Project
@@ -274,7 +275,7 @@ def resolution_cache(project: Project, tree_hash: str) -> str:
 
 def resolution_request(
     project: Project,
-    recipe_resolve: Mapping[str, Any],
+    recipe_resolve: CommandStep,
     *,
     image: str,
     pinned: tuple[tuple[str, str], ...],
@@ -286,7 +287,7 @@ def resolution_request(
     return SandboxRequest(
         action=SandboxAction.RESOLVE,
         image=image,
-        command=tuple(recipe_resolve["command"]),
+        command=recipe_resolve.command,
         tree_hash=tree_hash,
         timeout_s=timeout_s,
         pinned=pinned,
@@ -294,7 +295,7 @@ def resolution_request(
         # A Maven repository starts empty, so the gate's log names everything in it (its
         # artifacts come from the gate's host store once fetched); Go's cache is shared.
         mounts=(CacheMount(cache, writable=True, fresh=project.system is BuildSystem.MAVEN),),
-        environment=tuple(sorted(dict(recipe_resolve.get("env") or {}).items())),
+        environment=tuple(sorted(recipe_resolve.env.items())),
         tree=tree,
     )
 

@@ -80,11 +80,11 @@ def _rubric(recipe: Recipe, earlier: Sequence[Envelope]) -> str:
     """The recipe's rubric, with its point on test diffs when tier 3 graded the patch's
     own test edits ("tests changed"); otherwise exactly the rubric, so prompts of trials
     that left the tests alone do not change."""
-    rubric = str(recipe.raw["judge"]["rubric"])
-    point = recipe.raw["judge"].get("test_changes")
+    rubric = recipe.judge.rubric
+    point = recipe.judge.test_changes
     changed = any(e.tier is Tier.TESTS and e.details.get("tests_changed") for e in earlier)
     if changed and point:
-        return rubric.rstrip("\n") + "\n" + str(point)
+        return rubric.rstrip("\n") + "\n" + point
     return rubric
 
 
@@ -107,8 +107,8 @@ def render_prompt(
     shown = make_visible(diff)
     prompt = _compiled(template).render(
         recipe={
-            "title": recipe.raw["title"],
-            "goal": recipe.raw["goal"],
+            "title": recipe.title,
+            "goal": recipe.goal,
             "rubric": _rubric(recipe, earlier),
         },
         earlier_tiers=[

@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from migration_evals.core.spec_types import RewriteGroupSpec
+
 __all__ = [
     "Rewrite",
     "RewriteGroup",
@@ -145,21 +147,21 @@ class RewriteGroup:
         return {target + rest for target in self.to}
 
 
-def rewrite_groups(raw: Sequence[Mapping[str, Any]]) -> tuple[RewriteGroup, ...]:
+def rewrite_groups(specs: Sequence[RewriteGroupSpec]) -> tuple[RewriteGroup, ...]:
     """The groups a recipe's ``test_policy.rewrites`` declares."""
     return tuple(
         RewriteGroup(
-            str(group["import"]),
-            tuple(str(target) for target in group.get("to", ())),
+            group.import_,
+            group.to,
             # Longest patterns first, so a pattern never hides a longer one it begins.
             tuple(
                 sorted(
-                    (Rewrite.of(str(k), str(v)) for k, v in (group.get("calls") or {}).items()),
+                    (Rewrite.of(k, v) for k, v in group.calls.items()),
                     key=lambda rewrite: -len(rewrite.pattern),
                 )
             ),
         )
-        for group in raw
+        for group in specs
     )
 
 

@@ -258,6 +258,7 @@ def check_go_shadowing(tree: TreeView, dependency_modules: Iterable[str] = ()) -
 def shadowing_integrity(recipe: Recipe) -> tuple[bool, list[str]]:
     """Whether ``recipe`` asks for the shadowing check, and the Java package prefixes it
     names (``integrity.shadowed_packages``)."""
-    integrity = recipe.raw.get("integrity") or {}
-    prefixes = [str(p) for p in integrity.get("shadowed_packages") or ()]
-    return bool(integrity.get("shadowing")), prefixes
+    integrity = recipe.integrity
+    if integrity is None:
+        return False, []
+    return integrity.shadowing, list(integrity.shadowed_packages)

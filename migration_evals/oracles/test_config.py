@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import posixpath
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 from migration_evals.core.model import Evidence, Severity
+from migration_evals.core.spec_types import IntegritySpec
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.ecosystems.maven.pom import read_pom, text_of
 from migration_evals.oracles.ecosystems.maven.test_settings import (
@@ -60,9 +60,12 @@ _LINT = "-Xlint"
 _EXTENSION_PATH = "-Dmaven.ext.class.path"
 
 
-def integrity_of(recipe: Recipe) -> Mapping[str, Any]:
-    value: Mapping[str, Any] = recipe.raw.get("integrity") or {}
-    return value
+def integrity_of(recipe: Recipe) -> IntegritySpec:
+    """The recipe's ``integrity`` section; nothing to compare when it has none."""
+    return recipe.integrity or _NO_INTEGRITY
+
+
+_NO_INTEGRITY = IntegritySpec(settings=(), shadowing=False)
 
 
 def _evidence(message: str, path: str | None, line: int | None) -> Evidence:
@@ -370,10 +373,10 @@ def check_maven_test_config(recipe: Recipe, tree: TreeView) -> list[Evidence]:
     """Evidence for every test-selecting or checking setting of a Maven build the patch
     weakens, among the families the recipe's ``integrity.settings`` names."""
     integrity = integrity_of(recipe)
-    families = set(integrity.get("settings") or ())
+    families = set(integrity.settings)
     if not families:
         return []
-    forbidden = [str(a) for a in integrity.get("forbidden_jvm_args") or ()]
+    forbidden = list(integrity.forbidden_jvm_args)
     # Both trees are read as the patched tree's build (the recipe's target JDK) reads
     # them: the same profiles on both sides, so a patch cannot win by the JDK alone.
     return _check_maven(tree, families, forbidden, build_jdk(recipe))

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from migration_evals.core.model import Evidence
+from migration_evals.core.spec_types import EditPolicy, TestPolicySpec
 from migration_evals.oracles.ecosystems.go.test_settings import builds_on
 from migration_evals.oracles.ecosystems.maven.syntax import is_slot, new_forms, slot_forms
 from migration_evals.oracles.grading import path_matches
@@ -84,12 +84,12 @@ class TestPolicy:
     syntax: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, raw: Mapping[str, Any]) -> TestPolicy:
+    def of(cls, spec: TestPolicySpec) -> TestPolicy:
         return cls(
-            tuple(raw["test_paths"]),
-            raw["edits"] == "forbidden",
-            rewrite_groups(raw.get("rewrites") or ()),
-            frozenset(raw.get("syntax") or ()),
+            spec.test_paths,
+            spec.edits is EditPolicy.FORBIDDEN,
+            rewrite_groups(spec.rewrites),
+            frozenset(spec.syntax),
         )
 
 

@@ -24,7 +24,7 @@ there, that is the base's problem (``error``), never the candidate's.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,11 +65,11 @@ class _Jdk:
 
 def _jdks(recipe: Recipe) -> tuple[list[_Jdk], int] | None:
     """The recipe's base JDKs, oldest first, and its default; None without any."""
-    spec: Mapping[str, Any] | None = recipe.sandbox.get("base_images")
-    if not spec:
+    spec = recipe.sandbox.base_images
+    if spec is None:
         return None
-    jdks = sorted((_Jdk(int(e["jdk"]), str(e["image"])) for e in spec["jdks"]), key=_version)
-    return jdks, int(spec["default"])
+    jdks = sorted((_Jdk(e.jdk, e.image) for e in spec.jdks), key=_version)
+    return jdks, spec.default
 
 
 def _version(jdk: _Jdk) -> int:
@@ -78,7 +78,7 @@ def _version(jdk: _Jdk) -> int:
 
 def recipe_toolchain_images(recipe: Recipe) -> list[str]:
     """Every image a trial of ``recipe`` may build a side in, the target's first."""
-    images = [str(recipe.sandbox["image"])]
+    images = [recipe.sandbox.image]
     found = _jdks(recipe)
     for jdk in found[0] if found else ():
         if jdk.image not in images:
@@ -88,7 +88,7 @@ def recipe_toolchain_images(recipe: Recipe) -> list[str]:
 
 def patched_toolchain(recipe: Recipe) -> SideToolchain:
     """The patched tree's: the recipe's image, the migration's target."""
-    image = str(recipe.sandbox["image"])
+    image = recipe.sandbox.image
     found = _jdks(recipe)
     jdk = next((j.version for j in found[0] if j.image == image), None) if found else None
     return SideToolchain(image, jdk, "the recipe's target")

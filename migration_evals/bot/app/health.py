@@ -207,9 +207,9 @@ def app_probes(
         return probes
     own = plan.settings_for(settings)
     session = requests.Session()
-    judge = specs.oracle.section("judge")
-    for role in ("primary", "secondary"):
-        provider = str(judge[role]["provider"])
+    judge = specs.oracle.judge
+    for role, model in (("primary", judge.primary), ("secondary", judge.secondary)):
+        provider = model.provider.value
         probe = judge_probe(own, provider, session)
         if probe is not None:
             probes[f"judge ({role}, {provider})"] = probe

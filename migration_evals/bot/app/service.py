@@ -151,8 +151,8 @@ def github_client(settings: Settings, mode: CassetteMode) -> tuple[GitHubApp, Tr
 
 def describe(plan: RunPlan, specs: SpecSet) -> dict[str, Any]:
     """The mode and the adapters a server grades with, for its log and ``/healthz``."""
-    judge = specs.oracle.section("judge")
-    judges = f"{judge['primary']['provider']} + {judge['secondary']['provider']}"
+    judge = specs.oracle.judge
+    judges = f"{judge.primary.provider.value} + {judge.secondary.provider.value}"
     adapters = {
         "sandbox": "Docker engine" if plan.sandbox is CassetteMode.LIVE else "sandbox cassettes",
         "judge": f"live {judges}" if plan.judge is CassetteMode.LIVE else "judge cassettes",

@@ -183,7 +183,7 @@ def _report(
 
 def infra_error_limit(specs: SpecSet) -> float:
     """The gate's ``max_infra_error_rate``: the share of errors its check refuses."""
-    return float(specs.oracle.section("gate")["max_infra_error_rate"])
+    return float(specs.oracle.gate.max_infra_error_rate)
 
 
 def _checkpoint(store: Store, stderr: Console) -> None:

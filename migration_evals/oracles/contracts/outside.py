@@ -83,10 +83,8 @@ class FolderSides:
 
 def declared_families(recipe: Recipe, checked: Collection[Family]) -> frozenset[Family]:
     """The families ``recipe`` declares outside it; each must be one ``checked`` covers."""
-    raw = recipe.contract.get("outside", [])
+    raw = recipe.contract.outside
     where = f"recipe {recipe.name}"
-    if not isinstance(raw, list):
-        raise SpecError(where, "contract.outside", "a list of construct families")
     known = ", ".join(sorted(checked))
     families: set[Family] = set()
     for name in raw:
@@ -99,7 +97,7 @@ def declared_families(recipe: Recipe, checked: Collection[Family]) -> frozenset[
 
 def is_test_path(recipe: Recipe) -> Callable[[str], bool]:
     """Whether a path is one of the recipe's test files (``test_policy.test_paths``)."""
-    patterns = tuple(recipe.raw.get("test_policy", {}).get("test_paths", ()))
+    patterns = recipe.test_policy.test_paths
     return lambda path: path_matches(path, patterns)
 
 

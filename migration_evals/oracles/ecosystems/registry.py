@@ -112,8 +112,8 @@ def read_report(name: str, result: SandboxResult, *, not_tests: Sequence[str] = 
 def check_contract(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
     """Evidence against ``tree`` keeping ``recipe``'s static contract; empty if it holds.
     An unknown kind is a broken spec (``SpecError``), never the candidate's fault."""
-    name = recipe.contract.get("kind")
-    kind = _contract_kinds().get(name) if isinstance(name, str) else None
+    name = recipe.contract.kind
+    kind = _contract_kinds().get(name)
     if kind is None:
         known = ", ".join(sorted(_contract_kinds()))
         raise SpecError(f"recipe {recipe.name}", "contract.kind", f"one of {known}, not {name!r}")

@@ -26,6 +26,7 @@ from typing import Any
 from docker.types import LogConfig, Mount, Ulimit
 
 from migration_evals.core.ports import SANDBOX_WORKDIR
+from migration_evals.core.spec_types import SandboxSpec
 
 __all__ = [
     "DEADLINE_LABEL",
@@ -66,16 +67,16 @@ class SandboxLimits:
     workspace_depth: int = _DEFAULT_DEPTH
 
     @classmethod
-    def from_spec(cls, section: Mapping[str, Any]) -> SandboxLimits:
+    def from_spec(cls, spec: SandboxSpec) -> SandboxLimits:
         return cls(
-            memory_mb=int(section["memory_mb"]),
-            cpus=float(section["cpus"]),
-            pids_limit=int(section["pids_limit"]),
-            tmpfs_mb=int(section["tmpfs_mb"]),
-            output_limit_bytes=int(section["output_limit_bytes"]),
-            workspace_mb=int(section["workspace_mb"]),
-            workspace_inodes=int(section.get("workspace_inodes", _DEFAULT_INODES)),
-            workspace_depth=int(section.get("workspace_depth", _DEFAULT_DEPTH)),
+            memory_mb=spec.memory_mb,
+            cpus=float(spec.cpus),
+            pids_limit=spec.pids_limit,
+            tmpfs_mb=spec.tmpfs_mb,
+            output_limit_bytes=spec.output_limit_bytes,
+            workspace_mb=spec.workspace_mb,
+            workspace_inodes=spec.workspace_inodes,
+            workspace_depth=spec.workspace_depth,
         )
 
 

@@ -58,7 +58,7 @@ class TrialContext:
 
     @property
     def usd_per_second(self) -> float:
-        return float(self.specs.oracle.section("sandbox")["usd_per_second"])
+        return self.specs.oracle.sandbox.usd_per_second
 
 
 class TierOracle(Protocol):

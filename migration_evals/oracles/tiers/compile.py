@@ -277,8 +277,7 @@ def _output_check(recipe: Recipe) -> OutputCheck | None:
 def _findings_exit(context: TrialContext) -> int | None:
     """The exit status by which the recipe's build says "built, but its checks (go vet)
     have findings": those are compared with the base's instead of failing outright."""
-    value = context.recipe.sandbox["compile"].get("findings_exit")
-    return int(value) if value is not None else None
+    return context.recipe.sandbox.compile.findings_exit
 
 
 def _finding_key(evidence: Evidence) -> tuple[str | None, str]:

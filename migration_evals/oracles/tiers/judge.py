@@ -17,6 +17,7 @@ from typing import Any
 
 from migration_evals.core.model import Changeset, Tier, Verdict
 from migration_evals.core.ports import Judge, JudgeReply, JudgeRequest
+from migration_evals.core.spec_types import JudgeModelSpec, JudgeRole
 from migration_evals.core.specs import Recipe
 from migration_evals.core.stamps import sha256_hex, stamp
 from migration_evals.oracles.judges.retry import briefly
@@ -26,11 +27,11 @@ from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 __all__ = ["JudgeOracle", "judge_cost"]
 
 
-def judge_cost(model: Mapping[str, Any], reply: JudgeReply) -> float:
+def judge_cost(model: JudgeModelSpec, reply: JudgeReply) -> float:
     """Actual cost from reported token usage and the spec's per-model prices."""
     return (
-        reply.input_tokens * float(model["input_usd_per_mtok"])
-        + reply.output_tokens * float(model["output_usd_per_mtok"])
+        reply.input_tokens * float(model.input_usd_per_mtok)
+        + reply.output_tokens * float(model.output_usd_per_mtok)
     ) / 1_000_000
 
 
@@ -94,22 +95,22 @@ class JudgeOracle:
     def identity_for(self, changeset: Changeset, recipe: Recipe) -> str:
         return self.identity
 
-    def _ask(self, context: TrialContext, role: str, judge: Judge) -> _Opinion:
-        settings = context.specs.oracle.section("judge")
-        model = settings[role]
+    def _ask(self, context: TrialContext, role: JudgeRole, judge: Judge) -> _Opinion:
+        settings = context.specs.oracle.judge
+        model = settings.role(role)
         prompt, shown = render_prompt(
-            context.specs.oracle.prompts["prompt_template"],
+            context.specs.oracle.prompts.prompt_template,
             context.recipe,
             context.earlier,
             context.changeset.patch,
         )
         request = JudgeRequest(
-            provider=str(model["provider"]),
-            model=str(model["model"]),
-            system=context.specs.oracle.prompts["system_prompt"],
+            provider=model.provider.value,
+            model=model.model,
+            system=context.specs.oracle.prompts.system_prompt,
             prompt=prompt,
-            temperature=_optional_float(settings["temperature"]),
-            max_tokens=int(settings["max_tokens"]),
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
         )
         # In a job with attempts left, one quick retry at most: the job waits, not the thread.
         with briefly() if context.defer_unavailable else nullcontext():
@@ -134,10 +135,6 @@ class JudgeOracle:
             details={"strict": context.strict, "judges": [o.transcript() for o in opinions]},
             fabricated=tuple(mark for o in opinions for mark in o.reply.fabricated),
         )
-
-
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 def _decide(answers: list[JudgeAnswer], *, strict: bool) -> tuple[Verdict, str]:

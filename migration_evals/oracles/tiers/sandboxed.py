@@ -14,6 +14,7 @@ from typing import Any
 from migration_evals.core.errors import SandboxError
 from migration_evals.core.model import Changeset, FabricatedMark, Tier
 from migration_evals.core.ports import Sandbox, SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.core.spec_types import CommandStep, SandboxStep, TestsStep
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import ProjectBuild, build_request
@@ -83,7 +84,7 @@ class TrialSandbox:
 
     def request(
         self,
-        step: str,
+        step: SandboxStep,
         *,
         patched: bool = True,
         image: str | None = None,
@@ -95,16 +96,16 @@ class TrialSandbox:
         (``graded`` instead of the patched tree, if given); with ``build``, in that
         project's folder with its resolved dependencies, in the image of that tree's
         toolchain unless ``image`` says otherwise."""
-        command: Mapping[str, Any] = self.context.recipe.sandbox[step]
+        command = self.context.recipe.sandbox.step(step)
         if image is None and build is not None:
             image = build.image(patched=patched)  # each side on its own toolchain
-        image = image or str(self.context.recipe.sandbox["image"])
+        image = image or self.context.recipe.sandbox.image
         request = self._request(
             SandboxAction.RUN,
             step,
             image=image,
             command=_measured(command),
-            collect=tuple(command.get("collect", ())),
+            collect=command.collect,
             pinned=self.pin([image]),
             patched=patched,
             inspect=tuple(inspect),
@@ -114,7 +115,7 @@ class TrialSandbox:
         )
         if build is None:
             return request
-        environment = {str(k): str(v) for k, v in (command.get("env") or {}).items()}
+        environment = dict(command.env)
         return build_request(request, build, patched=patched, environment=environment)
 
     def build_request(
@@ -202,21 +203,20 @@ class TrialSandbox:
         return result
 
 
-def _output_events(step: Mapping[str, Any]) -> str:
+def _output_events(step: CommandStep) -> str:
     """How the sandbox keeps a step's output: by test for a go test -json stream (its
     report), so a suite that logs a lot is still read whole; else by head and tail."""
-    return report_format(str(step.get("report_format", "exit-code"))).output_events
+    return report_format(step.report_format).output_events
 
 
-def _measured(step: Mapping[str, Any]) -> tuple[str, ...]:
+def _measured(step: CommandStep) -> tuple[str, ...]:
     """A step's command, run under its coverage wrapper when it has one (the tests step:
     ``migration_evals.oracles.coverage``), so the same run that grades the tests measures
     coverage."""
-    command = tuple(str(part) for part in step["command"])
-    coverage = step.get("coverage")
-    if not coverage:
-        return command
-    return ("sh", "-c", str(coverage["wrapper"]), "coverage", *command)
+    coverage = step.coverage if isinstance(step, TestsStep) else None
+    if coverage is None:
+        return step.command
+    return ("sh", "-c", coverage.wrapper, "coverage", *step.command)
 
 
 def sandbox_details(result: SandboxResult, *, tail: int = 4000) -> dict[str, Any]:

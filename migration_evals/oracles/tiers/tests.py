@@ -47,7 +47,6 @@ from migration_evals.oracles.build_summaries import (
 from migration_evals.oracles.builds import BuildPlan, Builds, ProjectBuild
 from migration_evals.oracles.compiler_output import describe_build_stop
 from migration_evals.oracles.coverage import (
-    DEFAULT_MAX_DROP,
     Coverage,
     CoverageCheck,
     CoverageFormat,
@@ -214,7 +213,7 @@ def _build_stop(suites: Sequence[_Suite], *, at_base: bool = False) -> str | Non
 
 def _test_paths(context: TrialContext) -> tuple[str, ...]:
     """The recipe's test paths: what the graded tree takes from the base commit."""
-    return tuple(context.recipe.raw["test_policy"]["test_paths"])
+    return context.recipe.test_policy.test_paths
 
 
 def _weakened(policy: TestPolicy, edits: TestEdits, context: TrialContext) -> TestGrade | None:
@@ -251,15 +250,14 @@ class _CoverageSpec:
 
     @classmethod
     def of(cls, recipe: Recipe) -> _CoverageSpec | None:
-        spec = recipe.sandbox["tests"].get("coverage")
-        if not spec:
+        spec = recipe.sandbox.tests.coverage
+        if spec is None:
             return None
-        policy = recipe.raw["test_policy"]
         return cls(
-            CoverageFormat(spec["format"]),
-            str(spec["report"]),
-            tuple(spec.get("tools") or ()),
-            float(policy.get("max_coverage_drop", DEFAULT_MAX_DROP)),
+            CoverageFormat(spec.format),
+            spec.report,
+            spec.tools,
+            recipe.test_policy.max_coverage_drop,
         )
 
 
@@ -496,7 +494,7 @@ class TestsOracle:
 
     def evaluate(self, context: TrialContext) -> TierOutcome:
         sandboxed = TrialSandbox(self.sandbox, context)
-        policy = TestPolicy.of(context.recipe.raw["test_policy"])
+        policy = TestPolicy.of(context.recipe.test_policy)
         # Edits that weaken the tests fail whatever the suite says: decided before paying
         # for any run.
         edits = self._edits(context, policy)
@@ -544,7 +542,7 @@ class TestsOracle:
         suites = self._run_suites(sandboxed, base_image, patched_image, plan, graded)
         runs = [run for suite in suites for run in (suite.baseline, suite.patched) if run]
         context = sandboxed.context
-        format_name = str(context.recipe.sandbox["tests"].get("report_format", "exit-code"))
+        format_name = context.recipe.sandbox.tests.report_format
         if graded is not None and edits.usable and _unbuilt(suites, format_name):
             graded = context.workspace.graded(_test_paths(context), edits.usable)
             runs += self._rerun_graded(sandboxed, suites, patched_image, graded)

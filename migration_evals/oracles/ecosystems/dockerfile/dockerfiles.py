@@ -42,7 +42,7 @@ def is_dockerfile(path: str) -> bool:
 
 def builds_dockerfiles(recipe: Recipe) -> bool:
     """Whether the recipe's sandbox tiers build the repository's Dockerfiles."""
-    return bool(recipe.sandbox.get("build_dockerfile"))
+    return recipe.sandbox.build_dockerfile
 
 
 @dataclass(frozen=True, slots=True)

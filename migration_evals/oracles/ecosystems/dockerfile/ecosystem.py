@@ -40,7 +40,7 @@ class Dockerfile:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))
 
     def claims(self, recipe: Recipe) -> bool:
-        return bool(recipe.sandbox.get("build_dockerfile"))
+        return recipe.sandbox.build_dockerfile
 
     def find_projects(self, tree: TreeView) -> ProjectSet:
         return (

@@ -245,7 +245,8 @@ def read_rewrites(tree: TreeView) -> list[Rewrite]:
 def _rules(recipe: Recipe, params: Mapping[str, Any]) -> _Rules:
     rewrites: Mapping[str, str] | None = params.get("rewrites") or None
     contract = recipe.contract
-    return _Rules(rewrites, FamilyMoves.from_contract(contract), bool(contract.get("arg_defaults")))
+    moves = FamilyMoves(contract.setting("family_moves", list) or ())
+    return _Rules(rewrites, moves, bool(contract.setting("arg_defaults", bool)))
 
 
 def check_base_image(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:

@@ -20,11 +20,11 @@ The recipe's ``sandbox.image_contract`` section holds the rules::
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from migration_evals.core.ports import ImageConfig
+from migration_evals.core.spec_types import ImageContractSpec
 
 __all__ = ["ContractRules", "config_differences", "nothing_to_compare"]
 
@@ -38,15 +38,15 @@ class ContractRules:
     smoke_script: str | None = None
 
     @classmethod
-    def from_recipe(cls, section: Mapping[str, Any] | None) -> ContractRules:
-        section = section or {}
-        script = section.get("smoke_script")
+    def from_recipe(cls, spec: ImageContractSpec | None) -> ContractRules:
+        if spec is None:
+            return cls()
         return cls(
-            labels=tuple(section.get("labels") or ()),
-            env_ignore=tuple(section.get("env_ignore") or ()),
-            smoke_command=tuple(section.get("smoke_command") or ()),
-            stay_up_s=float(section.get("stay_up_s", 5.0)),
-            smoke_script=str(script) if script else None,
+            labels=spec.labels,
+            env_ignore=spec.env_ignore,
+            smoke_command=spec.smoke_command,
+            stay_up_s=spec.stay_up_s,
+            smoke_script=spec.smoke_script,
         )
 
 

@@ -20,7 +20,7 @@ does not guess.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = ["FamilyMoves", "ImageName", "bump_problem", "parse_image"]
@@ -85,12 +85,6 @@ class FamilyMoves:
             self._sequences.append(words)
             for index, word in enumerate(words):
                 self._forward.setdefault(word, set()).update(words[index + 1 :])
-
-    @classmethod
-    def from_contract(cls, contract: Mapping[str, object]) -> FamilyMoves:
-        sequences = contract.get("family_moves") or []
-        assert isinstance(sequences, list)
-        return cls(sequences)
 
     def allows(self, old: str, new: str) -> bool:
         return new.lower() in self._forward.get(old.lower(), set())

@@ -245,7 +245,7 @@ def _runs_details(checks: list[_Findings]) -> list[dict[str, Any]]:
 
 def check_images(sandbox: Sandbox, baselines: BaselineCache, context: TrialContext) -> TierOutcome:
     sandboxed = TrialSandbox(sandbox, context)
-    rules = ContractRules.from_recipe(context.recipe.sandbox.get("image_contract"))
+    rules = ContractRules.from_recipe(context.recipe.sandbox.image_contract)
     builds = touched_builds(context.workspace.apply().changes, context.changeset.recipe_params)
     if not builds:
         return TierOutcome(

@@ -42,13 +42,13 @@ class Go:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))
 
     def claims(self, recipe: Recipe) -> bool:
-        return recipe.sandbox.get("build_system") == self.build_system
+        return recipe.sandbox.build_system == self.build_system
 
     def find_projects(self, tree: TreeView) -> ProjectSet:
         return find_projects(BuildSystem.GO, tree)
 
     def check_test_config(self, recipe: Recipe, tree: TreeView) -> list[Evidence]:
-        families = set(integrity_of(recipe).get("settings") or ())
+        families = set(integrity_of(recipe).settings)
         return check_go_test_config(tree, families) if families else []
 
     def check_shadowing(

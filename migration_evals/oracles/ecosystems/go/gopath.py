@@ -35,6 +35,7 @@ from tree_sitter import Node
 
 from migration_evals.core.model import FabricatedMark
 from migration_evals.core.ports import CacheMount, SandboxAction, SandboxRequest, SandboxResult
+from migration_evals.core.spec_types import CommandStep
 from migration_evals.core.stamps import sha256_hex, stamp
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.deps import classify
@@ -256,7 +257,7 @@ def infer_module_path(tree: TreeView, repository: Iterable[str | None] = ()) -> 
 def synthesis_request(
     project: Project,
     module: ModulePath,
-    recipe_resolve: Mapping[str, Any],
+    recipe_resolve: CommandStep,
     *,
     image: str,
     pinned: tuple[tuple[str, str], ...],
@@ -277,7 +278,7 @@ def synthesis_request(
         pinned=pinned,
         workdir=project.root,
         mounts=(CacheMount(GO_CACHE, writable=True),),
-        environment=tuple(sorted(dict(recipe_resolve.get("env") or {}).items())),
+        environment=tuple(sorted(recipe_resolve.env.items())),
         tree=tree,
     )
 

@@ -71,7 +71,8 @@ def _default_name(path: str) -> str:
 
 
 def _rules(recipe: Recipe, params: Mapping[str, Any]) -> list[_Rule]:
-    rules = [_Rule(r["old"], tuple(r["new"])) for r in recipe.contract["rewrites"]]
+    declared = recipe.contract.required_setting("rewrites", list)
+    rules = [_Rule(r["old"], tuple(r["new"])) for r in declared]
     wanted = params.get("rewrites")
     if wanted:
         rules = [rule for rule in rules if rule.old in wanted]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import partial
-from typing import Any
 
 from migration_evals.core.model import Evidence
 from migration_evals.core.specs import Recipe
@@ -59,11 +58,10 @@ def check_class_files(
 def class_file_check(recipe: Recipe) -> OutputCheck | None:
     """The recipe's ``sandbox.class_files`` rule as the compile tier runs it: every class
     file under its paths has its ``major`` version; None without the rule."""
-    rule: Mapping[str, Any] | None = recipe.sandbox.get("class_files")
-    if not rule:
+    rule = recipe.sandbox.class_files
+    if rule is None:
         return None
-    major = int(rule["major"])
-    paths = tuple(str(p) for p in rule["paths"])
+    major, paths = rule.major, rule.paths
     return OutputCheck(
         paths,
         partial(check_class_files, expected=major),

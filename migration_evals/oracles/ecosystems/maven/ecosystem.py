@@ -40,7 +40,7 @@ class Maven:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))
 
     def claims(self, recipe: Recipe) -> bool:
-        return recipe.sandbox.get("build_system") == self.build_system
+        return recipe.sandbox.build_system == self.build_system
 
     def find_projects(self, tree: TreeView) -> ProjectSet:
         return find_projects(BuildSystem.MAVEN, tree)

@@ -253,7 +253,7 @@ def _reactor_declarations(
 def check_java_release(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
     """Evidence against the patched tree's build files targeting ``target_release``."""
     del params  # the recipe takes no parameters; the signature is the contracts' common one
-    target = int(recipe.contract["target_release"])
+    target = recipe.contract.required_setting("target_release", int)
     jdk = build_jdk(recipe)  # the JDK the patched build runs on decides its profiles
     paths = _build_files(tree, jdk)
     if not paths:
