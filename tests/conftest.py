@@ -177,11 +177,10 @@ def without_integrity(specs: SpecSet, recipe: str, *families: str) -> SpecSet:
     """``specs`` with some of the recipe's tier-1 integrity checks off, so a test can show
     that a later layer (tier 3's own reading) catches the same trick by itself."""
     found = specs.recipe(recipe)
-    raw = dict(found.raw)
-    integrity = dict(raw["integrity"])
-    integrity["settings"] = [s for s in integrity["settings"] if s not in families]
-    raw["integrity"] = integrity
-    return replace(specs, recipes={**specs.recipes, recipe: replace(found, raw=raw)})
+    assert found.integrity is not None, f"{recipe} has no integrity checks to turn off"
+    settings = tuple(s for s in found.integrity.settings if s not in families)
+    integrity = replace(found.integrity, settings=settings)
+    return replace(specs, recipes={**specs.recipes, recipe: replace(found, integrity=integrity)})
 
 
 def broken_get(files: Mapping[str, str | None]) -> str:
@@ -200,9 +199,8 @@ def without_outside(specs: SpecSet, recipe: str) -> SpecSet:
     a test can show that the sandbox tiers catch a trick by themselves that tier 1 would
     refuse first (an ``init`` that prints or fills the disk, a forged report line)."""
     found = specs.recipe(recipe)
-    raw = dict(found.raw)
-    raw["contract"] = {**raw["contract"], "outside": []}
-    return replace(specs, recipes={**specs.recipes, recipe: replace(found, raw=raw)})
+    contract = replace(found.contract, outside=())
+    return replace(specs, recipes={**specs.recipes, recipe: replace(found, contract=contract)})
 
 
 def clone_example(tmp_path: Path, project: str) -> tuple[Path, str]:
@@ -253,8 +251,8 @@ def make_trial(specs: SpecSet, make_repo: RepoFactory, tmp_path: Path) -> Iterat
     """A tier's view of one trial: a real repository with ``files`` at its base commit and
     the patch that makes ``changes`` (None deletes), graded by ``recipe``."""
     repos = RepoCache(tmp_path / "repo-cache")
-    apply = specs.oracle.section("apply")
-    limits = ScreenLimits(int(apply["max_files"]), int(apply["max_patch_bytes"]))
+    apply = specs.oracle.apply
+    limits = ScreenLimits(apply.max_files, apply.max_patch_bytes)
     opened: list[Workspace] = []
 
     def build(
@@ -374,7 +372,7 @@ def live_docker_sandbox(
     """The live sandbox as ``migration_evals.bot.wiring`` builds it: dependency caches under
     ``cache_dir`` and the registry gate in front of ``dependencies`` (default: the public
     registries)."""
-    limits = SandboxLimits.from_spec(specs.oracle.section("sandbox"))
+    limits = SandboxLimits.from_spec(specs.oracle.sandbox)
     user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
     return DockerSandbox(
         client,

@@ -140,7 +140,7 @@ def _sample() -> list[Row]:
 
 
 def test_the_anchor_is_the_gates_own(specs: SpecSet) -> None:
-    gate = specs.oracle.section("gate")
+    gate = specs.oracle.gate
     summary = summarise(_sample(), gate)
     anchor = summary["anchor"]
     assert anchor["table"] == {
@@ -221,7 +221,7 @@ def test_only_names_an_id_alone_and_a_prefix_all_it_begins() -> None:
 def test_a_results_section_names_the_grader_and_every_case(specs: SpecSet) -> None:
     rows = _sample()
     rows[0] = Row(rows[0].case, rows[0].label, {**rows[0].verdict, "grader": "abc123"})
-    text = markdown(rows, summarise(rows, specs.oracle.section("gate")))
+    text = markdown(rows, summarise(rows, specs.oracle.gate))
     assert text.startswith("## ")
     assert "migration-evals abc123:" in text.splitlines()[0]
     assert "| funnel passed (tiers 1-3) | 30 | 2 |" in text

@@ -319,7 +319,7 @@ def test_mine_gold_from_git_alone_labels_offline_and_grows_the_gold_table(
     finally:
         store.close()
     assert all(row.funnel_verdict is not None for row in rows)
-    anchor = anchor_from_rows(rows, load_specs(SPECS_DIR).oracle.section("gate"))
+    anchor = anchor_from_rows(rows, load_specs(SPECS_DIR).oracle.gate)
     assert (anchor.n + anchor.unmatched, anchor.pending) == (3, 1)
 
 

@@ -185,7 +185,7 @@ def test_a_device_patch_file_is_refused_before_reading(tmp_path: Path) -> None:
 
 
 def test_a_patch_file_over_the_specs_limit_is_refused(tmp_path: Path, specs: SpecSet) -> None:
-    limit = int(specs.oracle.section("apply")["max_patch_bytes"])
+    limit = specs.oracle.apply.max_patch_bytes
     (tmp_path / "big.diff").write_bytes(b"+" * (limit + 1))
     with pytest.raises(ChangesetError, match=f"is {limit + 1} bytes; patches of at most {limit}"):
         read_changesets(_with_patch_file(tmp_path, "big.diff"), specs)

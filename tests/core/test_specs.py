@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
 
 from migration_evals.core.errors import SpecError
 from migration_evals.core.model import Tier
+from migration_evals.core.spec_types import (
+    DEFAULT_MAX_COVERAGE_DROP,
+    DEFAULT_REPORT_FORMAT,
+    BaseJdk,
+    EditPolicy,
+    JudgeProvider,
+    Judging,
+)
 from migration_evals.core.specs import SpecSet
+from migration_evals.core.stamps import stamp
+from migration_evals.core.yamlio import load_yaml_file
 from migration_evals.oracles.ecosystems.registry import load_specs
 from tests.conftest import SPECS_DIR, pre_register_no_judge
 
@@ -59,7 +70,7 @@ def test_a_spec_edited_after_a_good_read_is_refused_on_the_next(spec_root: Path)
     with pytest.raises(SpecError, match=r"go-import-rewrite\.yaml.*'title' is a required property"):
         load_specs(spec_root)
     _edit(spec_root / "recipes" / "go-import-rewrite.yaml", "titel:", "title:")
-    assert load_specs(spec_root).recipe("go-import-rewrite").raw["title"]  # valid again
+    assert load_specs(spec_root).recipe("go-import-rewrite").title  # valid again
 
 
 def test_duplicate_yaml_key_is_an_error(spec_root: Path) -> None:
@@ -178,7 +189,7 @@ def test_both_judges_from_one_provider_are_refused(spec_root: Path) -> None:
 
 def test_judge_temperature_is_a_number_or_null(spec_root: Path) -> None:
     _edit(spec_root / "oracle.yaml", "temperature: null", "temperature: 0.2")
-    assert load_specs(spec_root).oracle.section("judge")["temperature"] == 0.2
+    assert load_specs(spec_root).oracle.judge.temperature == 0.2
     _edit(spec_root / "oracle.yaml", "temperature: 0.2", "temperature: hot")
     with pytest.raises(SpecError, match="judge.temperature"):
         load_specs(spec_root)
@@ -222,4 +233,112 @@ def test_going_without_a_judge_is_declared_never_implied(spec_root: Path) -> Non
 def test_judging_takes_llm_or_none(spec_root: Path) -> None:
     _edit(spec_root / "oracle.yaml", "version: 1\n", "version: 1\njudging: off\n")
     with pytest.raises(SpecError, match="judging"):
+        load_specs(spec_root)
+
+
+# -- the typed views the parser builds --------------------------------------------------
+
+
+def test_optional_sections_are_none_not_missing(specs: SpecSet) -> None:
+    images = specs.recipe("base-image-bump")
+    assert images.integrity is None
+    assert images.sandbox.resolve is None and images.sandbox.build_system is None
+    assert images.sandbox.tests.coverage is None
+    assert images.judge.test_changes is None
+    go = specs.recipe("go-import-rewrite")
+    assert go.sandbox.base_images is None and go.sandbox.class_files is None
+    assert go.sandbox.image_contract is None
+    assert go.integrity is not None and go.integrity.forbidden_jvm_args == ()
+
+
+def test_defaults_are_applied_once_by_the_parser(specs: SpecSet, spec_root: Path) -> None:
+    java = specs.recipe("java8-to-17")
+    assert java.sandbox.compile.report_format == DEFAULT_REPORT_FORMAT == "exit-code"
+    assert java.sandbox.compile.env == {} and java.sandbox.compile.findings_exit is None
+    assert java.sandbox.build_dockerfile is False
+    assert specs.recipe("go-import-rewrite").sandbox.compile.findings_exit == 3
+    _edit(spec_root / "recipes" / "java8-to-17.yaml", "  max_coverage_drop: 1.0\n", "")
+    _edit(
+        spec_root / "recipes" / "go-import-rewrite.yaml",
+        "max_coverage_drop: 1.0",
+        "max_coverage_drop: 2.5",
+    )
+    edited = load_specs(spec_root)
+    assert edited.recipe("java8-to-17").test_policy.max_coverage_drop == DEFAULT_MAX_COVERAGE_DROP
+    assert edited.recipe("go-import-rewrite").test_policy.max_coverage_drop == 2.5
+
+
+def test_enum_valued_fields_are_enums(specs: SpecSet, no_judge_specs: SpecSet) -> None:
+    assert specs.oracle.judging is Judging.LLM and specs.oracle.judged
+    assert no_judge_specs.oracle.judging is Judging.NONE and not no_judge_specs.oracle.judged
+    assert specs.oracle.judge.primary.provider is JudgeProvider.ANTHROPIC
+    assert specs.oracle.judge.role("secondary").provider is JudgeProvider.OPENAI
+    assert specs.recipe("base-image-bump").test_policy.edits is EditPolicy.FORBIDDEN
+    assert specs.recipe("java8-to-17").test_policy.edits is EditPolicy.BASE_SUITE
+    assert specs.hypotheses["h1-claude-vs-gpt-java"].alternative in (
+        "two-sided",
+        "larger",
+        "smaller",
+    )
+
+
+def test_the_views_are_frozen(specs: SpecSet) -> None:
+    recipe = specs.recipe("java8-to-17")
+    with pytest.raises(FrozenInstanceError):
+        recipe.sandbox.image = "elsewhere"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        recipe.sandbox.resolve.env["GOPROXY"] = "x"  # type: ignore[index, union-attr]
+    with pytest.raises(TypeError):
+        recipe.contract.settings["target_release"] = 21  # type: ignore[index]
+
+
+def test_the_recipe_sections_carry_what_the_file_says(specs: SpecSet) -> None:
+    java = specs.recipe("java8-to-17")
+    assert java.contract.kind == "java-release"
+    assert java.contract.outside[0] == "process-control"
+    # The kind's own settings hold every key but the two all kinds share.
+    assert dict(java.contract.settings) == {"target_release": 17}
+    assert java.sandbox.class_files is not None and java.sandbox.class_files.major == 61
+    assert java.sandbox.base_images is not None
+    assert java.sandbox.base_images.jdks[0] == BaseJdk(8, "migration-evals/java8:2")
+    assert java.sandbox.tests.coverage is not None
+    assert java.sandbox.tests.coverage.format == "jacoco-xml"
+    assert java.test_policy.rewrites[0].import_ == "org.mockito.Matchers"
+    assert java.test_policy.rewrites[0].calls == {"Matchers.": "ArgumentMatchers."}
+    assert specs.oracle.gate.to_dict()["min_trials"] == 30
+    assert specs.oracle.prompts.prompt_template.strip()
+
+
+def test_a_contract_setting_is_read_as_its_type(specs: SpecSet) -> None:
+    contract = specs.recipe("java8-to-17").contract
+    assert contract.setting("target_release", int) == 17
+    assert contract.setting("family_moves", list) is None
+    with pytest.raises(SpecError, match=r"contract\.target_release"):
+        contract.setting("target_release", str)
+    with pytest.raises(SpecError, match="needs it"):
+        contract.required_setting("rewrites", list)
+
+
+def test_stamps_are_over_the_files_as_written(specs: SpecSet) -> None:
+    for name, recipe in specs.recipes.items():
+        path = SPECS_DIR / "recipes" / f"{name}.yaml"
+        assert recipe.stamp == stamp(load_yaml_file(path))
+
+
+def test_bad_values_are_refused_before_any_view_is_built(spec_root: Path) -> None:
+    recipe = spec_root / "recipes" / "base-image-bump.yaml"
+    _edit(recipe, "edits: forbidden", "edits: sometimes")
+    with pytest.raises(SpecError) as caught:
+        load_specs(spec_root)
+    assert caught.value.key == "test_policy.edits"
+    _edit(recipe, "edits: sometimes", "edits: forbidden")
+    _edit(spec_root / "oracle.yaml", "provider: openai", "provider: mistral")
+    with pytest.raises(SpecError, match=r"judge\.secondary\.provider"):
+        load_specs(spec_root)
+
+
+def test_the_sandbox_limits_must_all_be_given(spec_root: Path) -> None:
+    # The schema requires every limit, so the parser never falls back to a default one.
+    _edit(spec_root / "oracle.yaml", "  workspace_inodes: 500000", "  # no inode limit")
+    with pytest.raises(SpecError, match="'workspace_inodes' is a required property"):
         load_specs(spec_root)

@@ -106,7 +106,7 @@ def _actual(tier: Tier, details: Mapping[str, Any], rate: float) -> float:
 def build_trial(plan: Plan, specs: SpecSet, trial_id: str) -> Trial:
     stamps = plan.stamps or specs.stamps_for(plan.recipe)
     stop_verdict, _, stop_tier = plan.outcome.partition("@")
-    rate = float(specs.oracle.section("sandbox")["usd_per_second"])
+    rate = specs.oracle.sandbox.usd_per_second
     envelopes, stopped = [], False
     for spec in specs.oracle.tiers:
         tier = spec.tier

@@ -45,7 +45,7 @@ def test_below_the_floor_is_broken(store: Store, specs: SpecSet) -> None:
 
 def test_too_few_rows_is_broken_and_says_why(specs: SpecSet) -> None:
     rows = [_row(n, Verdict.PASS, GoldLabel.ACCEPTED) for n in range(10)]
-    status = anchor_from_rows(rows, specs.oracle.section("gate"))
+    status = anchor_from_rows(rows, specs.oracle.gate)
     assert status.broken and status.phi is None
     assert status.reason == "only 10 gold-labelled pull request(s), fewer than the minimum 30"
 
@@ -58,17 +58,17 @@ def test_pending_labels_and_ungraded_verdicts_are_left_out(specs: SpecSet) -> No
         _row(201, Verdict.ERROR, GoldLabel.ACCEPTED),
     ]
     rows += [_row(202, None, GoldLabel.REJECTED)]
-    status = anchor_from_rows(rows, specs.oracle.section("gate"))
+    status = anchor_from_rows(rows, specs.oracle.gate)
     assert (status.n, status.pending, status.unmatched, status.phi) == (40, 1, 2, 1.0)
 
 
 def test_one_class_only_is_undefined_and_broken(specs: SpecSet) -> None:
     rows = [_row(n, Verdict.PASS, GoldLabel.ACCEPTED) for n in range(40)]
-    status = anchor_from_rows(rows, specs.oracle.section("gate"))
+    status = anchor_from_rows(rows, specs.oracle.gate)
     assert status.broken and "undefined" in status.reason
 
 
 def test_the_published_table_recomputes(store: Store, specs: SpecSet) -> None:
     add_gold(store, agree=18, disagree=3)
     status = anchor_status(store, specs)
-    assert anchor_from_table(status.to_dict(), specs.oracle.section("gate")) == status
+    assert anchor_from_table(status.to_dict(), specs.oracle.gate) == status

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import date
+from typing import Any
 
 import pytest
 
-from migration_evals.core.specs import Hypothesis, SpecSet
+from migration_evals.core.spec_types import HypothesisGroups
+from migration_evals.core.specs import SpecSet
 from migration_evals.gate.hypotheses import HypothesisStatus, evaluate_hypotheses, find_harking
 from migration_evals.gate.stats import two_proportion_ztest
 from tests.gate.ledgers import many
 
 
-def _with(specs: SpecSet, **raw: object) -> SpecSet:
+def _with(specs: SpecSet, **fields: Any) -> SpecSet:
     base = specs.hypotheses["h1-claude-vs-gpt-java"]
-    hypothesis = Hypothesis(base.id, base.registered_at, {**base.raw, **raw})
+    if "groups" in fields:
+        fields["groups"] = HypothesisGroups(fields["groups"]["a"], fields["groups"]["b"])
+    hypothesis = replace(base, **fields)
     return replace(specs, hypotheses={base.id: hypothesis})
 
 

@@ -41,9 +41,8 @@ def _specs(specs: SpecSet, humans: Verdicts, **gate: float) -> SpecSet:
         for i, verdict in enumerate(humans)
         if verdict is not None
     )
-    raw = dict(specs.oracle.raw)
-    raw["gate"] = {**raw["gate"], **gate}
-    return replace(specs, oracle=replace(specs.oracle, raw=raw), hand_labels=labels)
+    thresholds = replace(specs.oracle.gate, **gate)
+    return replace(specs, oracle=replace(specs.oracle, gate=thresholds), hand_labels=labels)
 
 
 def _opinions(primary: Verdicts, secondary: Verdicts | None = None) -> Opinions:

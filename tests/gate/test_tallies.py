@@ -45,7 +45,7 @@ def test_outcomes_and_funnel() -> None:
 def test_cost_sets_infrastructure_beside_inference(specs: SpecSet) -> None:
     trials = [t._replace(sandbox_s=100.0, judge_usd=0.5, judge_tokens=(10, 2)) for t in many(2)]
     cost = cost_breakdown(trials, specs)
-    rate = float(specs.oracle.section("sandbox")["usd_per_second"])
+    rate = specs.oracle.sandbox.usd_per_second
     assert cost.infrastructure_usd == round(200 * rate, 6)
     assert cost.inference_usd == 1.0
     assert cost.inference_ratio == round(1.0 / (200 * rate), 2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -159,4 +160,4 @@ def test_retroactive_trials_are_marked(store: Store) -> None:
 
 def test_the_policy_comes_from_the_oracle_spec(specs: SpecSet) -> None:
     assert SurvivalPolicy.from_specs(specs) == POLICY
-    assert POLICY.to_dict() == dict(specs.oracle.section("gold"))
+    assert POLICY.to_dict() == asdict(specs.oracle.gold)

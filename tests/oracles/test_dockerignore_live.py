@@ -15,6 +15,7 @@ import docker
 import pytest
 
 from migration_evals.core.model import Verdict
+from migration_evals.core.spec_types import ImageContractSpec
 from migration_evals.core.specs import SpecSet
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.ecosystems.dockerfile.builds import build_pair
@@ -49,9 +50,9 @@ def sandbox(docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path) 
 def _quick(context: TrialContext) -> TrialContext:
     """The real recipe, with images asked to stay up 1 s instead of 5 (test time)."""
     recipe = context.recipe
-    contract = {**recipe.sandbox["image_contract"], "stay_up_s": 1}
-    raw = {**recipe.raw, "sandbox": {**recipe.sandbox, "image_contract": contract}}
-    return replace(context, recipe=replace(recipe, raw=raw))
+    contract = replace(recipe.sandbox.image_contract or ImageContractSpec(), stay_up_s=1)
+    sandbox = replace(recipe.sandbox, image_contract=contract)
+    return replace(context, recipe=replace(recipe, sandbox=sandbox))
 
 
 def _files_in(client: docker.DockerClient, image: str, folder: str) -> list[str]:

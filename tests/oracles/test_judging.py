@@ -77,7 +77,7 @@ INJECTIONS = [
 @pytest.mark.parametrize("injection", INJECTIONS)
 def test_injections_stay_inside_the_delimited_diff(specs: SpecSet, injection: str) -> None:
     diff = DIFF + injection
-    template = specs.oracle.prompts["prompt_template"]
+    template = specs.oracle.prompts.prompt_template
     prompt, shown = render_prompt(template, specs.recipe("java8-to-17"), [], diff)
     clean_prompt, _ = render_prompt(template, specs.recipe("java8-to-17"), [], DIFF)
     nonce = prompt.split("<<<DIFF ", 1)[1].split(" ", 1)[0]
@@ -109,7 +109,7 @@ def _sections(prompt: str) -> tuple[str, str, str, str]:
 
 
 def test_a_closing_marker_forged_from_the_clean_diff_does_not_close_it(specs: SpecSet) -> None:
-    template, recipe = specs.oracle.prompts["prompt_template"], specs.recipe("java8-to-17")
+    template, recipe = specs.oracle.prompts.prompt_template, specs.recipe("java8-to-17")
     clean_nonce = _sections(render_prompt(template, recipe, [], DIFF)[0])[0]
     # An attacker who knows the rest of the diff predicts its tag and forges the end marker,
     # but adding the forgery changes the diff, and with it the tag.
@@ -179,14 +179,15 @@ def test_the_test_diff_rubric_point_is_shown_only_when_tests_changed(
 ) -> None:
     """Trials that left the tests alone keep exactly the rubric (and their recorded
     prompts); those graded on the patch's own test edits get the point on test diffs."""
-    template = specs.oracle.prompts["prompt_template"]
+    template = specs.oracle.prompts.prompt_template
     spec = specs.recipe(recipe)
-    point = spec.raw["judge"]["test_changes"]
+    point = spec.judge.test_changes
+    assert point is not None
     plain, _ = render_prompt(template, spec, [], DIFF)
     unchanged, _ = render_prompt(template, spec, [_tests_envelope({"tests_changed": False})], DIFF)
     changed, _ = render_prompt(template, spec, [_tests_envelope({"tests_changed": True})], DIFF)
     assert point not in plain and point not in unchanged
-    assert spec.raw["judge"]["rubric"] in changed
+    assert spec.judge.rubric in changed
     assert point in changed
 
 
@@ -196,7 +197,7 @@ def _diff_coverage(changed: int, covered: int, path: str = "src/Main.java") -> d
 
 
 def test_the_prompt_says_what_the_tests_executed_of_the_changed_code(specs: SpecSet) -> None:
-    template = specs.oracle.prompts["prompt_template"]
+    template = specs.oracle.prompts.prompt_template
     spec = specs.recipe("java8-to-17")
     plain, _ = render_prompt(template, spec, [_tests_envelope({})], DIFF)
     assert "diff coverage" not in plain
@@ -222,7 +223,7 @@ def test_the_prompt_says_what_the_tests_executed_of_the_changed_code(specs: Spec
 def test_a_prompt_without_changed_code_reads_as_before(specs: SpecSet) -> None:
     """No changed line of code (a Dockerfile bump), not measured, or an envelope from
     before diff coverage: exactly the prompt without it, so recorded prompts still match."""
-    template = specs.oracle.prompts["prompt_template"]
+    template = specs.oracle.prompts.prompt_template
     spec = specs.recipe("base-image-bump")
     before, _ = render_prompt(template, spec, [_tests_envelope({})], DIFF)
     for details in (

@@ -17,12 +17,12 @@ from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 @pytest.fixture
 def go_policy(specs: SpecSet) -> TestPolicy:
-    return TestPolicy.of(specs.recipe("go-import-rewrite").raw["test_policy"])
+    return TestPolicy.of(specs.recipe("go-import-rewrite").test_policy)
 
 
 @pytest.fixture
 def java_policy(specs: SpecSet) -> TestPolicy:
-    return TestPolicy.of(specs.recipe("java8-to-17").raw["test_policy"])
+    return TestPolicy.of(specs.recipe("java8-to-17").test_policy)
 
 
 def _edits(

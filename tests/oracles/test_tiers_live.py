@@ -16,6 +16,7 @@ import docker
 import pytest
 
 from migration_evals.core.model import Tier, Trial, Verdict
+from migration_evals.core.spec_types import CommandStep
 from migration_evals.core.specs import SpecSet
 from tests.conftest import (
     ROOT,
@@ -174,12 +175,11 @@ def test_a_memory_hog_in_the_build_is_never_a_pass(
     docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path, dependency_cache: Path
 ) -> None:
     recipe = specs.recipe("go-import-rewrite")
-    raw = dict(recipe.raw)
-    raw["sandbox"] = {
-        **recipe.sandbox,
-        "compile": {"command": ["sh", "-c", "head -c 1000m /dev/zero | tail"], "collect": []},
-    }
-    hog_specs = replace(specs, recipes={**specs.recipes, recipe.name: replace(recipe, raw=raw)})
+    hog = CommandStep(command=("sh", "-c", "head -c 1000m /dev/zero | tail"))
+    sandbox = replace(recipe.sandbox, compile=hog)
+    hog_specs = replace(
+        specs, recipes={**specs.recipes, recipe.name: replace(recipe, sandbox=sandbox)}
+    )
     sandbox = live_docker_sandbox(docker_client, hog_specs, dependency_cache)
     live = LiveGrader(sandbox, hog_specs, tmp_path)
     # The workspace's tmpfs pages are charged to the container too (memory_mb +

@@ -130,8 +130,8 @@ def test_recipes_without_base_images_build_both_sides_on_their_image(specs: Spec
     recipe = specs.recipe("go-import-rewrite")
     project = Project(BuildSystem.GO, "")
     chosen = base_toolchain(recipe, MemoryTree({"go.mod": b"module m\n"}, {}), project)
-    assert chosen.image == str(recipe.sandbox["image"]) == patched_toolchain(recipe).image
-    assert recipe_toolchain_images(recipe) == [str(recipe.sandbox["image"])]
+    assert chosen.image == recipe.sandbox.image == patched_toolchain(recipe).image
+    assert recipe_toolchain_images(recipe) == [recipe.sandbox.image]
 
 
 def test_every_image_a_java_trial_may_use_is_named_target_first(specs: SpecSet) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from migration_evals.core.ports import Judge, JudgeRequest
+from migration_evals.core.spec_types import JudgeRole
 from migration_evals.core.specs import SpecSet
 from migration_evals.oracles.judges import Retrying, RetryPolicy
 from migration_evals.oracles.judging import render_prompt
@@ -37,10 +38,10 @@ class Provider:
 
     name: str
     path: str
-    role: str
+    role: JudgeRole
 
     def model(self, specs: SpecSet) -> str:
-        return str(specs.oracle.section("judge")[self.role]["model"])
+        return specs.oracle.judge.role(self.role).model
 
 
 ANTHROPIC = Provider("anthropic", ANTHROPIC_PATH, "primary")
@@ -107,14 +108,14 @@ def judge_request(
 ) -> tuple[JudgeRequest, str]:
     """The request the judge tier would make for ``diff``, and the diff as shown."""
     prompt, shown = render_prompt(
-        specs.oracle.prompts["prompt_template"], specs.recipe("java8-to-17"), [], diff
+        specs.oracle.prompts.prompt_template, specs.recipe("java8-to-17"), [], diff
     )
     request = JudgeRequest(
         provider=provider.name,
         model=provider.model(specs),
-        system=specs.oracle.prompts["system_prompt"],
+        system=specs.oracle.prompts.system_prompt,
         prompt=prompt,
         temperature=temperature,
-        max_tokens=int(specs.oracle.section("judge")["max_tokens"]),
+        max_tokens=specs.oracle.judge.max_tokens,
     )
     return request, shown

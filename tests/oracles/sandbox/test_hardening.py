@@ -77,10 +77,10 @@ def test_build_limits_cap_memory_without_swap() -> None:
 
 
 def test_limits_come_from_the_oracle_spec(specs: SpecSet) -> None:
-    section = specs.oracle.section("sandbox")
+    section = specs.oracle.sandbox
     limits = SandboxLimits.from_spec(section)
-    assert limits.memory_mb == section["memory_mb"]
-    assert limits.workspace_mb == section["workspace_mb"]
+    assert limits.memory_mb == section.memory_mb == 2048
+    assert limits.workspace_mb == section.workspace_mb == 1024
 
 
 def test_the_workspace_volume_is_a_tmpfs_capped_in_bytes_and_inodes() -> None:
@@ -90,18 +90,6 @@ def test_the_workspace_volume_is_a_tmpfs_capped_in_bytes_and_inodes() -> None:
     mount = options["o"].split(",")
     assert {"size=32m", "nr_inodes=1000", "uid=65534", "gid=65534"} <= set(mount)
     assert "noexec" not in mount  # Go runs test binaries it builds there
-
-
-def test_inodes_default_when_the_spec_predates_them() -> None:
-    section = {
-        "memory_mb": 1,
-        "cpus": 1,
-        "pids_limit": 1,
-        "tmpfs_mb": 1,
-        "output_limit_bytes": 1,
-        "workspace_mb": 1,
-    }
-    assert SandboxLimits.from_spec(section).workspace_inodes == SandboxLimits().workspace_inodes
 
 
 def test_an_image_starts_as_it_would_run_within_the_same_limits() -> None:

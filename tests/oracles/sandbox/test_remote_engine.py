@@ -105,7 +105,7 @@ def test_a_compile_and_a_tests_tier_grade_through_a_tcp_engine_with_nothing_moun
     owner = f"remote-{uuid.uuid4().hex[:8]}"
     sandbox = DockerSandbox(
         client,
-        SandboxLimits.from_spec(specs.oracle.section("sandbox")),
+        SandboxLimits.from_spec(specs.oracle.sandbox),
         user=default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid()),
         as_root=os.geteuid() == 0,
         owner=f"{owner}:{os.getpid()}",

@@ -230,4 +230,4 @@ def test_tier_one_fails_the_config_change_and_passes_a_readme_change_naming_it(
 
 
 def test_the_recipe_declares_the_rule_under_its_stamp(recipe: Recipe) -> None:
-    assert recipe.contract["build_inputs"] == "unchanged"
+    assert recipe.contract.setting("build_inputs", str) == "unchanged"

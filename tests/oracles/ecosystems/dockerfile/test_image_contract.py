@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from migration_evals.core.ports import ImageConfig
+from migration_evals.core.spec_types import ImageContractSpec
 from migration_evals.oracles.ecosystems.dockerfile.image_contract import (
     ContractRules,
     config_differences,
@@ -73,7 +74,8 @@ def test_images_that_say_nothing_of_what_they_run_leave_nothing_to_compare() -> 
 
 
 def test_rules_come_from_the_recipe() -> None:
-    rules = ContractRules.from_recipe({"labels": ["a"], "smoke_command": ["true"], "stay_up_s": 2})
+    spec = ImageContractSpec(labels=("a",), smoke_command=("true",), stay_up_s=2)
+    rules = ContractRules.from_recipe(spec)
     assert (rules.labels, rules.smoke_command, rules.stay_up_s, rules.smoke_script) == (
         ("a",),
         ("true",),

@@ -22,6 +22,7 @@ import pytest
 
 from migration_evals.core.model import Changeset, Envelope, Tier, Trial, Verdict
 from migration_evals.core.ports import JudgeReply
+from migration_evals.core.spec_types import ImageContractSpec
 from migration_evals.core.specs import SpecSet
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.cascade import Budget, Cascade
@@ -102,9 +103,9 @@ def _remove_if_present(client: docker.DockerClient, tag: str) -> None:
 def _quick(specs: SpecSet) -> SpecSet:
     """The real specs, with images asked to stay up 1 s instead of 5 (test time)."""
     recipe = specs.recipe("base-image-bump")
-    contract = {**recipe.sandbox["image_contract"], "stay_up_s": 1}
-    raw = {**recipe.raw, "sandbox": {**recipe.sandbox, "image_contract": contract}}
-    return replace(specs, recipes={**specs.recipes, recipe.name: replace(recipe, raw=raw)})
+    contract = replace(recipe.sandbox.image_contract or ImageContractSpec(), stay_up_s=1)
+    sandbox = replace(recipe.sandbox, image_contract=contract)
+    return replace(specs, recipes={**specs.recipes, recipe.name: replace(recipe, sandbox=sandbox)})
 
 
 Grade = Callable[[str, str], Trial]
@@ -121,7 +122,7 @@ def grade(
     """Grade the bump of the API to ``api`` and the worker to ``worker`` (releases of the
     stand-in base), with no recipe parameters: the rewrites come from the diff."""
     repo, commit = make_repo(FILES)
-    limits = SandboxLimits.from_spec(specs.oracle.section("sandbox"))
+    limits = SandboxLimits.from_spec(specs.oracle.sandbox)
     user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
     sandbox = DockerSandbox(docker_client, limits, user=user, as_root=os.geteuid() == 0)
     judge = FakeJudge(lambda _r: JudgeReply(judge_json("pass", []), "end_turn"))
@@ -211,7 +212,7 @@ def test_images_that_say_nothing_of_what_they_run_are_inconclusive(
 ) -> None:
     repo, commit = make_repo({"Dockerfile": f"FROM {EMPTY}:1\nLABEL app=empty\n"})
     patch = diff_of(repo, {"Dockerfile": f"FROM {EMPTY}:2\nLABEL app=empty\n"})
-    limits = SandboxLimits.from_spec(specs.oracle.section("sandbox"))
+    limits = SandboxLimits.from_spec(specs.oracle.sandbox)
     sandbox = DockerSandbox(docker_client, limits)
     judge = FakeJudge(lambda _r: JudgeReply(judge_json("pass", []), "end_turn"))
     oracles = [ApplyOracle(), CompileOracle(sandbox), TestsOracle(sandbox)]

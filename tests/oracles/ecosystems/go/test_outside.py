@@ -4,6 +4,7 @@ top of its honest rewrite (the bundled good patch) fail tier 1 naming each const
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -345,8 +346,7 @@ def test_test_files_are_the_test_policy_s_not_the_contract_s(
 def test_a_recipe_that_declares_nothing_outside_checks_nothing(
     recipe: Recipe, honest: dict[str, str]
 ) -> None:
-    contract = {k: v for k, v in recipe.contract.items() if k != "outside"}
-    bare = Recipe(recipe.name, {**recipe.raw, "contract": contract}, recipe.stamp)
+    bare = replace(recipe, contract=replace(recipe.contract, outside=()))
     tree = _patched({**honest, "kv/layout.go": REEXEC_INIT})
 
     assert check_contract(bare, PARAMS, tree) == []

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pytest
 
 from migration_evals.core.errors import SpecError
 from migration_evals.core.model import Evidence, Severity
+from migration_evals.core.spec_types import ContractSpec
 from migration_evals.core.specs import Recipe, SpecSet
 from migration_evals.oracles.ecosystems.registry import check_contract
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
@@ -354,8 +356,8 @@ def test_no_build_file_at_all_fails(recipe: Recipe) -> None:
     ]
 
 
-def test_unknown_contract_kind_is_a_spec_error() -> None:
-    recipe = Recipe(name="made-up", raw={"contract": {"kind": "cobol-dialect"}}, stamp="0")
+def test_unknown_contract_kind_is_a_spec_error(recipe: Recipe) -> None:
+    recipe = replace(recipe, name="made-up", contract=ContractSpec(kind="cobol-dialect"))
     with pytest.raises(SpecError, match="cobol-dialect") as caught:
         check_contract(recipe, {}, _tree({}))
     assert caught.value.key == "contract.kind"

@@ -56,7 +56,7 @@ VAR_AND_DIAMOND = (
 
 @pytest.fixture
 def policy(specs: SpecSet) -> TestPolicy:
-    return TestPolicy.of(specs.recipe("java8-to-17").raw["test_policy"])
+    return TestPolicy.of(specs.recipe("java8-to-17").test_policy)
 
 
 def _edit(policy: TestPolicy, patched: str, base: str = BASE) -> TestEdit:
