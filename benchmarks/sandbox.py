@@ -131,7 +131,7 @@ def overhead(
 ) -> list[dict[str, Any]]:
     rows = []
     for case in CASES:
-        image = str(specs.recipe(case[0]).sandbox["image"])
+        image = specs.recipe(case[0]).sandbox.image
         image_id = "" if image == "@dockerfile" else str(client.images.get(image).id)
         bare, sdk = _bare(specs, case, scratch), _bare_sdk(client, image_id)
         bare()  # warm the page cache and the builder cache for both sides

@@ -47,7 +47,7 @@ def _over(sandbox: FakeSandbox) -> CascadeBuilder:
 
 
 def _image(specs: SpecSet) -> str:
-    return str(specs.recipes[RECIPE].sandbox["image"])
+    return specs.recipes[RECIPE].sandbox.image
 
 
 def _planned(

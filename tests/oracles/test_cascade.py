@@ -337,7 +337,7 @@ def test_the_image_id_is_in_every_sandbox_envelope_and_in_the_cache_key(
 ) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     changeset = _changeset(java_repo, _good_patch(java_repo))
-    image = str(specs.recipe("java8-to-17").sandbox["image"])
+    image = specs.recipe("java8-to-17").sandbox.image
     base_image = "migration-evals/java8:2"  # the base declares source 1.8
     ids = {image: "sha256:one", base_image: "sha256:eight"}
     first_sandbox = FakeSandbox(images=ids)

@@ -52,7 +52,7 @@ UNTESTED_JAVA = """
 
 
 def _java_calc(live: LiveGrader, tmp_path: Path) -> tuple[tuple[Path, str], dict[str, str | None]]:
-    if "coverage" not in live.specs.recipe("java8-to-17").sandbox["tests"]:
+    if live.specs.recipe("java8-to-17").sandbox.tests.coverage is None:
         pytest.skip("the java8-to-17 recipe does not measure coverage")
     repo = clone_example(tmp_path, "java-calc")
     return repo, good_patch_files(repo[0], "java-calc")

@@ -18,8 +18,14 @@ from migration_evals.oracles.ecosystems.registry import load_specs
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 
 
+def _wrapper() -> str:
+    coverage = load_specs(SPECS).recipe("java8-to-17").sandbox.tests.coverage
+    assert coverage is not None, "the java8-to-17 recipe no longer measures coverage"
+    return coverage.wrapper
+
+
 def _agent_options(tree: Path, tmp_path: Path) -> str:
-    wrapper = str(load_specs(SPECS).recipe("java8-to-17").sandbox["tests"]["coverage"]["wrapper"])
+    wrapper = _wrapper()
     tools = tmp_path / "jacoco"
     tools.mkdir()
     (tools / "agent.jar").write_bytes(b"stand-in")
@@ -107,7 +113,7 @@ def _measured_run(
 ) -> tuple[int, Path]:
     """The wrapper around ``mvn -o test`` in ``tree``, with the tools (stand-ins) in the
     cache or not; its exit status and the folder where the fakes wrote what they saw."""
-    wrapper = str(load_specs(SPECS).recipe("java8-to-17").sandbox["tests"]["coverage"]["wrapper"])
+    wrapper = _wrapper()
     cache, bin_dir, seen = tmp_path / "jacoco", tmp_path / "bin", tmp_path / "seen"
     for folder in (cache, bin_dir, seen):
         folder.mkdir()

@@ -31,7 +31,7 @@ def _workspace(names: list[str]) -> list[bytes]:
 
 
 def test_every_modules_surefire_reports_are_collected_at_any_depth(specs: SpecSet) -> None:
-    collect = specs.recipe("java8-to-17").sandbox["tests"]["collect"]
+    collect = specs.recipe("java8-to-17").sandbox.tests.collect
     noise = ["core/target/surefire-reports/x.Core.txt", "core/src/test/TEST-x.xml"]
     reading = read_workspace(
         _workspace([*MODULE_REPORTS, *noise]),
@@ -48,7 +48,7 @@ def test_failsafe_reports_are_not_collected_by_the_java_recipe(specs: SpecSet) -
     """Its test command (``mvn test``) stops before Failsafe's phases; a build that binds
     Failsafe to the test phase prints Failsafe totals no collected report matches, and
     the cross-check refuses that run rather than grading it on Surefire's alone."""
-    collect = specs.recipe("java8-to-17").sandbox["tests"]["collect"]
+    collect = specs.recipe("java8-to-17").sandbox.tests.collect
     assert not path_matches("it/target/failsafe-reports/TEST-x.IT.xml", collect)
     log = (
         "[INFO] --- surefire:3.5.2:test (default-test) @ it ---\n[INFO] Results:\n"

@@ -29,7 +29,7 @@ from tests.conftest import SANDBOX_IMAGES
 
 def test_the_bundled_image_set_loads_and_covers_every_recipe_image(specs: SpecSet) -> None:
     images = load_image_set(SANDBOX_IMAGES)
-    wanted = {str(r.sandbox["image"]) for r in specs.recipes.values()} - {"@dockerfile"}
+    wanted = {r.sandbox.image for r in specs.recipes.values()} - {"@dockerfile"}
     assert wanted <= set(images.tags)
     # The examples' Dockerfiles build FROM these, with no registry to pull from.
     assert {"debian:11-slim", "debian:12-slim", "golang:1.19-bullseye"} <= set(images.tags)
