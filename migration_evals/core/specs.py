@@ -83,8 +83,6 @@ __all__ = [
     "SpecSet",
     "TierSpec",
     "load_specs",
-    "oracle_from_data",
-    "recipe_from_data",
     "validate",
 ]
 
@@ -286,11 +284,11 @@ def _load_oracle(root: Path) -> tuple[OracleSpec, str]:
     validate(data, ORACLE_SCHEMA, file=name)
     # The judge prompts are part of the oracle: inline them so editing one moves the stamp.
     prompts = {key: _read_prompt(root, name, data["judge"], key) for key in _PROMPT_KEYS}
-    oracle = oracle_from_data(data, prompts, file=name)
+    oracle = _oracle_from_data(data, prompts, file=name)
     return oracle, stamp({"oracle": data, **prompts})
 
 
-def oracle_from_data(
+def _oracle_from_data(
     data: Mapping[str, Any], prompts: Mapping[str, str], *, file: str = "oracle.yaml"
 ) -> OracleSpec:
     """The typed oracle spec of ``data``, already valid against ``ORACLE_SCHEMA``."""
@@ -403,13 +401,13 @@ def _load_recipes(root: Path, vocabulary: SpecVocabulary) -> dict[str, Recipe]:
         problem = _schema_problem(canonical_json(data["params"]))
         if problem is not None:
             raise SpecError(name, "params", problem)
-        recipes[path.stem] = recipe_from_data(data, stamp=stamp(data))
+        recipes[path.stem] = _recipe_from_data(data, file_stamp=stamp(data))
     if not recipes:
         raise SpecError(_rel(root, folder), "", "no recipe files (*.yaml) found")
     return recipes
 
 
-def recipe_from_data(data: Mapping[str, Any], *, stamp: str) -> Recipe:
+def _recipe_from_data(data: Mapping[str, Any], *, file_stamp: str) -> Recipe:
     """The typed recipe of ``data``, already valid against the recipe schema."""
     integrity = data.get("integrity")
     return Recipe(
@@ -422,7 +420,7 @@ def recipe_from_data(data: Mapping[str, Any], *, stamp: str) -> Recipe:
         sandbox=_recipe_sandbox(data["sandbox"]),
         test_policy=_test_policy(data["test_policy"]),
         judge=RecipeJudge(str(data["judge"]["rubric"]), data["judge"].get("test_changes")),
-        stamp=stamp,
+        stamp=file_stamp,
         integrity=_integrity(integrity) if integrity is not None else None,
     )
 
