@@ -35,8 +35,12 @@ __all__ = [
     "split_tokens",
 ]
 
+# Operators tree-sitter reads as one token (a lambda's arrow, a method reference...) stay
+# whole, or a pattern holding one could never match a parsed source.
+_OPERATORS = r"->|::|\.\.\.|:=|==|!=|&&|\|\|"
 _PATTERN_TOKEN = re.compile(
-    r'\$\w+|"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_]*|\d+|[^\sA-Za-z0-9_]', re.ASCII
+    rf'\$\w+|"(?:[^"\\]|\\.)*"|[A-Za-z_][A-Za-z0-9_]*|\d+|{_OPERATORS}|[^\sA-Za-z0-9_]',
+    re.ASCII,
 )
 _PLACEHOLDER = re.compile(r"\$(\w+)")
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")

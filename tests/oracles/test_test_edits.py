@@ -7,6 +7,7 @@ import pytest
 
 from migration_evals.core.specs import SpecSet
 from migration_evals.oracles.rewrites import Rewrite, apply_rewrites, split_tokens
+from migration_evals.oracles.sources import read_source
 from migration_evals.oracles.test_edits import (
     EditKind,
     TestEdit,
@@ -192,10 +193,21 @@ def test_a_placeholder_takes_one_balanced_expression() -> None:
     tokens = split_tokens('x := errors.Wrap(f(a, g(b)), "m")')
     assert (
         " ".join(apply_rewrites(tokens, [rewrite]))
-        == 'x : = fmt . Errorf ( "m: %w" , f ( a , g ( b ) ) )'
+        == 'x := fmt . Errorf ( "m: %w" , f ( a , g ( b ) ) )'
     )
     with pytest.raises(ValueError, match="placeholder"):
         Rewrite.of("errors.Wrap($err", "x")
+
+
+def test_a_pattern_keeps_the_operators_a_parsed_source_keeps_whole() -> None:
+    # tree-sitter reads a lambda's arrow as one token: a pattern must too, or never match.
+    rewrite = Rewrite.of("run($body)", "assertThrows(E.class, () -> $body)")
+    parsed = read_source("java", b"class A { void t() { run(f(x)); } }").tokens
+    rewritten = apply_rewrites(parsed, [rewrite])
+    assert "->" in rewritten
+    wanted = b"class A { void t() { assertThrows(E.class, () -> f(x)); } }"
+    assert rewritten == list(read_source("java", wanted).tokens)
+    assert split_tokens("a::b == c && d") == ("a", "::", "b", "==", "c", "&&", "d")
 
 
 JAVA_BASE = """package x;
