@@ -65,8 +65,12 @@ def explained(
 ) -> set[str] | None:
     """The syntax-only forms that, with the rewrites, make ``base`` into ``patched``
     (empty: the rewrites alone), or None if they do not. A rewrite is an equivalence the
-    recipe declares, so a call the patch left as it was counts as rewritten too."""
-    if apply_rewrites(base, calls) != apply_rewrites(patched, calls):
+    recipe declares, so a call the patch left as it was counts as rewritten too. The base
+    rewritten once may also be ``patched`` itself: a rewrite that reorders arguments (a
+    message moved last) can match its own output again, so rewriting both sides would
+    move the patch's correct call on."""
+    rewritten = apply_rewrites(base, calls)
+    if rewritten != list(patched) and rewritten != apply_rewrites(patched, calls):
         return None
     return slot_forms(base_slots, patched_slots, lambda tokens: apply_rewrites(tokens, calls))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from migration_evals.core.specs import SpecSet
-from migration_evals.oracles.rewrites import Rewrite, apply_rewrites, split_tokens
+from migration_evals.oracles.rewrites import Rewrite, RewriteGroup, apply_rewrites, split_tokens
 from migration_evals.oracles.sources import read_source
 from migration_evals.oracles.test_edits import (
     EditKind,
@@ -351,3 +351,38 @@ def test_a_go_test_file_the_base_never_builds_is_not_graded_whatever_the_patch_d
     assert edit.kind is EditKind.RESOURCE
     assert edit.reason == "not built by the base's suite: the base's is used"
     assert _go(go_policy, GO_MECHANICAL.replace(ASSERTION, "")).kind is EditKind.OFFENDING
+
+
+def test_a_rewrite_that_moves_a_string_argument_explains_the_moved_call() -> None:
+    # Rewriting the patch's correct call again would move "alice" last too: the base
+    # rewritten once must be enough.
+    rewrite = Rewrite.of('assertEquals("$m", $e, $a)', 'assertEquals($e, $a, "$m")')
+    group = RewriteGroup("org.junit.Assert", ("org.junit.jupiter.api.Assertions",), (rewrite,))
+    base = MOVED_MESSAGE.format(imported="org.junit.Assert", call='"owner", "alice", owner()')
+    moved = MOVED_MESSAGE.format(
+        imported="org.junit.jupiter.api.Assertions", call='"alice", owner(), "owner"'
+    )
+    wrong = MOVED_MESSAGE.format(
+        imported="org.junit.jupiter.api.Assertions", call='owner(), "owner", "alice"'
+    )
+    path = "src/test/java/OwnerTest.java"
+    assert classify_test_edit(path, base.encode(), moved.encode(), [group]).kind is (
+        EditKind.MECHANICAL
+    )
+    assert classify_test_edit(path, base.encode(), wrong.encode(), [group]).kind is (
+        EditKind.OFFENDING
+    )
+
+
+MOVED_MESSAGE = """\
+import static {imported}.assertEquals;
+
+import org.junit.Test;
+
+public class OwnerTest {{
+    @Test
+    public void keepsItsOwner() {{
+        assertEquals({call});
+    }}
+}}
+"""
