@@ -78,7 +78,7 @@ def test_demo_again_is_served_from_the_cache_for_free(
 def test_demo_prints_tables_and_locations(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert f"Funnel over {38 * len(MODELS)} trial(s)" in out
+    assert f"Funnel over {len(EXPECTED) * len(MODELS)} trial(s)" in out
     assert "database: sqlite:///" in out
     assert "results: migration-evals-demo.json" in out
 
