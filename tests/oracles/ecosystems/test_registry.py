@@ -59,7 +59,7 @@ def test_the_schema_names_the_coverage_formats_the_ecosystems_write() -> None:
 def test_the_schema_names_the_contract_kinds_the_ecosystems_check() -> None:
     kinds = {k.name for e in ecosystems() for k in e.contract_kinds()}
     assert _enum(recipe_spec_schema(), "contract", "kind") == kinds
-    assert kinds == {"java-release", "go-imports", "base-image"}
+    assert kinds == {"java-release", "junit-jupiter", "go-imports", "base-image"}
 
 
 def test_a_contract_kind_s_own_settings_are_required_by_the_schema() -> None:
@@ -75,6 +75,7 @@ def test_every_shipped_recipe_belongs_to_one_ecosystem(specs: SpecSet) -> None:
     }
     assert owners == {
         "java8-to-17": ["maven"],
+        "junit4-to-5": ["maven"],
         "go-import-rewrite": ["go"],
         "base-image-bump": ["dockerfile"],
     }

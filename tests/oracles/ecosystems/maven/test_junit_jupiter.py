@@ -62,7 +62,7 @@ def _messages(evidence: list[Evidence]) -> list[str]:
 def test_the_registry_lists_the_kind_and_the_recipe_is_maven_s(recipe: Recipe) -> None:
     kinds = {kind.name for each in ecosystems() for kind in each.contract_kinds()}
     assert "junit-jupiter" in kinds
-    assert recipe.contract["kind"] == "junit-jupiter"
+    assert recipe.contract.kind == "junit-jupiter"
     assert ecosystem_of(recipe).name == "maven"
 
 
@@ -200,7 +200,7 @@ public class LedgerTest {
 
 
 def _edit(recipe: Recipe, patched: str) -> tuple[EditKind, str]:
-    policy = TestPolicy.of(recipe.raw["test_policy"])
+    policy = TestPolicy.of(recipe.test_policy)
     edit = classify_test_edit(
         TEST, BASE_TEST.encode(), patched.encode(), policy.groups, policy.syntax
     )
