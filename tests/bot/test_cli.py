@@ -174,7 +174,12 @@ def test_stamp_json_has_the_documented_shape(env: Path, capsys: pytest.CaptureFi
     code, document, _ = _json_run(capsys, "stamp")
     assert code == 0
     assert set(document) == {"oracle", "recipes", "hypotheses"}
-    assert set(document["recipes"]) == {"java8-to-17", "go-import-rewrite", "base-image-bump"}
+    assert set(document["recipes"]) == {
+        "java8-to-17",
+        "junit4-to-5",
+        "go-import-rewrite",
+        "base-image-bump",
+    }
     assert all(
         len(v) == 64
         for v in [document["oracle"], document["hypotheses"], *document["recipes"].values()]

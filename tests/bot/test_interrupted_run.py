@@ -181,7 +181,7 @@ def test_resume_refuses_other_changesets_than_the_run_was_planned_with(
     run_id = _one_run(env, capsys)
     more = main(["run", "--resume", run_id, str(_all_examples(env))])
     assert more == ExitStatus.ERROR
-    assert f"these 38 changeset(s) are not the 16 run {run_id}" in capsys.readouterr().err
+    assert f"these 44 changeset(s) are not the 16 run {run_id}" in capsys.readouterr().err
     rows = [json.loads(line) for line in _java_lines(env)]
     rows[0]["patch_file"] = rows[1]["patch_file"]  # same ids, same count, another patch
     edited = env / "edited.jsonl"

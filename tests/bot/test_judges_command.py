@@ -19,9 +19,9 @@ def test_the_demo_pair_agrees_but_on_too_few_items(
     assert main(["judges", "reliability", "--json"]) == ExitStatus.JUDGES_UNRELIABLE
     document = json.loads(capsys.readouterr().out)
     assert document["reliable"] is False
-    assert document["judged"] == 10 and document["labels"] == 10
+    assert document["judged"] == 11 and document["labels"] == 11
     assert [(a["n"], a["kappa"], a["status"]) for a in document["agreements"]] == [
-        (10, 1.0, "too few items")
+        (11, 1.0, "too few items")
     ] * 3
     assert document["strict_disagreements"] == 0
 

@@ -40,7 +40,12 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 def test_shipped_specs_load(specs: SpecSet) -> None:
     assert [t.tier for t in specs.oracle.tiers] == list(Tier)
-    assert set(specs.recipes) == {"java8-to-17", "go-import-rewrite", "base-image-bump"}
+    assert set(specs.recipes) == {
+        "java8-to-17",
+        "junit4-to-5",
+        "go-import-rewrite",
+        "base-image-bump",
+    }
     assert specs.oracle.per_trial_forecast_usd == pytest.approx(0.0616)
 
 
