@@ -327,40 +327,10 @@ def docker_client() -> Iterator[docker.DockerClient]:
 
 @pytest.fixture(scope="session")
 def dependency_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One dependency cache for a session's live tests, as on a grading machine: the
-    registry gate's store and the Go caches fill once, for every worker of the session.
-
-    Both are safe to share between processes: the gate writes each file beside its place
-    and moves it there whole; Go locks its module cache, and a resolution moves a finished
-    build cache into place whole. A Maven local repository is not: a resolution empties
-    its tree's repository first, under any other worker resolving the same tree at that
-    moment, so those stay each worker's own (their files are links into the shared store).
-    """
-    folder = tmp_path_factory.mktemp("dependency-cache")
-    shared = _session_shared_folder(tmp_path_factory) / "dependency-cache"
-    caches = dependency_caches(folder)
-    caches.mkdir(parents=True)
-    (caches / "go").symlink_to(_sandbox_users_folder(shared / "go"), target_is_directory=True)
-    (shared / "maven-store").mkdir(parents=True, exist_ok=True)
-    store = registry_gate(DependencySettings(), folder).store
-    store.symlink_to(shared / "maven-store", target_is_directory=True)
-    return folder
-
-
-def _session_shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The test session's temporary folder, which holds each xdist worker's own."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-def _sandbox_users_folder(folder: Path) -> Path:
-    """``folder``, made and handed to the sandbox's user as the sandbox does a cache it
-    makes itself (it leaves a folder that exists as it is, as this one may already)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() == 0:
-        uid, gid = (int(n) for n in default_user(euid=0, uid=0, gid=0).split(":"))
-        os.chown(folder, uid, gid)
-    return folder
+    """One dependency cache for a worker's live tests: the registry gate's store and the
+    Go caches fill once, as they would on a grading machine. Each xdist worker keeps its
+    own until a whole docker phase has passed with them shared between workers."""
+    return tmp_path_factory.mktemp("dependency-cache")
 
 
 def live_docker_sandbox(

@@ -350,10 +350,11 @@ def _over_the_base_tree(
         ["git", "-C", str(repo), "archive", base], check=True, capture_output=True
     )
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-    recipe = specs.recipe("go-import-rewrite").sandbox
+    sandbox = specs.recipe("go-import-rewrite").sandbox
+    assert sandbox.resolve is not None, "the Go recipe resolves its dependencies"
     output: bytes = docker_client.containers.run(
-        str(recipe["image"]),
-        ["sh", "-c", script, "check", *map(str, recipe["resolve"]["command"])],
+        sandbox.image,
+        ["sh", "-c", script, "check", *map(str, sandbox.resolve.command)],
         user="65534:65534",
         environment={"HOME": "/tmp", "TMPDIR": "/tmp"},  # as the sandbox's own
         network_mode="none",
