@@ -66,7 +66,7 @@ from migration_evals.core.store import (
     Store,  # the run's ledger is read back for evidence lines and durations
 )
 from migration_evals.oracles.ecosystems.go.build_env import go_build_env
-from migration_evals.oracles.projects import BuildSystem, Project
+from migration_evals.oracles.projects import Project
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CASES = ROOT / "benchmarks" / "realworld" / "cases.jsonl"
@@ -711,7 +711,7 @@ def _recipe_sandbox(recipe: str) -> dict[str, Any]:
 def _go_bare_flags(tree: Path) -> str:
     """The GOFLAGS the grade's steps use in this module (``-mod=mod`` before Go 1.16)."""
     found = go_build_env(
-        Project(BuildSystem.GO, ""),
+        Project("go", ""),
         lambda name: (tree / name).read_bytes() if (tree / name).is_file() else None,
     )
     return found.get("GOFLAGS", "")

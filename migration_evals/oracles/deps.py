@@ -41,7 +41,7 @@ from migration_evals.core.ports import (
 from migration_evals.core.spec_types import CommandStep
 from migration_evals.core.stamps import sha256_hex, stamp
 from migration_evals.oracles.baselines import BaselineCache
-from migration_evals.oracles.projects import BuildSystem, Project
+from migration_evals.oracles.projects import Project
 
 __all__ = [
     "BUILD_CACHE_ENV",
@@ -173,10 +173,10 @@ def _maven_mentions(output: str) -> set[str]:
     return mentioned
 
 
-def _missing(system: BuildSystem, result: SandboxResult) -> list[str]:
+def _missing(system: str, result: SandboxResult) -> list[str]:
     """What the registry itself said it does not have, and the tool could not do without."""
     refused = [f for f in result.fetches if f.source == "upstream" and f.status in (404, 410)]
-    if system is BuildSystem.MAVEN:
+    if system == "maven":
         said = _maven_mentions(result.output)
         found = {maven_coordinates_of(f.path) for f in refused}
         return sorted(c for c in found if c is not None and c in said)
@@ -184,8 +184,8 @@ def _missing(system: BuildSystem, result: SandboxResult) -> list[str]:
     return sorted(m for m in modules if m is not None and m.split("@")[0] in result.output)
 
 
-def _resolved(system: BuildSystem, result: SandboxResult) -> list[str]:
-    if system is BuildSystem.MAVEN:
+def _resolved(system: str, result: SandboxResult) -> list[str]:
+    if system == "maven":
         served = (f for f in result.fetches if f.status == 200)
         found = {maven_coordinates_of(f.path) for f in served}
         return sorted(c for c in found if c is not None)
@@ -199,16 +199,16 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _TAIL = 2000
 
 
-def _toolchain(system: BuildSystem, output: str) -> dict[str, str]:
+def _toolchain(system: str, output: str) -> dict[str, str]:
     return dict(_versions(system, output))
 
 
 # A replayed resolution is classified on every trial of its base, and searching its whole
 # log costs a trial more than hashing the log does.
 @functools.lru_cache(maxsize=256)
-def _versions(system: BuildSystem, output: str) -> tuple[tuple[str, str], ...]:
+def _versions(system: str, output: str) -> tuple[tuple[str, str], ...]:
     output = _ANSI.sub("", output)
-    if system is BuildSystem.GO:
+    if system == "go":
         found = _GO_VERSION.search(output)
         return (("go", found.group(1)),) if found else ()
     versions = []
@@ -268,7 +268,7 @@ def resolution_cache(project: Project, tree_hash: str) -> str:
     repository's files come from the gate's store and are linked to it afterwards, so a
     repository per tree costs little room. Go shares one module cache, safe to share.
     """
-    if project.system is BuildSystem.MAVEN:
+    if project.system == "maven":
         return "maven/" + sha256_hex(tree_hash + "\n" + project.root)[:32]
     return "go"
 
@@ -294,7 +294,7 @@ def resolution_request(
         workdir=project.root,
         # A Maven repository starts empty, so the gate's log names everything in it (its
         # artifacts come from the gate's host store once fetched); Go's cache is shared.
-        mounts=(CacheMount(cache, writable=True, fresh=project.system is BuildSystem.MAVEN),),
+        mounts=(CacheMount(cache, writable=True, fresh=project.system == "maven"),),
         environment=tuple(sorted(recipe_resolve.env.items())),
         tree=tree,
     )

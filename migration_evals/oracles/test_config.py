@@ -34,6 +34,7 @@ from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.spec_types import IntegritySpec
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.ecosystems.maven.pom import read_pom, text_of
+from migration_evals.oracles.ecosystems.maven.projects import find_projects, reactor_poms
 from migration_evals.oracles.ecosystems.maven.test_settings import (
     MAVEN_CONFIG,
     Rule,
@@ -41,7 +42,6 @@ from migration_evals.oracles.ecosystems.maven.test_settings import (
     module_test_settings,
     split_args,
 )
-from migration_evals.oracles.projects import BuildSystem, find_projects, reactor_poms
 from migration_evals.oracles.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView, deleted_files
 
@@ -347,7 +347,7 @@ def _module_settings(
 def _check_maven(
     tree: TreeView, families: set[str], forbidden: Sequence[str], jdk: int | None
 ) -> list[Evidence]:
-    found = find_projects(BuildSystem.MAVEN, tree)
+    found = find_projects(tree)
     evidence: list[Evidence] = []
     for root in found.roots:
         evidence += _module_settings(tree, root, families, forbidden, jdk)

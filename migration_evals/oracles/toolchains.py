@@ -30,7 +30,8 @@ from typing import Any
 
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.ecosystems.maven.levels import Setting, module_settings
-from migration_evals.oracles.projects import BuildSystem, Project, reactor_poms
+from migration_evals.oracles.ecosystems.maven.projects import MAVEN, reactor_poms
+from migration_evals.oracles.projects import Project
 from migration_evals.oracles.tree import FileChange, TreeView
 
 __all__ = [
@@ -124,7 +125,7 @@ class _BaseTree:
 def base_toolchain(recipe: Recipe, tree: TreeView, project: Project) -> SideToolchain:
     """The base commit's toolchain for ``project`` (see the module docstring)."""
     found = _jdks(recipe)
-    if found is None or project.system is not BuildSystem.MAVEN:
+    if found is None or project.system != MAVEN:
         target = patched_toolchain(recipe)
         return SideToolchain(target.image, target.jdk, "the recipe's image for both sides")
     jdks, default = found

@@ -11,7 +11,7 @@ from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import BuildPlan, Builds, build_request
 from migration_evals.oracles.deps import ResolutionStatus
 from migration_evals.oracles.ecosystems.go.build_env import go_build_env
-from migration_evals.oracles.projects import BuildSystem, Project
+from migration_evals.oracles.projects import Project
 from migration_evals.oracles.tiers.base import TrialContext
 from migration_evals.oracles.workspace import tree_hash
 from tests.conftest import TrialFactory, run_git
@@ -225,7 +225,7 @@ def test_key_material_follows_the_resolved_set(make_trial: TrialFactory) -> None
 
 # -- Go modules build the way their own Go release built them ---------------------------
 
-GO_MODULE = Project(BuildSystem.GO, "")
+GO_MODULE = Project("go", "")
 
 
 def _go_env(files: dict[str, str]) -> dict[str, str]:
@@ -250,7 +250,7 @@ def test_a_module_that_vendors_builds_from_its_vendor_folder() -> None:
 
 def test_other_build_systems_add_nothing() -> None:
     tree = memory_tree({}, {"pom.xml": "<project/>"})
-    assert go_build_env(Project(BuildSystem.MAVEN, ""), tree.read) == {}
+    assert go_build_env(Project("maven", ""), tree.read) == {}
 
 
 def test_each_tree_builds_with_its_own_go_directive(make_trial: TrialFactory) -> None:

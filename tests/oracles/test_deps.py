@@ -25,10 +25,10 @@ from migration_evals.oracles.deps import (
     maven_coordinates_of,
     resolution_cache,
 )
-from migration_evals.oracles.projects import BuildSystem, Project
+from migration_evals.oracles.projects import Project
 
-MAVEN_PROJECT = Project(BuildSystem.MAVEN, "")
-GO_PROJECT = Project(BuildSystem.GO, "svc")
+MAVEN_PROJECT = Project("maven", "")
+GO_PROJECT = Project("go", "svc")
 LANG3 = "org/apache/commons/commons-lang3/3.99.0/commons-lang3-3.99.0"
 JUNIT = "org/junit/jupiter/junit-jupiter-api/5.14.1/junit-jupiter-api-5.14.1"
 
@@ -314,7 +314,7 @@ def test_the_digest_names_the_toolchain_too() -> None:
 
 
 def test_each_project_and_tree_has_its_own_local_repository_and_go_shares_one() -> None:
-    core = resolution_cache(Project(BuildSystem.MAVEN, "core"), "tree-a")
+    core = resolution_cache(Project("maven", "core"), "tree-a")
     root = resolution_cache(MAVEN_PROJECT, "tree-a")
     other_tree = resolution_cache(MAVEN_PROJECT, "tree-b")
     assert all(name.startswith("maven/") for name in (core, root, other_tree))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from migration_evals.core.specs import SpecSet
-from migration_evals.oracles.projects import BuildSystem, Project
+from migration_evals.oracles.projects import Project
 from migration_evals.oracles.toolchains import (
     base_toolchain,
     java_level,
@@ -17,7 +17,7 @@ from migration_evals.oracles.tree import MemoryTree
 JAVA8 = "migration-evals/java8:2"
 JAVA11 = "migration-evals/java11:2"
 JAVA17 = "migration-evals/java17:4"
-ROOT = Project(BuildSystem.MAVEN, "")
+ROOT = Project("maven", "")
 
 
 def _pom(body: str = "", *, modules: str = "", packaging: str = "jar") -> bytes:
@@ -128,7 +128,7 @@ def test_the_patched_tree_builds_on_the_recipes_target(specs: SpecSet) -> None:
 
 def test_recipes_without_base_images_build_both_sides_on_their_image(specs: SpecSet) -> None:
     recipe = specs.recipe("go-import-rewrite")
-    project = Project(BuildSystem.GO, "")
+    project = Project("go", "")
     chosen = base_toolchain(recipe, MemoryTree({"go.mod": b"module m\n"}, {}), project)
     assert chosen.image == recipe.sandbox.image == patched_toolchain(recipe).image
     assert recipe_toolchain_images(recipe) == [recipe.sandbox.image]

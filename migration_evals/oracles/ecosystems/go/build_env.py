@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from migration_evals.oracles.projects import BuildSystem, Project
+from migration_evals.oracles.ecosystems.go.projects import GO
+from migration_evals.oracles.projects import Project
 
 __all__ = ["go_build_env"]
 
@@ -20,7 +21,7 @@ def go_build_env(project: Project, read: Callable[[str], bytes | None]) -> dict[
     """What a Go module's build adds to the environment in one tree (``read`` reads its
     files): ``-mod=mod`` where its ``go.mod`` predates read-only builds and it vendors
     nothing (a vendor folder is what such a module builds from instead)."""
-    if project.system is not BuildSystem.GO:
+    if project.system != GO:
         return {}
     folder = f"{project.root}/" if project.root else ""
     module = read(f"{folder}go.mod")

@@ -16,10 +16,11 @@ from migration_evals.oracles.coverage import go_module_path
 from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.go.build_env import go_build_env
+from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
 from migration_evals.oracles.ecosystems.go.test_settings import check_go_test_config
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
-from migration_evals.oracles.projects import BuildSystem, Project, ProjectSet, find_projects
+from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.shadowing import check_go_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import integrity_of
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
@@ -32,7 +33,7 @@ __all__ = ["ECOSYSTEM", "Go"]
 @dataclass(frozen=True, slots=True)
 class Go:
     name: str = "go"
-    build_system: str | None = BuildSystem.GO.value
+    build_system: str | None = GO
     project_file: str = "go.mod"
     resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = (GO_TEST_JSON,)
@@ -45,7 +46,7 @@ class Go:
         return recipe.sandbox.build_system == self.build_system
 
     def find_projects(self, tree: TreeView) -> ProjectSet:
-        return find_projects(BuildSystem.GO, tree)
+        return find_projects(tree)
 
     def check_test_config(self, recipe: Recipe, tree: TreeView) -> list[Evidence]:
         families = set(integrity_of(recipe).settings)

@@ -16,8 +16,9 @@ from migration_evals.oracles.deps import Resolution
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
+from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projects
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
-from migration_evals.oracles.projects import BuildSystem, Project, ProjectSet, find_projects
+from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import check_maven_test_config
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
@@ -30,7 +31,7 @@ __all__ = ["ECOSYSTEM", "Maven"]
 @dataclass(frozen=True, slots=True)
 class Maven:
     name: str = "maven"
-    build_system: str | None = BuildSystem.MAVEN.value
+    build_system: str | None = MAVEN
     project_file: str = "pom.xml"
     resolves_base_as_of_its_day: bool = True
     report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
@@ -43,7 +44,7 @@ class Maven:
         return recipe.sandbox.build_system == self.build_system
 
     def find_projects(self, tree: TreeView) -> ProjectSet:
-        return find_projects(BuildSystem.MAVEN, tree)
+        return find_projects(tree)
 
     def check_test_config(self, recipe: Recipe, tree: TreeView) -> list[Evidence]:
         return check_maven_test_config(recipe, tree)

@@ -1,9 +1,9 @@
 """The ``java-release`` contract: every build file of the touched projects targets one release.
 
 The projects are the Maven reactors that own the files the patch touches, as the compile
-tier builds them (``migration_evals.oracles.projects``); an independent project elsewhere in the
-repository is not judged. Declarations read, in each ``pom.xml``, ``build.gradle`` and
-``build.gradle.kts``:
+tier builds them (``migration_evals.oracles.ecosystems.maven.projects``); an independent
+project elsewhere in the repository is not judged. Declarations read, in each
+``pom.xml``, ``build.gradle`` and ``build.gradle.kts``:
 
 * Maven: ``maven.compiler.release|source|target`` in ``<properties>``, and ``release``,
   ``source``, ``target`` in the maven-compiler-plugin's ``<configuration>`` (under
@@ -34,7 +34,7 @@ from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.ecosystems.maven.levels import module_settings
 from migration_evals.oracles.ecosystems.maven.pom import children, local, read_pom
-from migration_evals.oracles.projects import BuildSystem, find_projects, reactor_poms
+from migration_evals.oracles.ecosystems.maven.projects import find_projects, reactor_poms
 from migration_evals.oracles.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView
 
@@ -215,7 +215,7 @@ def _build_files(tree: TreeView, jdk: int | None) -> list[str]:
     build file of the tree when the layout is not one the compile tier builds (it then
     says why). A POM outside those reactors (a test fixture, an example, another project)
     and Gradle files beside a Maven build are not judged."""
-    found = find_projects(BuildSystem.MAVEN, tree)
+    found = find_projects(tree)
     if found.unsupported:
         return [p for p in tree.files() if p.rsplit("/", 1)[-1] in _BUILD_FILES]
     poms: list[str] = []

@@ -17,7 +17,7 @@ from migration_evals.oracles.ecosystems.go.gopath import (
     infer_module_path,
     repository_module,
 )
-from migration_evals.oracles.projects import BuildSystem, Project
+from migration_evals.oracles.projects import Project
 from migration_evals.oracles.tiers.base import TrialContext
 from migration_evals.oracles.tiers.sandboxed import TrialSandbox
 from migration_evals.oracles.tiers.tests import _module
@@ -138,7 +138,7 @@ def test_a_gopath_tree_is_built_with_a_go_mod_made_at_its_base(make_trial: Trial
     plan, sandbox = _plan(context)
     assert plan.blocked is None
     (build,) = plan.builds
-    assert build.project == Project(BuildSystem.GO, "", needs_module=True)
+    assert build.project == Project("go", "", needs_module=True)
     made, *resolutions = sandbox.requests
     # made once, at the base, through the gate, as the path the tree's imports say
     assert made.command[-1] == "github.com/acme/tool"

@@ -38,7 +38,7 @@ from migration_evals.oracles.contracts.outside import is_test_path
 from migration_evals.oracles.ecosystems.interface import ContractKind, all_of
 from migration_evals.oracles.ecosystems.maven.outside import check_java_outside
 from migration_evals.oracles.ecosystems.maven.pom import children, local, read_pom, text_of
-from migration_evals.oracles.projects import BuildSystem, find_projects, reactor_poms
+from migration_evals.oracles.ecosystems.maven.projects import find_projects, reactor_poms
 from migration_evals.oracles.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView
 
@@ -128,7 +128,7 @@ def _version(text: str) -> tuple[int, ...] | None:
 def _reactors(tree: TreeView, jdk: int | None) -> list[list[str]]:
     """The POMs of each reactor the compile tier will build; where the layout is not one
     it builds, each ``pom.xml`` of the tree on its own."""
-    found = find_projects(BuildSystem.MAVEN, tree)
+    found = find_projects(tree)
     if found.unsupported or not found.projects:
         return [[p] for p in tree.files() if p.rsplit("/", 1)[-1] == _BUILD_FILE]
     return [reactor_poms(tree, project.root, jdk=jdk) for project in found.projects]

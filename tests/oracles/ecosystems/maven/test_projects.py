@@ -1,23 +1,22 @@
-"""Build roots: the Maven reactors and Go modules that own the files a patch touches."""
+"""Maven's build roots: the reactors that own the files a patch touches."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 import pytest
 
-from migration_evals.oracles.projects import (
-    BuildSystem,
-    Project,
+from migration_evals.oracles.ecosystems.maven.projects import (
+    MAVEN,
     find_projects,
     maven_modules,
     reactor_poms,
 )
-from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
+from migration_evals.oracles.projects import Project
+from migration_evals.oracles.tree import MemoryTree
+from tests.oracles.ecosystems.trees import touched_tree as _tree
 
-MAVEN, GO = BuildSystem.MAVEN, BuildSystem.GO
 JAVA = b"package x;\nclass A {}\n"
-GO_FILE = b"package x\n"
 
 
 def _pom(*modules: str, profiles: Iterable[Iterable[str]] = ()) -> bytes:
@@ -37,30 +36,15 @@ def _pom(*modules: str, profiles: Iterable[Iterable[str]] = ()) -> bytes:
     ).encode()
 
 
-def _tree(
-    files: Mapping[str, bytes], touched: Iterable[str], deleted: Iterable[str] = ()
-) -> MemoryTree:
-    """``files`` at base and after the patch, which modifies ``touched`` and deletes
-    ``deleted`` (gone from the patched tree)."""
-    gone = set(deleted)
-    changes = [FileChange(ChangeKind.MODIFY, path, path) for path in touched]
-    changes += [FileChange(ChangeKind.DELETE, path, None) for path in gone]
-    patched = {path: content for path, content in files.items() if path not in gone}
-    return MemoryTree(dict(files), patched, changes)
-
-
-def _roots(system: BuildSystem, tree: MemoryTree) -> list[str]:
-    found = find_projects(system, tree)
+def _roots(tree: MemoryTree) -> list[str]:
+    found = find_projects(tree)
     assert found.unsupported is None, found.unsupported
     return found.roots
 
 
-# -- Maven -------------------------------------------------------------------------------
-
-
 def test_a_single_pom_at_the_root_is_the_project() -> None:
     tree = _tree({"pom.xml": _pom(), "src/main/java/x/A.java": JAVA}, ["src/main/java/x/A.java"])
-    found = find_projects(MAVEN, tree)
+    found = find_projects(tree)
     assert found.projects == (Project(MAVEN, ""),)
     assert found.projects[0].label == "."
 
@@ -68,7 +52,7 @@ def test_a_single_pom_at_the_root_is_the_project() -> None:
 def test_the_only_pom_in_a_subdirectory_is_built_there() -> None:
     files = {"README.md": b"hi", "server/pom.xml": _pom(), "server/src/main/java/A.java": JAVA}
     tree = _tree(files, ["server/src/main/java/A.java", "README.md"])
-    assert _roots(MAVEN, tree) == ["server"]
+    assert _roots(tree) == ["server"]
 
 
 REACTOR = {
@@ -91,7 +75,7 @@ REACTOR = {
     ],
 )
 def test_a_module_is_built_from_the_top_of_its_reactor(touched: str) -> None:
-    assert _roots(MAVEN, _tree(REACTOR, [touched])) == [""]
+    assert _roots(_tree(REACTOR, [touched])) == [""]
 
 
 def test_a_module_named_only_in_a_profile_belongs_to_the_reactor() -> None:
@@ -101,12 +85,12 @@ def test_a_module_named_only_in_a_profile_belongs_to_the_reactor() -> None:
         "extras/pom.xml": _pom(),
         "extras/src/main/java/E.java": JAVA,
     }
-    assert _roots(MAVEN, _tree(files, ["extras/src/main/java/E.java"])) == [""]
+    assert _roots(_tree(files, ["extras/src/main/java/E.java"])) == [""]
 
 
 def test_a_module_named_with_a_path_to_its_pom_belongs_to_the_reactor() -> None:
     files = {"pom.xml": _pom("core/pom.xml"), "core/pom.xml": _pom(), "core/C.java": JAVA}
-    assert _roots(MAVEN, _tree(files, ["core/C.java"])) == [""]
+    assert _roots(_tree(files, ["core/C.java"])) == [""]
 
 
 def test_a_sibling_aggregated_with_a_dotdot_entry_is_built_from_its_aggregator() -> None:
@@ -117,7 +101,7 @@ def test_a_sibling_aggregated_with_a_dotdot_entry_is_built_from_its_aggregator()
         "core/src/main/java/C.java": JAVA,
         "app/pom.xml": _pom(),
     }
-    assert _roots(MAVEN, _tree(files, ["core/src/main/java/C.java"])) == ["parent"]
+    assert _roots(_tree(files, ["core/src/main/java/C.java"])) == ["parent"]
 
 
 def test_a_dotdot_entry_inside_a_nested_aggregator_normalises() -> None:
@@ -131,8 +115,8 @@ def test_an_unrelated_maven_project_elsewhere_stays_out() -> None:
         "tools/generator/pom.xml": _pom(),  # a separate build, aggregated by nobody
         "tools/generator/G.java": JAVA,
     }
-    assert _roots(MAVEN, _tree(files, ["core/src/main/java/C.java"])) == [""]
-    assert _roots(MAVEN, _tree(files, ["tools/generator/G.java"])) == ["tools/generator"]
+    assert _roots(_tree(files, ["core/src/main/java/C.java"])) == [""]
+    assert _roots(_tree(files, ["tools/generator/G.java"])) == ["tools/generator"]
 
 
 def test_two_independent_reactors_touched_are_two_projects() -> None:
@@ -144,18 +128,18 @@ def test_two_independent_reactors_touched_are_two_projects() -> None:
         "b/B.java": JAVA,
     }
     tree = _tree(files, ["a/m/M.java", "b/B.java"])
-    assert find_projects(MAVEN, tree).projects == (Project(MAVEN, "a"), Project(MAVEN, "b"))
+    assert find_projects(tree).projects == (Project(MAVEN, "a"), Project(MAVEN, "b"))
 
 
 def test_an_aggregator_cycle_still_ends() -> None:
     files = {"pom.xml": _pom("a"), "a/pom.xml": _pom("..")}
     files["a/A.java"] = JAVA
-    assert _roots(MAVEN, _tree(files, ["a/A.java"])) == [""]
+    assert _roots(_tree(files, ["a/A.java"])) == [""]
 
 
 def test_a_gradle_only_repository_is_unsupported_naming_gradle() -> None:
     files = {"build.gradle": b"plugins { id 'java' }\n", "src/main/java/A.java": JAVA}
-    found = find_projects(MAVEN, _tree(files, ["src/main/java/A.java"]))
+    found = find_projects(_tree(files, ["src/main/java/A.java"]))
     assert found.projects == ()
     assert found.unsupported is not None
     assert found.unsupported.startswith("not supported: ")
@@ -164,7 +148,7 @@ def test_a_gradle_only_repository_is_unsupported_naming_gradle() -> None:
 
 def test_a_java_file_outside_any_pom_is_unsupported() -> None:
     files = {"lib/pom.xml": _pom(), "lib/L.java": JAVA, "scripts/Tool.java": JAVA}
-    found = find_projects(MAVEN, _tree(files, ["lib/L.java", "scripts/Tool.java"]))
+    found = find_projects(_tree(files, ["lib/L.java", "scripts/Tool.java"]))
     assert found.projects == ()
     assert found.unsupported is not None
     assert found.unsupported.startswith("not supported: scripts/Tool.java")
@@ -172,57 +156,13 @@ def test_a_java_file_outside_any_pom_is_unsupported() -> None:
 
 
 def test_a_patch_touching_no_maven_file_outside_a_project_is_unsupported() -> None:
-    found = find_projects(MAVEN, _tree({"README.md": b"x"}, ["README.md"]))
+    found = find_projects(_tree({"README.md": b"x"}, ["README.md"]))
     assert found.unsupported is not None and "no pom.xml" in found.unsupported
 
 
 def test_a_deleted_module_is_found_in_the_base_tree() -> None:
     tree = _tree(REACTOR, ["pom.xml"], deleted=["core/pom.xml", "core/src/main/java/C.java"])
-    assert _roots(MAVEN, tree) == [""]
-
-
-# -- Go ----------------------------------------------------------------------------------
-
-
-def test_a_go_file_belongs_to_the_nearest_module() -> None:
-    files = {
-        "go.mod": b"module example.com/top\n",
-        "a.go": GO_FILE,
-        "tools/go.mod": b"module example.com/top/tools\n",
-        "tools/cmd/gen/main.go": GO_FILE,
-        "internal/x/x.go": GO_FILE,
-    }
-    tree = _tree(files, ["tools/cmd/gen/main.go", "internal/x/x.go", "README.md"])
-    assert find_projects(GO, tree).projects == (Project(GO, ""), Project(GO, "tools"))
-
-
-def test_go_files_outside_any_module_make_a_root_project_that_needs_one() -> None:
-    """GOPATH era: the harness makes the go.mod (migration_evals.oracles.ecosystems.go.gopath); a
-    module beside it is built as before."""
-    files = {"svc/go.mod": b"module svc\n", "svc/s.go": GO_FILE, "legacy/l.go": GO_FILE}
-    found = find_projects(GO, _tree(files, ["svc/s.go", "legacy/l.go"]))
-    assert found.unsupported is None
-    assert found.projects == (Project(GO, "", needs_module=True), Project(GO, "svc"))
-
-
-def test_a_gopath_tree_whose_patch_adds_a_go_mod_is_that_module() -> None:
-    changes = [
-        FileChange(ChangeKind.MODIFY, "a.go", "a.go"),
-        FileChange(ChangeKind.ADD, None, "go.mod"),
-    ]
-    tree = MemoryTree({"a.go": GO_FILE}, {"a.go": GO_FILE, "go.mod": b"module m\n"}, changes)
-    assert find_projects(GO, tree).projects == (Project(GO, ""),)
-
-
-def test_a_go_module_the_patch_deletes_is_still_found_in_the_base_tree() -> None:
-    files = {"go.mod": b"module m\n", "old/go.mod": b"module m/old\n", "old/o.go": GO_FILE}
-    tree = _tree(files, [], deleted=["old/go.mod", "old/o.go"])
-    assert _roots(GO, tree) == ["old"]
-
-
-def test_a_patch_touching_no_go_file_is_unsupported() -> None:
-    found = find_projects(GO, _tree({"go.mod": b"module m\n"}, ["README.md"]))
-    assert found.unsupported is not None and "no Go file" in found.unsupported
+    assert _roots(tree) == [""]
 
 
 def test_the_reactor_reads_its_modules_poms_and_no_fixture_under_it() -> None:
