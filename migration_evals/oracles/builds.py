@@ -40,7 +40,6 @@ from migration_evals.oracles.deps import (
     Resolution,
     ResolutionStatus,
     Resolver,
-    resolution_cache,
     resolution_request,
 )
 from migration_evals.oracles.ecosystems.go.gopath import (
@@ -300,10 +299,12 @@ class Builds:
         if path not in files and (view.read(path) if patched else view.read_base(path)) is None:
             return Resolution(project, ResolutionStatus.ABSENT)
         tree_hash = with_files(context.workspace.tree_hash(patched=patched), files)
-        cache = resolution_cache(project, tree_hash)
+        rules = ecosystem.resolution
+        cache = rules.cache(project, tree_hash)
         found = self.sandbox.resolve(image)
         request = resolution_request(
             project,
+            rules,
             resolve_step(context.recipe),
             image=image,
             pinned=((image, found.id),),
@@ -323,7 +324,7 @@ class Builds:
             request = replace(request, environment=tuple(sorted(environment.items())))
         side = "patched" if patched else "base"
         resolution = self.resolver.resolve(
-            project, request, context.specs.oracle_stamp, note=_noting(context, side)
+            project, rules, request, context.specs.oracle_stamp, note=_noting(context, side)
         )
         if found.fabricated:
             marks = (*resolution.fabricated, *found.fabricated)

@@ -8,27 +8,27 @@ run with no network at all. The run's outcome is read from what went through the
 
 * ``resolved``: the command succeeded; the resolved set (artifacts fetched, modules in
   the build list) names the dependency tree and goes into cache keys and evidence;
-* ``missing``: the registry answered 404 for artifacts the tool says it could not find
-  (named as coordinates): the patch's fault when the base did not need them;
+* ``missing``: the registry answered 404 for what the tool says it could not find: the
+  patch's fault when the base did not need them;
 * ``unreachable`` / ``offline``: the registry failed or was not asked (offline mode):
   always infrastructure;
 * ``incomplete``: the command failed for another reason (a compile error half-way through
   the lifecycle); the build decides.
 
-Maven caches are one local repository per project and tree, filled afresh from the gate's
-host store, so the resolved set is exactly what this build asked for; Go shares one module
-cache (content-addressed and safe to share). Both resolve once per tree.
+This module holds that algorithm; what a run of one build tool means (which paths name
+what, how the tool says something is missing, its versions, the cache its builds share)
+is the ecosystem's ``ResolutionRules`` (``Ecosystem.resolution``). Every project resolves
+once per tree.
 """
 
 from __future__ import annotations
 
 import functools
-import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from migration_evals.core.model import FabricatedMark
 from migration_evals.core.ports import (
@@ -39,37 +39,26 @@ from migration_evals.core.ports import (
     SandboxResult,
 )
 from migration_evals.core.spec_types import CommandStep
-from migration_evals.core.stamps import sha256_hex, stamp
+from migration_evals.core.stamps import stamp
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.projects import Project
 
 __all__ = [
     "BUILD_CACHE_ENV",
+    "NOTHING_TO_RESOLVE",
+    "NothingToResolve",
     "Resolution",
+    "ResolutionRules",
     "ResolutionStatus",
+    "Resolver",
     "classify",
-    "go_module_of",
-    "maven_coordinates_of",
-    "resolution_cache",
+    "resolution_request",
 ]
 
-MODULES_MARKER = "== modules =="
 # The build cache a resolution filled with the tree's compiled dependencies, by name; the
 # builds and tests of that tree start from a private cache seeded with it (BUILD_CACHE_ENV).
 BUILD_CACHE_ENV = "MIGRATION_EVALS_BUILD_CACHE"
 _BUILD_CACHE = re.compile(r"^== build cache == ([0-9a-f]{32})$", re.MULTILINE)
-_MAVEN_TEXTS = (
-    re.compile(r"Could not find artifact (\S+)"),
-    re.compile(r"Failure to find (\S+)"),
-    # The list ends at ": " (items hold colons but no colon-space), " in " or the line.
-    re.compile(r"artifacts could not be resolved: ([^\]\n]+?)(?:: | in |$)", re.MULTILINE),
-    re.compile(r"Plugin (\S+) or one of its dependencies could not be resolved"),
-    re.compile(r"Non-resolvable (?:parent POM|import POM)[^:]*: .*?(?:artifact|find) (\S+)"),
-)
-_GO_MAVEN_VERSION = re.compile(r"^Apache Maven (\S+)", re.MULTILINE)
-_JAVA_VERSION = re.compile(r"^Java version: ([^,\s]+)", re.MULTILINE)
-_GO_VERSION = re.compile(r"^go version (go\S+)", re.MULTILINE)
-_SKIPPED_SUFFIXES = (".sha1", ".md5", ".sha256", ".sha512", ".asc", ".lastUpdated")
 
 
 class ResolutionStatus(StrEnum):
@@ -127,110 +116,74 @@ class Resolution:
         }
 
 
-# -- reading what the gate saw -----------------------------------------------------------
+class ResolutionRules(Hashable, Protocol):
+    """What one build tool's resolution runs mean, as its ecosystem reads them (hashable:
+    a run's versions are read once per rules and log)."""
+
+    @property
+    def fresh_cache(self) -> bool:
+        """Whether each resolution starts from an empty cache, so the gate's log names
+        everything in it (Maven's local repository), or shares one (Go's module cache)."""
+
+    def cache(self, project: Project, tree_hash: str) -> str:
+        """The cache a project's resolution writes and its builds read."""
+
+    def resolved(self, result: SandboxResult) -> list[str]:
+        """The resolved set of a run: what names its dependency tree."""
+
+    def missing(self, result: SandboxResult) -> list[str]:
+        """What the registry itself said it does not have, and the tool could not do
+        without."""
+
+    def toolchain(self, output: str) -> tuple[tuple[str, str], ...]:
+        """The tool's versions a run printed (``output`` without terminal colours)."""
 
 
-def maven_coordinates_of(path: str) -> str | None:
-    """``group:artifact:version`` of a repository path to a POM or artifact file."""
-    if path.endswith(_SKIPPED_SUFFIXES) or "maven-metadata" in path:
-        return None
-    parts = path.split("/")
-    if len(parts) < 4:
-        return None
-    *group, artifact, version, filename = parts
-    if not filename.startswith(f"{artifact}-{version}"):
-        return None
-    return f"{'.'.join(group)}:{artifact}:{version}"
+@dataclass(frozen=True, slots=True)
+class NothingToResolve:
+    """The rules of an ecosystem whose recipes resolve nothing of their own."""
 
+    fresh_cache: bool = False
 
-def _decode_module(escaped: str) -> str:
-    """Undo the module proxy's case encoding (``!a`` for ``A``)."""
-    return re.sub(r"!([a-z])", lambda m: m.group(1).upper(), escaped)
+    def cache(self, project: Project, tree_hash: str) -> str:
+        return ""
 
-
-def go_module_of(path: str) -> str | None:
-    """``module@version`` of a module proxy path (``…/@v/v1.2.3.info|mod|zip``)."""
-    if path.startswith("sumdb/") or "/@v/" not in path:
-        return None
-    module, _, rest = path.partition("/@v/")
-    version, extension = posixpath.splitext(rest)
-    if extension not in (".info", ".mod", ".zip"):
-        return None
-    return f"{_decode_module(module)}@{_decode_module(version)}"
-
-
-def _maven_mentions(output: str) -> set[str]:
-    """``g:a:v`` of every artifact Maven's error messages say it could not get."""
-    mentioned: set[str] = set()
-    for pattern in _MAVEN_TEXTS:
-        for match in pattern.finditer(output):
-            for item in re.split(r",\s*", match.group(1)):
-                # Maven 3.9 follows each item with a state: "g:a:jar:1.0 (absent)".
-                parts = item.strip().partition(" ")[0].strip("'\"").split(":")
-                if len(parts) >= 3:
-                    # g:a:v, g:a:type:v or g:a:type:classifier:v
-                    mentioned.add(f"{parts[0]}:{parts[1]}:{parts[-1]}")
-    return mentioned
-
-
-def _missing(system: str, result: SandboxResult) -> list[str]:
-    """What the registry itself said it does not have, and the tool could not do without."""
-    refused = [f for f in result.fetches if f.source == "upstream" and f.status in (404, 410)]
-    if system == "maven":
-        said = _maven_mentions(result.output)
-        found = {maven_coordinates_of(f.path) for f in refused}
-        return sorted(c for c in found if c is not None and c in said)
-    modules = {go_module_of(f.path) for f in refused}
-    return sorted(m for m in modules if m is not None and m.split("@")[0] in result.output)
-
-
-def _resolved(system: str, result: SandboxResult) -> list[str]:
-    if system == "maven":
-        served = (f for f in result.fetches if f.status == 200)
-        found = {maven_coordinates_of(f.path) for f in served}
-        return sorted(c for c in found if c is not None)
-    _, marker, listing = result.output.partition(MODULES_MARKER)
-    if not marker:
+    def resolved(self, result: SandboxResult) -> list[str]:
         return []
-    return sorted({line.strip() for line in listing.splitlines() if line.strip()})
 
+    def missing(self, result: SandboxResult) -> list[str]:
+        return []
+
+    def toolchain(self, output: str) -> tuple[tuple[str, str], ...]:
+        return ()
+
+
+NOTHING_TO_RESOLVE = NothingToResolve()
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _TAIL = 2000
 
 
-def _toolchain(system: str, output: str) -> dict[str, str]:
-    return dict(_versions(system, output))
-
-
 # A replayed resolution is classified on every trial of its base, and searching its whole
 # log costs a trial more than hashing the log does.
 @functools.lru_cache(maxsize=256)
-def _versions(system: str, output: str) -> tuple[tuple[str, str], ...]:
-    output = _ANSI.sub("", output)
-    if system == "go":
-        found = _GO_VERSION.search(output)
-        return (("go", found.group(1)),) if found else ()
-    versions = []
-    if found := _GO_MAVEN_VERSION.search(output):
-        versions.append(("maven", found.group(1)))
-    if found := _JAVA_VERSION.search(output):
-        versions.append(("java", found.group(1)))
-    return tuple(versions)
+def _versions(rules: ResolutionRules, output: str) -> tuple[tuple[str, str], ...]:
+    return rules.toolchain(_ANSI.sub("", output))
 
 
 def _first(fetches: Iterable[RegistryFetch], source: str) -> RegistryFetch | None:
     return next((f for f in fetches if f.source == source), None)
 
 
-def classify(project: Project, result: SandboxResult, cache: str) -> Resolution:
+def classify(
+    project: Project, result: SandboxResult, cache: str, rules: ResolutionRules
+) -> Resolution:
     """A resolution run's outcome, read from the gate's log and the tool's messages."""
-    system = project.system
     common: dict[str, Any] = {
         "project": project,
         "cache": cache,
-        "toolchain": _toolchain(system, result.output),
-        "resolved": tuple(_resolved(system, result)),
+        "toolchain": dict(_versions(rules, result.output)),
+        "resolved": tuple(rules.resolved(result)),
         "fabricated": result.fabricated,
         "duration_s": result.duration_s,
         "packages": result.packages,
@@ -246,7 +199,7 @@ def classify(project: Project, result: SandboxResult, cache: str) -> Resolution:
     if offline := _first(result.fetches, "offline"):
         detail = f"offline, and not in the dependency cache: {offline.route} {offline.path}"
         return Resolution(status=ResolutionStatus.OFFLINE, detail=detail, **common)
-    missing = _missing(system, result)
+    missing = rules.missing(result)
     if missing:
         detail = "the registry does not have " + ", ".join(missing[:5])
         status = ResolutionStatus.MISSING
@@ -255,26 +208,12 @@ def classify(project: Project, result: SandboxResult, cache: str) -> Resolution:
     return Resolution(status=ResolutionStatus.INCOMPLETE, detail=f"resolution {why}", **common)
 
 
-# -- keys and caches ---------------------------------------------------------------------
-
-
-def resolution_cache(project: Project, tree_hash: str) -> str:
-    """The cache a project's resolution writes and its builds read.
-
-    Maven: one local repository per project and tree. What a Maven resolution fetches
-    depends on the tree's sources too (a module that does not compile stops its
-    lifecycle before Surefire fetches its provider), so keying it by anything less
-    would make the resolved set depend on which tree happened to resolve first. The
-    repository's files come from the gate's store and are linked to it afterwards, so a
-    repository per tree costs little room. Go shares one module cache, safe to share.
-    """
-    if project.system == "maven":
-        return "maven/" + sha256_hex(tree_hash + "\n" + project.root)[:32]
-    return "go"
+# -- runs ---------------------------------------------------------------------------------
 
 
 def resolution_request(
     project: Project,
+    rules: ResolutionRules,
     recipe_resolve: CommandStep,
     *,
     image: str,
@@ -292,9 +231,7 @@ def resolution_request(
         timeout_s=timeout_s,
         pinned=pinned,
         workdir=project.root,
-        # A Maven repository starts empty, so the gate's log names everything in it (its
-        # artifacts come from the gate's host store once fetched); Go's cache is shared.
-        mounts=(CacheMount(cache, writable=True, fresh=project.system == "maven"),),
+        mounts=(CacheMount(cache, writable=True, fresh=rules.fresh_cache),),
         environment=tuple(sorted(recipe_resolve.env.items())),
         tree=tree,
     )
@@ -332,6 +269,7 @@ class Resolver:
     def resolve(
         self,
         project: Project,
+        rules: ResolutionRules,
         request: SandboxRequest,
         oracle_stamp: str,
         *,
@@ -348,7 +286,7 @@ class Resolver:
             return self._run(request)
 
         def settled(result: SandboxResult) -> bool:
-            status = classify(project, result, cache).status
+            status = classify(project, result, cache, rules).status
             return status in _SETTLED or (
                 status is ResolutionStatus.INCOMPLETE and _stopped_by_the_tree(result)
             )
@@ -358,4 +296,4 @@ class Resolver:
         )
         if note is not None:
             note(request, result)
-        return replace(classify(project, result, cache), as_of=request.registry_as_of)
+        return replace(classify(project, result, cache, rules), as_of=request.registry_as_of)

@@ -23,7 +23,7 @@ from migration_evals.core.ports import Sandbox, SandboxResult
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
-from migration_evals.oracles.deps import Resolution
+from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.grading import TestReport
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
@@ -166,3 +166,9 @@ class Ecosystem(Protocol):
     ) -> TierOutcome | None:
         """Tier 3 for an ecosystem whose tests are not the projects' suites (Dockerfiles:
         the images' smoke runs); None: the tier runs the recipe's test command."""
+
+    # -- a build plan's parts: dependency resolution -----------------------------------
+
+    @property
+    def resolution(self) -> ResolutionRules:
+        """What its resolution runs mean: resolved and missing sets, versions, caches."""

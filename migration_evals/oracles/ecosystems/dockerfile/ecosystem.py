@@ -13,7 +13,7 @@ from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
-from migration_evals.oracles.deps import Resolution
+from migration_evals.oracles.deps import NOTHING_TO_RESOLVE, Resolution, ResolutionRules
 from migration_evals.oracles.diff_coverage import diff_without_coverage
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.dockerfile.compile import compile_dockerfiles
@@ -35,6 +35,7 @@ class Dockerfile:
     resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = ()
     coverage_formats: tuple[str, ...] = ()
+    resolution: ResolutionRules = NOTHING_TO_RESOLVE
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))

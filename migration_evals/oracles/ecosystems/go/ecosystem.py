@@ -13,11 +13,12 @@ from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals, parse_go_log
 from migration_evals.oracles.coverage import go_module_path
-from migration_evals.oracles.deps import Resolution
+from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.go.build_env import go_build_env
 from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
+from migration_evals.oracles.ecosystems.go.resolution import RESOLUTION
 from migration_evals.oracles.ecosystems.go.test_settings import check_go_test_config
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.projects import Project, ProjectSet
@@ -38,6 +39,7 @@ class Go:
     resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = (GO_TEST_JSON,)
     coverage_formats: tuple[str, ...] = ("go-profile",)
+    resolution: ResolutionRules = RESOLUTION
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))

@@ -40,6 +40,7 @@ from migration_evals.core.stamps import sha256_hex, stamp
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.deps import classify
 from migration_evals.oracles.ecosystems.go.imports import import_paths
+from migration_evals.oracles.ecosystems.go.resolution import GO_CACHE, RESOLUTION
 from migration_evals.oracles.projects import Project
 from migration_evals.oracles.syntax import parse
 from migration_evals.oracles.tree import TreeView
@@ -55,7 +56,6 @@ __all__ = [
 ]
 
 PLACEHOLDER = "gopath.invalid/module"
-GO_CACHE = "go"  # the shared module cache resolution runs fill (migration_evals.oracles.deps)
 # GOPATH-era tree: the oldest go directive under which the go command builds in module mode
 # by default (1.16), so the language stays as close as today's go command allows to the
 # release the tree was written for (no 1.22 loop variables, no newer vet defaults). tidy
@@ -343,7 +343,7 @@ class Synthesizer:
 def _settled(project: Project, result: SandboxResult) -> bool:
     """Whether a run's outcome is the tree's own: made, or refused by the go command on
     its own (not cut short, not left without the registry)."""
-    if classify(project, result, GO_CACHE).blocked:
+    if classify(project, result, GO_CACHE, RESOLUTION).blocked:
         return False
     return result.exit_code == 0 or 0 < result.exit_code < 128
 
@@ -358,7 +358,7 @@ def read_synthesis(
         "fabricated": result.fabricated,
         "duration_s": result.duration_s,
     }
-    resolution = classify(project, result, GO_CACHE)
+    resolution = classify(project, result, GO_CACHE, RESOLUTION)
     if resolution.blocked:
         reason = (
             f"cannot fetch the base commit's dependencies for {project.label} "

@@ -12,12 +12,13 @@ from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals, parse_maven_log
-from migration_evals.oracles.deps import Resolution
+from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
 from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projects
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
+from migration_evals.oracles.ecosystems.maven.resolution import RESOLUTION
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import check_maven_test_config
@@ -36,6 +37,7 @@ class Maven:
     resolves_base_as_of_its_day: bool = True
     report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
     coverage_formats: tuple[str, ...] = ("jacoco-xml",)
+    resolution: ResolutionRules = RESOLUTION
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))
