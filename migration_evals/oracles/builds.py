@@ -53,7 +53,7 @@ from migration_evals.oracles.ecosystems.go.gopath import (
 from migration_evals.oracles.ecosystems.registry import Ecosystem, ecosystem_of
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
-from migration_evals.oracles.toolchains import SideToolchain, base_toolchain, patched_toolchain
+from migration_evals.oracles.toolchains import SideToolchain, patched_toolchain
 from migration_evals.oracles.workspace import with_files
 
 __all__ = ["BuildPlan", "Builds", "ProjectBuild"]
@@ -236,7 +236,7 @@ class Builds:
         view = context.workspace.view()
         for project in projects.projects:
             sides = (
-                base_toolchain(context.recipe, view, project),
+                ecosystem.base_toolchain(context.recipe, view, project),
                 patched_toolchain(context.recipe),
             )
             made = self._synthesize(context, project, sides[0].image)

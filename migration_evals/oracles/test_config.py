@@ -42,7 +42,7 @@ from migration_evals.oracles.ecosystems.maven.test_settings import (
     module_test_settings,
     split_args,
 )
-from migration_evals.oracles.toolchains import build_jdk
+from migration_evals.oracles.ecosystems.maven.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView, deleted_files
 
 __all__ = ["check_maven_test_config", "compare_settings", "integrity_of"]

@@ -27,6 +27,7 @@ from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.grading import TestReport
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
+from migration_evals.oracles.toolchains import SideToolchain
 from migration_evals.oracles.tree import TreeView
 
 __all__ = [
@@ -167,8 +168,12 @@ class Ecosystem(Protocol):
         """Tier 3 for an ecosystem whose tests are not the projects' suites (Dockerfiles:
         the images' smoke runs); None: the tier runs the recipe's test command."""
 
-    # -- a build plan's parts: dependency resolution -----------------------------------
+    # -- a build plan's parts: dependency resolution and toolchains -------------------
 
     @property
     def resolution(self) -> ResolutionRules:
         """What its resolution runs mean: resolved and missing sets, versions, caches."""
+
+    def base_toolchain(self, recipe: Recipe, tree: TreeView, project: Project) -> SideToolchain:
+        """The toolchain the base commit of ``project`` builds on (the patched tree's is
+        the recipe's target)."""

@@ -22,6 +22,7 @@ from migration_evals.oracles.ecosystems.dockerfile.image_tests import check_imag
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
+from migration_evals.oracles.toolchains import SideToolchain, recipe_image_for_both_sides
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["ECOSYSTEM", "Dockerfile"]
@@ -95,6 +96,9 @@ class Dockerfile:
             "the recipe measures no coverage, and the patch changes files besides its Dockerfiles",
         )
         return replace(outcome, details={**outcome.details, DETAILS_KEY: changed.to_dict()})
+
+    def base_toolchain(self, recipe: Recipe, tree: TreeView, project: Project) -> SideToolchain:
+        return recipe_image_for_both_sides(recipe)
 
 
 ECOSYSTEM = Dockerfile()

@@ -25,7 +25,11 @@ from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.shadowing import check_go_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import integrity_of
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
-from migration_evals.oracles.toolchains import recipe_toolchain_images
+from migration_evals.oracles.toolchains import (
+    SideToolchain,
+    recipe_image_for_both_sides,
+    recipe_toolchain_images,
+)
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["ECOSYSTEM", "Go"]
@@ -93,6 +97,9 @@ class Go:
         test_paths: Sequence[str],
     ) -> TierOutcome | None:
         return None  # the tier runs the recipe's test command
+
+    def base_toolchain(self, recipe: Recipe, tree: TreeView, project: Project) -> SideToolchain:
+        return recipe_image_for_both_sides(recipe)
 
 
 ECOSYSTEM = Go()

@@ -19,11 +19,12 @@ from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
 from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projects
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.ecosystems.maven.resolution import RESOLUTION
+from migration_evals.oracles.ecosystems.maven.toolchains import base_toolchain
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import check_maven_test_config
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
-from migration_evals.oracles.toolchains import recipe_toolchain_images
+from migration_evals.oracles.toolchains import SideToolchain, recipe_toolchain_images
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["ECOSYSTEM", "Maven"]
@@ -86,6 +87,9 @@ class Maven:
         test_paths: Sequence[str],
     ) -> TierOutcome | None:
         return None  # the tier runs the recipe's test command
+
+    def base_toolchain(self, recipe: Recipe, tree: TreeView, project: Project) -> SideToolchain:
+        return base_toolchain(recipe, tree, project)
 
 
 ECOSYSTEM = Maven()

@@ -59,8 +59,8 @@ from migration_evals.oracles.contracts.outside import (
     outside_evidence,
 )
 from migration_evals.oracles.ecosystems.maven.sources import compiled_java
+from migration_evals.oracles.ecosystems.maven.toolchains import build_jdk
 from migration_evals.oracles.syntax import JAVA_TYPE_BODIES, JAVA_TYPE_DECLARATIONS, parse
-from migration_evals.oracles.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["JAVA_FAMILIES", "check_java_outside", "java_constructs"]

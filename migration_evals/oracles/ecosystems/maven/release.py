@@ -35,7 +35,7 @@ from migration_evals.core.specs import Recipe
 from migration_evals.oracles.ecosystems.maven.levels import module_settings
 from migration_evals.oracles.ecosystems.maven.pom import children, local, read_pom
 from migration_evals.oracles.ecosystems.maven.projects import find_projects, reactor_poms
-from migration_evals.oracles.toolchains import build_jdk
+from migration_evals.oracles.ecosystems.maven.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["check_java_release"]

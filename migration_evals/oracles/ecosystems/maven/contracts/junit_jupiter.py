@@ -39,7 +39,7 @@ from migration_evals.oracles.ecosystems.interface import ContractKind, all_of
 from migration_evals.oracles.ecosystems.maven.outside import check_java_outside
 from migration_evals.oracles.ecosystems.maven.pom import children, local, read_pom, text_of
 from migration_evals.oracles.ecosystems.maven.projects import find_projects, reactor_poms
-from migration_evals.oracles.toolchains import build_jdk
+from migration_evals.oracles.ecosystems.maven.toolchains import build_jdk
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["CONTRACT_KIND", "check_junit_jupiter"]
