@@ -19,10 +19,10 @@ from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
 from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projects
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.ecosystems.maven.resolution import RESOLUTION
+from migration_evals.oracles.ecosystems.maven.test_config import check_maven_test_config
 from migration_evals.oracles.ecosystems.maven.toolchains import base_toolchain
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
-from migration_evals.oracles.test_config import check_maven_test_config
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, recipe_toolchain_images
 from migration_evals.oracles.tree import TreeView

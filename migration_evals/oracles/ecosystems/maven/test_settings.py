@@ -15,7 +15,7 @@ counts against the patch.
 Each ``Setting`` carries the family the recipe spec names it by (``test-skip``,
 ``test-selection``, ...), how a change of it weakens the build (``Rule``), its value
 (a tuple: one item for a scalar; the default when nothing sets it) and where it is set.
-``migration_evals.oracles.test_config`` compares base and patched settings.
+``migration_evals.oracles.ecosystems.maven.test_config`` compares base and patched settings.
 """
 
 from __future__ import annotations
