@@ -1,25 +1,21 @@
 """A trial's build plan: the projects tiers 2-3 build, and their resolved dependencies.
 
 Made once per trial, the first time a sandboxed tier needs it (and for its cache key):
-the build roots that own the touched files (``migration_evals.oracles.projects``), then dependency
-resolution (``migration_evals.oracles.deps``) for each project in the base and the patched tree. A
-Go project in no module (GOPATH era) first gets a go.mod made at the base commit
-(``migration_evals.oracles.ecosystems.go.gopath``), laid over both trees for every run of it. Some
-trials are decided here, before any build:
+the build roots that own the touched files (``Ecosystem.find_projects``), each side's
+toolchain (``migration_evals.oracles.toolchains``), then dependency resolution
+(``migration_evals.oracles.deps``) for each project in the base and the patched tree. A
+project its ecosystem makes files for first gets them at the base commit
+(``migration_evals.oracles.harness_files``; a GOPATH-era Go tree's go.mod), laid over both
+trees for every run of it. Some trials are decided here, before any build:
 
 * a layout the recipe cannot build, or a base whose own dependencies cannot be fetched
-  (registry down, offline and not cached, artifacts the registry does not have): ``error``;
+  (registry down, offline and not cached, artifacts the registry does not have), or files
+  the harness could not make: ``error``;
 * the patched tree needs artifacts or modules the registry does not have, and the base
   did not: ``fail``, naming them (a hallucinated version, a misspelt module).
 
-Each tree of a Go module builds the way the Go release its ``go`` directive names built
-it. Before Go 1.16 the go command completed ``go.mod`` and ``go.sum`` as it built
-(``-mod=mod``); since then builds are read-only and stop at a requirement or checksum the
-files lack ("missing go.sum entry"). Modules of that era often lack them (a dependency
-raised a requirement the module never wrote down), so a tree whose ``go.mod`` predates
-1.16 and vendors nothing builds with ``-mod=mod``: the go command fills in what is
-missing from the module cache resolution made (verified against the checksum database),
-in the sandbox's copy only, with no network either way.
+What each tree's build adds to the recipe step's environment is its ecosystem's
+(``Ecosystem.build_env``: a Go module of before 1.16 builds with ``-mod=mod``).
 """
 
 from __future__ import annotations
@@ -29,11 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from migration_evals.core.errors import SpecError
 from migration_evals.core.model import Evidence, FabricatedMark, Tier, Verdict
-from migration_evals.core.ports import CacheMount, Sandbox, SandboxRequest, SandboxResult
-from migration_evals.core.spec_types import CommandStep
-from migration_evals.core.specs import Recipe
+from migration_evals.core.ports import CacheMount, Sandbox, SandboxRequest
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.deps import (
     BUILD_CACHE_ENV,
@@ -42,15 +35,14 @@ from migration_evals.oracles.deps import (
     Resolver,
     resolution_request,
 )
-from migration_evals.oracles.ecosystems.go.gopath import (
-    SynthesizedModule,
-    Synthesizer,
-    files_digest,
-    infer_module_path,
-    synthesis_request,
-    vendor_env,
-)
 from migration_evals.oracles.ecosystems.registry import Ecosystem, ecosystem_of
+from migration_evals.oracles.harness_files import (
+    BuildServices,
+    MadeFiles,
+    files_digest,
+    noting,
+    resolve_step,
+)
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, patched_toolchain
@@ -59,15 +51,6 @@ from migration_evals.oracles.workspace import with_files
 __all__ = ["BuildPlan", "Builds", "ProjectBuild"]
 
 _MEMO = "build-plan"
-
-
-def resolve_step(recipe: Recipe) -> CommandStep:
-    """The recipe's dependency resolution, which a recipe naming a build system has."""
-    if recipe.sandbox.resolve is None:
-        raise SpecError(
-            f"recipe {recipe.name}", "sandbox.resolve", "a build system needs a resolve step"
-        )
-    return recipe.sandbox.resolve
 
 
 def _ecosystem(context: TrialContext) -> Ecosystem | None:
@@ -91,14 +74,14 @@ class ProjectBuild:
     # image.
     base_toolchain: SideToolchain | None = None
     patched_toolchain: SideToolchain | None = None
-    # The go.mod the harness made for a GOPATH-era project
-    # (``migration_evals.oracles.ecosystems.go.gopath``), if any.
-    synthesized: SynthesizedModule | None = None
+    # The files the harness made for the project (``migration_evals.oracles.harness_files``:
+    # a GOPATH-era project's go.mod), if any.
+    synthesized: MadeFiles | None = None
 
     @property
     def files(self) -> Mapping[str, bytes]:
         """Files the harness lays over both trees for every run of this project (paths
-        from the repository root): a synthesized go.mod and go.sum, or none."""
+        from the repository root) that its ecosystem made for it, or none."""
         return self.synthesized.files if self.synthesized is not None else {}
 
     def image(self, *, patched: bool) -> str | None:
@@ -156,11 +139,11 @@ class BuildPlan:
                 for tree, resolution in (("base", build.base), ("patched", build.patched))
             ],
             "toolchains": [build.toolchains() for build in self.builds],
-            **self._synthesized(SynthesizedModule.details),
+            **self._synthesized(lambda made: made.details()),
         }
 
-    def _synthesized(self, show: Callable[[SynthesizedModule], Any]) -> dict[str, Any]:
-        """``{"synthesized": {project: show(module)}}`` for the projects whose go.mod the
+    def _synthesized(self, show: Callable[[MadeFiles], Any]) -> dict[str, Any]:
+        """``{"synthesized": {project: show(made)}}`` for the projects whose files the
         harness made; nothing otherwise, so other plans keep their keys and details."""
         made = {b.project.label: show(b.synthesized) for b in self.builds if b.synthesized}
         return {"synthesized": made} if made else {}
@@ -200,9 +183,9 @@ def _error(reason: str) -> TierOutcome:
     return TierOutcome(Verdict.ERROR, reason)
 
 
-def _not_synthesized(made: SynthesizedModule) -> TierOutcome:
-    """A GOPATH-era project whose go.mod could not be made: ``error`` either way (the
-    registry's fault, or a tree go mod tidy cannot complete), with the tool's lines."""
+def _not_synthesized(made: MadeFiles) -> TierOutcome:
+    """A project whose files could not be made: ``error`` either way (the registry's
+    fault, or a tree the tool cannot complete: go mod tidy), with the tool's lines."""
     evidence = tuple(Evidence(line, None) for line in made.lines)
     details = {"synthesized": {made.project.label: made.details()}}
     return TierOutcome(
@@ -215,8 +198,8 @@ class Builds:
 
     def __init__(self, sandbox: Sandbox, cache: BaselineCache, *, registry: str) -> None:
         self.sandbox = sandbox
+        self.services = BuildServices(sandbox, cache, registry)
         self.resolver = Resolver(sandbox.run, cache, registry=registry, has_cache=sandbox.has_cache)
-        self.synthesizer = Synthesizer(sandbox.run, cache, registry=registry)
 
     def plan(self, context: TrialContext) -> BuildPlan | None:
         ecosystem = _ecosystem(context)
@@ -239,7 +222,7 @@ class Builds:
                 ecosystem.base_toolchain(context.recipe, view, project),
                 patched_toolchain(context.recipe),
             )
-            made = self._synthesize(context, project, sides[0].image)
+            made = ecosystem.made_files(self.services, context, project, sides[0].image)
             if made is not None and made.failure:
                 return BuildPlan(blocked=_not_synthesized(made))
             resolve = functools.partial(self._resolve, context, ecosystem, project, made=made)
@@ -249,38 +232,10 @@ class Builds:
                 ecosystem.build_env(project, view.read_base),
                 ecosystem.build_env(project, view.read),
             )
-            if made is not None:  # the same go.mod on both sides: the same habits
+            if made is not None:  # the same files on both sides: the same habits
                 envs = (dict(made.env), dict(made.env))
             builds.append(ProjectBuild(project, base, patched, *envs, *sides, synthesized=made))
         return BuildPlan(tuple(builds), _blocked(builds))
-
-    def _synthesize(
-        self, context: TrialContext, project: Project, image: str
-    ) -> SynthesizedModule | None:
-        """The go.mod made at the base commit for a project that has none (GOPATH era)."""
-        if not project.needs_module:
-            return None
-        view = context.workspace.view()
-        changeset = context.changeset
-        module = infer_module_path(view, (changeset.source, changeset.repo))
-        found = self.sandbox.resolve(image)
-        request = synthesis_request(
-            project,
-            module,
-            resolve_step(context.recipe),
-            image=image,
-            pinned=((image, found.id),),
-            tree_hash=context.workspace.tree_hash(patched=False),
-            timeout_s=context.tier_spec(Tier.COMPILE).timeout_s,
-            tree=lambda uid, gid, subdir: context.workspace.archive(
-                uid, gid, patched=False, subdir=subdir
-            ),
-        )
-        made = self.synthesizer.synthesize(
-            project, module, request, context.specs.oracle_stamp, note=_noting(context, "base")
-        )
-        marks = (*made.fabricated, *found.fabricated)
-        return replace(made, env=vendor_env(view, project), fabricated=marks)
 
     def _resolve(
         self,
@@ -290,7 +245,7 @@ class Builds:
         image: str,
         *,
         patched: bool,
-        made: SynthesizedModule | None = None,
+        made: MadeFiles | None = None,
     ) -> Resolution:
         view = context.workspace.view()
         marker = ecosystem.project_file
@@ -319,22 +274,17 @@ class Builds:
             # The base resolves against the registry of its day: a plugin version its
             # build leaves open is the one its authors got, not today's newest.
             request = replace(request, registry_as_of=context.workspace.base_committed_at())
-        if made is not None and made.env:  # its builds' settings, for resolution's go too
+        if made is not None and made.env:  # its builds' settings, for resolution too
             environment = {**dict(request.environment), **made.env}
             request = replace(request, environment=tuple(sorted(environment.items())))
         side = "patched" if patched else "base"
         resolution = self.resolver.resolve(
-            project, rules, request, context.specs.oracle_stamp, note=_noting(context, side)
+            project, rules, request, context.specs.oracle_stamp, note=noting(context, side)
         )
         if found.fabricated:
             marks = (*resolution.fabricated, *found.fabricated)
             return replace(resolution, fabricated=marks)
         return resolution
-
-
-def _noting(context: TrialContext, side: str) -> Callable[[SandboxRequest, SandboxResult], None]:
-    """Notes a run in the trial's log of sandboxed commands as ``side``'s."""
-    return lambda request, result: context.logs.note(request, result, side)
 
 
 def build_request(

@@ -25,6 +25,7 @@ from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.grading import TestReport
+from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain
@@ -168,7 +169,13 @@ class Ecosystem(Protocol):
         """Tier 3 for an ecosystem whose tests are not the projects' suites (Dockerfiles:
         the images' smoke runs); None: the tier runs the recipe's test command."""
 
-    # -- a build plan's parts: dependency resolution and toolchains -------------------
+    # -- a build plan's parts: made files, dependency resolution, toolchains ---------
+
+    def made_files(
+        self, services: BuildServices, context: TrialContext, project: Project, image: str
+    ) -> MadeFiles | None:
+        """The files the harness makes for ``project`` at the base commit in ``image``
+        and lays over both trees (a GOPATH-era tree's go.mod); None: none."""
 
     @property
     def resolution(self) -> ResolutionRules:

@@ -20,6 +20,7 @@ from migration_evals.oracles.ecosystems.dockerfile.compile import compile_docker
 from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import diff_images, is_dockerfile
 from migration_evals.oracles.ecosystems.dockerfile.image_tests import check_images
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
+from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, recipe_image_for_both_sides
@@ -96,6 +97,11 @@ class Dockerfile:
             "the recipe measures no coverage, and the patch changes files besides its Dockerfiles",
         )
         return replace(outcome, details={**outcome.details, DETAILS_KEY: changed.to_dict()})
+
+    def made_files(
+        self, services: BuildServices, context: TrialContext, project: Project, image: str
+    ) -> MadeFiles | None:
+        return None
 
     def base_toolchain(self, recipe: Recipe, tree: TreeView, project: Project) -> SideToolchain:
         return recipe_image_for_both_sides(recipe)

@@ -16,11 +16,13 @@ from migration_evals.oracles.coverage import go_module_path
 from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.go.build_env import go_build_env
+from migration_evals.oracles.ecosystems.go.gopath import made_module
 from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
 from migration_evals.oracles.ecosystems.go.resolution import RESOLUTION
 from migration_evals.oracles.ecosystems.go.test_settings import check_go_test_config
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
+from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.shadowing import check_go_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import integrity_of
@@ -97,6 +99,11 @@ class Go:
         test_paths: Sequence[str],
     ) -> TierOutcome | None:
         return None  # the tier runs the recipe's test command
+
+    def made_files(
+        self, services: BuildServices, context: TrialContext, project: Project, image: str
+    ) -> MadeFiles | None:
+        return made_module(services, context, project, image)
 
     def base_toolchain(self, recipe: Recipe, tree: TreeView, project: Project) -> SideToolchain:
         return recipe_image_for_both_sides(recipe)

@@ -28,21 +28,28 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from tree_sitter import Node
 
-from migration_evals.core.model import FabricatedMark
+from migration_evals.core.model import FabricatedMark, Tier
 from migration_evals.core.ports import CacheMount, SandboxAction, SandboxRequest, SandboxResult
 from migration_evals.core.spec_types import CommandStep
-from migration_evals.core.stamps import sha256_hex, stamp
+from migration_evals.core.stamps import stamp
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.deps import classify
 from migration_evals.oracles.ecosystems.go.imports import import_paths
 from migration_evals.oracles.ecosystems.go.resolution import GO_CACHE, RESOLUTION
+from migration_evals.oracles.harness_files import (
+    BuildServices,
+    files_digest,
+    noting,
+    resolve_step,
+)
 from migration_evals.oracles.projects import Project
 from migration_evals.oracles.syntax import parse
+from migration_evals.oracles.tiers.base import TrialContext
 from migration_evals.oracles.tree import TreeView
 
 __all__ = [
@@ -51,6 +58,7 @@ __all__ = [
     "SynthesizedModule",
     "Synthesizer",
     "infer_module_path",
+    "made_module",
     "repository_module",
     "synthesis_request",
 ]
@@ -144,11 +152,6 @@ class SynthesizedModule:
         if self.failure:
             return {**made, "failure": self.failure, "output_tail": self.output_tail}
         return {**made, "go_mod": self.go_mod, "env": dict(self.env)}
-
-
-def files_digest(files: Mapping[str, bytes]) -> str:
-    """Names a set of harness-made files (path and content)."""
-    return stamp({path: sha256_hex(content) for path, content in sorted(files.items())})
 
 
 def _join(folder: str, name: str) -> str:
@@ -388,3 +391,34 @@ def read_synthesis(
     return SynthesizedModule(
         **common, failure=reason, lines=lines, output_tail=result.output[-2000:]
     )
+
+
+def made_module(
+    services: BuildServices, context: TrialContext, project: Project, image: str
+) -> SynthesizedModule | None:
+    """The go.mod made at the base commit, in ``image``, for a project that has none (a
+    GOPATH-era tree); None for a project in a module of its own."""
+    if not project.needs_module:
+        return None
+    view = context.workspace.view()
+    changeset = context.changeset
+    module = infer_module_path(view, (changeset.source, changeset.repo))
+    found = services.sandbox.resolve(image)
+    request = synthesis_request(
+        project,
+        module,
+        resolve_step(context.recipe),
+        image=image,
+        pinned=((image, found.id),),
+        tree_hash=context.workspace.tree_hash(patched=False),
+        timeout_s=context.tier_spec(Tier.COMPILE).timeout_s,
+        tree=lambda uid, gid, subdir: context.workspace.archive(
+            uid, gid, patched=False, subdir=subdir
+        ),
+    )
+    synthesizer = Synthesizer(services.sandbox.run, services.cache, registry=services.registry)
+    made = synthesizer.synthesize(
+        project, module, request, context.specs.oracle_stamp, note=noting(context, "base")
+    )
+    marks = (*made.fabricated, *found.fabricated)
+    return replace(made, env=vendor_env(view, project), fabricated=marks)

@@ -21,6 +21,7 @@ from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.ecosystems.maven.resolution import RESOLUTION
 from migration_evals.oracles.ecosystems.maven.test_config import check_maven_test_config
 from migration_evals.oracles.ecosystems.maven.toolchains import base_toolchain
+from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
@@ -87,6 +88,11 @@ class Maven:
         test_paths: Sequence[str],
     ) -> TierOutcome | None:
         return None  # the tier runs the recipe's test command
+
+    def made_files(
+        self, services: BuildServices, context: TrialContext, project: Project, image: str
+    ) -> MadeFiles | None:
+        return None
 
     def base_toolchain(self, recipe: Recipe, tree: TreeView, project: Project) -> SideToolchain:
         return base_toolchain(recipe, tree, project)
