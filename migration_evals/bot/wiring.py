@@ -22,7 +22,7 @@ from migration_evals.core.store import Store
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import Builds
 from migration_evals.oracles.cascade import Cascade
-from migration_evals.oracles.ecosystems.registry import load_specs
+from migration_evals.oracles.ecosystems.registry import gate_routes, load_specs
 from migration_evals.oracles.judges import RecordingJudge, ReplayingJudge, Retrying, RetryPolicy
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.sandbox import (
@@ -92,8 +92,9 @@ def registry_gate(dependencies: DependencySettings, cache_dir: Path) -> Registry
     migration_evals.oracles.sandbox.registry)."""
     return RegistryGate(
         {"maven": Upstream(dependencies.maven_mirror), "go": Upstream(dependencies.goproxy)},
+        routes=gate_routes(),
         store=cache_dir / "deps" / "maven-store",
-        go_downloads=dependency_caches(cache_dir) / "go" / "mod" / "cache" / "download",
+        caches=dependency_caches(cache_dir),
         offline=dependencies.offline,
     )
 

@@ -27,6 +27,7 @@ from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.grading import TestReport
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
+from migration_evals.oracles.sandbox.registry import Route
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain
 from migration_evals.oracles.tree import TreeView
@@ -180,6 +181,10 @@ class Ecosystem(Protocol):
     @property
     def resolution(self) -> ResolutionRules:
         """What its resolution runs mean: resolved and missing sets, versions, caches."""
+
+    @property
+    def gate_routes(self) -> tuple[Route, ...]:
+        """Its registries' routes through the registry gate resolution runs reach them by."""
 
     def base_toolchain(self, recipe: Recipe, tree: TreeView, project: Project) -> SideToolchain:
         """The toolchain the base commit of ``project`` builds on (the patched tree's is

@@ -36,6 +36,7 @@ from migration_evals.oracles.ecosystems.interface import (
     ReportFormat,
 )
 from migration_evals.oracles.grading import TestReport, parse_exit_code
+from migration_evals.oracles.sandbox.registry import Route
 from migration_evals.oracles.tree import TreeView
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "check_test_config",
     "ecosystem_of",
     "ecosystems",
+    "gate_routes",
     "load_specs",
     "read_report",
     "recipe_spec_schema",
@@ -75,6 +77,11 @@ def ecosystems() -> tuple[Ecosystem, ...]:
 def ecosystem_of(recipe: Recipe) -> Ecosystem | None:
     """The ecosystem ``recipe`` is graded in; None for a recipe none of them claims."""
     return next((each for each in ecosystems() if each.claims(recipe)), None)
+
+
+def gate_routes() -> tuple[Route, ...]:
+    """Every registered ecosystem's routes through the registry gate."""
+    return tuple(route for each in ecosystems() for route in each.gate_routes)
 
 
 @functools.cache

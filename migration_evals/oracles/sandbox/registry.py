@@ -1,21 +1,24 @@
 """The registry gate: the only way out of a dependency-resolution sandbox.
 
 A resolution container has no network at all. Its one channel is a Unix socket that the
-harness bind-mounts into it, behind which this gate answers plain HTTP on two routes,
-``/maven/<path>`` and ``/go/<path>``, each forwarding GET and HEAD to one configured
-upstream (Maven Central and the Go module proxy by default, or a company mirror). Maven's
-settings in the image send every repository through ``/maven``, so a build file that names
-another repository URL reaches nothing, and code running in the container cannot open any
-other connection. Upstream credentials stay here; the container never sees them.
+harness bind-mounts into it, behind which this gate answers plain HTTP on one route per
+registry, ``/<route>/<path>``, each forwarding GET and HEAD to one configured upstream (a
+public registry by default, or a company mirror). The image's build tool sends every
+repository through its route, so a build file that names another repository URL reaches
+nothing, and code running in the container cannot open any other connection. Upstream
+credentials stay here; the container never sees them.
 
-Maven release artifacts never change once published, so the gate keeps what it fetched in
-a host store and serves repeats from it. In offline mode nothing goes upstream: the store
-(Maven) and the Go module cache's download folder (a valid module proxy layout) answer, and
-a miss is ``503``, an infrastructure condition, never a missing artifact.
+What a route may do beyond forwarding is its ecosystem's (a ``Route`` each, from the
+ecosystem packages, handed in by the composition): release files that never change once
+published are kept in a host store and repeats served from it; in offline mode nothing
+goes upstream, the store and a route's own folder of the dependency caches (laid out as
+its registry) answer, and a miss is ``503``, an infrastructure condition, never a missing
+artifact.
 
-A session may answer *as of* a moment (a base commit's date): Maven metadata then lists
-only the versions published by then (``migration_evals.oracles.sandbox.as_of``), so a build that
-leaves a plugin's version open gets the one its authors got.
+A session may answer *as of* a moment (a base commit's date): a route whose metadata is
+``dated`` then lists only the versions published by then
+(``migration_evals.oracles.sandbox.as_of``), so a build that leaves a plugin's version open
+gets the one its authors got.
 
 Each session logs every request (``RegistryFetch``): the resolver names what was fetched,
 and what the registry itself said it does not have, from this log, not from anything the
@@ -25,6 +28,7 @@ container printed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -32,7 +36,7 @@ import shutil
 import socketserver
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler
@@ -58,6 +62,7 @@ __all__ = [
     "GATE_SOCKET",
     "GateSession",
     "RegistryGate",
+    "Route",
     "Upstream",
     "redact_url",
 ]
@@ -69,9 +74,6 @@ GATE_PORT = 3128  # where the container's forwarder listens on its own loopback
 _CHUNK = 1 << 16
 _SETTLE_S = 5.0  # how long reading the log waits for requests still being answered
 _SAFE_PATH = re.compile(r"\A[A-Za-z0-9._~!+@,=/-]+\Z")
-_NOT_STORED = re.compile(
-    r"(maven-metadata[^/]*\.xml(\.\w+)?|-SNAPSHOT/.*|/resolver-status\.properties)\Z"
-)
 _PASS_HEADERS = ("Content-Type", "Last-Modified", "ETag")
 
 
@@ -111,32 +113,68 @@ def _host_port(parts: Any) -> str:
     return f"{host}:{parts.port}" if parts.port else host
 
 
+def _never(path: str) -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One route of the gate (``/<name>/<path>``) and what the gate does for it beyond
+    forwarding: ``stored`` says which fetched paths are release files kept in the host
+    store and served from it after; in offline mode, ``offline_cache`` (a folder below the
+    dependency caches, laid out as the registry) answers; with ``dated``, an as-of
+    session lists only the versions its metadata had by then."""
+
+    name: str
+    stored: Callable[[str], bool] = _never
+    offline_cache: str = ""
+    dated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _AsOf:
+    """A dated route's metadata request in an as-of session."""
+
+    metadata: MetadataRequest
+    dates: PublishDates
+    moment: datetime
+
+
 class RegistryGate:
     """Answers resolution containers on behalf of the configured registries.
 
-    ``upstreams`` maps a route ("maven", "go") to its registry. ``store`` keeps Maven
-    artifacts; ``go_downloads`` is the module cache's ``cache/download`` folder, read in
-    offline mode. ``session`` is the HTTP client used upstream (tests pass their own).
+    ``upstreams`` maps a route's name to its registry; ``routes`` say what each route
+    does beyond forwarding (a route without one only forwards). ``store`` keeps release
+    files; ``caches`` is the folder of the dependency caches, where a route's
+    ``offline_cache`` is. ``session`` is the HTTP client used upstream (tests pass their
+    own).
     """
 
     def __init__(
         self,
         upstreams: Mapping[str, Upstream],
         *,
+        routes: Sequence[Route],
         store: Path,
-        go_downloads: Path,
+        caches: Path,
         offline: bool = False,
         session: requests.Session | None = None,
         timeout_s: tuple[float, float] = (10.0, 120.0),
     ) -> None:
         self.upstreams = dict(upstreams)
+        self.routes = {route.name: route for route in routes}
         self.store = store
-        self.go_downloads = go_downloads
+        self.caches = caches
         self.offline = offline
         self.session = session or requests.Session()
         self.timeout_s = timeout_s
+        dated = next((route.name for route in routes if route.dated), None)
         # Kept in the store under a name no request can reach (``_safe`` refuses it).
-        self.dates = PublishDates(store / ".published", self._ask_maven)
+        self.dates = (
+            PublishDates(store / ".published", functools.partial(self._ask, dated))
+            if dated is not None
+            else None
+        )
 
     @property
     def identity(self) -> str:
@@ -173,9 +211,11 @@ class RegistryGate:
         if route not in self.upstreams or not _safe(path):
             reply.status(404)
             return RegistryFetch(route[:20], path[:300], 404, "refused")
-        metadata = metadata_request(path) if route == "maven" and as_of else None
-        if metadata is not None and as_of is not None:
-            return self._metadata_as_of(method, path, reply, metadata=metadata, as_of=as_of)
+        dates = self.dates if self._route(route).dated else None
+        metadata = metadata_request(path) if dates is not None and as_of else None
+        if metadata is not None and dates is not None and as_of is not None:
+            answer = _AsOf(metadata, dates, as_of)
+            return self._metadata_as_of(method, route, path, reply, answer)
         cached = self._cached(route, path)
         if cached is not None:
             reply.file(method, cached)
@@ -185,11 +225,15 @@ class RegistryGate:
             return RegistryFetch(route, path, 503, "offline")
         return self._forward(method, route, path, reply)
 
+    def _route(self, name: str) -> Route:
+        return self.routes.get(name) or Route(name)
+
     def _cached(self, route: str, path: str) -> Path | None:
-        if route == "maven" and not _NOT_STORED.search(path):
+        policy = self._route(route)
+        if policy.stored(path):
             folder = self.store
-        elif route == "go" and self.offline:
-            folder = self.go_downloads
+        elif policy.offline_cache and self.offline:
+            folder = self.caches / policy.offline_cache
         else:
             return None
         found = folder / path
@@ -215,7 +259,7 @@ class RegistryGate:
             if status != 200:
                 reply.status(502)
                 return RegistryFetch(route, path, status, "upstream-error")
-            keep = route == "maven" and not _NOT_STORED.search(path)
+            keep = self._route(route).stored(path)
             try:
                 self._relay(method, response, reply, self.store / path if keep else None)
             except requests.RequestException:
@@ -225,15 +269,15 @@ class RegistryGate:
     def _metadata_as_of(
         self,
         method: str,
+        route: str,
         path: str,
         reply: _Reply,
-        *,
-        metadata: MetadataRequest,
-        as_of: datetime,
+        asked: _AsOf,
     ) -> RegistryFetch:
         """An artifact's metadata (or its checksum) without the versions published after
-        ``as_of``; every failure to read it or date its versions is the registry's."""
-        route = "maven"
+        the session's moment; every failure to read it or date its versions is the
+        registry's."""
+        metadata = asked.metadata
         if self.offline:
             reply.status(503)
             return RegistryFetch(route, path, 503, "offline")
@@ -252,12 +296,12 @@ class RegistryGate:
             return RegistryFetch(route, path, response.status_code, "upstream-error")
         body = response.content
         try:
-            dates = self.dates.of(metadata, metadata_versions(body) or [])
+            dates = asked.dates.of(metadata, metadata_versions(body) or [])
         except (UpstreamFailed, requests.RequestException) as exc:
             log.warning("registry %s cannot date the versions of %s: %s", route, path, exc)
             reply.status(502)
             return RegistryFetch(route, path, 502, "upstream-error")
-        body = metadata_as_of(body, dates, as_of)
+        body = metadata_as_of(body, dates, asked.moment)
         if metadata.checksum:
             body = checksum(body, metadata.checksum)
         reply.start(200, {"Content-Type": "text/xml", "Content-Length": str(len(body))})
@@ -265,9 +309,9 @@ class RegistryGate:
             reply.write(body)
         return RegistryFetch(route, path, 200, "upstream")
 
-    def _ask_maven(self, method: str, path: str) -> tuple[int, str | None, bytes]:
-        """What the Maven registry answers for ``path``: status, Last-Modified, body."""
-        url, auth = self.upstreams["maven"].target(path)
+    def _ask(self, route: str, method: str, path: str) -> tuple[int, str | None, bytes]:
+        """What ``route``'s registry answers for ``path``: status, Last-Modified, body."""
+        url, auth = self.upstreams[route].target(path)
         response = self.session.request(
             method, url, auth=auth, timeout=self.timeout_s, allow_redirects=True
         )

@@ -19,6 +19,7 @@ from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.registry import (
     ecosystem_of,
     ecosystems,
+    gate_routes,
     load_specs,
     recipe_spec_schema,
     report_format,
@@ -39,6 +40,11 @@ def _enum(schema: dict[str, Any], *path: str) -> set[str]:
 def test_the_schema_names_the_build_systems_the_ecosystems_build() -> None:
     built = {e.build_system for e in ecosystems() if e.build_system is not None}
     assert _enum(recipe_spec_schema(), "sandbox", "build_system") == built == {"maven", "go"}
+
+
+def test_the_registry_gate_routes_are_the_ecosystems_registries() -> None:
+    routes = [route.name for route in gate_routes()]
+    assert sorted(routes) == ["go", "maven"]
 
 
 @pytest.mark.parametrize("step", ["resolve", "compile", "tests"])

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from migration_evals.core.ports import RegistryFetch
+from migration_evals.oracles.ecosystems.go.registry_route import ROUTE as GO_ROUTE
+from migration_evals.oracles.ecosystems.maven.registry_route import ROUTE as MAVEN_ROUTE
 from migration_evals.oracles.sandbox.registry import GateSession, RegistryGate, Upstream, redact_url
 from tests.conftest import free_port
 from tests.fakes import FakeRegistry, armored_signature, signature_packet
@@ -54,8 +56,9 @@ def _ask(session: GateSession, path: str, method: str = "GET") -> tuple[int, byt
 def _gate(tmp_path: Path, maven: str, *, offline: bool = False, go: str = "") -> RegistryGate:
     return RegistryGate(
         {"maven": Upstream(maven), "go": Upstream(go or maven)},
+        routes=(MAVEN_ROUTE, GO_ROUTE),
         store=tmp_path / "store",
-        go_downloads=tmp_path / "go-downloads",
+        caches=tmp_path / "caches",
         offline=offline,
     )
 
@@ -165,7 +168,7 @@ def test_offline_the_store_answers_and_a_miss_is_503_without_asking_upstream(
 def test_offline_go_is_served_from_the_module_cache_download_folder(
     tmp_path: Path, central: FakeRegistry
 ) -> None:
-    cached = tmp_path / "go-downloads" / GO_MOD
+    cached = tmp_path / "caches" / GO_ROUTE.offline_cache / GO_MOD
     cached.parent.mkdir(parents=True)
     cached.write_bytes(b"module golang.org/x/text\n")
     gate = _gate(tmp_path, f"{central.url}/maven2", offline=True)
@@ -177,7 +180,7 @@ def test_offline_go_is_served_from_the_module_cache_download_folder(
 
 def test_online_go_is_always_asked_upstream(tmp_path: Path, central: FakeRegistry) -> None:
     # The download folder is what earlier runs wrote; online, the proxy stays the authority.
-    cached = tmp_path / "go-downloads" / GO_MOD
+    cached = tmp_path / "caches" / GO_ROUTE.offline_cache / GO_MOD
     cached.parent.mkdir(parents=True)
     cached.write_bytes(b"stale")
     central.files[f"go/{GO_MOD}"] = b"fresh"
@@ -227,8 +230,8 @@ def test_a_symlinked_folder_in_the_go_download_folder_is_not_followed(
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret").write_bytes(b"host secret")
-    (tmp_path / "go-downloads").mkdir()
-    (tmp_path / "go-downloads" / "evil").symlink_to(outside)
+    (tmp_path / "caches" / GO_ROUTE.offline_cache).mkdir(parents=True)
+    (tmp_path / "caches" / GO_ROUTE.offline_cache / "evil").symlink_to(outside)
     gate = _gate(tmp_path, f"{central.url}/maven2", offline=True)
     with gate.session_for_run() as session:
         assert _ask(session, "/go/evil/secret") == (503, b"")

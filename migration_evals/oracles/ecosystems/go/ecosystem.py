@@ -18,12 +18,14 @@ from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.go.build_env import go_build_env
 from migration_evals.oracles.ecosystems.go.gopath import made_module
 from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
+from migration_evals.oracles.ecosystems.go.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
 from migration_evals.oracles.ecosystems.go.resolution import RESOLUTION
 from migration_evals.oracles.ecosystems.go.test_settings import check_go_test_config
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
+from migration_evals.oracles.sandbox.registry import Route
 from migration_evals.oracles.shadowing import check_go_shadowing, shadowing_integrity
 from migration_evals.oracles.test_config import integrity_of
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
@@ -46,6 +48,7 @@ class Go:
     report_formats: tuple[ReportFormat, ...] = (GO_TEST_JSON,)
     coverage_formats: tuple[str, ...] = ("go-profile",)
     resolution: ResolutionRules = RESOLUTION
+    gate_routes: tuple[Route, ...] = (ROUTE,)
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))

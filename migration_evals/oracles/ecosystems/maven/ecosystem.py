@@ -17,12 +17,14 @@ from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
 from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projects
+from migration_evals.oracles.ecosystems.maven.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.ecosystems.maven.resolution import RESOLUTION
 from migration_evals.oracles.ecosystems.maven.test_config import check_maven_test_config
 from migration_evals.oracles.ecosystems.maven.toolchains import base_toolchain
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
+from migration_evals.oracles.sandbox.registry import Route
 from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, recipe_toolchain_images
@@ -40,6 +42,7 @@ class Maven:
     report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
     coverage_formats: tuple[str, ...] = ("jacoco-xml",)
     resolution: ResolutionRules = RESOLUTION
+    gate_routes: tuple[Route, ...] = (ROUTE,)
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))
