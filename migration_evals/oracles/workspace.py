@@ -373,8 +373,9 @@ class Workspace:
         """The tree (with the patch on top if ``patched``; ``graded`` instead, if given)
         as an uncompressed tar stream, every entry owned by ``uid``:``gid``; only
         ``subdir`` when given, as the root. ``extra`` files (paths from the repository
-        root) are the harness's own, laid over the tree (a synthesized go.mod): they win
-        over the tree's files of the same path. ``sends``, if given, says which entries
+        root) are the harness's own, laid over the tree
+        (``migration_evals.oracles.harness_files``): they win over the tree's files of the
+        same path. ``sends``, if given, says which entries
         (paths below ``subdir``) go into the stream: a Docker build's context.
 
         The tree is never copied on disk: entries come from the read-only snapshot and

@@ -189,8 +189,8 @@ class RegistryGate:
         """A gate listening for one run, closed (and logged) on exit: on a fresh Unix
         socket, or with ``host`` on a fresh TCP port of that address (for an engine that
         cannot mount the harness's folders: the run's container reaches it through a
-        network of its own). With ``as_of``, Maven metadata lists only the versions
-        published by then."""
+        network of its own). With ``as_of``, a dated route's metadata lists only the
+        versions published by then."""
         gate = GateSession(self, host, as_of=as_of)
         try:
             gate.start()
@@ -237,7 +237,7 @@ class RegistryGate:
         else:
             return None
         found = folder / path
-        # Resolution runs write the Go module cache: a symlink they left anywhere on the
+        # Resolution runs write the dependency caches: a symlink they left anywhere on the
         # way (not only the file itself) must not lead outside the folder.
         if not found.is_file() or not found.resolve().is_relative_to(folder.resolve()):
             return None
