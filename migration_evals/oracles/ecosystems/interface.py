@@ -170,7 +170,7 @@ class Ecosystem(Protocol):
         """Tier 3 for an ecosystem whose tests are not the projects' suites (Dockerfiles:
         the images' smoke runs); None: the tier runs the recipe's test command."""
 
-    # -- a build plan's parts: made files, dependency resolution, toolchains ---------
+    # -- a build plan's parts: made files, resolution and its routes, toolchains -------
 
     def made_files(
         self, services: BuildServices, context: TrialContext, project: Project, image: str
