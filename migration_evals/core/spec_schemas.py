@@ -1,9 +1,10 @@
 """JSON Schemas (draft 2020-12) for every file under ``specs/``.
 
-The recipe schema's names of build systems, report and coverage formats and contract kinds
-are not written here: the build ecosystems that implement them declare them
-(``migration_evals.oracles.ecosystems``), and ``recipe_schema`` is built from that
-vocabulary, so a name the spec accepts is always one the oracles can grade.
+The recipe schema's names of build systems, report and coverage formats, contract kinds,
+test setting families and syntax-only forms are not written here: the build ecosystems
+that implement them declare them (``migration_evals.oracles.ecosystems``), and
+``recipe_schema`` is built from that vocabulary, so a name the spec accepts is always one
+the oracles can grade.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ class SpecVocabulary:
     report_formats: tuple[str, ...]
     coverage_formats: tuple[str, ...]
     contract_kinds: tuple[str, ...]
+    # The families of test settings compared between base and patched trees
+    # (``integrity.settings``), and the language forms a test edit may use as syntax only
+    # (``test_policy.syntax``).
+    setting_families: tuple[str, ...]
+    syntax_forms: tuple[str, ...]
     # Per contract kind, the settings its recipes must declare with the one value the
     # kind implements (a base-image recipe: ``build_inputs: unchanged``), so a recipe's
     # stamp says which rule graded it.
@@ -166,40 +172,27 @@ def _tests_command(vocabulary: SpecVocabulary) -> dict[str, Any]:
     return command | {"properties": command["properties"] | {"coverage": coverage}}
 
 
-# The families of settings ``migration_evals.oracles.test_config`` compares between base and patched
-# trees.
-_INTEGRITY_SETTINGS = [
-    "test-sources",
-    "test-resources",
-    "test-skip",
-    "failure-ignore",
-    "test-selection",
-    "test-jvm-args",
-    "compiler-excludes",
-    "compiler-strictness",
-    "reactor-modules",
-    "maven-config",
-    "main-sources",
-    "test-runtime",
-    "build-constraints",
-    "go-directives",
-    "go-workspace",
-]
-_INTEGRITY = _object(
-    {
-        "settings": {"type": "array", "items": {"enum": _INTEGRITY_SETTINGS}, "uniqueItems": True},
-        "forbidden_jvm_args": _STRINGS,
-        "shadowing": {"type": "boolean"},
-        "shadowed_packages": {
-            "type": "array",
-            "items": {
-                "type": "string",
-                "pattern": "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$",
+def _integrity(vocabulary: SpecVocabulary) -> dict[str, Any]:
+    return _object(
+        {
+            "settings": {
+                "type": "array",
+                "items": {"enum": list(vocabulary.setting_families)},
+                "uniqueItems": True,
+            },
+            "forbidden_jvm_args": _STRINGS,
+            "shadowing": {"type": "boolean"},
+            "shadowed_packages": {
+                "type": "array",
+                "items": {
+                    "type": "string",
+                    "pattern": "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$",
+                },
             },
         },
-    },
-    required=["settings", "shadowing"],
-)
+        required=["settings", "shadowing"],
+    )
+
 
 # The families ``migration_evals.oracles.contracts.outside.Family`` names.
 _OUTSIDE_FAMILIES = [
@@ -211,17 +204,6 @@ _OUTSIDE_FAMILIES = [
     "foreign-code",
     "new-dependencies",
 ]
-
-# The Java 17 forms a recipe may declare syntax-only in test edits
-# (migration_evals.oracles.ecosystems.maven.syntax).
-_SYNTAX_FORMS = (
-    "var",
-    "diamond",
-    "text-block",
-    "switch-expression",
-    "instanceof-pattern",
-    "enhanced-for",
-)
 
 # The recipe's own rewrites of test sources (migration_evals.oracles.rewrites): an import, what it
 # may become, and the calls it implies, written as source with $placeholders.
@@ -320,7 +302,7 @@ def recipe_schema(vocabulary: SpecVocabulary) -> dict[str, Any]:
                 required=["image", "compile", "tests"],
             )
             | {"dependentRequired": {"build_system": ["resolve"]}},
-            "integrity": _INTEGRITY,
+            "integrity": _integrity(vocabulary),
             "test_policy": _object(
                 {
                     "test_paths": _STRINGS,
@@ -328,12 +310,11 @@ def recipe_schema(vocabulary: SpecVocabulary) -> dict[str, Any]:
                     # them only where classified usable); forbidden: any edit fails.
                     "edits": {"enum": ["base-suite", "forbidden"]},
                     "rewrites": {"type": "array", "items": _REWRITE_GROUP},
-                    # Java forms whose edit of a test is syntax only, compared with the base's
-                    # Java 8 spelling
-                    # (migration_evals.oracles.ecosystems.maven.syntax.SYNTAX_FORMS).
+                    # Newer forms whose edit of a test is syntax only, compared with the
+                    # base's older spelling (Java 17 against Java 8).
                     "syntax": {
                         "type": "array",
-                        "items": {"enum": list(_SYNTAX_FORMS)},
+                        "items": {"enum": list(vocabulary.syntax_forms)},
                         "uniqueItems": True,
                     },
                     # Percentage points the coverage of the main code may fall (default 1).

@@ -116,6 +116,16 @@ class Ecosystem(Protocol):
     def coverage_formats(self) -> tuple[str, ...]:
         """The ``coverage.format`` values its builds write."""
 
+    @property
+    def setting_families(self) -> tuple[str, ...]:
+        """The families of test settings it compares between base and patched trees (the
+        ``integrity.settings`` values its recipes may name)."""
+
+    @property
+    def syntax_forms(self) -> tuple[str, ...]:
+        """The newer forms of its language a test edit may use as syntax only (the
+        ``test_policy.syntax`` values its recipes may name)."""
+
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         """The contract kinds its recipes may declare."""
 

@@ -9,7 +9,8 @@ subpackage. The tiers call the functions here
 (``tests/oracles/test_ecosystems.py`` checks it).
 
 The names a recipe spec may use (build systems, report and coverage formats, contract
-kinds) are the registry's too: ``spec_vocabulary`` hands them to the spec schema
+kinds, test setting families, syntax-only forms) are the registry's too:
+``spec_vocabulary`` hands them to the spec schema
 (``migration_evals.core.spec_schemas.recipe_schema``), and ``load_specs`` loads the specs
 against them, so the schema can never accept a name no ecosystem implements.
 """
@@ -142,6 +143,11 @@ def check_shadowing(
     return ecosystem.check_shadowing(recipe, tree, dependencies) if ecosystem is not None else []
 
 
+def _union(names: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
+    """Every name of ``names``, once, in the order first declared."""
+    return tuple(dict.fromkeys(name for each in names for name in each))
+
+
 @functools.cache
 def spec_vocabulary() -> SpecVocabulary:
     """The names a recipe spec may use, as the registered ecosystems implement them."""
@@ -152,6 +158,8 @@ def spec_vocabulary() -> SpecVocabulary:
         report_formats=tuple(_report_formats()),
         coverage_formats=tuple(f for e in found for f in e.coverage_formats),
         contract_kinds=tuple(kind.name for kind in kinds),
+        setting_families=_union(e.setting_families for e in found),
+        syntax_forms=_union(e.syntax_forms for e in found),
         contract_settings=tuple((kind.name, kind.settings) for kind in kinds if kind.settings),
     )
 

@@ -7,15 +7,18 @@ from __future__ import annotations
 import ast
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from migration_evals.core.errors import SpecError
-from migration_evals.core.specs import SpecSet
+from migration_evals.core.specs import Recipe, SpecSet
 from migration_evals.oracles.coverage import CoverageFormat
 from migration_evals.oracles.ecosystems.discovery import defined_in
+from migration_evals.oracles.ecosystems.interface import Ecosystem
+from migration_evals.oracles.ecosystems.maven.syntax import SYNTAX_FORMS
 from migration_evals.oracles.ecosystems.registry import (
     ecosystem_of,
     ecosystems,
@@ -68,6 +71,66 @@ def test_the_schema_names_the_contract_kinds_the_ecosystems_check() -> None:
     assert kinds == {"java-release", "junit-jupiter", "go-imports", "base-image"}
 
 
+def _items(schema: dict[str, Any], *path: str) -> list[str]:
+    for key in path:
+        schema = schema["properties"][key]
+    names: list[str] = schema["items"]["enum"]
+    return names
+
+
+def test_the_schema_names_the_setting_families_the_ecosystems_compare() -> None:
+    names = _items(recipe_spec_schema(), "integrity", "settings")
+    assert len(names) == len(set(names))  # main-sources is Maven's and Go's, named once
+    assert set(names) == {f for e in ecosystems() for f in e.setting_families}
+    assert set(names) == {
+        "test-sources", "test-resources", "test-skip", "failure-ignore", "test-selection",
+        "test-jvm-args", "compiler-excludes", "compiler-strictness", "reactor-modules",
+        "maven-config", "main-sources", "test-runtime",
+        "build-constraints", "go-directives", "go-workspace",
+    }  # fmt: skip
+
+
+def test_the_schema_names_the_syntax_forms_the_ecosystems_know() -> None:
+    names = _items(recipe_spec_schema(), "test_policy", "syntax")
+    assert set(names) == {f for e in ecosystems() for f in e.syntax_forms}
+    assert names == list(SYNTAX_FORMS)  # the forms Maven's canonical reading rewrites
+
+
+def _not_its_own(recipe: Recipe, ecosystem: Ecosystem) -> list[str]:
+    """The setting families and syntax forms ``recipe`` names that ``ecosystem`` does not
+    implement: the schema takes every ecosystem's names, a recipe only its own's."""
+    families = recipe.integrity.settings if recipe.integrity is not None else ()
+    return [
+        *(f for f in families if f not in ecosystem.setting_families),
+        *(f for f in recipe.test_policy.syntax if f not in ecosystem.syntax_forms),
+    ]
+
+
+def test_every_shipped_recipe_names_only_its_own_ecosystem_s_settings_and_forms(
+    specs: SpecSet,
+) -> None:
+    found = {
+        name: _not_its_own(recipe, ecosystem)
+        for name, recipe in specs.recipes.items()
+        if (ecosystem := ecosystem_of(recipe)) is not None
+    }
+    assert len(found) == len(specs.recipes)
+    assert {name: names for name, names in found.items() if names} == {}
+
+
+def test_the_own_names_check_sees_another_ecosystem_s_names(specs: SpecSet) -> None:
+    go = specs.recipe("go-import-rewrite")
+    assert go.integrity is not None
+    probe = replace(
+        go,
+        integrity=replace(go.integrity, settings=(*go.integrity.settings, "maven-config")),
+        test_policy=replace(go.test_policy, syntax=("var",)),
+    )
+    ecosystem = ecosystem_of(probe)
+    assert ecosystem is not None
+    assert _not_its_own(probe, ecosystem) == ["maven-config", "var"]
+
+
 def test_a_contract_kind_s_own_settings_are_required_by_the_schema() -> None:
     contract = recipe_spec_schema()["properties"]["contract"]
     rules = {r["if"]["properties"]["kind"]["const"]: r["then"] for r in contract["allOf"]}
@@ -94,6 +157,8 @@ def test_every_shipped_recipe_belongs_to_one_ecosystem(specs: SpecSet) -> None:
         ("build_system: go", "build_system: gradle", "sandbox.build_system"),
         ("report_format: go-test-json", "report_format: tap", "sandbox.tests.report_format"),
         ("kind: go-imports", "kind: rust-edition", "contract.kind"),
+        ("go-workspace]", "go-vendor]", "integrity.settings[2]"),
+        ("edits: base-suite", "edits: base-suite\n  syntax: [walrus]", "test_policy.syntax[0]"),
     ],
 )
 def test_a_name_no_ecosystem_implements_is_refused_on_load(

@@ -40,6 +40,8 @@ class Dockerfile:
     coverage_formats: tuple[str, ...] = ()
     resolution: ResolutionRules = NOTHING_TO_RESOLVE
     gate_routes: tuple[Route, ...] = ()
+    setting_families: tuple[str, ...] = ()
+    syntax_forms: tuple[str, ...] = ()
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))

@@ -21,7 +21,10 @@ from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
 from migration_evals.oracles.ecosystems.go.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
 from migration_evals.oracles.ecosystems.go.resolution import RESOLUTION
-from migration_evals.oracles.ecosystems.go.test_settings import check_go_test_config
+from migration_evals.oracles.ecosystems.go.test_settings import (
+    SETTING_FAMILIES,
+    check_go_test_config,
+)
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
@@ -49,6 +52,8 @@ class Go:
     coverage_formats: tuple[str, ...] = ("go-profile",)
     resolution: ResolutionRules = RESOLUTION
     gate_routes: tuple[Route, ...] = (ROUTE,)
+    setting_families: tuple[str, ...] = SETTING_FAMILIES
+    syntax_forms: tuple[str, ...] = ()
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))

@@ -25,7 +25,10 @@ from collections.abc import Callable, Iterator, Sequence
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.oracles.tree import FileChange, TreeView, deleted_files
 
-__all__ = ["builds_on", "check_go_test_config", "is_go_test"]
+__all__ = ["SETTING_FAMILIES", "builds_on", "check_go_test_config", "is_go_test"]
+
+# The families of settings a Go recipe's ``integrity.settings`` may name (above).
+SETTING_FAMILIES = ("build-constraints", "go-directives", "go-workspace", "main-sources")
 
 # The contexts the sandbox's go command may build for: the image has no C compiler.
 _CONTEXTS = (("linux", "amd64"), ("linux", "arm64"))

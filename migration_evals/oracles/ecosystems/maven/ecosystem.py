@@ -20,7 +20,9 @@ from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projec
 from migration_evals.oracles.ecosystems.maven.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.ecosystems.maven.resolution import RESOLUTION
+from migration_evals.oracles.ecosystems.maven.syntax import SYNTAX_FORMS
 from migration_evals.oracles.ecosystems.maven.test_config import check_maven_test_config
+from migration_evals.oracles.ecosystems.maven.test_settings import SETTING_FAMILIES
 from migration_evals.oracles.ecosystems.maven.toolchains import base_toolchain
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
@@ -42,7 +44,9 @@ class Maven:
     report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
     coverage_formats: tuple[str, ...] = ("jacoco-xml",)
     resolution: ResolutionRules = RESOLUTION
+    setting_families: tuple[str, ...] = SETTING_FAMILIES
     gate_routes: tuple[Route, ...] = (ROUTE,)
+    syntax_forms: tuple[str, ...] = SYNTAX_FORMS
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))

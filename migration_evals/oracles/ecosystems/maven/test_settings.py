@@ -42,6 +42,7 @@ from migration_evals.oracles.tree import TreeView
 
 __all__ = [
     "MAVEN_CONFIG",
+    "SETTING_FAMILIES",
     "Rule",
     "Setting",
     "config_properties",
@@ -51,6 +52,24 @@ __all__ = [
 ]
 
 MAVEN_CONFIG = (".mvn/maven.config", ".mvn/jvm.config")
+
+# The families of settings a Maven recipe's ``integrity.settings`` may name: those read from
+# the POMs here, then those ``migration_evals.oracles.test_config`` reads from the tree
+# (the reactor, ``.mvn/``, deleted main sources, the test frameworks' classpath files).
+SETTING_FAMILIES = (
+    "test-sources",
+    "test-resources",
+    "test-skip",
+    "failure-ignore",
+    "test-selection",
+    "test-jvm-args",
+    "compiler-excludes",
+    "compiler-strictness",
+    "reactor-modules",
+    "maven-config",
+    "main-sources",
+    "test-runtime",
+)
 _PROPERTY_REF = re.compile(r"\$\{([^}]+)\}")
 _DEPTH = 5
 
