@@ -159,7 +159,9 @@ def build_ledger(url: str, specs: SpecSet, trials: int, env: dict[str, str]) -> 
         accepted = passed if rng.random() < 0.9 else not passed
         label = GoldLabel.ACCEPTED if accepted else GoldLabel.REJECTED
         verdict = Verdict.PASS if passed else Verdict.FAIL
-        upsert_gold(store, GoldRow("example/gold", number, label, now, funnel_verdict=verdict))
+        upsert_gold(
+            store.ledger, GoldRow("example/gold", number, label, now, funnel_verdict=verdict)
+        )
     if store.keys.signer is not None:
         store.ledger.checkpoint()
     store.close()

@@ -122,7 +122,7 @@ def _agent_rows(db: Path) -> dict[str, dict[str, Any]]:
     commit that names it (the landing commit and the commits listed for it)."""
     store = Store.open(f"sqlite:///{db}")
     try:
-        rows = gold_rows(store)
+        rows = gold_rows(store.db)
     finally:
         store.close()
     found: dict[str, dict[str, Any]] = {}

@@ -233,9 +233,18 @@ def replay_run(
     oracles = _oracles(ReplayingSandbox(library), ReplayingJudge(library))
     # The framework's own default scratch folder, as `migration-evals run` would use.
     scratch = default_scratch_dir(os.environ)
-    cascade = Cascade(specs, oracles, RepoCache(cache), store=store, scratch=scratch)
+    cascade = Cascade(
+        specs,
+        oracles,
+        RepoCache(cache),
+        trials=store.trials,
+        artifacts=store.artifacts,
+        scratch=scratch,
+    )
     started, used = time.perf_counter(), cpu_s()
-    outcome = Runner(cascade, store, jobs=jobs).run(changesets, budget=Budget(None))
+    outcome = Runner(cascade, store.runs, store.ledger, jobs=jobs).run(
+        changesets, budget=Budget(None)
+    )
     elapsed, used = time.perf_counter() - started, cpu_s() - used
     fabricated = sum(len(t.fabricated) for t in outcome.trials)
     assert store.ledger.verify_ledger().ok

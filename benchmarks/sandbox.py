@@ -190,7 +190,8 @@ def tier_two(sandbox: DockerSandbox, specs: SpecSet, warm: int, scratch: Path) -
     changeset = _java_changeset(scratch)
 
     def trial(repos: RepoCache, store: Store | None = None) -> tuple[float, float, bool]:
-        cascade = Cascade(two, oracles, repos, store=store)  # type: ignore[arg-type]
+        trials, artifacts = (store.trials, store.artifacts) if store is not None else (None, None)
+        cascade = Cascade(two, oracles, repos, trials=trials, artifacts=artifacts)  # type: ignore[arg-type]
         started = time.perf_counter()
         record = cascade.run_trial("bench", changeset, Budget(None))
         total = time.perf_counter() - started

@@ -108,7 +108,9 @@ def embedded(bench: Bench, jobs: int) -> tuple[float, list[Verdict]]:
         store = Store.open(url)
         cascade = build_cascade(bench.settings(url), store=store, specs=bench.specs).cascade
         started = time.perf_counter()
-        outcome = Runner(cascade, store, jobs=jobs).run(bench.changesets, budget=Budget(None))
+        outcome = Runner(cascade, store.runs, store.ledger, jobs=jobs).run(
+            bench.changesets, budget=Budget(None)
+        )
         elapsed = time.perf_counter() - started
         assert store.ledger.verify_ledger().ok
         store.close()

@@ -89,9 +89,14 @@ def _run(
             JudgeOracle(judge, judge),
         ]
         cascade = Cascade(
-            specs, oracles, RepoCache(Path(tmp) / "cache"), store=store, strict=strict
+            specs,
+            oracles,
+            RepoCache(Path(tmp) / "cache"),
+            trials=store.trials,
+            artifacts=store.artifacts,
+            strict=strict,
         )
-        outcome = Runner(cascade, store).run(changesets, budget=Budget(None))
+        outcome = Runner(cascade, store.runs, store.ledger).run(changesets, budget=Budget(None))
         for trial in outcome.trials:
             print(f"{trial.changeset.id:32} {trial.verdict.value}")
         store.close()

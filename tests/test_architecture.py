@@ -356,3 +356,70 @@ def test_the_size_check_sees_a_class_that_grew_back(tmp_path: Path) -> None:
     (tmp_path / "deep.py").write_text(f"class Deep:\n    def run(self) -> None: ...\n{private}\n")
     found = _too_large([tmp_path / "wide.py", tmp_path / "deep.py"])
     assert found == {"wide.py:Wide": (16, 16), "deep.py:Deep": (1, 25)}
+
+
+# Callers take the part of the store they use (``db``, ``ledger``, ``runs``, ``trials``,
+# ``snapshots``, ``artifacts``), not the whole bundle. Below the command layer a parameter
+# annotated ``Store`` is left only where a function reads most of the parts: the ledger
+# scan (db, keys, ledger, snapshots) and the evaluations that hand the store on to it.
+WHOLE_STORE = {
+    "gate/ledger_scan.py": {"scan_ledger"},
+    "gate/evaluation.py": {"evaluate"},
+    "gate/incremental.py": {"check_inputs"},
+    "gate/bundle.py": {"verify_bundle", "_against_ledger"},
+}
+BELOW_THE_COMMANDS = ("core", "oracles", "gate", "miners")
+STORE_ITSELF = "core/store.py"
+
+
+def _names_store(annotation: ast.expr) -> bool:
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name) and node.id == "Store":
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "Store":
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            quoted = ast.parse(node.value, mode="eval").body
+            if _names_store(quoted):
+                return True
+    return False
+
+
+def _taking_the_store(path: Path) -> set[str]:
+    """The functions and methods of ``path`` with a parameter annotated ``Store``."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            given = node.args
+            params = [*given.posonlyargs, *given.args, *given.kwonlyargs]
+            params += [p for p in (given.vararg, given.kwarg) if p is not None]
+            if any(p.annotation is not None and _names_store(p.annotation) for p in params):
+                found.add(node.name)
+    return found
+
+
+def test_below_the_commands_callers_take_the_store_s_parts() -> None:
+    found = {}
+    for package in BELOW_THE_COMMANDS:
+        for path in _sources(package):
+            name = path.relative_to(SOURCE).as_posix()
+            taking = _taking_the_store(path) - WHOLE_STORE.get(name, set())
+            if name != STORE_ITSELF and taking:
+                found[name] = sorted(taking)
+    assert found == {}
+    # Each function let through still takes the whole store: the list cannot go stale.
+    kept = {name: _taking_the_store(SOURCE / name) for name in WHOLE_STORE}
+    assert kept == WHOLE_STORE
+
+
+def test_the_store_check_sees_every_spelling(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def whole(store: Store) -> None: ...\n"
+        "def quoted(found: 'Store | None') -> None: ...\n"
+        "def named(store: store_module.Store) -> None: ...\n"
+        "class Cascade:\n"
+        "    def __init__(self, *, store: Store | None = None) -> None: ...\n"
+        "def part(db: Database, artifacts: ArtifactStore, store: StoreError) -> None: ...\n"
+    )
+    assert _taking_the_store(probe) == {"whole", "quoted", "named", "__init__"}

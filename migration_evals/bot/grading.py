@@ -184,4 +184,4 @@ def resume(
 
 def _runner(plan: RunPlan, where: Grading, on_trial: Callable[[Trial | None], None]) -> Runner:
     cascade = where.cascades.for_plan(plan)
-    return Runner(cascade, where.store, jobs=plan.jobs, on_trial=on_trial)
+    return Runner(cascade, where.store.runs, where.store.ledger, jobs=plan.jobs, on_trial=on_trial)

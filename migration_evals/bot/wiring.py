@@ -286,7 +286,8 @@ def build_cascade(
         specs,
         oracles,
         repos,
-        store=store,
+        trials=store.trials if store is not None else None,
+        artifacts=store.artifacts if store is not None else None,
         strict=settings.strict_judge,
         scratch=settings.scratch_dir,
     )

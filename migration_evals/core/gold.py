@@ -27,10 +27,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from migration_evals.core.database import Database
+from migration_evals.core.ledger import Ledger
 from migration_evals.core.model import Verdict
 from migration_evals.core.records import GOLD
 from migration_evals.core.schema import gold_table, record_log_table
-from migration_evals.core.store import Store
 
 __all__ = [
     "RELABELLED",
@@ -109,30 +110,30 @@ class GoldRow:
         )
 
 
-def upsert_gold(store: Store, row: GoldRow) -> GoldRow:
+def upsert_gold(ledger: Ledger, row: GoldRow) -> GoldRow:
     """Insert or replace the label of one pull request (labels are recomputed over time),
     chained in the record chain so a label written past the store is refused.
 
     Replacing a final label with another adds the change to the row's ``relabelled``
     evidence, and every later write carries that list on. Returns the row as stored."""
-    return upsert_gold_rows(store, [row])[0]
+    return upsert_gold_rows(ledger, [row])[0]
 
 
-def upsert_gold_rows(store: Store, rows: Sequence[GoldRow]) -> list[GoldRow]:
+def upsert_gold_rows(ledger: Ledger, rows: Sequence[GoldRow]) -> list[GoldRow]:
     """``upsert_gold`` for many labels in one transaction: all are written or none, with
     one commit instead of one per label. Returns the rows as stored."""
-    with store.db.engine.begin() as conn:
-        return [_upsert(conn, store, row) for row in rows]
+    with ledger.writing() as conn:
+        return [_upsert(conn, ledger, row) for row in rows]
 
 
-def _upsert(conn: Connection, store: Store, row: GoldRow) -> GoldRow:
+def _upsert(conn: Connection, ledger: Ledger, row: GoldRow) -> GoldRow:
     key = {"repo": row.repo, "pr_number": row.pr_number}
     found = conn.execute(sa.select(gold_table).where(GOLD.where(key))).mappings().first()
     stored = _with_history(None if found is None else GoldRow.from_row(dict(found)), row)
     values = stored.to_row()
     conn.execute(gold_table.delete().where(GOLD.where(values)))
     conn.execute(gold_table.insert().values(**values))
-    store.ledger.record(conn, GOLD, values)
+    ledger.record(conn, GOLD, values)
     return stored
 
 
@@ -158,7 +159,7 @@ def _with_history(previous: GoldRow | None, row: GoldRow) -> GoldRow:
     return replace(row, evidence={**row.evidence, RELABELLED: history})
 
 
-def label_history(store: Store, repo: str, pr_number: int) -> list[GoldRow]:
+def label_history(db: Database, repo: str, pr_number: int) -> list[GoldRow]:
     """Every row the gold table held for one label, oldest first, as the record chain
     recorded them (``Ledger.verify_ledger`` says whether the chain can be trusted)."""
     record_key = GOLD.key_of({"repo": repo, "pr_number": pr_number})
@@ -166,11 +167,11 @@ def label_history(store: Store, repo: str, pr_number: int) -> list[GoldRow]:
     query = (
         sa.select(c.content).where(c.kind == GOLD.name, c.record_key == record_key).order_by(c.seq)
     )
-    with store.db.reading() as conn:
+    with db.reading() as conn:
         return [GoldRow.from_row(json.loads(content)) for content in conn.scalars(query)]
 
 
-def gold_rows(store: Store) -> list[GoldRow]:
+def gold_rows(db: Database) -> list[GoldRow]:
     query = sa.select(gold_table).order_by(gold_table.c.repo, gold_table.c.pr_number)
-    with store.db.reading() as conn:
+    with db.reading() as conn:
         return [GoldRow.from_row(dict(row)) for row in conn.execute(query).mappings()]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -293,6 +294,13 @@ class Ledger:
             )
 
     # -- the record chain and checkpoints ------------------------------------------------
+
+    @contextmanager
+    def writing(self) -> Iterator[Connection]:
+        """A write transaction for rows chained with ``record``: the rows and their
+        records commit together or not at all."""
+        with self._db.engine.begin() as conn:
+            yield conn
 
     def record(self, conn: Connection, kind: RecordKind, row_key: Mapping[str, Any]) -> None:
         """Chain the row of ``kind`` named by ``row_key`` as ``conn`` now sees it; call

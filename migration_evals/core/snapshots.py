@@ -147,6 +147,11 @@ class GateSnapshots:
         with self._db.reading() as conn:
             return load_snapshot(conn)
 
+    def reach_problem(self, snapshot: Snapshot) -> str | None:
+        """Why the ledger's chain no longer passes through ``snapshot``'s row, or None."""
+        with self._db.reading() as conn:
+            return reach_problem(conn, snapshot)
+
     def keep(self, snapshot: Snapshot) -> None:
         """Store a signed gate snapshot in place of the previous one."""
         try:

@@ -55,6 +55,11 @@ class TrialQueries:
         self._lookups: CacheLookups | None = None
         self._lookups_lock = threading.Lock()
 
+    @property
+    def display_url(self) -> str:
+        """The database the queries read, as messages name it (no password)."""
+        return self._db.display_url
+
     def close(self) -> None:
         if self._lookups is not None:
             self._lookups.close()

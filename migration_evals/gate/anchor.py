@@ -22,11 +22,11 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from migration_evals.core.database import Database
 from migration_evals.core.gold import GoldLabel, GoldRow, gold_rows
 from migration_evals.core.model import Verdict
 from migration_evals.core.spec_types import GateThresholds
 from migration_evals.core.specs import SpecSet
-from migration_evals.core.store import Store
 from migration_evals.gate.stats import UndefinedStatistic, matthews_corrcoef
 
 __all__ = [
@@ -276,7 +276,7 @@ def _imported(rows: Sequence[GoldRow], specs: SpecSet) -> tuple[list[GoldRow], l
     return counted, sources
 
 
-def anchor_status(store: Store, specs: SpecSet) -> AnchorStatus:
-    """Whether the evaluation behind ``store`` is anchored or broken (for gate, reports, bot)."""
-    counted, sources = _imported(gold_rows(store), specs)
+def anchor_status(db: Database, specs: SpecSet) -> AnchorStatus:
+    """Whether the evaluation behind ``db`` is anchored or broken (for gate, reports, bot)."""
+    counted, sources = _imported(gold_rows(db), specs)
     return anchor_from_rows(counted, specs.oracle.gate, sources)

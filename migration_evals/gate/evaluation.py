@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from migration_evals.core.database import Database
+from migration_evals.core.runs import Runs
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.gate.anchor import AnchorStatus, anchor_status
@@ -62,11 +64,14 @@ def evaluate(
     with collector_paused():
         # scipy loads while the scan waits on the database and its workers.
         scan = scan_ledger(store, upto_seq=upto_seq, workers=workers, meanwhile=preload)
-        return evaluate_scan(store, specs, scan, run_id=run_id, reliability=reliability)
+        return evaluate_scan(
+            store.db, store.runs, specs, scan, run_id=run_id, reliability=reliability
+        )
 
 
 def evaluate_scan(
-    store: Store,
+    db: Database,
+    runs: Runs,
     specs: SpecSet,
     scan: LedgerScan,
     *,
@@ -86,18 +91,18 @@ def evaluate_scan(
             chain=scan.chain,
             selection=selection,
             numbers=compute_numbers(selection.trials, specs),
-            anchor=anchor_status(store, specs),
+            anchor=anchor_status(db, specs),
             agreement=judge_agreement(selection.trials),
             strict_trials=strict,
             reliability=reliability(_of_run(scan.trials, run_id), specs) if strict else None,
             harking=find_harking(specs, selection.in_scope),
-            incomplete_runs=_incomplete(store, selection.trials),
+            incomplete_runs=_incomplete(runs, selection.trials),
         )
 
 
-def _incomplete(store: Store, counted: Sequence[TrialFacts]) -> dict[str, str]:
+def _incomplete(runs: Runs, counted: Sequence[TrialFacts]) -> dict[str, str]:
     """The unfinished runs among those the counted trials come from (one small query)."""
-    unfinished = store.runs.unfinished_runs()
+    unfinished = runs.unfinished_runs()
     if not unfinished:
         return {}
     used = {trial.run_id for trial in counted}

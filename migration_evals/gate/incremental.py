@@ -23,8 +23,10 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
+from migration_evals.core.database import Database
 from migration_evals.core.integrity import LedgerCheck
 from migration_evals.core.model import Stamps
+from migration_evals.core.runs import Runs
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.gate.anchor import anchor_status
@@ -72,13 +74,18 @@ def check_inputs(
             def probe(trials: Sequence[TrialFacts], specs: SpecSet) -> JudgeReliabilityView | None:
                 return reliability(gather(trial_opinions(trials), specs.oracle_stamp), specs)
 
-            return inputs_of(evaluate_scan(store, specs, scan, run_id=run_id, reliability=probe))
+            return inputs_of(
+                evaluate_scan(store.db, store.runs, specs, scan, run_id=run_id, reliability=probe)
+            )
         columns = scan.earlier.extended(scan.trials)
-        return column_inputs(store, specs, scan.chain, columns, run_id=run_id, probe=reliability)
+        return column_inputs(
+            store.db, store.runs, specs, scan.chain, columns, run_id=run_id, probe=reliability
+        )
 
 
 def column_inputs(
-    store: Store,
+    db: Database,
+    runs: Runs,
     specs: SpecSet,
     chain_check: LedgerCheck,
     columns: TrialColumns,
@@ -93,9 +100,9 @@ def column_inputs(
     return GateInputs(
         specs=specs,
         chain=chain_check,
-        anchor=anchor_status(store, specs),
+        anchor=anchor_status(db, specs),
         counted=len(counted),
-        incomplete_runs=_incomplete(store, columns, counted),
+        incomplete_runs=_incomplete(runs, columns, counted),
         stale=_stale(columns, counted, specs),
         marked=_marked(columns, counted),
         harking=_harking(columns, scope, specs),
@@ -147,10 +154,8 @@ def _graded(columns: TrialColumns, counted: Indices) -> dict[str, int]:
     return {columns.models[m]: int(per_model[m]) for m in sorted(set(models.tolist()))}
 
 
-def _incomplete(
-    store: Store, columns: TrialColumns, counted: Indices
-) -> dict[str, tuple[str, int]]:
-    unfinished = store.runs.unfinished_runs()
+def _incomplete(runs: Runs, columns: TrialColumns, counted: Indices) -> dict[str, tuple[str, int]]:
+    unfinished = runs.unfinished_runs()
     if not unfinished:
         return {}
     per_run = np.bincount(columns.run[counted], minlength=len(columns.runs))

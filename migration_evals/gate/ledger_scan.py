@@ -43,8 +43,11 @@ from migration_evals.core.chain import (
     ChainWalk,
     content_hash,
 )
+from migration_evals.core.database import Database
 from migration_evals.core.integrity import LedgerCheck, LedgerKeys
+from migration_evals.core.ledger import Ledger
 from migration_evals.core.model import Stamps, Tier, Verdict, iso_date
+from migration_evals.core.snapshots import GateSnapshots
 from migration_evals.core.stamps import sha256_hex
 from migration_evals.core.store import Store, ledger_table
 from migration_evals.gate.columns import LAYOUT, TrialColumns, id_hash
@@ -410,11 +413,10 @@ def _sqlite_batches(conn: Connection, query: sa.Select[Any]) -> Iterator[list[An
         cursor.close()
 
 
-def _scan_range(store: Store, lo: int, hi: int) -> _Range:
+def _scan_range(db: Database, key: ChainKey, lo: int, hi: int) -> _Range:
     query = _SELECT.where(ledger_table.c.seq.between(lo, hi))
-    key = store.keys.chain
-    with store.db.reading() as conn:
-        if store.db.is_sqlite:
+    with db.reading() as conn:
+        if db.is_sqlite:
             return _scan_rows(_sqlite_batches(conn, query), lo, key)
         result = conn.execution_options(yield_per=_BATCH).execute(query)  # streams, any backend
         return _scan_rows(result.partitions(), lo, key)
@@ -425,7 +427,7 @@ def _scan_range_at(url: str, key: ChainKey, lo: int, hi: int) -> _Range:
     store = Store.attach(url, LedgerKeys(chain=key))
     try:
         with collector_paused():
-            found = _scan_range(store, lo, hi)
+            found = _scan_range(store.db, key, lo, hi)
             found.settle()
             found.to_wire()
     finally:
@@ -433,9 +435,9 @@ def _scan_range_at(url: str, key: ChainKey, lo: int, hi: int) -> _Range:
     return found
 
 
-def _shareable(store: Store) -> bool:
+def _shareable(db: Database) -> bool:
     """Whether another process can open the same database (not an in-memory SQLite)."""
-    return not (store.db.is_sqlite and store.db.engine.url.database in (None, "", ":memory:"))
+    return not (db.is_sqlite and db.engine.url.database in (None, "", ":memory:"))
 
 
 def _ranges(first: int, last: int, parts: int, split_at: int = 0) -> list[tuple[int, int]]:
@@ -465,29 +467,29 @@ def _nothing() -> None:
 
 
 def _scan_parts(
-    store: Store,
+    db: Database,
+    key: ChainKey,
     span: tuple[int, int],
     workers: int,
+    *,
     parallel_min_rows: int,
     meanwhile: Callable[[], None] = _nothing,
-    *,
     split_at: int = 0,
 ) -> list[_Range]:
     first, last = span
     rows = last - first + 1
-    parts = workers if workers > 1 and rows >= parallel_min_rows and _shareable(store) else 1
+    parts = workers if workers > 1 and rows >= parallel_min_rows and _shareable(db) else 1
     ranges = _ranges(first, last, parts, split_at)
     if len(ranges) == 1 or parts == 1:
         meanwhile()
-        return [_settled(_scan_range(store, lo, hi)) for lo, hi in ranges]
-    url = store.db.engine.url.render_as_string(hide_password=False)
+        return [_settled(_scan_range(db, key, lo, hi)) for lo, hi in ranges]
+    url = db.engine.url.render_as_string(hide_password=False)
     with ProcessPoolExecutor(len(ranges) - 1, mp_context=_worker_context()) as pool:
-        key = store.keys.chain
         futures = [pool.submit(_scan_range_at, url, key, lo, hi) for lo, hi in ranges[1:]]
         # Only now: with fork, every worker exists once the first job is submitted, so a
         # thread ``meanwhile`` starts cannot be mid-import in a forked child.
         meanwhile()
-        first_part = _settled(_scan_range(store, *ranges[0]))  # this process scans one itself
+        first_part = _settled(_scan_range(db, key, *ranges[0]))  # this process scans one itself
         others = [future.result() for future in futures]
     for part in others:
         part.from_wire()
@@ -594,19 +596,19 @@ def _continues_earlier(trials: Sequence[TrialFacts], earlier: TrialColumns | Non
     return bool((hashes[at] == earlier.id_hash).any())
 
 
-def _keep_at(store: Store, last: int, after: int) -> int:
+def _keep_at(ledger: Ledger, last: int, after: int) -> int:
     """The row of the newest checkpoint at or below ``last`` and past ``after`` that this
     process could keep a snapshot at (0: none, or no checkpoint key to sign with)."""
-    signer = store.keys.signer
+    signer = ledger.keys.signer
     if signer is None:
         return 0
     signer_id = signer.verifier().key_id
     usable = [
         cp.ledger_seq
-        for cp in store.ledger.checkpoints()
+        for cp in ledger.checkpoints()
         if after < cp.ledger_seq <= last
         and cp.signer == signer_id
-        and cp.key_id == store.keys.chain.key_id
+        and cp.key_id == ledger.keys.chain.key_id
     ]
     return max(usable, default=0)
 
@@ -655,43 +657,60 @@ def scan_ledger(
     """
     head = store.ledger.head()
     last = head[0] if upto_seq is None else min(upto_seq, head[0])
-    start, kept_at = _starting(store, upto_seq, full=full)
-    keep_at = _keep_at(store, last, kept_at) if upto_seq is None else 0
+    start, kept_at = _starting(store.snapshots, store.keys, upto_seq, full=full)
+    keep_at = _keep_at(store.ledger, last, kept_at) if upto_seq is None else 0
     with collector_paused():
-        resumed = _resumed(start, store.keys.chain)
+        key = store.keys.chain
+        resumed = _resumed(start, key)
         earlier = resumed[1] if resumed is not None else None
         span = (start.seq + 1, last)
-        parts = _scan_parts(store, span, workers, parallel_min_rows, meanwhile, split_at=keep_at)
+        parts = _scan_parts(
+            store.db,
+            key,
+            span,
+            workers,
+            parallel_min_rows=parallel_min_rows,
+            meanwhile=meanwhile,
+            split_at=keep_at,
+        )
         parts = [resumed[0], *parts] if resumed is not None else parts
         built = _joined_trials(parts)
         if built is None or _continues_earlier(built, earlier):
             # interleaved trials: one range from the first row, nothing kept
             start, keep_at, earlier = Start(), 0, None  # the snapshot held; it is not used
-            parts = _scan_parts(store, (1, last), 1, parallel_min_rows)
+            parts = _scan_parts(store.db, key, (1, last), 1, parallel_min_rows=parallel_min_rows)
             built = _joined_trials(parts) or []
     walks = [part.walk for part in parts]
     chain = store.ledger.verify_walks(walks, head, upto_seq=upto_seq, resumed_at=start.seq)
-    kept = _keep(store, chain, parts, keep_at, earlier) if keep_at and not start.problems else None
+    kept = (
+        _keep(store.snapshots, store.keys, chain, parts, seq=keep_at, earlier=earlier)
+        if keep_at and not start.problems
+        else None
+    )
     chain = _with_start(chain, start, kept)
     return LedgerScan(chain=chain, trials=tuple(built), earlier=earlier)
 
 
-def _starting(store: Store, upto_seq: int | None, *, full: bool) -> tuple[Start, int]:
+def _starting(
+    snapshots: GateSnapshots, keys: LedgerKeys, upto_seq: int | None, *, full: bool
+) -> tuple[Start, int]:
     """Where the scan starts, and the row a snapshot that holds is kept at already (a full
     walk checks it too, and keeps a new one only past it)."""
     if upto_seq is not None:  # a bundle's head: walked in full, nothing kept
         return Start(), 0
     if not full:
-        start = find_start(store, SNAPSHOT_FORM)
+        start = find_start(snapshots, keys, SNAPSHOT_FORM)
         return start, start.seq
-    snapshot, found = held(store, SNAPSHOT_FORM)
+    snapshot, found = held(snapshots, keys, SNAPSHOT_FORM)
     return found, 0 if snapshot is None else snapshot.ledger_seq
 
 
 def _keep(
-    store: Store,
+    snapshots: GateSnapshots,
+    keys: LedgerKeys,
     chain: ChainCheck,
     parts: Sequence[_Range],
+    *,
     seq: int,
     earlier: TrialColumns | None,
 ) -> str | None:
@@ -701,4 +720,5 @@ def _keep(
     if not chain.ok or checkpoint is None or checkpoint.ledger_seq != seq:
         return None
     body = _body_upto(parts, seq, earlier)
-    return keep(store, (seq, checkpoint.ledger_hash), SNAPSHOT_FORM, body) if body else None
+    at = (seq, checkpoint.ledger_hash)
+    return keep(snapshots, keys, at, SNAPSHOT_FORM, body) if body else None

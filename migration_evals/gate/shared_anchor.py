@@ -20,12 +20,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from migration_evals.core.checkpoints import CheckpointSigner, CheckpointVerifier
+from migration_evals.core.database import Database
 from migration_evals.core.errors import ConfigError
 from migration_evals.core.gold import GoldRow, gold_rows
 from migration_evals.core.model import Envelope, combine_verdicts
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.stamps import canonical_json, sha256_hex
-from migration_evals.core.store import Store
+from migration_evals.core.trial_queries import TrialQueries
 from migration_evals.gate.anchor import IMPORTED, anchor_from_rows, stale_stamps
 from migration_evals.gate.bundle import differences
 from migration_evals.gate.fabrication import find_marks
@@ -50,14 +51,14 @@ def _row(label: Mapping[str, Any]) -> GoldRow:
     return GoldRow.from_row({**label, "evidence": canonical_json(label.get("evidence") or {})})
 
 
-def _trials(store: Store, rows: Sequence[GoldRow]) -> tuple[dict[str, Any], list[str]]:
+def _trials(queries: TrialQueries, rows: Sequence[GoldRow]) -> tuple[dict[str, Any], list[str]]:
     """The envelopes behind each graded label, by trial id, and what is missing."""
     trials: dict[str, Any] = {}
     missing = []
     for row in rows:
         if row.funnel_verdict is None:
             continue
-        stored = store.trials.trial_envelopes(row.trial_id) if row.trial_id else []
+        stored = queries.trial_envelopes(row.trial_id) if row.trial_id else []
         if not stored:
             missing.append(f"{row.repo}#{row.pr_number} (trial {row.trial_id or 'unknown'})")
             continue
@@ -77,13 +78,17 @@ def _stamps(specs: SpecSet, trials: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def build_anchor(
-    store: Store, specs: SpecSet, created_at: str, signer: CheckpointSigner | None = None
+    db: Database,
+    queries: TrialQueries,
+    specs: SpecSet,
+    created_at: str,
+    signer: CheckpointSigner | None = None,
 ) -> dict[str, Any]:
-    """The anchor document of the labels graded in ``store`` (imported ones stay with the
+    """The anchor document of the labels graded in ``db`` (imported ones stay with the
     anchor they came from). ``ConfigError`` when a label's verdict has no trial behind it
     here or a trial was graded under other specs: nobody could verify or import that."""
-    rows = [row for row in gold_rows(store) if IMPORTED not in row.evidence]
-    trials, missing = _trials(store, rows)
+    rows = [row for row in gold_rows(db) if IMPORTED not in row.evidence]
+    trials, missing = _trials(queries, rows)
     if missing:
         raise ConfigError(
             f"cannot export the gold anchor: {len(missing)} label(s) have a funnel verdict "

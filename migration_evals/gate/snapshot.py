@@ -21,8 +21,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from migration_evals.core.errors import StoreError
-from migration_evals.core.snapshots import Snapshot, reach_problem, sign_snapshot, signature_problem
-from migration_evals.core.store import Store
+from migration_evals.core.integrity import LedgerKeys
+from migration_evals.core.snapshots import (
+    GateSnapshots,
+    Snapshot,
+    sign_snapshot,
+    signature_problem,
+)
 
 __all__ = ["Body", "Start", "encode", "find_start", "held", "keep"]
 
@@ -58,31 +63,30 @@ def _decode(data: bytes) -> Body:
     return columns, list(ends), str(last_trial)
 
 
-def held(store: Store, form: str) -> tuple[Snapshot | None, Start]:
+def held(snapshots: GateSnapshots, keys: LedgerKeys, form: str) -> tuple[Snapshot | None, Start]:
     """The newest snapshot when it holds (else None), and what was found about it, without
     decoding its body (a full walk needs only to know where one is kept already)."""
-    checker = store.keys.checker
-    snapshot = store.snapshots.latest() if checker is not None else None
+    checker = keys.checker
+    snapshot = snapshots.latest() if checker is not None else None
     if checker is None or snapshot is None:
         return None, Start()
     forged = signature_problem(checker, snapshot)
     if forged:
         return None, Start(problems=(forged,))
-    if snapshot.key_id != store.keys.chain.key_id or snapshot.form != form:
+    if snapshot.key_id != keys.chain.key_id or snapshot.form != form:
         why = "another ledger key" if snapshot.form == form else "another release"
         note = f"{snapshot.describe()} was gathered by {why}: every row was walked"
         return None, Start(notes=(note,))
-    with store.db.reading() as conn:
-        cut = reach_problem(conn, snapshot)
+    cut = snapshots.reach_problem(snapshot)
     if cut:
         return None, Start(problems=(cut,))
     return snapshot, Start()
 
 
-def find_start(store: Store, form: str) -> Start:
+def find_start(snapshots: GateSnapshots, keys: LedgerKeys, form: str) -> Start:
     """The newest snapshot this check may start from, checked; a ``Start`` without one
     when there is none (no checkpoint key, no snapshot, one that does not hold)."""
-    snapshot, found = held(store, form)
+    snapshot, found = held(snapshots, keys, form)
     if snapshot is None:
         return found
     note = (
@@ -92,22 +96,24 @@ def find_start(store: Store, form: str) -> Start:
     return Start(snapshot, _decode(snapshot.body), notes=(note,))
 
 
-def keep(store: Store, at: tuple[int, str], form: str, body: Body) -> str | None:
+def keep(
+    snapshots: GateSnapshots, keys: LedgerKeys, at: tuple[int, str], form: str, body: Body
+) -> str | None:
     """Sign and store the facts of rows 1..``at`` (a checkpoint's row); a note when the
     store refuses (the check stands; the next one walks from the older snapshot)."""
-    signer = store.keys.signer
+    signer = keys.signer
     if signer is None:
         return None
     unsigned = Snapshot(
         created_at=datetime.now(UTC).isoformat(timespec="microseconds"),
         ledger_seq=at[0],
         ledger_hash=at[1],
-        key_id=store.keys.chain.key_id,
+        key_id=keys.chain.key_id,
         form=form,
         body=encode(body),
     )
     try:
-        store.snapshots.keep(sign_snapshot(signer, unsigned))
+        snapshots.keep(sign_snapshot(signer, unsigned))
     except StoreError as exc:
         return f"the gate snapshot was not kept: {exc}"
     return None

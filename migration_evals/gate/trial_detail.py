@@ -22,7 +22,7 @@ from migration_evals.core.errors import MigrationEvalsError
 from migration_evals.core.model import Tier, Verdict, combine_verdicts
 from migration_evals.core.runs import Runs
 from migration_evals.core.specs import SpecSet
-from migration_evals.core.store import Store, StoredEnvelope, TrialRef
+from migration_evals.core.trial_queries import StoredEnvelope, TrialQueries, TrialRef
 from migration_evals.gate.diff_coverage import coverage_document
 from migration_evals.gate.fabrication import find_marks
 from migration_evals.gate.provenance import envelope_origin, resolve_origin
@@ -188,10 +188,10 @@ def _stale(stamps: Mapping[str, Any], recipe: str, specs: SpecSet | None) -> tup
     return tuple(name for name, value in now.items() if stamps.get(name) != value)
 
 
-def _cache_origin(store: Store, row: StoredEnvelope) -> dict[str, Any] | None:
+def _cache_origin(trials: TrialQueries, row: StoredEnvelope) -> dict[str, Any] | None:
     if not row.entry.envelope.cached:
         return None
-    first = store.trials.first_with_key(row.cache_key, row.entry.seq) if row.cache_key else None
+    first = trials.first_with_key(row.cache_key, row.entry.seq) if row.cache_key else None
     if first is None:
         return {"found": False, "note": "the envelope it reuses is not in this ledger"}
     return {
@@ -204,7 +204,7 @@ def _cache_origin(store: Store, row: StoredEnvelope) -> dict[str, Any] | None:
 
 
 def _tier_detail(
-    store: Store, row: StoredEnvelope, options: Mapping[str, Any], specs: SpecSet | None
+    trials: TrialQueries, row: StoredEnvelope, options: Mapping[str, Any], specs: SpecSet | None
 ) -> TierDetail:
     stored = row.entry.payload["envelope"]
     envelope = row.entry.envelope
@@ -221,7 +221,7 @@ def _tier_detail(
         sandbox_runs=_sandbox_runs(details),
         judges=_judges(details),
         fabricated=marks,
-        cache_origin=_cache_origin(store, row),
+        cache_origin=_cache_origin(trials, row),
         stale=_stale(stored["stamps"], str(row.entry.changeset.get("recipe")), specs),
     )
 
@@ -239,28 +239,30 @@ def run_records(runs: Runs) -> dict[str, dict[str, Any]]:
     }
 
 
-def _candidates(store: Store, wanted: str, run_id: str | None) -> tuple[list[TrialRef], bool]:
+def _candidates(
+    trials: TrialQueries, wanted: str, run_id: str | None
+) -> tuple[list[TrialRef], bool]:
     """The trials ``wanted`` names, and whether it named a changeset."""
     for by_changeset, search in (
         (False, {"trial_id": wanted}),
         (True, {"changeset_id": wanted}),
         (False, {"trial_id": wanted, "prefix": True}),
     ):
-        found = [r for r in store.trials.find_trials(**search) if run_id in (None, r.run_id)]
+        found = [r for r in trials.find_trials(**search) if run_id in (None, r.run_id)]
         if found:
             return found, by_changeset
     return [], False
 
 
 def find_trial(
-    store: Store, wanted: str, run_id: str | None = None
+    trials: TrialQueries, wanted: str, run_id: str | None = None
 ) -> tuple[TrialRef, list[TrialRef]]:
     """The trial ``wanted`` names and, for a changeset id, its other trials (newest first)."""
-    found, by_changeset = _candidates(store, wanted, run_id)
+    found, by_changeset = _candidates(trials, wanted, run_id)
     scope = f" in run {run_id}" if run_id else ""
     if not found:
         raise UnknownTrialError(
-            f"no trial or changeset {wanted!r} in the ledger {store.db.display_url}{scope}; "
+            f"no trial or changeset {wanted!r} in the ledger {trials.display_url}{scope}; "
             "trial ids are printed by `migration-evals run` (and in its --json output)"
         )
     if not by_changeset and len(found) > 1:
@@ -271,8 +273,8 @@ def find_trial(
     return latest, others
 
 
-def _sibling(store: Store, ref: TrialRef) -> dict[str, Any]:
-    verdicts = [row.entry.envelope.verdict for row in store.trials.trial_envelopes(ref.trial_id)]
+def _sibling(trials: TrialQueries, ref: TrialRef) -> dict[str, Any]:
+    verdicts = [row.entry.envelope.verdict for row in trials.trial_envelopes(ref.trial_id)]
     return {
         "trial_id": ref.trial_id,
         "run_id": ref.run_id,
@@ -284,40 +286,39 @@ def _sibling(store: Store, ref: TrialRef) -> dict[str, Any]:
 
 
 def trial_detail(
-    store: Store,
+    trials: TrialQueries,
     wanted: str,
     *,
+    runs: Mapping[str, Mapping[str, Any]],
     run_id: str | None = None,
     specs: SpecSet | None = None,
     siblings: Sequence[TrialRef] | None = None,
-    runs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> TrialDetail:
     """The detail of the trial ``wanted`` names (see ``find_trial``).
 
     ``specs``: the current specs, to say which stamps are stale. ``siblings``: given by a
-    caller that already resolved the trial (the report), which then skips the look-up;
-    ``runs`` (``run_records``) likewise saves reading the runs for every trial.
+    caller that already resolved the trial (the report), which then skips the look-up.
+    ``runs``: every run's record (``run_records``), read once by a caller showing many.
     """
     if siblings is None:
-        ref, others = find_trial(store, wanted, run_id)
+        ref, others = find_trial(trials, wanted, run_id)
     else:
-        ref, others = _ref_of(store, wanted), list(siblings)
-    rows = store.trials.trial_envelopes(ref.trial_id)
-    known = run_records(store.runs) if runs is None else runs
-    run = dict(known.get(ref.run_id) or {"status": "unknown", "options": {}})
+        ref, others = _ref_of(trials, wanted), list(siblings)
+    rows = trials.trial_envelopes(ref.trial_id)
+    run = dict(runs.get(ref.run_id) or {"status": "unknown", "options": {}})
     options = run.get("options") or {}
     return TrialDetail(
         ref=ref,
         changeset=dict(rows[0].entry.changeset) if rows else {},
         run=run,
-        tiers=tuple(_tier_detail(store, row, options, specs) for row in rows),
+        tiers=tuple(_tier_detail(trials, row, options, specs) for row in rows),
         asked_for=wanted,
-        siblings=tuple(_sibling(store, other) for other in others),
+        siblings=tuple(_sibling(trials, other) for other in others),
     )
 
 
-def _ref_of(store: Store, trial_id: str) -> TrialRef:
-    found = store.trials.find_trials(trial_id=trial_id)
+def _ref_of(trials: TrialQueries, trial_id: str) -> TrialRef:
+    found = trials.find_trials(trial_id=trial_id)
     if not found:
-        raise UnknownTrialError(f"no trial {trial_id!r} in the ledger {store.db.display_url}")
+        raise UnknownTrialError(f"no trial {trial_id!r} in the ledger {trials.display_url}")
     return found[0]

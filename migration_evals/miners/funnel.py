@@ -14,8 +14,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from migration_evals.core.database import Database
 from migration_evals.core.model import Changeset, Trial, Verdict, combine_verdicts
-from migration_evals.core.store import Store, ledger_table
+from migration_evals.core.schema import ledger_table
 
 __all__ = ["FunnelResult", "Grader", "funnel_results", "recorded_result"]
 
@@ -43,7 +44,7 @@ class FunnelResult:
         return cls(trial.id, trial.verdict, trial.changeset.model, marks)
 
 
-def recorded_result(store: Store, changeset_id: str) -> FunnelResult | None:
+def recorded_result(db: Database, changeset_id: str) -> FunnelResult | None:
     """The newest trial of ``changeset_id`` in the ledger, if it was ever graded."""
     columns = (ledger_table.c.trial_id, ledger_table.c.model)
     latest = (
@@ -52,7 +53,7 @@ def recorded_result(store: Store, changeset_id: str) -> FunnelResult | None:
         .order_by(ledger_table.c.seq.desc())
         .limit(1)
     )
-    with store.db.reading() as conn:
+    with db.reading() as conn:
         row = conn.execute(latest).first()
         if row is None:
             return None
@@ -70,12 +71,12 @@ def recorded_result(store: Store, changeset_id: str) -> FunnelResult | None:
 
 
 def funnel_results(
-    store: Store, changesets: Sequence[Changeset], grade: Grader | None
+    db: Database, changesets: Sequence[Changeset], grade: Grader | None
 ) -> dict[str, FunnelResult]:
     """Results by changeset id: recorded ones, then the rest graded in one run (if allowed)."""
     found: dict[str, FunnelResult] = {}
     for changeset in changesets:
-        recorded = recorded_result(store, changeset.id)
+        recorded = recorded_result(db, changeset.id)
         if recorded is not None:
             found[changeset.id] = recorded
     missing = [c for c in changesets if c.id not in found]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from migration_evals.core.clock import Clock
+from migration_evals.core.database import Database
 from migration_evals.core.errors import InfrastructureError
 from migration_evals.core.gold import (
     RELABELLED,
@@ -30,8 +31,8 @@ from migration_evals.core.gold import (
     gold_rows,
     upsert_gold,
 )
+from migration_evals.core.ledger import Ledger
 from migration_evals.core.model import Changeset
-from migration_evals.core.store import Store
 from migration_evals.miners.funnel import FunnelResult, Grader, funnel_results
 from migration_evals.miners.git_changes import GitChange, change_diff, first_commit_date
 from migration_evals.miners.gold import ChangesetRecipe
@@ -197,7 +198,7 @@ def _stands(kept: GoldRow, found: Labelled) -> bool:
 
 
 def _label_one(
-    store: Store,
+    ledger: Ledger,
     source: GitSource,
     change: GitChange,
     key: int,
@@ -220,7 +221,7 @@ def _label_one(
         return kept
     model = _model(change, recipe)
     row = _row(source, change, key, found, report.now, changeset=None, model=model, funnel=None)
-    upsert_gold(store, row)
+    upsert_gold(ledger, row)
     try:
         changeset: Changeset | None = _changeset(source, change, recipe, created)
     except InfrastructureError as exc:
@@ -230,7 +231,8 @@ def _label_one(
 
 
 def _label_all(
-    store: Store,
+    db: Database,
+    ledger: Ledger,
     source: GitSource,
     changes: Sequence[GitChange],
     report: GitGrowReport,
@@ -239,7 +241,7 @@ def _label_all(
     recipe: ChangesetRecipe,
 ) -> tuple[dict[int, GoldRow], dict[int, _Labelled]]:
     """Rows that stand as they are, and the changes labelled anew, by their place."""
-    stored = {row.pr_number: row for row in gold_rows(store) if row.repo == source.name}
+    stored = {row.pr_number: row for row in gold_rows(db) if row.repo == source.name}
     created = first_commit_date(source.git_dir, source.tip)
     tip = git_text(source.git_dir, "rev-parse", "--verify", f"{source.tip}^{{commit}}").strip()
     rows: dict[int, GoldRow] = {}
@@ -250,7 +252,7 @@ def _label_all(
             rows[index] = kept  # final, and the branch has not moved: reported as it stands
             continue
         item = _label_one(
-            store,
+            ledger,
             source,
             change,
             key,
@@ -268,7 +270,8 @@ def _label_all(
 
 
 def grow_gold_from_git(
-    store: Store,
+    db: Database,
+    ledger: Ledger,
     source: GitSource,
     changes: Sequence[GitChange],
     clock: Clock,
@@ -279,9 +282,9 @@ def grow_gold_from_git(
 ) -> GitGrowReport:
     """Label ``changes``, get each changeset's funnel verdict, upsert the rows."""
     report = GitGrowReport(now=clock.now())
-    rows, todo = _label_all(store, source, changes, report, policy=policy, recipe=recipe)
+    rows, todo = _label_all(db, ledger, source, changes, report, policy=policy, recipe=recipe)
     graded = [item.changeset for item in todo.values() if item.changeset is not None]
-    results = funnel_results(store, graded, grade)
+    results = funnel_results(db, graded, grade)
     for index, item in todo.items():
         funnel = results.get(item.changeset.id) if item.changeset else None
         model = _model(item.change, recipe)
@@ -295,6 +298,6 @@ def grow_gold_from_git(
             model=model,
             funnel=funnel,
         )
-        rows[index] = upsert_gold(store, row)
+        rows[index] = upsert_gold(ledger, row)
     report.rows = [rows[index] for index in sorted(rows)]
     return report

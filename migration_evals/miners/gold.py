@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from migration_evals.core.clock import Clock
+from migration_evals.core.database import Database
 from migration_evals.core.errors import InfrastructureError, RepositoryError
 from migration_evals.core.gold import GoldLabel, GoldRow, gold_rows, upsert_gold
+from migration_evals.core.ledger import Ledger
 from migration_evals.core.model import Changeset
 from migration_evals.core.ports import ChangesetProvider, PullRequestInfo, PullRequestQuery
-from migration_evals.core.store import Store
 from migration_evals.miners.funnel import FunnelResult, Grader, funnel_results
 from migration_evals.miners.history import merge_base
 from migration_evals.miners.labels import Labelled, gold_row, label_pull_request
@@ -67,7 +68,8 @@ def _key(pr: PullRequestInfo) -> str:
 
 
 def _label_all(
-    store: Store,
+    db: Database,
+    ledger: Ledger,
     provider: ChangesetProvider,
     query: PullRequestQuery,
     report: GrowReport,
@@ -80,7 +82,7 @@ def _label_all(
     (an outage, a rate limit that will not lift), the labels so far are kept."""
     final = {
         (row.repo, row.pr_number)
-        for row in gold_rows(store)
+        for row in gold_rows(db)
         if row.label in (GoldLabel.ACCEPTED, GoldLabel.REJECTED)
     }
     labelled = []
@@ -96,7 +98,7 @@ def _label_all(
         if found is None:
             report.still_open.append(_key(pr))
             continue
-        upsert_gold(store, _row(pr, found, report.now, changeset=None, recipe=recipe, funnel=None))
+        upsert_gold(ledger, _row(pr, found, report.now, changeset=None, recipe=recipe, funnel=None))
         labelled.append((pr, found))
     return labelled
 
@@ -145,7 +147,8 @@ def _changeset(
 
 
 def grow_gold(
-    store: Store,
+    db: Database,
+    ledger: Ledger,
     provider: ChangesetProvider,
     query: PullRequestQuery,
     clock: Clock,
@@ -158,7 +161,7 @@ def grow_gold(
     """Label what ``query`` selects, get each changeset's funnel verdict, upsert the rows."""
     report = GrowReport(now=clock.now())
     labelled = _label_all(
-        store, provider, query, report, policy=policy, mirror=mirror, recipe=recipe
+        db, ledger, provider, query, report, policy=policy, mirror=mirror, recipe=recipe
     )
     changesets: dict[str, Changeset] = {}
     for pr, _ in labelled:
@@ -166,11 +169,11 @@ def grow_gold(
             changesets[_key(pr)] = _changeset(provider, pr, recipe, mirror)
         except InfrastructureError as exc:
             report.errors[_key(pr)] = f"labelled, but not graded: {exc}"
-    results = funnel_results(store, list(changesets.values()), grade)
+    results = funnel_results(db, list(changesets.values()), grade)
     for pr, found in labelled:
         changeset = changesets.get(_key(pr))
         funnel = results.get(changeset.id) if changeset else None
         row = _row(pr, found, report.now, changeset=changeset, recipe=recipe, funnel=funnel)
-        upsert_gold(store, row)
+        upsert_gold(ledger, row)
         report.rows.append(row)
     return report

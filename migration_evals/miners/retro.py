@@ -22,11 +22,12 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from migration_evals.core.clock import as_utc
+from migration_evals.core.database import Database
 from migration_evals.core.gold import GoldLabel, GoldRow, gold_rows
+from migration_evals.core.ledger import Ledger
 from migration_evals.core.model import Trial
 from migration_evals.core.records import RETRO_UNLOCK
 from migration_evals.core.schema import retro_trials_table, retro_unlock_table
-from migration_evals.core.store import Store
 from migration_evals.miners.policy import SurvivalPolicy
 from migration_evals.miners.tracking import tracked_prs
 
@@ -115,8 +116,8 @@ class UnlockProgress:
         }
 
 
-def current_unlock(store: Store) -> Unlock | None:
-    with store.db.reading() as conn:
+def current_unlock(db: Database) -> Unlock | None:
+    with db.reading() as conn:
         row = conn.execute(sa.select(retro_unlock_table)).mappings().first()
     if row is None:
         return None
@@ -134,13 +135,13 @@ def _row_key(row: GoldRow) -> str:
     return f"{row.repo}@{str(row.evidence.get('commit', ''))[:12]}"
 
 
-def _merges(store: Store) -> Iterator[tuple[str, datetime | None, bool, GoldLabel | None]]:
+def _merges(db: Database) -> Iterator[tuple[str, datetime | None, bool, GoldLabel | None]]:
     """``(key, merged_at, closed, label)`` of every agent merge known: tracked PRs first,
     then mined agent changes that no tracked PR stands for."""
-    rows = gold_rows(store)
+    rows = gold_rows(db)
     labels = {(row.repo, row.pr_number): row.label for row in rows}
     seen: set[str] = set()
-    for pr in tracked_prs(store, agents_only=True):
+    for pr in tracked_prs(db, agents_only=True):
         seen.add(pr.key)
         label = labels.get((pr.repo, pr.number))
         yield pr.key, pr.merged_at, pr.closed_at is not None, label
@@ -150,12 +151,12 @@ def _merges(store: Store) -> Iterator[tuple[str, datetime | None, bool, GoldLabe
             yield _row_key(row), datetime.fromisoformat(str(merged)), True, row.label
 
 
-def progress(store: Store, now: datetime, policy: SurvivalPolicy) -> UnlockProgress:
+def progress(db: Database, now: datetime, policy: SurvivalPolicy) -> UnlockProgress:
     now = as_utc(now)
     labelled: list[str] = []
     ready: list[tuple[str, datetime]] = []
     open_prs = 0
-    for key, merged_at, closed, label in _merges(store):
+    for key, merged_at, closed, label in _merges(db):
         if merged_at is None:
             open_prs += not closed
             continue
@@ -170,15 +171,15 @@ def progress(store: Store, now: datetime, policy: SurvivalPolicy) -> UnlockProgr
         labelled=tuple(labelled),
         ready_at=tuple(ready),
         open_prs=open_prs,
-        unlock=current_unlock(store),
+        unlock=current_unlock(db),
     )
 
 
 def record_unlock_if_earned(
-    store: Store, now: datetime, policy: SurvivalPolicy
+    db: Database, ledger: Ledger, now: datetime, policy: SurvivalPolicy
 ) -> tuple[Unlock | None, bool]:
     """Record the unlock the first time it is earned; returns (unlock, newly recorded)."""
-    state = progress(store, now, policy)
+    state = progress(db, now, policy)
     if state.unlock is not None or state.needed > 0:
         return state.unlock, False
     unlock = Unlock(state.now, policy.unlock_prs, policy.window_days, tuple(sorted(state.labelled)))
@@ -190,15 +191,15 @@ def record_unlock_if_earned(
         "prs": json.dumps(list(unlock.prs)),
     }
     try:
-        with store.db.engine.begin() as conn:
+        with ledger.writing() as conn:
             conn.execute(retro_unlock_table.insert().values(**row))
-            store.ledger.record(conn, RETRO_UNLOCK, row)
+            ledger.record(conn, RETRO_UNLOCK, row)
     except IntegrityError:  # another process recorded it first; theirs stands
-        return current_unlock(store), False
+        return current_unlock(db), False
     return unlock, True
 
 
-def mark_retroactive(store: Store, run_id: str, trials: Sequence[Trial], at: datetime) -> None:
+def mark_retroactive(db: Database, run_id: str, trials: Sequence[Trial], at: datetime) -> None:
     """Mark the trials of a retroactive run, so reports can tell them from live grading."""
     rows = [
         {
@@ -210,11 +211,11 @@ def mark_retroactive(store: Store, run_id: str, trials: Sequence[Trial], at: dat
         for trial in trials
     ]
     if rows:
-        with store.db.engine.begin() as conn:
+        with db.engine.begin() as conn:
             conn.execute(retro_trials_table.insert(), rows)
 
 
-def retroactive_trials(store: Store) -> set[str]:
+def retroactive_trials(db: Database) -> set[str]:
     """Ids of every trial graded retroactively."""
-    with store.db.reading() as conn:
+    with db.reading() as conn:
         return {str(t) for t in conn.execute(sa.select(retro_trials_table.c.trial_id)).scalars()}

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from migration_evals.core.clock import Clock
+from migration_evals.core.database import Database
 from migration_evals.core.errors import InfrastructureError
 from migration_evals.core.gold import GoldLabel, gold_rows, upsert_gold
+from migration_evals.core.ledger import Ledger
 from migration_evals.core.ports import ChangesetProvider
-from migration_evals.core.store import Store
 from migration_evals.miners.funnel import recorded_result
 from migration_evals.miners.labels import gold_row, label_pull_request
 from migration_evals.miners.policy import SurvivalPolicy
@@ -66,13 +67,14 @@ class RefreshReport:
         }
 
 
-def _final_keys(store: Store) -> set[tuple[str, int]]:
+def _final_keys(db: Database) -> set[tuple[str, int]]:
     final = (GoldLabel.ACCEPTED, GoldLabel.REJECTED)
-    return {(row.repo, row.pr_number) for row in gold_rows(store) if row.label in final}
+    return {(row.repo, row.pr_number) for row in gold_rows(db) if row.label in final}
 
 
 def _refresh_one(
-    store: Store,
+    db: Database,
+    ledger: Ledger,
     provider: ChangesetProvider,
     tracked: TrackedPR,
     *,
@@ -84,19 +86,20 @@ def _refresh_one(
     # The bot decided whether the author is an agent (per-repository config); keep its word.
     info = dataclasses.replace(info, is_agent=tracked.is_agent)
     updated = TrackedPR.from_info(info, tracked.changeset_id)
-    track_pr(store, updated)
+    track_pr(ledger, updated)
     labelled = label_pull_request(info, now=now, policy=policy, mirror=mirror)
     if labelled is None:
         return None
     changeset_id = tracked.changeset_id
-    funnel = recorded_result(store, changeset_id) if changeset_id else None
+    funnel = recorded_result(db, changeset_id) if changeset_id else None
     row = gold_row(info, labelled, computed_at=now, changeset_id=changeset_id, funnel=funnel)
-    upsert_gold(store, row)
+    upsert_gold(ledger, row)
     return labelled.label
 
 
 def refresh(
-    store: Store,
+    db: Database,
+    ledger: Ledger,
     provider: ChangesetProvider,
     clock: Clock,
     *,
@@ -106,22 +109,24 @@ def refresh(
     """Refresh merge state and labels of every tracked PR not finally labelled yet."""
     now = clock.now()
     report = RefreshReport(now=now)
-    final = _final_keys(store)
-    for tracked in tracked_prs(store):
+    final = _final_keys(db)
+    for tracked in tracked_prs(db):
         if (tracked.repo, tracked.number) in final:
             continue
         report.checked += 1
         try:
-            label = _refresh_one(store, provider, tracked, now=now, policy=policy, mirror=mirror)
+            label = _refresh_one(
+                db, ledger, provider, tracked, now=now, policy=policy, mirror=mirror
+            )
         except InfrastructureError as exc:
             log.warning("survival refresh of %s failed: %s", tracked.key, exc)
             report.errors[tracked.key] = str(exc)
-            note_check(store, tracked, now, str(exc))
+            note_check(ledger, tracked, now, str(exc))
             continue
-        note_check(store, tracked, now)
+        note_check(ledger, tracked, now)
         if label is None:
             report.still_open.append(tracked.key)
         else:
             report.labels[tracked.key] = label
-    report.unlock, report.newly_unlocked = record_unlock_if_earned(store, now, policy)
+    report.unlock, report.newly_unlocked = record_unlock_if_earned(db, ledger, now, policy)
     return report

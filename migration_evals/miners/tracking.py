@@ -18,10 +18,11 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from migration_evals.core.clock import as_utc
+from migration_evals.core.database import Database
+from migration_evals.core.ledger import Ledger
 from migration_evals.core.ports import PullRequestInfo
 from migration_evals.core.records import TRACKED_PR
 from migration_evals.core.schema import tracked_prs_table
-from migration_evals.core.store import Store
 
 __all__ = ["TrackedPR", "note_check", "track_pr", "tracked_pr", "tracked_prs"]
 
@@ -118,54 +119,54 @@ def _where(repo: str, number: int) -> sa.ColumnElement[bool]:
     return (tracked_prs_table.c.repo == repo) & (tracked_prs_table.c.number == number)
 
 
-def _insert_new(store: Store, conn: Connection, row: Mapping[str, Any]) -> bool:
+def _insert_new(ledger: Ledger, conn: Connection, row: Mapping[str, Any]) -> bool:
     """Insert ``row``; False when another writer inserted the same PR first."""
     try:
         with conn.begin_nested():
             conn.execute(tracked_prs_table.insert().values(**row))
     except IntegrityError:
         return False
-    store.ledger.record(conn, TRACKED_PR, row)
+    ledger.record(conn, TRACKED_PR, row)
     return True
 
 
-def track_pr(store: Store, pr: TrackedPR) -> None:
+def track_pr(ledger: Ledger, pr: TrackedPR) -> None:
     """Register ``pr``, or update its head, merge state and changeset if already tracked."""
     row = pr.to_row()
     where = _where(pr.repo, pr.number)
-    with store.db.engine.begin() as conn:
+    with ledger.writing() as conn:
         exists = conn.execute(sa.select(tracked_prs_table.c.repo).where(where)).first()
-        if exists is None and _insert_new(store, conn, row):
+        if exists is None and _insert_new(ledger, conn, row):
             return
         changes = {k: v for k, v in row.items() if k not in ("repo", "number")}
         for name in _STICKY:
             if changes[name] is None:
                 del changes[name]
         conn.execute(tracked_prs_table.update().where(where).values(**changes))
-        store.ledger.record(conn, TRACKED_PR, row)
+        ledger.record(conn, TRACKED_PR, row)
 
 
-def tracked_pr(store: Store, repo: str, number: int) -> TrackedPR | None:
+def tracked_pr(db: Database, repo: str, number: int) -> TrackedPR | None:
     query = sa.select(tracked_prs_table).where(_where(repo, number))
-    with store.db.reading() as conn:
+    with db.reading() as conn:
         row = conn.execute(query).mappings().first()
     return TrackedPR.from_row(dict(row)) if row is not None else None
 
 
-def tracked_prs(store: Store, *, agents_only: bool = False) -> list[TrackedPR]:
+def tracked_prs(db: Database, *, agents_only: bool = False) -> list[TrackedPR]:
     """Every tracked PR, in (repo, number) order."""
     query = sa.select(tracked_prs_table).order_by(
         tracked_prs_table.c.repo, tracked_prs_table.c.number
     )
     if agents_only:
         query = query.where(tracked_prs_table.c.is_agent.is_(True))
-    with store.db.reading() as conn:
+    with db.reading() as conn:
         return [TrackedPR.from_row(dict(row)) for row in conn.execute(query).mappings()]
 
 
-def note_check(store: Store, pr: TrackedPR, at: datetime, error: str | None = None) -> None:
+def note_check(ledger: Ledger, pr: TrackedPR, at: datetime, error: str | None = None) -> None:
     """Remember when the nightly refresh last looked at ``pr`` and what went wrong, if anything."""
     values = {"last_checked_at": _iso(at), "last_error": error}
-    with store.db.engine.begin() as conn:
+    with ledger.writing() as conn:
         conn.execute(tracked_prs_table.update().where(_where(pr.repo, pr.number)).values(**values))
-        store.ledger.record(conn, TRACKED_PR, {"repo": pr.repo, "number": pr.number})
+        ledger.record(conn, TRACKED_PR, {"repo": pr.repo, "number": pr.number})

@@ -39,7 +39,7 @@ from migration_evals.core.model import (
 )
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.stamps import stamp
-from migration_evals.core.store import Store
+from migration_evals.core.trial_queries import TrialQueries
 from migration_evals.oracles.diffscreen import ScreenLimits
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.run_logs import keep_logs
@@ -170,7 +170,7 @@ class Cascade:
         oracles: Sequence[TierOracle],
         repos: RepoCache,
         *,
-        store: Store | None = None,
+        trials: TrialQueries | None = None,
         strict: bool = False,
         scratch: Path | None = None,
         artifacts: ArtifactStore | None = None,
@@ -183,11 +183,11 @@ class Cascade:
             raise ValueError(f"no oracle for tier(s): {', '.join(missing)}")
         self.oracles = by_tier
         self.repos = repos
-        self.store = store
+        self.trials = trials
         self.strict = strict
         self.scratch = scratch
-        # Where each trial's patch and sandbox output are kept: the store's, by default.
-        self.artifacts = artifacts or (store.artifacts if store is not None else None)
+        # Where each trial's patch and sandbox output are kept (none: not kept).
+        self.artifacts = artifacts
         apply = specs.oracle.apply
         self.limits = ScreenLimits(apply.max_files, apply.max_patch_bytes)
 
@@ -308,7 +308,7 @@ class Cascade:
         if made is not None:
             context.logs.drain()
             return made, key
-        hit = self.store.trials.cached_envelope(key) if self.store else None
+        hit = self.trials.cached_envelope(key) if self.trials else None
         if hit:
             context.logs.drain()  # the reused envelope names the logs it was graded on
         envelope = slot.reuse(hit) if hit else self._run_tier(slot, context, budget)

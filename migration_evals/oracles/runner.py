@@ -21,8 +21,8 @@ from migration_evals.core.errors import StoreError
 from migration_evals.core.ledger import Ledger
 from migration_evals.core.liveness import Holder
 from migration_evals.core.model import Changeset, Envelope, RunSummary, Tier, Trial, Verdict
+from migration_evals.core.runs import Runs
 from migration_evals.core.specs import SpecSet
-from migration_evals.core.store import Store
 from migration_evals.oracles.cascade import (
     Budget,
     Carried,
@@ -175,18 +175,21 @@ class _LedgerWriter:
 
 
 class Runner:
-    """Grades changesets through a cascade and appends every trial to the store."""
+    """Grades changesets through a cascade and appends every trial to the ledger, under a
+    run recorded in ``runs``."""
 
     def __init__(
         self,
         cascade: Cascade,
-        store: Store,
+        runs: Runs,
+        ledger: Ledger,
         *,
         jobs: int = 1,
         on_trial: Callable[[Trial], None] | None = None,
     ) -> None:
         self.cascade = cascade
-        self.store = store
+        self.runs = runs
+        self.ledger = ledger
         self.jobs = max(1, jobs)
         self.on_trial = on_trial
 
@@ -252,10 +255,10 @@ class Runner:
             raise ValueError("only a run of one trial can be put back with its job")
         run_id = run_id or new_run_id()
         if earlier is None:
-            self.store.runs.start_run(run_id, dict(options or {}), holder=holder)
+            self.runs.start_run(run_id, dict(options or {}), holder=holder)
         errors: list[str] = []
         try:
-            with _LedgerWriter(self.store.ledger, self._written) as writer:
+            with _LedgerWriter(self.ledger, self._written) as writer:
                 results = self._grade_all(
                     changesets,
                     lambda c: self._one(
@@ -264,7 +267,7 @@ class Runner:
                 )
         except TrialDeferredError:
             nothing = RunSummary.of([], self.cascade.tiers).to_dict()
-            self.store.runs.finish_run(run_id, RunStatus.DEFERRED, nothing)
+            self.runs.finish_run(run_id, RunStatus.DEFERRED, nothing)
             raise
         if writer.error is not None:
             raise StoreError(
@@ -279,5 +282,5 @@ class Runner:
         trials = [*(earlier or ()), *graded]
         outcome = RunOutcome(run_id, trials, status, len(changesets) - len(graded), errors)
         summary = outcome.summary(self.cascade.tiers).to_dict()
-        self.store.runs.finish_run(run_id, status, summary)
+        self.runs.finish_run(run_id, status, summary)
         return outcome

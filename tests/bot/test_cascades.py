@@ -40,7 +40,13 @@ def _over(sandbox: FakeSandbox) -> CascadeBuilder:
     def build(settings: Settings, store: Store, specs: SpecSet) -> BuiltCascade:
         replayed = build_cascade(settings, store=store, specs=specs).cascade
         oracles = {**replayed.oracles, Tier.COMPILE: CompileOracle(sandbox)}
-        cascade = Cascade(specs, list(oracles.values()), replayed.repos, store=store)
+        cascade = Cascade(
+            specs,
+            list(oracles.values()),
+            replayed.repos,
+            trials=store.trials,
+            artifacts=store.artifacts,
+        )
         return BuiltCascade(cascade, sandbox)
 
     return build

@@ -32,7 +32,12 @@ def _grade(tmp_path: Path, mode: CassetteMode, docker_host: str | None) -> dict[
     )
     store = Store.open(settings.db_url)
     try:
-        runner = Runner(build_cascade(settings, store=store).cascade, store, jobs=settings.jobs)
+        runner = Runner(
+            build_cascade(settings, store=store).cascade,
+            store.runs,
+            store.ledger,
+            jobs=settings.jobs,
+        )
         changesets = [located.changeset for located in load_examples(EXAMPLES)]
         outcome = runner.run(changesets, budget=Budget(None))
     finally:

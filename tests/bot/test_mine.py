@@ -212,7 +212,7 @@ def test_survival_status_and_retro_around_the_unlock(
     store = open_mining_store(settings_from_env())
     for pull in repo.pulls[:2]:  # registered by the bot while still open
         track_pr(
-            store,
+            store.ledger,
             TrackedPR(
                 REPO,
                 pull.number,
@@ -315,7 +315,7 @@ def test_mine_gold_from_git_alone_labels_offline_and_grows_the_gold_table(
 
     store = open_mining_store(settings_from_env())
     try:
-        rows = gold_rows(store)
+        rows = gold_rows(store.db)
     finally:
         store.close()
     assert all(row.funnel_verdict is not None for row in rows)
@@ -346,7 +346,7 @@ def test_mine_gold_from_a_commit_list_reports_what_git_cannot_label(
     ]
     store = open_mining_store(settings_from_env())
     try:
-        (row,) = gold_rows(store)
+        (row,) = gold_rows(store.db)
     finally:
         store.close()
     assert (row.model, row.evidence["is_agent"]) == ("gpt-5", True)

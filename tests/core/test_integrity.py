@@ -149,13 +149,15 @@ def _pr(number: int, merged: datetime | None = None) -> TrackedPR:
 def test_tracked_prs_gold_and_the_unlock_are_chained(tmp_path: Path) -> None:
     store = _open(tmp_path)
     policy = SurvivalPolicy(unlock_prs=1, window_days=30)
-    track_pr(store, _pr(1))
-    track_pr(store, _pr(1, merged=datetime(2026, 1, 1, tzinfo=UTC)))  # an update
-    note_check(store, _pr(1), NOW, "rate limited")
+    track_pr(store.ledger, _pr(1))
+    track_pr(store.ledger, _pr(1, merged=datetime(2026, 1, 1, tzinfo=UTC)))  # an update
+    note_check(store.ledger, _pr(1), NOW, "rate limited")
     label = GoldRow("example/repo", 1, GoldLabel.ACCEPTED, NOW)
-    upsert_gold(store, label)
-    upsert_gold(store, label)  # recomputed: replaced, recorded again
-    assert record_unlock_if_earned(store, NOW, policy)[1] and current_unlock(store)
+    upsert_gold(store.ledger, label)
+    upsert_gold(store.ledger, label)  # recomputed: replaced, recorded again
+    assert record_unlock_if_earned(store.db, store.ledger, NOW, policy)[1] and current_unlock(
+        store.db
+    )
     assert store.ledger.verify_ledger().ok
     store.ledger.checkpoint()
 

@@ -184,7 +184,7 @@ def add_gold(store: Store, agree: int = 20, disagree: int = 0) -> None:
         + [(Verdict.FAIL, GoldLabel.ACCEPTED)] * disagree
     )
     upsert_gold_rows(
-        store,
+        store.ledger,
         [
             GoldRow(
                 repo="example/gold",

@@ -26,7 +26,7 @@ def _row(n: int, verdict: Verdict | None, label: GoldLabel) -> GoldRow:
 
 def test_an_anchored_evaluation(store: Store, specs: SpecSet) -> None:
     add_gold(store, agree=18, disagree=2)
-    status = anchor_status(store, specs)
+    status = anchor_status(store.db, specs)
     assert status.state is AnchorState.OK and status.banner() is None
     verdicts = [True] * 18 + [False] * 18 + [True, True, False, False]
     labels = [True] * 18 + [False] * 18 + [False, False, True, True]
@@ -37,7 +37,7 @@ def test_an_anchored_evaluation(store: Store, specs: SpecSet) -> None:
 
 def test_below_the_floor_is_broken(store: Store, specs: SpecSet) -> None:
     add_gold(store, agree=12, disagree=8)
-    status = anchor_status(store, specs)
+    status = anchor_status(store.db, specs)
     assert status.broken and status.phi is not None and status.phi < 0.3
     banner = status.banner()
     assert banner is not None and banner.startswith("This evaluation is BROKEN: the gold")
@@ -70,5 +70,5 @@ def test_one_class_only_is_undefined_and_broken(specs: SpecSet) -> None:
 
 def test_the_published_table_recomputes(store: Store, specs: SpecSet) -> None:
     add_gold(store, agree=18, disagree=3)
-    status = anchor_status(store, specs)
+    status = anchor_status(store.db, specs)
     assert anchor_from_table(status.to_dict(), specs.oracle.gate) == status

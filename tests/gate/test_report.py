@@ -57,7 +57,13 @@ def evaluated(
     append(store, gate_specs, plans)
     document = _document(store, gate_specs)
     evaluation = evaluate(store, gate_specs)
-    page = trials_page(store, evaluation.selection.trials, gate_specs, run_records(store.runs))
+    page = trials_page(
+        store.trials,
+        store.artifacts,
+        evaluation.selection.trials,
+        gate_specs,
+        run_records(store.runs),
+    )
     store.close()
     return document, page
 

@@ -40,7 +40,7 @@ def graded_gold(store: Store, specs: SpecSet, agree: int = 16, disagree: int = 2
     for number, trial in enumerate(append(store, specs, plans), start=1):
         accepted = trial.verdict is Verdict.PASS and number <= agree
         upsert_gold(
-            store,
+            store.ledger,
             GoldRow(
                 repo="example/gold",
                 pr_number=number,
@@ -62,7 +62,7 @@ def signer(tmp_path: Path) -> CheckpointSigner:
 @pytest.fixture
 def anchor(store: Store, gate_specs: SpecSet, signer: CheckpointSigner) -> dict[str, Any]:
     graded_gold(store, gate_specs)
-    return build_anchor(store, gate_specs, NOW, signer)
+    return build_anchor(store.db, store.trials, gate_specs, NOW, signer)
 
 
 def test_an_exported_anchor_carries_labels_envelopes_stamps_and_its_statistic(
@@ -87,9 +87,9 @@ def test_imported_labels_count_and_the_gate_names_where_they_came_from(
     other = Store.open(f"sqlite:///{tmp_path / 'other.db'}")
     try:
         for row in imported_rows(anchor, "team-anchor.json"):
-            upsert_gold(other, row)
-        status = anchor_status(other, gate_specs)
-        assert (status.phi, status.n) == (anchor_status(store, gate_specs).phi, 34)
+            upsert_gold(other.ledger, row)
+        status = anchor_status(other.db, gate_specs)
+        assert (status.phi, status.n) == (anchor_status(store.db, gate_specs).phi, 34)
         (source,) = status.sources
         assert (source.origin, source.rows, source.stale) == ("team-anchor.json", 34, "")
         digest = anchor["anchor_digest"][:16]
@@ -160,8 +160,8 @@ def test_once_the_specs_move_on_the_gate_leaves_an_imported_anchor_out_and_says_
     other = Store.open(f"sqlite:///{tmp_path / 'other.db'}")
     try:
         for row in imported_rows(anchor, "team-anchor.json"):
-            upsert_gold(other, row)
-        status = anchor_status(other, no_judge_specs)
+            upsert_gold(other.ledger, row)
+        status = anchor_status(other.db, no_judge_specs)
         assert status.n == 0 and status.sources[0].stale == "the oracle spec"
         refusals = check(evaluate(other, no_judge_specs)).refusals
         stale = [r.detail for r in refusals if r.code is RefusalCode.STALE_STAMP]
@@ -175,7 +175,7 @@ def test_once_the_specs_move_on_the_gate_leaves_an_imported_anchor_out_and_says_
 
 def test_export_refuses_a_verdict_without_its_trial(store: Store, gate_specs: SpecSet) -> None:
     upsert_gold(
-        store,
+        store.ledger,
         GoldRow(
             repo="example/gold",
             pr_number=7,
@@ -186,4 +186,4 @@ def test_export_refuses_a_verdict_without_its_trial(store: Store, gate_specs: Sp
         ),
     )
     with pytest.raises(ConfigError, match=r"example/gold#7 \(trial t-nowhere\)"):
-        build_anchor(store, gate_specs, NOW)
+        build_anchor(store.db, store.trials, gate_specs, NOW)

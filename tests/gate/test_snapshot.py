@@ -199,8 +199,14 @@ def test_a_snapshot_of_another_form_is_only_a_note(snapshotted: Store) -> None:
     snapshot = snapshotted.snapshots.latest()
     assert snapshot is not None
     body: Body = ((), [], "")
-    keep(snapshotted, (snapshot.ledger_seq, snapshot.ledger_hash), "gate-facts/0", body)
-    start = find_start(snapshotted, "gate-facts/1")
+    keep(
+        snapshotted.snapshots,
+        snapshotted.keys,
+        (snapshot.ledger_seq, snapshot.ledger_hash),
+        "gate-facts/0",
+        body,
+    )
+    start = find_start(snapshotted.snapshots, snapshotted.keys, "gate-facts/1")
     assert (start.snapshot, start.problems) == (None, ())
     assert "another release" in start.notes[0]
 

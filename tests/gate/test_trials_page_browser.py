@@ -31,7 +31,13 @@ def report(store: Store, gate_specs: SpecSet, tmp_path: Path) -> ReportFiles:
     plans.append(Plan(HOSTILE, outcome="error@compile"))
     append(store, gate_specs, plans)
     evaluation = evaluate(store, gate_specs)
-    page = trials_page(store, evaluation.selection.trials, gate_specs, run_records(store.runs))
+    page = trials_page(
+        store.trials,
+        store.artifacts,
+        evaluation.selection.trials,
+        gate_specs,
+        run_records(store.runs),
+    )
     return write_report(report_document(evaluation, check(evaluation), "now"), tmp_path / "r", page)
 
 

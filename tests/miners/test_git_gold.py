@@ -42,7 +42,8 @@ def grow(store: Store, project: MixedProject, grader: LedgerGrader | None = None
     agents = Agents.load(SPECS_DIR / "agents.yaml")
     found = list(discover_changes(source(project).git_dir, "refs/heads/main", agents))
     return grow_gold_from_git(
-        store,
+        store.db,
+        store.ledger,
         source(project),
         found,
         FakeClock(day(60)),
@@ -65,7 +66,7 @@ def test_changes_from_git_are_labelled_into_the_gold_table(
         project.late_pr: (5, "pending"),
     }
     assert report.errors == []
-    rows = {row.pr_number: row for row in gold_rows(store)}
+    rows = {row.pr_number: row for row in gold_rows(store.db)}
     assert set(rows) == {1, 2, 5, commit_key(project.agent_commit)}
     assert rows[2].evidence["revert"]["sha"] == project.revert
     assert (
@@ -82,7 +83,7 @@ def test_changes_from_git_are_labelled_into_the_gold_table(
 
 def test_agent_changes_mined_from_git_earn_the_unlock(store: Store, project: MixedProject) -> None:
     grow(store, project)
-    state = progress(store, day(60), SurvivalPolicy(unlock_prs=2))
+    state = progress(store.db, day(60), SurvivalPolicy(unlock_prs=2))
     assert sorted(state.labelled) == ["octo/app#1", f"octo/app@{project.agent_commit[:12]}"]
     assert state.needed == 0
 
@@ -107,8 +108,8 @@ def test_a_change_git_cannot_read_is_an_error_not_a_label(
     report = grow(store, project)
     assert [e["commit"] for e in report.errors] == [project.agent_commit]
     assert project.agent_commit not in {label["commit"] for label in report.to_dict()["labels"]}
-    assert commit_key(project.agent_commit) not in {row.pr_number for row in gold_rows(store)}
-    assert {row.label for row in gold_rows(store)} >= {GoldLabel.ACCEPTED, GoldLabel.REJECTED}
+    assert commit_key(project.agent_commit) not in {row.pr_number for row in gold_rows(store.db)}
+    assert {row.label for row in gold_rows(store.db)} >= {GoldLabel.ACCEPTED, GoldLabel.REJECTED}
 
 
 def look(store: Store, origin: History, mirrors: Path, fetched: datetime) -> GitGrowReport:
@@ -117,7 +118,8 @@ def look(store: Store, origin: History, mirrors: Path, fetched: datetime) -> Git
     repo = GitSource(git_dir, "octo/app", str(origin.path), "refs/heads/main")
     agents = Agents.load(SPECS_DIR / "agents.yaml")
     return grow_gold_from_git(
-        store,
+        store.db,
+        store.ledger,
         repo,
         list(discover_changes(git_dir, repo.tip, agents)),
         FakeClock(fetched),
@@ -148,7 +150,7 @@ def test_a_revert_that_arrives_later_inside_the_window_relabels_with_history(
     assert rejected["reason"] == (
         f"reverted by {undo} (reverse diff) (relabelled from accepted on 2025-02-15)"
     )
-    chain = label_history(store, "octo/app", 3)
+    chain = label_history(store.db, "octo/app", 3)
     assert (chain[0].label, chain[-1].label) == (GoldLabel.ACCEPTED, GoldLabel.REJECTED)
     assert chain[-1].evidence[RELABELLED] == [
         {
@@ -159,12 +161,12 @@ def test_a_revert_that_arrives_later_inside_the_window_relabels_with_history(
             "was": "survived: 10 of 10 added lines remain (100%)",
         }
     ]
-    assert gold_rows(store) == [chain[-1]]
+    assert gold_rows(store.db) == [chain[-1]]
     assert store.ledger.verify_ledger().ok
 
     # Nothing new on the branch: the label stands, and nothing more is recorded.
     look(store, origin, tmp_path / "mirrors", fetched=day(50))
-    assert label_history(store, "octo/app", 3) == chain
+    assert label_history(store.db, "octo/app", 3) == chain
 
 
 def test_a_commit_a_merge_brought_in_is_labelled_from_the_merge(
@@ -186,7 +188,8 @@ def test_a_commit_a_merge_brought_in_is_labelled_from_the_merge(
     assert problems == []
     repo = GitSource(git_dir, "octo/app", str(history.path), "refs/heads/main")
     report = grow_gold_from_git(
-        store,
+        store.db,
+        store.ledger,
         repo,
         changes,
         FakeClock(day(60)),
@@ -210,7 +213,8 @@ def test_a_commit_listed_twice_is_labelled_once(store: Store, project: MixedProj
     listed = [ListedCommit(project.squashed_pr), ListedCommit(project.squashed_pr)]
     changes, problems = listed_changes(git_dir, "refs/heads/main", listed, agents)
     report = grow_gold_from_git(
-        store,
+        store.db,
+        store.ledger,
         source(project),
         changes,
         FakeClock(day(60)),
@@ -222,7 +226,7 @@ def test_a_commit_listed_twice_is_labelled_once(store: Store, project: MixedProj
     assert [(x["commit"], x["label"]) for x in report.to_dict()["labels"]] == [
         (project.squashed_pr, "rejected")
     ]
-    assert [row.pr_number for row in gold_rows(store)] == [2]
+    assert [row.pr_number for row in gold_rows(store.db)] == [2]
 
 
 def test_a_staler_copy_of_the_history_leaves_a_final_label_alone(
@@ -241,7 +245,7 @@ def test_a_staler_copy_of_the_history_leaves_a_final_label_alone(
         policy = SurvivalPolicy()
         clock = FakeClock(day(60))
         return grow_gold_from_git(
-            store, repo, changes, clock, policy=policy, recipe=RECIPE, grade=None
+            store.db, store.ledger, repo, changes, clock, policy=policy, recipe=RECIPE, grade=None
         )
 
     (first,) = grow_here().rows
@@ -249,4 +253,4 @@ def test_a_staler_copy_of_the_history_leaves_a_final_label_alone(
     history.git("reset", "-q", "--hard", merge)  # the branch as a clone from day 1 has it
     (second,) = grow_here().rows
     assert second == first
-    assert label_history(store, "octo/app", 4)[-1] == first
+    assert label_history(store.db, "octo/app", 4)[-1] == first

@@ -56,7 +56,8 @@ def scenario(tmp_path: Path) -> tuple[FakeProvider, list[PullRequestInfo], str]:
 def grow(store: Store, provider: FakeProvider, mirrors: MirrorCache, grader: LedgerGrader | None):  # type: ignore[no-untyped-def]
     recipe = ChangesetRecipe("java8-to-17", lambda pr: "gpt-5" if pr.is_agent else "unknown")
     return grow_gold(
-        store,
+        store.db,
+        store.ledger,
         provider,
         QUERY,
         FakeClock(day(55)),
@@ -73,7 +74,7 @@ def test_labels_and_funnel_verdicts_land_in_the_gold_table(tmp_path: Path, store
     report = grow(store, provider, MirrorCache(tmp_path / "m"), grader)
     assert report.still_open == ["example/app#3"]
     assert report.errors == {}
-    rows = {row.pr_number: row for row in gold_rows(store)}
+    rows = {row.pr_number: row for row in gold_rows(store.db)}
     assert {n: r.label for n, r in rows.items()} == {
         1: GoldLabel.ACCEPTED,
         2: GoldLabel.REJECTED,
@@ -110,7 +111,7 @@ def test_a_rerun_skips_final_labels_and_never_regrades(tmp_path: Path, store: St
 def test_without_a_grader_rows_have_no_verdict(tmp_path: Path, store: Store) -> None:
     provider, _, _ = scenario(tmp_path)
     grow(store, provider, MirrorCache(tmp_path / "m"), None)
-    assert {r.funnel_verdict for r in gold_rows(store)} == {None}
+    assert {r.funnel_verdict for r in gold_rows(store.db)} == {None}
 
 
 def test_a_failed_diff_keeps_the_label_and_says_it_was_not_graded(
@@ -130,7 +131,7 @@ def test_a_failed_diff_keeps_the_label_and_says_it_was_not_graded(
         "example/app#1": "labelled, but not graded: "
         "GitHub answered 502 for the diff of example/app#1"
     }
-    row = next(r for r in gold_rows(store) if r.pr_number == 1)
+    row = next(r for r in gold_rows(store.db) if r.pr_number == 1)
     assert row.label is GoldLabel.ACCEPTED and row.funnel_verdict is None
 
 
@@ -144,4 +145,4 @@ def test_labels_so_far_are_kept_when_listing_fails_half_way(tmp_path: Path, stor
     provider.pull_requests = outage  # type: ignore[method-assign]
     with pytest.raises(ChangesetProviderError, match="502"):
         grow(store, provider, MirrorCache(tmp_path / "m"), LedgerGrader(store))
-    assert [(r.pr_number, r.label) for r in gold_rows(store)] == [(1, GoldLabel.ACCEPTED)]
+    assert [(r.pr_number, r.label) for r in gold_rows(store.db)] == [(1, GoldLabel.ACCEPTED)]

@@ -53,9 +53,9 @@ def merged(
         closed_at=at,
         changeset_id=None,
     )
-    track_pr(store, pr)
+    track_pr(store.ledger, pr)
     if label is not None:
-        upsert_gold(store, GoldRow("octo/app", number, label, at + timedelta(days=30)))
+        upsert_gold(store.ledger, GoldRow("octo/app", number, label, at + timedelta(days=30)))
 
 
 def labelled(store: Store, count: int, start: int = 1) -> None:
@@ -67,24 +67,26 @@ def labelled(store: Store, count: int, start: int = 1) -> None:
 def test_49_labelled_agent_merges_do_not_unlock(store: Store) -> None:
     labelled(store, 49)
     now = T0 + timedelta(days=40)
-    assert record_unlock_if_earned(store, now, POLICY) == (None, False)
-    state = progress(store, now, POLICY)
+    assert record_unlock_if_earned(store.db, store.ledger, now, POLICY) == (None, False)
+    state = progress(store.db, now, POLICY)
     assert (len(state.labelled), state.needed, state.unlock) == (49, 1, None)
 
 
 def test_the_50th_unlocks_once_with_time_and_pr_set(store: Store) -> None:
     labelled(store, 50)
     now = T0 + timedelta(days=40)
-    unlock, new = record_unlock_if_earned(store, now, POLICY)
+    unlock, new = record_unlock_if_earned(store.db, store.ledger, now, POLICY)
     assert new is True and unlock is not None
     assert unlock.unlocked_at == now
     assert unlock.prs == tuple(sorted(f"octo/app#{n}" for n in range(1, 51)))
     assert (unlock.threshold, unlock.window_days) == (50, 30)
 
     labelled(store, 5, start=51)  # more labels later change nothing about the record
-    again, new_again = record_unlock_if_earned(store, now + timedelta(days=9), POLICY)
+    again, new_again = record_unlock_if_earned(
+        store.db, store.ledger, now + timedelta(days=9), POLICY
+    )
     assert new_again is False
-    assert again == unlock == current_unlock(store)
+    assert again == unlock == current_unlock(store.db)
 
 
 def test_only_aged_labelled_agent_merges_count(store: Store) -> None:
@@ -93,7 +95,7 @@ def test_only_aged_labelled_agent_merges_count(store: Store) -> None:
     merged(store, 101, merged_on=20, label=GoldLabel.PENDING)  # not aged at day 40
     merged(store, 102, merged_on=1)  # aged but not labelled yet (refresh failed)
     track_pr(
-        store,
+        store.ledger,
         TrackedPR(
             "octo/app",
             103,
@@ -108,10 +110,10 @@ def test_only_aged_labelled_agent_merges_count(store: Store) -> None:
         ),
     )
     track_pr(
-        store,
+        store.ledger,
         TrackedPR("octo/app", 104, "a" * 40, "b" * 40, "fixer-bot", True, T0, None, None, None),
     )
-    state = progress(store, T0 + timedelta(days=40), POLICY)
+    state = progress(store.db, T0 + timedelta(days=40), POLICY)
     assert len(state.labelled) == 47
     assert dict(state.ready_at) == {
         "octo/app#101": T0 + timedelta(days=50),
@@ -131,7 +133,7 @@ def test_earliest_date_is_when_the_needed_pending_merges_have_aged(store: Store)
     for number, day in zip(range(200, 210), (20, 5, 18, 9, 30, 2, 25, 11, 14, 7), strict=True):
         merged(store, number, merged_on=day)
     now = T0 + timedelta(days=33)  # day-2 merge aged and awaits its label: ready now
-    state = progress(store, now, POLICY)
+    state = progress(store.db, now, POLICY)
     assert state.needed == 5
     # Aged by then: days 2, 5, 7, 9, 11 merges -> the fifth ages on day 41.
     assert state.earliest == T0 + timedelta(days=41)
@@ -142,8 +144,8 @@ def test_earliest_date_is_when_the_needed_pending_merges_have_aged(store: Store)
 def test_progress_after_the_unlock_reports_it(store: Store) -> None:
     labelled(store, 50)
     now = T0 + timedelta(days=40)
-    record_unlock_if_earned(store, now, POLICY)
-    state = progress(store, now + timedelta(days=1), POLICY)
+    record_unlock_if_earned(store.db, store.ledger, now, POLICY)
+    state = progress(store.db, now + timedelta(days=1), POLICY)
     assert state.earliest == now
     assert state.describe() == f"retroactive scoring unlocked at {now.isoformat()}"
     assert state.to_dict()["unlocked"] is True
@@ -154,8 +156,8 @@ def test_retroactive_trials_are_marked(store: Store) -> None:
     changeset = Changeset("hist/1", "repo", "c" * 40, "", "java8-to-17", "gpt-5", T0.date())
     envelope = Envelope("t-1", "hist/1", Tier.APPLY, Verdict.PASS, 0.0, 0.0, 0.0, stamps)
     trial = Trial("t-1", "r-1", changeset, (envelope,))
-    mark_retroactive(store, "r-1", [trial], T0)
-    assert retroactive_trials(store) == {"t-1"}
+    mark_retroactive(store.db, "r-1", [trial], T0)
+    assert retroactive_trials(store.db) == {"t-1"}
 
 
 def test_the_policy_comes_from_the_oracle_spec(specs: SpecSet) -> None:

@@ -51,7 +51,14 @@ def nightly(
     policy: SurvivalPolicy | None = None,
 ) -> RefreshReport:
     clock = FakeClock(day(at))
-    return refresh(store, provider, clock, policy=policy or SurvivalPolicy(), mirror=mirrors.mirror)
+    return refresh(
+        store.db,
+        store.ledger,
+        provider,
+        clock,
+        policy=policy or SurvivalPolicy(),
+        mirror=mirrors.mirror,
+    )
 
 
 def graded(store: Store, changeset_id: str, *verdicts: Verdict, fabricated: bool = False) -> str:
@@ -74,17 +81,17 @@ def test_a_tracked_merge_is_pending_then_accepted_then_left_alone(
 ) -> None:
     pr = history.merged_pr(7, day(1))
     history.commit({"later.txt": "x\n"}, "day 40", day(40))
-    track_pr(store, TrackedPR.from_info(pr, changeset_id="example/app/pull/7@abc"))
+    track_pr(store.ledger, TrackedPR.from_info(pr, changeset_id="example/app/pull/7@abc"))
     provider = FakeProvider().add(pr)
 
     first = nightly(store, provider, mirrors, at=11)
     assert first.labels == {"example/app#7": GoldLabel.PENDING}
-    (row,) = gold_rows(store)
+    (row,) = gold_rows(store.db)
     assert row.label is GoldLabel.PENDING and row.computed_at == day(11)
 
     second = nightly(store, provider, mirrors, at=60)
     assert second.labels == {"example/app#7": GoldLabel.ACCEPTED}
-    (row,) = gold_rows(store)
+    (row,) = gold_rows(store.db)
     assert row.survival == 1.0
     assert row.changeset_id == "example/app/pull/7@abc"
     assert row.evidence["merge_commit"] == pr.merge_commit_sha
@@ -99,10 +106,10 @@ def test_the_gold_row_carries_the_funnel_verdict_from_the_ledger(
     store: Store, history: History, mirrors: MirrorCache
 ) -> None:
     pr = history.merged_pr(7, day(1))
-    track_pr(store, TrackedPR.from_info(pr, changeset_id="cs-7"))
+    track_pr(store.ledger, TrackedPR.from_info(pr, changeset_id="cs-7"))
     trial_id = graded(store, "cs-7", Verdict.PASS, Verdict.FAIL)
     nightly(store, FakeProvider().add(pr), mirrors, at=45)
-    (row,) = gold_rows(store)
+    (row,) = gold_rows(store.db)
     assert (row.funnel_verdict, row.trial_id, row.model) == (Verdict.FAIL, trial_id, "gpt-5")
     assert row.evidence["funnel"] == {"trial_id": trial_id, "verdict": "fail"}
 
@@ -111,7 +118,7 @@ def test_closed_unmerged_is_rejected_without_cloning(store: Store, history: Hist
     pr = history.pull_request(
         head=history.feature(), base=history.head(), merged_at=None, closed_at=day(3)
     )
-    track_pr(store, TrackedPR.from_info(pr, changeset_id=None))
+    track_pr(store.ledger, TrackedPR.from_info(pr, changeset_id=None))
 
     class NoClones(MirrorCache):
         def mirror(self, url: str) -> Path:
@@ -126,12 +133,12 @@ def test_an_outage_on_one_pr_is_noted_and_the_others_still_refresh(
 ) -> None:
     first, second = history.merged_pr(1, day(1)), history.merged_pr(2, day(2))
     for pr in (first, second):
-        track_pr(store, TrackedPR.from_info(pr))
+        track_pr(store.ledger, TrackedPR.from_info(pr))
     provider = FakeProvider(down={("example/app", 1)}).add(first, second)
     report = nightly(store, provider, mirrors, at=50)
     assert report.errors == {"example/app#1": "GitHub answered 502 for pull request example/app#1"}
     assert report.labels == {"example/app#2": GoldLabel.ACCEPTED}
-    assert [(r.pr_number, r.label) for r in gold_rows(store)] == [(2, GoldLabel.ACCEPTED)]
+    assert [(r.pr_number, r.label) for r in gold_rows(store.db)] == [(2, GoldLabel.ACCEPTED)]
     with store.db.reading() as conn:
         errors = dict(
             conn.execute(
@@ -148,12 +155,12 @@ def test_an_open_pr_is_followed_until_it_merges(
 ) -> None:
     merged = history.merged_pr(9, day(2))
     still_open = dataclasses.replace(merged, merged_at=None, closed_at=None, merge_commit_sha=None)
-    track_pr(store, TrackedPR.from_info(still_open))
+    track_pr(store.ledger, TrackedPR.from_info(still_open))
     provider = FakeProvider().add(still_open)
     assert nightly(store, provider, mirrors, at=1).still_open == ["example/app#9"]
     provider.add(merged)
     nightly(store, provider, mirrors, at=3)
-    (tracked,) = tracked_prs(store)
+    (tracked,) = tracked_prs(store.db)
     assert tracked.merged_at == day(2).astimezone(UTC)
     assert tracked.merge_commit_sha == merged.merge_commit_sha
 
@@ -164,7 +171,7 @@ def test_the_refresh_records_the_unlock_when_it_is_earned(
     policy = SurvivalPolicy(unlock_prs=3)
     pulls = [history.merged_pr(n, day(n)) for n in (1, 2, 3)]
     for pr in pulls:
-        track_pr(store, TrackedPR.from_info(pr))
+        track_pr(store.ledger, TrackedPR.from_info(pr))
     provider = FakeProvider().add(*pulls)
     assert nightly(store, provider, mirrors, at=32, policy=policy).unlock is None  # 2 aged
     report = nightly(store, provider, mirrors, at=33, policy=policy)
@@ -178,9 +185,9 @@ def test_a_fabricated_funnel_verdict_is_carried_into_the_gold_row(
     store: Store, history: History, mirrors: MirrorCache
 ) -> None:
     pr = history.merged_pr(7, day(1))
-    track_pr(store, TrackedPR.from_info(pr, changeset_id="cs-7"))
+    track_pr(store.ledger, TrackedPR.from_info(pr, changeset_id="cs-7"))
     graded(store, "cs-7", Verdict.PASS, Verdict.PASS, fabricated=True)
     nightly(store, FakeProvider().add(pr), mirrors, at=45)
-    (row,) = gold_rows(store)
+    (row,) = gold_rows(store.db)
     (mark, _) = row.evidence["funnel"]["fabricated"]  # one per envelope
     assert mark["fabricated"] is True and mark["port"] == "sandbox"

@@ -93,7 +93,15 @@ def _cascade(
         TestsOracle(sandbox),
         JudgeOracle(judge, judge),
     ]  # type: ignore[arg-type]
-    return Cascade(specs, oracles, RepoCache(tmp_path / "cache"), store=store, strict=strict)
+    trials, artifacts = (store.trials, store.artifacts) if store is not None else (None, None)
+    return Cascade(
+        specs,
+        oracles,
+        RepoCache(tmp_path / "cache"),
+        trials=trials,
+        artifacts=artifacts,
+        strict=strict,
+    )
 
 
 def test_a_good_changeset_passes_every_tier_in_order(

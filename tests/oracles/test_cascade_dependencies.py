@@ -58,7 +58,13 @@ def _run(
         TestsOracle(sandbox),
         JudgeOracle(judge),
     ]
-    cascade = Cascade(specs, oracles, RepoCache(tmp_path / "cache"), store=store)
+    cascade = Cascade(
+        specs,
+        oracles,
+        RepoCache(tmp_path / "cache"),
+        trials=store.trials,
+        artifacts=store.artifacts,
+    )
     record = cascade.run_trial("run", changeset, Budget(None))
     store.ledger.append_trial(record.trial, record.cache_keys)
     return record

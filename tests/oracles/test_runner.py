@@ -56,7 +56,9 @@ def test_trials_are_written_once_each_in_a_few_transactions(tmp_path: Path) -> N
     ledger = _CountingLedger(opened.db, opened.keys)
     store = replace(opened, ledger=ledger)
     written: list[str] = []
-    runner = Runner(_SteadyCascade(), store, on_trial=lambda t: written.append(t.id))  # type: ignore[arg-type]
+    runner = Runner(
+        _SteadyCascade(), store.runs, store.ledger, on_trial=lambda t: written.append(t.id)
+    )  # type: ignore[arg-type]
     outcome = runner.run([_changeset(n) for n in range(40)], budget=Budget(None))
     assert len(outcome.trials) == 40
     assert sorted(written) == sorted(t.id for t in outcome.trials)

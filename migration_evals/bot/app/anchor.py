@@ -16,5 +16,5 @@ __all__ = ["broken_anchor"]
 
 def broken_anchor(store: Store, specs: SpecSet) -> str | None:
     """Why the eval is currently declared broken, or None when it is anchored."""
-    status = anchor_status(store, specs)
+    status = anchor_status(store.db, specs)
     return status.reason if status.broken else None

@@ -22,7 +22,7 @@ __all__ = ["nightly_refresh", "track_pr"]
 
 def track_pr(store: Store, pr: TrackedPR) -> str:
     """Register ``pr`` for survival mining; returns what happened, for the job log."""
-    tracking.track_pr(store, pr)
+    tracking.track_pr(store.ledger, pr)
     return f"tracked {pr.repo}#{pr.number} for survival mining"
 
 
@@ -31,7 +31,12 @@ def nightly_refresh(settings: Settings, store: Store, specs: SpecSet, clock: Clo
     policy = SurvivalPolicy.from_specs(specs)
     with github_provider(settings, clock) as provider:
         report = survival.refresh(
-            store, provider, clock, policy=policy, mirror=mirror_cache(settings).mirror
+            store.db,
+            store.ledger,
+            provider,
+            clock,
+            policy=policy,
+            mirror=mirror_cache(settings).mirror,
         )
     errors = f", {len(report.errors)} error(s)" if report.errors else ""
     return (

@@ -26,6 +26,7 @@ from migration_evals.gate.trial_detail import (
     TierDetail,
     TrialDetail,
     UnknownTrialError,
+    run_records,
     trial_detail,
 )
 
@@ -208,7 +209,9 @@ class TrialPages:
 
     def __call__(self, trial_id: str) -> str | None:
         try:
-            detail = trial_detail(self.store, trial_id, specs=self.specs)
+            detail = trial_detail(
+                self.store.trials, trial_id, runs=run_records(self.store.runs), specs=self.specs
+            )
         except UnknownTrialError:
             return None
         if detail.ref.trial_id != trial_id:  # a prefix or a changeset id: not a link we made

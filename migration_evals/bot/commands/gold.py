@@ -46,7 +46,7 @@ def run_export(args: argparse.Namespace) -> int:
     store = open_store(settings, keys=keys)
     try:
         created = datetime.now(UTC).isoformat(timespec="seconds")
-        document = build_anchor(store, specs, created, keys.signer)
+        document = build_anchor(store.db, store.trials, specs, created, keys.signer)
     finally:
         store.close()
     args.out.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -87,11 +87,11 @@ def _refusal(path: Path, found: AnchorCheck) -> str:
 
 def _store_rows(store: Store, rows: list[GoldRow]) -> tuple[int, int]:
     """Write the imported rows; a label this ledger mined itself is kept, not replaced."""
-    local = {(r.repo, r.pr_number) for r in gold_rows(store) if IMPORTED not in r.evidence}
+    local = {(r.repo, r.pr_number) for r in gold_rows(store.db) if IMPORTED not in r.evidence}
     kept = [r for r in rows if (r.repo, r.pr_number) in local]
     for row in rows:
         if (row.repo, row.pr_number) not in local:
-            upsert_gold(store, row)
+            upsert_gold(store.ledger, row)
     return len(rows) - len(kept), len(kept)
 
 
@@ -111,7 +111,7 @@ def run_import(args: argparse.Namespace) -> int:
     store = open_store(settings, warn=True)
     try:
         imported, kept = _store_rows(store, imported_rows(document, str(args.anchor)))
-        status = anchor_status(store, specs)
+        status = anchor_status(store.db, specs)
     finally:
         store.close()
     if args.json:

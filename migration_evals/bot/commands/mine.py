@@ -137,7 +137,7 @@ def _fabricated_rows(report: GrowReport) -> int:
 
 def _note_unlock(store: Store, now: datetime, policy: SurvivalPolicy) -> None:
     """Record the retroactive-scoring unlock if this mining earned it (said on stderr)."""
-    unlock, new = record_unlock_if_earned(store, now, policy)
+    unlock, new = record_unlock_if_earned(store.db, store.ledger, now, policy)
     if new and unlock is not None:
         make_console(stderr=True).print(
             f"retroactive scoring UNLOCKED at {unlock.unlocked_at.isoformat()} "
@@ -166,7 +166,8 @@ def run_gold(args: argparse.Namespace) -> int:
         grader = None if args.no_grade else make_grader(settings, store, specs, options)
         with github_provider(settings) as provider:
             report = grow_gold(
-                store,
+                store.db,
+                store.ledger,
                 provider,
                 query,
                 _clock(args),
@@ -278,7 +279,14 @@ def run_gold_git(args: argparse.Namespace) -> int:
         options = {"purpose": "gold", "source": "git", "mode": settings.mode.value}
         grader = None if args.no_grade else make_grader(settings, store, specs, options)
         report = grow_gold_from_git(
-            store, source, changes, _clock(args), policy=policy, recipe=recipe, grade=grader
+            store.db,
+            store.ledger,
+            source,
+            changes,
+            _clock(args),
+            policy=policy,
+            recipe=recipe,
+            grade=grader,
         )
         _note_unlock(store, report.now, policy)
     finally:
@@ -320,9 +328,14 @@ def run_survival(args: argparse.Namespace) -> int:
     try:
         with github_provider(settings) as provider:
             report = refresh(
-                store, provider, clock, policy=policy, mirror=mirror_cache(settings).mirror
+                store.db,
+                store.ledger,
+                provider,
+                clock,
+                policy=policy,
+                mirror=mirror_cache(settings).mirror,
             )
-        state = progress(store, report.now, policy)
+        state = progress(store.db, report.now, policy)
     finally:
         store.close()
     if args.json:
@@ -338,7 +351,7 @@ def run_status(args: argparse.Namespace) -> int:
     _, policy = _policy(settings)
     store = open_mining_store(settings)
     try:
-        state = progress(store, _clock(args).now(), policy)
+        state = progress(store.db, _clock(args).now(), policy)
     finally:
         store.close()
     if args.json:
@@ -369,9 +382,9 @@ def run_retro(args: argparse.Namespace) -> int:
     clock = _clock(args)
     store = open_mining_store(settings)
     try:
-        unlock, _ = record_unlock_if_earned(store, clock.now(), policy)
+        unlock, _ = record_unlock_if_earned(store.db, store.ledger, clock.now(), policy)
         if unlock is None:
-            state = progress(store, clock.now(), policy)
+            state = progress(store.db, clock.now(), policy)
             print(
                 f"migration-evals: error: retroactive scoring is locked: {state.describe()}",
                 file=sys.stderr,
@@ -390,7 +403,7 @@ def run_retro(args: argparse.Namespace) -> int:
                 "unlock": unlock.to_dict(),
             },
         )
-        mark_retroactive(store, outcome.run_id, outcome.trials, clock.now())
+        mark_retroactive(store.db, outcome.run_id, outcome.trials, clock.now())
     finally:
         store.close()
     return code

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
             store, specs, run_id=args.run, workers=scan_workers(args.scan_processes)
         )
         runs = run_records(store.runs)
-        page = trials_page(store, evaluation.selection.trials, specs, runs)
+        page = trials_page(store.trials, store.artifacts, evaluation.selection.trials, specs, runs)
     finally:
         store.close()
     decision = check(evaluation)

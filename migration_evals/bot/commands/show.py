@@ -33,7 +33,7 @@ from migration_evals.gate.trial_artifacts import (
     trial_logs,
     trial_patch,
 )
-from migration_evals.gate.trial_detail import TierDetail, TrialDetail, trial_detail
+from migration_evals.gate.trial_detail import TierDetail, TrialDetail, run_records, trial_detail
 from migration_evals.oracles.ecosystems.registry import load_specs
 
 TAIL_LINES = 15  # per sandbox run, unless one tier is asked for
@@ -319,7 +319,8 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(settings)
     artifacts: tuple[dict[str, Any], list[ArtifactView]] | None = None
     try:
-        detail = trial_detail(store, args.id, run_id=args.run, specs=specs)
+        runs = run_records(store.runs)
+        detail = trial_detail(store.trials, args.id, runs=runs, run_id=args.run, specs=specs)
         if args.patch or args.logs:
             artifacts = _artifacts(detail, args, store)
     finally:

@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from migration_evals.core.artifacts import ArtifactStore
 from migration_evals.core.model import Verdict
 from migration_evals.core.specs import SpecSet
-from migration_evals.core.store import Store
+from migration_evals.core.trial_queries import TrialQueries
 from migration_evals.gate.report.records import RecordPage, record_page
 from migration_evals.gate.trial_detail import trial_detail
 from migration_evals.gate.trials import Outcome, TrialFacts
@@ -103,7 +104,8 @@ def _trimmed(detail: dict[str, Any]) -> dict[str, Any]:
 
 
 def trials_page(
-    store: Store,
+    queries: TrialQueries,
+    artifacts: ArtifactStore,
     trials: Sequence[TrialFacts],
     specs: SpecSet,
     runs: Mapping[str, Mapping[str, Any]],
@@ -113,8 +115,8 @@ def trials_page(
     details, records = {}, []
     for index in chosen[:DETAIL_LIMIT]:
         trial = trials[index]
-        found = trial_detail(store, trial.trial_id, specs=specs, siblings=(), runs=runs)
-        record = record_page(found, store.artifacts)
+        found = trial_detail(queries, trial.trial_id, specs=specs, siblings=(), runs=runs)
+        record = record_page(found, artifacts)
         details[trial.trial_id] = {**_trimmed(found.to_dict()), "record_page": record.path}
         records.append(record)
     return TrialsPage([_row(t) for t in trials], details, tuple(records))

@@ -257,7 +257,7 @@ def seed_anchored_gold(store: Store, n: int = 40) -> None:
     """A gold table whose labels agree with the funnel (phi 1 over n PRs): an anchored eval."""
     when = datetime(2026, 1, 1, tzinfo=UTC)
     upsert_gold_rows(
-        store,
+        store.ledger,
         [
             GoldRow(
                 "gold/anchor",

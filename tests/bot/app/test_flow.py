@@ -353,7 +353,7 @@ def test_merged_agent_pr_goes_to_survival_tracking(harness: Harness) -> None:
     [job] = harness.service.queue.admin.jobs()
     assert job["kind"] == "track-merge" and job["state"] == "done"
     assert job["result"] == f"tracked {repo}#{number} for survival mining"
-    [tracked] = tracked_prs(harness.service.store)
+    [tracked] = tracked_prs(harness.service.store.db)
     assert (tracked.repo, tracked.number) == (repo, number)
     assert tracked.merge_commit_sha == merged["merge_commit_sha"]
     assert tracked.merged_at is not None

@@ -24,7 +24,7 @@ def test_track_then_nightly_refresh_with_nothing_merged(tmp_path: Path, specs: S
     opened = datetime(2026, 1, 5, tzinfo=UTC)
     pr = TrackedPR("o/r", 3, "a" * 40, "b" * 40, "bot", True, opened, None, None, None)
     assert track_pr(store, pr) == "tracked o/r#3 for survival mining"
-    assert [p.number for p in tracked_prs(store)] == [3]
+    assert [p.number for p in tracked_prs(store.db)] == [3]
     summary = nightly_refresh(settings, store, specs, SystemClock())
     # The replayed GitHub has no recording for this PR: the miss is reported as an error
     # on that PR, never as a label.
