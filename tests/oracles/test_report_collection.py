@@ -6,7 +6,8 @@ import io
 import tarfile
 
 from migration_evals.core.specs import SpecSet
-from migration_evals.oracles.build_summaries import DisagreementKind, cross_check_surefire
+from migration_evals.oracles.build_summaries import DisagreementKind
+from migration_evals.oracles.ecosystems.maven.summaries import cross_check_surefire
 from migration_evals.oracles.grading import path_matches
 from migration_evals.oracles.sandbox.archives import read_workspace
 

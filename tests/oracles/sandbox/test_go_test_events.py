@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from migration_evals.oracles.build_summaries import DisagreementKind, cross_check_go
+from migration_evals.oracles.build_summaries import DisagreementKind
+from migration_evals.oracles.ecosystems.go.summaries import cross_check_go
 from migration_evals.oracles.grading import TestStatus, parse_go_test_json
 from migration_evals.oracles.sandbox.capture import (
     GO_TEST_EVENTS,

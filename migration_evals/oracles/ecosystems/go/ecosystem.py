@@ -11,7 +11,7 @@ from migration_evals.core.model import Changeset, Evidence
 from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
-from migration_evals.oracles.build_summaries import TestTotals, parse_go_log
+from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.coverage import go_module_path
 from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.ecosystems.discovery import defined_in
@@ -21,6 +21,7 @@ from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
 from migration_evals.oracles.ecosystems.go.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
 from migration_evals.oracles.ecosystems.go.resolution import RESOLUTION
+from migration_evals.oracles.ecosystems.go.summaries import parse_go_log
 from migration_evals.oracles.ecosystems.go.test_settings import (
     SETTING_FAMILIES,
     check_go_test_config,

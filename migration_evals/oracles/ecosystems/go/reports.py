@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from migration_evals.core.ports import SandboxResult
-from migration_evals.oracles.build_summaries import cross_check_go
+from migration_evals.oracles.ecosystems.go.summaries import cross_check_go
 from migration_evals.oracles.ecosystems.interface import ReportFormat
 from migration_evals.oracles.grading import (
     TestReport,

@@ -11,7 +11,7 @@ from migration_evals.core.model import Changeset, Evidence
 from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
-from migration_evals.oracles.build_summaries import TestTotals, parse_maven_log
+from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
@@ -20,6 +20,7 @@ from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projec
 from migration_evals.oracles.ecosystems.maven.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.ecosystems.maven.resolution import RESOLUTION
+from migration_evals.oracles.ecosystems.maven.summaries import parse_maven_log
 from migration_evals.oracles.ecosystems.maven.syntax import SYNTAX_FORMS
 from migration_evals.oracles.ecosystems.maven.test_config import check_maven_test_config
 from migration_evals.oracles.ecosystems.maven.test_settings import SETTING_FAMILIES

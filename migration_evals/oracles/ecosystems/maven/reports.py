@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from migration_evals.core.ports import SandboxResult
-from migration_evals.oracles.build_summaries import cross_check_surefire
 from migration_evals.oracles.ecosystems.interface import ReportFormat
 from migration_evals.oracles.ecosystems.maven.junit_record import (
     RECORD_FILES,
     cross_check_record,
     record_files,
 )
+from migration_evals.oracles.ecosystems.maven.summaries import cross_check_surefire
 from migration_evals.oracles.grading import (
     TestReport,
     exit_status_suite,
