@@ -1,48 +1,45 @@
 """Harness-owned test grading: pure functions over recorded reports.
 
-Results come from machine reports the harness collects (Surefire XML, ``go test -json``
-events), never from text lines a patch could print. A patched tree passes only if every
-test that passed at the baseline still passes and the number of tests did not drop; what
-the patch did to the test files is decided before (``migration_evals.oracles.test_edits``), except
+Results come from machine reports the harness collects, each ecosystem reading its own
+(``ReportFormat``, ``migration_evals.oracles.ecosystems.interface``) into a ``TestReport``,
+never from text lines a patch could print. A patched tree passes only if every test that
+passed at the baseline still passes and the number of tests did not drop; what the patch
+did to the test files is decided before (``migration_evals.oracles.test_edits``), except
 for recipes whose tests are scripts, where any edit of one fails (``grade_test_edits``).
 
 Reports are cross-checked with what the engine observed: the suite's exit status is a
-"suite" result beside the tests (``(exit status)``), and so is each Go package's own
-pass/fail event. Go 1.19's ``test2json`` reads the test binary's text, so code that prints
-``--- PASS: TestX`` can fake a pass event; a test therefore keeps its worst status over
-all its events, and a faked pass cannot hide the real failure event, the package's failure
-or the non-zero exit status.
+"suite" result beside the tests (``(exit status)``), and so is any suite-level result the
+report itself holds (a Go package's pass/fail event). A test keeps its worst status over
+all its events (``worst``), so a faked pass cannot hide the real failure event, the suite's
+failure or the non-zero exit status.
 
 The reports are also cross-checked with what the build tool printed
 (``migration_evals.oracles.build_summaries``) and, where the harness's JUnit Platform listener ran,
 with its record (``migration_evals.oracles.ecosystems.maven.junit_record``): a disagreement is
-``fail``, or ``error`` at the baseline, never a pass; a module the listener covered at the base must
-be covered on the
-patched tree too. The graded set is the base's passing tests; tests failing at the base are
-left out and listed. A base where no test ran has nothing to compare (``inconclusive``),
-and one whose suite cannot run at all is the infrastructure's problem (``error``).
+``fail``, or ``error`` at the baseline, never a pass; a module the listener covered at the
+base must be covered on the patched tree too. The graded set is the base's passing tests;
+tests failing at the base are left out and listed. A base where no test ran has nothing to
+compare (``inconclusive``), and one whose suite cannot run at all is the infrastructure's
+problem (``error``).
 """
 
 from __future__ import annotations
 
-import json
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any
 
 from migration_evals.core.model import Evidence, Severity, Verdict
 from migration_evals.oracles.build_summaries import Disagreement, DisagreementKind
-from migration_evals.oracles.ecosystems.go.framing import GO_FRAMING
 from migration_evals.oracles.tree import ChangeKind, FileChange
 
 __all__ = [
     "DISAGREE",
     "EXIT_STATUS",
     "LISTENED",
+    "MESSAGE_CHARS",
     "TestGrade",
     "TestReport",
     "TestStatus",
@@ -50,13 +47,11 @@ __all__ = [
     "exit_status_suite",
     "grade_test_edits",
     "grade_tests",
+    "no_network_pattern",
     "parse_exit_code",
-    "parse_go_test_json",
-    "parse_surefire",
     "path_matches",
-    "stable_test_name",
-    "suite_did_not_build",
-    "surefire_case",
+    "short_message",
+    "worst",
 ]
 
 
@@ -74,7 +69,8 @@ EXIT_STATUS = "(exit status)"
 LISTENED = "the harness's JUnit Platform listener, cross-checked with Surefire's XML"
 
 
-def _worst(current: TestStatus | None, new: TestStatus) -> TestStatus:
+def worst(current: TestStatus | None, new: TestStatus) -> TestStatus:
+    """The worse of a test's status so far (None: none yet) and a new one."""
     if current is None or _SEVERITY[new] > _SEVERITY[current]:
         return new
     return current
@@ -129,261 +125,30 @@ def exit_status_suite(report: TestReport, exit_code: int) -> TestReport:
     return replace(report, suites={**report.suites, EXIT_STATUS: status})
 
 
-# A parameterized test's signature, as reporters write it: "{String, int}" (Surefire 2 with
-# JUnit 5) or "(String, int)" (Surefire 3), before the invocation index "[1]".
-_SIGNATURE = re.compile(r"^(?P<method>[^({\[]+)(?:\{[^}]*\}|\([^)]*\))(?P<rest>\[\d+\].*)?$")
-
-
-def stable_test_name(method: str) -> str:
-    """A test method's name without its parameter signature: a plugin upgrade that writes
-    signatures another way (a common part of a Java 17 upgrade) keeps each test's name, and
-    the invocation index still tells parameterized runs apart."""
-    found = _SIGNATURE.match(method)
-    if found is None:
-        return method
-    return f"{found['method']}{found['rest'] or ''}"
-
-
-_FAILURE_TAGS = ("failure", "error", "rerunFailure", "rerunError")
 MESSAGE_CHARS = 300  # of a failing test's message kept as evidence
 # A failure that says the test could not reach a network: something it downloads while it
 # runs (Robolectric's Android jars, a schema, a module), which a test run, having no
 # network, cannot get. It says nothing about the code. Only names and lookups of remote
-# hosts count: a refused connection to a local server is the test's own business.
-_NO_NETWORK = re.compile(
-    r"java\.net\.(?:UnknownHostException|NoRouteToHostException)"
-    r"|Network is unreachable|Temporary failure in name resolution"
-    r"|Unable to resolve artifact|Could not transfer artifact"
-    r"|dial tcp: lookup |: no such host\b",
-    re.IGNORECASE,
-)
-_NETWORK_TEXT = 4000  # of a failure's text searched for it
+# hosts count: a refused connection to a local server is the test's own business. These
+# are the system's words; each ecosystem adds its language's (``no_network_pattern``).
+_NO_NETWORK = r"Network is unreachable|Temporary failure in name resolution"
 
 
-def _short(text: str) -> str:
+def no_network_pattern(own: str) -> re.Pattern[str]:
+    """What says a test could not reach a network: the system's words, or ``own``, its
+    language's (its exceptions, its resolver's messages)."""
+    return re.compile(f"{own}|{_NO_NETWORK}", re.IGNORECASE)
+
+
+def short_message(text: str) -> str:
+    """A failing test's message on one line, at most ``MESSAGE_CHARS`` long."""
     line = " ".join(text.split())
     return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
-
-
-def _surefire_message(case: ET.Element) -> str:
-    """The first failure's message attribute, else the first line of its text."""
-    for child in case:
-        if child.tag.rsplit("}", 1)[-1] in _FAILURE_TAGS:
-            text = child.get("message") or (child.text or "").strip().split("\n", 1)[0]
-            return _short(text)
-    return ""
-
-
-def _surefire_no_network(case: ET.Element) -> bool:
-    """Whether a failure's exception type, message or stack trace says no network."""
-    for child in case:
-        if child.tag.rsplit("}", 1)[-1] in _FAILURE_TAGS:
-            said = " ".join((child.get("type") or "", child.get("message") or "", child.text or ""))
-            if _NO_NETWORK.search(said[:_NETWORK_TEXT]):
-                return True
-    return False
-
-
-def surefire_case(case: ET.Element) -> tuple[str, TestStatus]:
-    """A ``<testcase>``'s name (``class#method``, signature dropped) and status."""
-    name = f"{case.get('classname', '')}#{stable_test_name(case.get('name', ''))}"
-    children = {child.tag.rsplit("}", 1)[-1] for child in case}
-    if children & set(_FAILURE_TAGS):
-        return name, TestStatus.FAILED
-    if "skipped" in children:
-        return name, TestStatus.SKIPPED
-    return name, TestStatus.PASSED
-
-
-def parse_surefire(artifacts: Mapping[str, str]) -> TestReport:
-    """Read Surefire ``TEST-*.xml`` reports; an unparsable report is a problem."""
-    results: dict[str, TestStatus] = {}
-    messages: dict[str, str] = {}
-    problems: list[str] = []
-    offline: set[str] = set()
-    for path, text in sorted(artifacts.items()):
-        if not path.endswith(".xml"):
-            continue
-        try:
-            root = ET.fromstring(text)  # noqa: S314 - stdlib expat refuses entity expansion bombs
-        except ET.ParseError as exc:
-            problems.append(f"{path}: unreadable test report ({exc})")
-            continue
-        for case in root.iter("testcase"):
-            name, status = surefire_case(case)
-            # A duplicated name (re-runs inside one report) keeps its worst status.
-            if results.get(name) is not TestStatus.FAILED:
-                results[name] = status
-            if status is TestStatus.FAILED and name not in messages:
-                messages[name] = _surefire_message(case)
-            if status is TestStatus.FAILED and _surefire_no_network(case):
-                offline.add(name)
-    return TestReport(results, tuple(problems), messages=messages, needs_network=frozenset(offline))
-
-
-_GO_FINAL = {"pass": TestStatus.PASSED, "fail": TestStatus.FAILED, "skip": TestStatus.SKIPPED}
-# The supervisor's report on one test binary: printed after the binary and everything it
-# started are gone, so the last one of a package is the supervisor's own.
-_SUPERVISED = re.compile(
-    r"^migration-evals-supervise: exit=(?P<exit>\d+) self-execs=(?P<self>\d+) "
-    r"execs=\d+ leftovers=\d+$"
-)
-_UNSUPERVISED = re.compile(r"^migration-evals-supervise: (?P<why>.+)$")
-
-
-@dataclass
-class _Supervision:
-    """What the supervisor said about each package's test binary."""
-
-    self_execs: dict[str, int] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)
-
-    def note(self, event: Mapping[str, Any]) -> None:
-        if event.get("Action") != "output" or event.get("Test"):
-            return
-        text = str(event.get("Output", "")).strip()
-        package = str(event.get("Package", ""))
-        found = _SUPERVISED.match(text)
-        if found:
-            self.self_execs[package] = int(found["self"])
-            self.failures.pop(package, None)
-        elif (refused := _UNSUPERVISED.match(text)) is not None:
-            self.failures[package] = refused["why"]
-
-    def problems(self, tested: Iterable[str]) -> list[str]:
-        """Once any package was supervised, each one that ran tests must have been."""
-        said = [
-            f"package {p}: the test supervisor failed: {why}" for p, why in self.failures.items()
-        ]
-        if not self.self_execs and not self.failures:
-            return said  # a run the harness did not supervise (a recipe without it)
-        missing = sorted(set(tested) - set(self.self_execs) - set(self.failures))
-        return said + [
-            f"package {p}: tests ran with no report from the supervisor" for p in missing
-        ]
-
-
-def parse_go_test_json(output: str) -> TestReport:
-    """Read ``go test -json`` events; lines that are not events (build output) are ignored.
-
-    Every test and every package keeps the worst status any of its events gave it. A
-    package that passes without running a test is skipped, as cmd/go reports a package
-    without test files ("?"), also when coverage is measured (then it "passes" at 0%).
-    """
-    results: dict[str, TestStatus] = {}
-    packages: dict[str, TestStatus] = {}
-    said: dict[str, list[str]] = {}
-    tested: set[str] = set()
-    offline: set[str] = set()
-    supervision = _Supervision()
-    for line in output.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(event, dict):
-            continue
-        _note_go_output(event, said)
-        if _go_no_network(event):
-            offline.add(f"{event.get('Package', '')}.{event['Test']}")
-        supervision.note(event)
-        status = _GO_FINAL.get(str(event.get("Action")))
-        if status is None:
-            continue
-        package = str(event.get("Package", ""))
-        if event.get("Test"):
-            name = f"{package}.{event['Test']}"
-            results[name] = _worst(results.get(name), status)
-            tested.add(f"package {package}")
-        elif package:
-            name = f"package {package}"
-            packages[name] = _worst(packages.get(name), status)
-    for name, status in packages.items():
-        if status is TestStatus.PASSED and name not in tested:
-            packages[name] = TestStatus.SKIPPED
-    failed = {
-        name: _short(" ".join(said[name]))
-        for name, status in results.items()
-        if status is TestStatus.FAILED and said.get(name)
-    }
-    problems = supervision.problems(name.removeprefix("package ") for name in tested)
-    return TestReport(
-        results,
-        tuple(problems),
-        suites=packages,
-        messages=failed,
-        self_execs=supervision.self_execs,
-        needs_network=frozenset(n for n in offline if results.get(n) is TestStatus.FAILED),
-    )
-
-
-def _go_no_network(event: Mapping[str, Any]) -> bool:
-    """Whether a test's output line says it could not reach a network."""
-    if event.get("Action") != "output" or not event.get("Test"):
-        return False
-    return _NO_NETWORK.search(str(event.get("Output", ""))) is not None
-
-
-def _note_go_output(event: Mapping[str, Any], said: dict[str, list[str]]) -> None:
-    """Keep the first lines a test printed (``t.Errorf`` text) beside go's own framing."""
-    if event.get("Action") != "output" or not event.get("Test"):
-        return
-    text = str(event.get("Output", "")).strip()
-    lines = said.setdefault(f"{event.get('Package', '')}.{event['Test']}", [])
-    if text and not GO_FRAMING.match(text) and len(lines) < 3:
-        lines.append(text)
 
 
 def parse_exit_code(exit_code: int, name: str = "smoke test") -> TestReport:
     """For suites with no machine report: one pseudo-test that passes on exit code 0."""
     return TestReport({name: TestStatus.PASSED if exit_code == 0 else TestStatus.FAILED})
-
-
-# Maven stops in test-compile: the test sources do not compile against the main code.
-_MAVEN_TEST_COMPILE = re.compile(
-    r"^\[ERROR\] Failed to execute goal \S+:maven-compiler-plugin:\S+:testCompile .*"
-    r"(Compilation failure|COMPILATION ERROR)",
-    re.MULTILINE,
-)
-# go test's line for a package whose test binary did not build (as text, or in -json
-# output as a package's own output event, which a running test cannot write).
-_GO_BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(?:build|setup) failed\]$")
-
-
-def _go_build_failures(output: str) -> set[str]:
-    failed: set[str] = set()
-    tested: set[str] = set()
-    for line in output.splitlines():
-        text, package = line, ""
-        if line.startswith("{"):
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(event, dict):
-                continue
-            if event.get("Test"):
-                tested.add(str(event.get("Package", "")))
-                continue
-            text, package = str(event.get("Output", "")), str(event.get("Package", ""))
-        found = _GO_BUILD_FAILED.match(text.strip())
-        if found and (not package or package == found[1]):
-            failed.add(found[1])
-    return failed - tested
-
-
-def suite_did_not_build(report_format: str, exit_code: int, output: str) -> bool:
-    """Whether a failed test run stopped because the test sources did not compile (so no
-    test of theirs ran), as the build tool itself reports it."""
-    if exit_code == 0:
-        return False
-    if report_format == "surefire":
-        return _MAVEN_TEST_COMPILE.search(output) is not None
-    if report_format == "go-test-json":
-        return bool(_go_build_failures(output))
-    return False
 
 
 @lru_cache(maxsize=256)

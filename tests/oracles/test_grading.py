@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
 from migration_evals.core.model import Severity, Verdict
 from migration_evals.oracles.build_summaries import Disagreement, DisagreementKind
 from migration_evals.oracles.compiler_output import describe_build_stop
+from migration_evals.oracles.ecosystems.go.test_events import parse_go_test_json
+from migration_evals.oracles.ecosystems.maven.surefire import parse_surefire
 from migration_evals.oracles.grading import (
     TestReport,
     TestStatus,
@@ -17,87 +15,12 @@ from migration_evals.oracles.grading import (
     grade_test_edits,
     grade_tests,
     parse_exit_code,
-    parse_go_test_json,
-    parse_surefire,
     path_matches,
-    stable_test_name,
-    suite_did_not_build,
 )
 from migration_evals.oracles.tree import ChangeKind, FileChange
 from tests.oracles.build_outputs import PLUGIN_PLUGIN
 
-SUREFIRE = """<?xml version="1.0" encoding="UTF-8"?>
-<testsuite name="x.CalcTest" tests="3" failures="1" errors="0" skipped="1">
-  <testcase name="adds" classname="x.CalcTest" time="0.01"/>
-  <testcase name="divides" classname="x.CalcTest" time="0.01">
-    <failure message="expected 2">stack</failure>
-  </testcase>
-  <testcase name="later" classname="x.CalcTest"><skipped/></testcase>
-</testsuite>
-"""
-
-GO_EVENTS = "\n".join(
-    [
-        '{"Action":"run","Package":"m/kv","Test":"TestPut"}',
-        '{"Action":"output","Package":"m/kv","Test":"TestPut","Output":"--- PASS: TestFake\\n"}',
-        '{"Action":"pass","Package":"m/kv","Test":"TestPut"}',
-        '{"Action":"fail","Package":"m/kv","Test":"TestGet"}',
-        "# m/kv [build output is not an event]",
-        '{"Action":"pass","Package":"m/kv"}',
-    ]
-)
-
 P, F, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED
-
-
-def test_surefire_reports_are_parsed_by_test_case() -> None:
-    report = parse_surefire({"target/surefire-reports/TEST-x.CalcTest.xml": SUREFIRE})
-    assert report.results == {"x.CalcTest#adds": P, "x.CalcTest#divides": F, "x.CalcTest#later": S}
-
-
-def test_an_unreadable_report_is_a_problem_not_a_pass() -> None:
-    """Unusable at baseline: the harness's problem. Unusable only after the patch, whose
-    code writes the reports: the candidate's."""
-    report = parse_surefire({"TEST-x.xml": "<testsuite><testcase"})
-    assert report.problems
-    assert grade_tests(TestReport(), report).verdict is Verdict.FAIL
-    assert grade_tests(report, TestReport()).verdict is Verdict.ERROR
-
-
-def test_a_failing_tests_message_is_kept_as_evidence_not_graded() -> None:
-    """The assertion text (Surefire's message, what a Go test printed) names the failure."""
-    surefire = parse_surefire({"TEST-x.CalcTest.xml": SUREFIRE})
-    assert surefire.messages == {"x.CalcTest#divides": "expected 2"}
-    events = "\n".join(
-        [
-            '{"Action":"run","Package":"m","Test":"TestGet"}',
-            '{"Action":"output","Package":"m","Test":"TestGet","Output":"=== RUN   TestGet\\n"}',
-            '{"Action":"output","Package":"m","Test":"TestGet",'
-            '"Output":"    kv_test.go:12: got 3, want 4\\n"}',
-            '{"Action":"output","Package":"m","Test":"TestGet","Output":"--- FAIL: TestGet\\n"}',
-            '{"Action":"fail","Package":"m","Test":"TestGet"}',
-        ]
-    )
-    go = parse_go_test_json(events)
-    assert go.messages == {"m.TestGet": "kv_test.go:12: got 3, want 4"}
-    grade = grade_tests(TestReport({"m.TestGet": P}), go)
-    assert grade.verdict is Verdict.FAIL
-    assert [e.message for e in grade.evidence] == [
-        "no longer passes: m.TestGet: kv_test.go:12: got 3, want 4"
-    ]
-
-
-def test_go_json_events_ignore_printed_text() -> None:
-    report = parse_go_test_json(GO_EVENTS)
-    assert report.results == {"m/kv.TestPut": P, "m/kv.TestGet": F}
-
-
-def test_printed_pass_lines_do_not_make_a_test_pass() -> None:
-    """A patch whose code prints 'Tests run: 5, Failures: 0' or 'PASS' gains nothing."""
-    printed = "Tests run: 5, Failures: 0, Errors: 0\nPASS\nok  \tm/kv\t0.01s\n"
-    baseline = parse_go_test_json('{"Action":"pass","Package":"m","Test":"TestA"}')
-    patched = parse_go_test_json(printed + '{"Action":"fail","Package":"m","Test":"TestA"}')
-    assert grade_tests(baseline, patched).verdict is Verdict.FAIL
 
 
 def test_exit_code_pseudo_test() -> None:
@@ -157,15 +80,6 @@ def test_glob_semantics() -> None:
     assert not path_matches("a/b.txt", ["*.txt"])
 
 
-def test_a_forged_pass_event_cannot_hide_the_real_failure() -> None:
-    """Go 1.19's test2json turns a printed '--- PASS: TestA' into a pass event; the test
-    keeps its worst status whichever order the events come in."""
-    fail = '{"Action":"fail","Package":"m","Test":"TestA"}'
-    forged = '{"Action":"pass","Package":"m","Test":"TestA"}'
-    for events in ([fail, forged], [forged, fail]):
-        assert parse_go_test_json("\n".join(events)).results == {"m.TestA": F}
-
-
 def test_a_failing_package_is_a_regression_even_if_its_tests_look_green() -> None:
     baseline = parse_go_test_json(
         '{"Action":"pass","Package":"m","Test":"TestA"}\n{"Action":"pass","Package":"m"}'
@@ -208,58 +122,6 @@ def test_edits_to_protected_tests_fail_before_any_run() -> None:
     assert grade_test_edits(["a_test.go"], allow_test_changes=True) is None
     grade = grade_test_edits(["a_test.go"])
     assert grade is not None and grade.verdict is Verdict.FAIL
-
-
-@pytest.mark.parametrize(
-    ("written", "identity"),
-    [
-        ("formats{String, PageRequest}[1]", "formats[1]"),  # Surefire 2, JUnit 5
-        ("formats(String, PageRequest)[1]", "formats[1]"),  # Surefire 3
-        ("formats()", "formats"),
-        ("formats", "formats"),
-        ("formats[2]", "formats[2]"),
-        ("[1] a, b", "[1] a, b"),  # a display name: left as written
-    ],
-)
-def test_a_parameterized_tests_name_does_not_depend_on_how_the_reporter_writes_it(
-    written: str, identity: str
-) -> None:
-    assert stable_test_name(written) == identity
-
-
-MAVEN_TEST_COMPILE_FAILED = (
-    "[ERROR] COMPILATION ERROR : \n"
-    "[ERROR] /w/src/test/java/x/ATest.java:[5,24] cannot find symbol\n"
-    "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.11.0"
-    ":testCompile (default-testCompile) on project calc: Compilation failure\n"
-)
-
-
-def test_a_run_whose_tests_did_not_compile_is_told_apart() -> None:
-    assert suite_did_not_build("surefire", 1, MAVEN_TEST_COMPILE_FAILED)
-    main_failed = MAVEN_TEST_COMPILE_FAILED.replace(
-        ":testCompile (default-testCompile)", ":compile"
-    )
-    assert not suite_did_not_build("surefire", 1, main_failed)
-    assert not suite_did_not_build("surefire", 0, MAVEN_TEST_COMPILE_FAILED)
-    go_failed = (
-        '{"Action":"output","Package":"m/kv","Output":"FAIL\\tm/kv [build failed]\\n"}\n'
-        '{"Action":"fail","Package":"m/kv"}'
-    )
-    assert suite_did_not_build("go-test-json", 1, go_failed)
-    assert suite_did_not_build("go-test-json", 2, "FAIL\tm/kv [setup failed]\n")
-
-
-def test_a_build_failure_line_printed_by_a_running_test_is_not_one() -> None:
-    """A package whose tests ran did build, whatever its output says."""
-    printed = (
-        '{"Action":"run","Package":"m/kv","Test":"TestA"}\n'
-        '{"Action":"output","Package":"m/kv","Output":"FAIL\\tm/kv [build failed]\\n"}\n'
-        '{"Action":"fail","Package":"m/kv","Test":"TestA"}'
-    )
-    assert not suite_did_not_build("go-test-json", 1, printed)
-    other = '{"Action":"output","Package":"m/a","Output":"FAIL\\tm/b [build failed]\\n"}'
-    assert not suite_did_not_build("go-test-json", 1, other)
 
 
 # -- the graded set: the base's passing tests; nothing to compare is never a pass ---------
@@ -353,23 +215,6 @@ def test_a_disagreement_fails_even_where_nothing_else_would() -> None:
     assert grade_tests(TestReport(same), TestReport(same)).verdict is Verdict.PASS
 
 
-def test_a_go_package_that_passes_without_running_a_test_is_skipped() -> None:
-    # With coverage on, cmd/go reports a package without test files as passing at 0%.
-    from migration_evals.oracles.grading import TestStatus as Status
-    from migration_evals.oracles.grading import parse_go_test_json as parse
-
-    output = (
-        '{"Action":"output","Package":"m/cmd",'
-        '"Output":"\\tm/cmd\\t\\tcoverage: 0.0% of statements\\n"}\n'
-        '{"Action":"pass","Package":"m/cmd"}\n'
-        '{"Action":"run","Package":"m/kv","Test":"TestA"}\n'
-        '{"Action":"pass","Package":"m/kv","Test":"TestA"}\n'
-        '{"Action":"pass","Package":"m/kv"}\n'
-    )
-    suites = parse(output).suites
-    assert suites == {"package m/cmd": Status.SKIPPED, "package m/kv": Status.PASSED}
-
-
 PLUGIN_STOP = describe_build_stop(PLUGIN_PLUGIN)
 
 
@@ -435,61 +280,6 @@ def test_a_pass_that_left_out_tests_failing_at_the_base_says_so_in_its_reason() 
     ]
 
 
-def _supervised_run(self_execs: int, *, forged: str = "", record: bool = True) -> str:
-    """A package's go test -json events with the supervisor's report (and a forged one
-    the test binary printed before it)."""
-    events = [
-        '{"Action":"run","Package":"m","Test":"TestA"}',
-        '{"Action":"pass","Package":"m","Test":"TestA"}',
-    ]
-    if forged:
-        events.append(json.dumps({"Action": "output", "Package": "m", "Output": forged + "\n"}))
-    if record:
-        said = f"migration-evals-supervise: exit=0 self-execs={self_execs} execs=0 leftovers=0\n"
-        events.append(json.dumps({"Action": "output", "Package": "m", "Output": said}))
-    events.append('{"Action":"pass","Package":"m"}')
-    return "\n".join(events)
-
-
-def test_a_test_binary_running_itself_more_often_than_at_the_base_fails() -> None:
-    """A copy of the binary could have run the tests while the first wrote the results."""
-    baseline = parse_go_test_json(_supervised_run(0))
-    patched = parse_go_test_json(_supervised_run(1))
-    assert (baseline.self_execs, patched.self_execs) == ({"m": 0}, {"m": 1})
-    grade = grade_tests(baseline, patched)
-    assert grade.verdict is Verdict.FAIL
-    assert "the test binary of package m executed itself again 1 time(s) (0 at" in grade.reason
-
-
-def test_helper_processes_the_base_runs_as_often_are_not_held_against_the_patch() -> None:
-    grade = grade_tests(
-        parse_go_test_json(_supervised_run(2)), parse_go_test_json(_supervised_run(2))
-    )
-    assert grade.verdict is Verdict.PASS, grade.reason
-
-
-def test_a_supervisor_report_the_binary_printed_itself_is_overridden_by_the_real_one() -> None:
-    forged = "migration-evals-supervise: exit=0 self-execs=0 execs=0 leftovers=0"
-    patched = parse_go_test_json(_supervised_run(1, forged=forged))
-    assert patched.self_execs == {"m": 1}
-    assert grade_tests(parse_go_test_json(_supervised_run(0)), patched).verdict is Verdict.FAIL
-
-
-def test_a_package_that_ran_tests_without_the_supervisors_report_is_unusable() -> None:
-    other = _supervised_run(0).replace('"m"', '"m/other"')
-    unreported = parse_go_test_json(other + "\n" + _supervised_run(0, record=False))
-    assert unreported.problems == ("package m: tests ran with no report from the supervisor",)
-    grade = grade_tests(parse_go_test_json(_supervised_run(0)), unreported)
-    assert grade.verdict is Verdict.FAIL
-    # A supervisor that could not trace says so; at the base that is the harness's error.
-    refused = _supervised_run(0, record=False, forged="migration-evals-supervise: cannot trace")
-    base = parse_go_test_json(refused)
-    assert base.problems == ("package m: the test supervisor failed: cannot trace",)
-    assert grade_tests(base, parse_go_test_json(_supervised_run(0))).verdict is Verdict.ERROR
-    # A recipe that runs no supervisor has no reports to miss.
-    assert parse_go_test_json(_supervised_run(0, record=False)).problems == ()
-
-
 def test_a_base_suite_that_cannot_run_says_where_its_build_stopped() -> None:
     stop = (
         "the build stopped at maven-surefire-plugin:3.6.1:test "
@@ -499,65 +289,3 @@ def test_a_base_suite_that_cannot_run_says_where_its_build_stopped() -> None:
     grade = grade_tests(baseline, baseline, base_stopped=stop)
     assert grade.verdict is Verdict.ERROR
     assert grade.reason == f"the base commit's test suite does not run here: {stop}"
-
-
-_ROBOLECTRIC = """<?xml version="1.0" encoding="UTF-8"?>
-<testsuite name="x.CacheTest" tests="4" errors="3" failures="1">
-  <testcase name="runsOnAndroid" classname="x.CacheTest">
-    <error message="Unable to resolve artifact: Missing:&#10;1) org.robolectric:android-all:jar"
-        type="org.apache.maven.artifact.resolver.ArtifactResolutionException">trace</error>
-  </testcase>
-  <testcase name="fetchesSchema" classname="x.CacheTest">
-    <error message="registry.example.org" type="java.net.UnknownHostException">at x.Y</error>
-  </testcase>
-  <testcase name="talksToLocalServer" classname="x.CacheTest">
-    <error message="Connection refused" type="java.net.ConnectException">trace</error>
-  </testcase>
-  <testcase name="evicts" classname="x.CacheTest">
-    <failure message="expected:&lt;1&gt; but was:&lt;0&gt;" type="java.lang.AssertionError"/>
-  </testcase>
-  <testcase name="puts" classname="x.CacheTest"/>
-</testsuite>
-"""
-
-
-def test_failures_that_say_no_network_was_there_are_told_apart() -> None:
-    """A download while a test runs (Robolectric's Android jars, a remote schema) fails
-    for want of a network; an assertion, or a refused local connection, does not."""
-    report = parse_surefire({"TEST-x.CacheTest.xml": _ROBOLECTRIC})
-    assert report.needs_network == {"x.CacheTest#runsOnAndroid", "x.CacheTest#fetchesSchema"}
-    events = "\n".join(
-        [
-            '{"Action":"output","Package":"m","Test":"TestFetch","Output":"    fetch_test.go:9: '
-            'Get \\"https://example.org/x\\": dial tcp: lookup example.org: no such host\\n"}',
-            '{"Action":"fail","Package":"m","Test":"TestFetch"}',
-            '{"Action":"output","Package":"m","Test":"TestSum","Output":"    no such host\\n"}',
-            '{"Action":"pass","Package":"m","Test":"TestSum"}',
-        ]
-    )
-    assert parse_go_test_json(events).needs_network == {"m.TestFetch"}
-
-
-def test_a_pass_is_refused_when_tests_left_out_failed_at_the_base_for_want_of_a_network() -> None:
-    """They passed where their authors ran them; here nothing checks them, and that is the
-    environment's doing, not the patch's: error, naming the first, never a pass."""
-    baseline = parse_surefire({"TEST-x.CacheTest.xml": _ROBOLECTRIC})
-    patched = TestReport({**baseline.results, "x.CacheTest#evicts": P})
-    grade = grade_tests(baseline, patched)
-    assert grade.verdict is Verdict.ERROR
-    assert grade.reason.startswith(
-        "2 test(s) fail at the base commit here because they need a network while they run, "
-        "which test runs do not have: x.CacheTest#fetchesSchema: registry.example.org (and 1 more)"
-    )
-    assert "fails at the base commit, left out: x.CacheTest#runsOnAndroid" in [
-        e.message for e in grade.evidence
-    ]
-    # A regression of a test that did pass at the base is still the patch's.
-    broken = TestReport({**baseline.results, "x.CacheTest#puts": F})
-    assert grade_tests(baseline, broken).verdict is Verdict.FAIL
-    # Without such failures the same left-out test is listed and the pass stands.
-    plain = TestReport({"x.CacheTest#puts": P, "x.CacheTest#evicts": F})
-    assert (
-        grade_tests(plain, TestReport({"x.CacheTest#puts": P, "x.CacheTest#evicts": F})).verdict
-        is Verdict.PASS
-    )

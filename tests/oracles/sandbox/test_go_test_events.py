@@ -7,7 +7,8 @@ import json
 
 from migration_evals.oracles.build_summaries import DisagreementKind
 from migration_evals.oracles.ecosystems.go.summaries import cross_check_go
-from migration_evals.oracles.grading import TestStatus, parse_go_test_json
+from migration_evals.oracles.ecosystems.go.test_events import parse_go_test_json
+from migration_evals.oracles.grading import TestStatus
 from migration_evals.oracles.sandbox.capture import (
     GO_TEST_EVENTS,
     GoTestEvents,

@@ -3,18 +3,16 @@ cmd/go prints and its exit status."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
 from migration_evals.core.ports import SandboxResult
 from migration_evals.oracles.ecosystems.go.summaries import cross_check_go
+from migration_evals.oracles.ecosystems.go.test_events import parse_go_test_json
 from migration_evals.oracles.ecosystems.interface import ReportFormat
-from migration_evals.oracles.grading import (
-    TestReport,
-    exit_status_suite,
-    parse_go_test_json,
-    suite_did_not_build,
-)
+from migration_evals.oracles.grading import TestReport, exit_status_suite
 from migration_evals.oracles.sandbox.capture import GO_TEST_EVENTS
 
 __all__ = ["GO_TEST_JSON"]
@@ -31,10 +29,43 @@ def read_go_test_json(result: SandboxResult, not_tests: Sequence[str]) -> TestRe
     return exit_status_suite(replace(report, disagreements=found), result.exit_code)
 
 
+# go test's line for a package whose test binary did not build (as text, or in -json
+# output as a package's own output event, which a running test cannot write).
+_GO_BUILD_FAILED = re.compile(r"^FAIL\s+(\S+)\s+\[(?:build|setup) failed\]$")
+
+
+def _go_build_failures(output: str) -> set[str]:
+    failed: set[str] = set()
+    tested: set[str] = set()
+    for line in output.splitlines():
+        text, package = line, ""
+        if line.startswith("{"):
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            if event.get("Test"):
+                tested.add(str(event.get("Package", "")))
+                continue
+            text, package = str(event.get("Output", "")), str(event.get("Package", ""))
+        found = _GO_BUILD_FAILED.match(text.strip())
+        if found and (not package or package == found[1]):
+            failed.add(found[1])
+    return failed - tested
+
+
+def stopped_in_a_package_build(exit_code: int, output: str) -> bool:
+    """Whether a failed run has a package whose test binary did not build, so none of its
+    tests ran."""
+    return exit_code != 0 and bool(_go_build_failures(output))
+
+
 GO_TEST_JSON = ReportFormat(
     GO_TEST_EVENTS,
     read_go_test_json,
-    did_not_build=lambda exit_code, output: suite_did_not_build(GO_TEST_EVENTS, exit_code, output),
+    did_not_build=stopped_in_a_package_build,
     # Kept by test, so that a suite that logs a lot is still read whole.
     output_events=GO_TEST_EVENTS,
 )

@@ -41,7 +41,7 @@ class GoLog:
 
     def totals(self) -> TestTotals:
         """Tests and subtests by their worst final action, as the graded report reads
-        them (``migration_evals.oracles.grading.parse_go_test_json``); a parent counts beside its
+        them (``migration_evals.oracles.ecosystems.go.test_events``); a parent counts beside its
         subtests."""
         totals = TestTotals()
         for tests in self.tests.values():

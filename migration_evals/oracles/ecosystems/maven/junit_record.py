@@ -42,12 +42,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from migration_evals.oracles.build_summaries import Disagreement, DisagreementKind
-from migration_evals.oracles.grading import (
-    LISTENED,
-    TestStatus,
-    path_matches,
-    surefire_case,
-)
+from migration_evals.oracles.ecosystems.maven.surefire import surefire_case
+from migration_evals.oracles.grading import LISTENED, TestStatus, path_matches
 
 __all__ = [
     "KEY_LINE",

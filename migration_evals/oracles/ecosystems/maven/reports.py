@@ -3,6 +3,7 @@ Maven prints and the record the harness's JUnit Platform listener keeps."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -14,13 +15,8 @@ from migration_evals.oracles.ecosystems.maven.junit_record import (
     record_files,
 )
 from migration_evals.oracles.ecosystems.maven.summaries import cross_check_surefire
-from migration_evals.oracles.grading import (
-    TestReport,
-    exit_status_suite,
-    parse_surefire,
-    path_matches,
-    suite_did_not_build,
-)
+from migration_evals.oracles.ecosystems.maven.surefire import parse_surefire
+from migration_evals.oracles.grading import TestReport, exit_status_suite, path_matches
 
 __all__ = ["SUREFIRE"]
 
@@ -41,8 +37,17 @@ def read_surefire(result: SandboxResult, not_tests: Sequence[str]) -> TestReport
     return exit_status_suite(report, result.exit_code)
 
 
-SUREFIRE = ReportFormat(
-    "surefire",
-    read_surefire,
-    did_not_build=lambda exit_code, output: suite_did_not_build("surefire", exit_code, output),
+# Maven stops in test-compile: the test sources do not compile against the main code.
+_MAVEN_TEST_COMPILE = re.compile(
+    r"^\[ERROR\] Failed to execute goal \S+:maven-compiler-plugin:\S+:testCompile .*"
+    r"(Compilation failure|COMPILATION ERROR)",
+    re.MULTILINE,
 )
+
+
+def stopped_in_test_compile(exit_code: int, output: str) -> bool:
+    """Whether a failed run stopped in test-compile, so no test of the base's ran."""
+    return exit_code != 0 and _MAVEN_TEST_COMPILE.search(output) is not None
+
+
+SUREFIRE = ReportFormat("surefire", read_surefire, did_not_build=stopped_in_test_compile)
