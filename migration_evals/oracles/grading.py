@@ -14,10 +14,12 @@ all its events (``worst``), so a faked pass cannot hide the real failure event, 
 failure or the non-zero exit status.
 
 The reports are also cross-checked with what the build tool printed
-(``migration_evals.oracles.build_summaries``) and, where the harness's JUnit Platform listener ran,
-with its record (``migration_evals.oracles.ecosystems.maven.junit_record``): a disagreement is
-``fail``, or ``error`` at the baseline, never a pass; a module the listener covered at the
-base must be covered on the patched tree too. The graded set is the base's passing tests;
+(``migration_evals.oracles.build_summaries``) and, where the harness keeps a record of its own,
+with that (Maven's JUnit Platform listener): a disagreement is ``fail``, or ``error`` at the
+baseline, never a pass. Each report format may compare the patched report with the base's
+in its own ways as well (``ReportComparison``: a module the listener covered at the base
+must be covered on the patched tree too; a Go test binary may not run itself more often
+than at the base). The graded set is the base's passing tests;
 tests failing at the base are left out and listed. A base where no test ran has nothing to
 compare (``inconclusive``), and one whose suite cannot run at all is the infrastructure's
 problem (``error``).
@@ -26,7 +28,7 @@ problem (``error``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
@@ -40,6 +42,7 @@ __all__ = [
     "EXIT_STATUS",
     "LISTENED",
     "MESSAGE_CHARS",
+    "ReportComparison",
     "TestGrade",
     "TestReport",
     "TestStatus",
@@ -65,7 +68,9 @@ class TestStatus(StrEnum):
 
 _SEVERITY = {TestStatus.SKIPPED: 0, TestStatus.PASSED: 1, TestStatus.FAILED: 2}
 EXIT_STATUS = "(exit status)"
-# A module whose results the harness's JUnit Platform listener recorded too.
+# The channel of a module whose results a record of the harness's own confirms (Maven's
+# JUnit Platform listener); any other channel says why its results rest on the reports
+# alone, in its ecosystem's words.
 LISTENED = "the harness's JUnit Platform listener, cross-checked with Surefire's XML"
 
 
@@ -90,13 +95,13 @@ class TestReport:
     disagreements: tuple[Disagreement, ...] = ()
     # A failing test's message (the assertion text), shown as evidence; never graded.
     messages: Mapping[str, str] = field(default_factory=dict)
-    # Per Go package, how often its test binary was executed again while it ran, as the
-    # harness's supervisor saw it from outside the binary (``supervise.go``).
+    # Per test binary (a Go package's), how often it was executed again while it ran, as
+    # the harness's supervisor saw it from outside the binary (``supervise.go``).
     self_execs: Mapping[str, int] = field(default_factory=dict)
     # Failing tests whose failure says they could not reach a network while they ran.
     needs_network: frozenset[str] = frozenset()
-    # Per Maven module: what its results rest on (``LISTENED``, or why Surefire's XML
-    # alone; ``migration_evals.oracles.ecosystems.maven.junit_record``).
+    # Per module: what its results rest on (``LISTENED``, or why the reports alone; Maven's
+    # ``migration_evals.oracles.ecosystems.maven.junit_record``).
     channels: Mapping[str, str] = field(default_factory=dict)
 
     def with_status(self, status: TestStatus) -> set[str]:
@@ -272,6 +277,10 @@ def grade_test_edits(
     return TestGrade(Verdict.FAIL, f"the patch edits {len(edited_tests)} test file(s)", evidence)
 
 
+# A report format's own check of the patched report against the base's (a second record
+# of the results that went missing, a test binary that ran itself): a grade, or None.
+ReportComparison = Callable[[TestReport, TestReport], TestGrade | None]
+
 DISAGREE = "reports disagree with the build's own summary"
 
 
@@ -294,51 +303,6 @@ def _disagreement(baseline: TestReport, patched: TestReport) -> TestGrade | None
     lost = _listed(baseline.passing() - patched.passing(), patched)
     evidence = (*(Evidence(d.message) for d in found), *lost)
     return TestGrade(Verdict.FAIL, f"{DISAGREE}: {found[0].message}", evidence)
-
-
-def _unlistened(baseline: TestReport, patched: TestReport) -> TestGrade | None:
-    """A module whose results the harness's listener recorded at the base commit but not
-    on the patched tree: its results would rest on Surefire's XML alone, which code in the
-    test JVM can write (a build change that keeps the listener out, a provider switched
-    back to JUnit 4)."""
-    lost = sorted(
-        module
-        for module, channel in baseline.channels.items()
-        if channel == LISTENED and patched.channels.get(module, LISTENED) != LISTENED
-    )
-    if not lost:
-        return None
-    evidence = tuple(Evidence(f"{m}: {patched.channels[m]}") for m in lost)
-    reason = (
-        f"the harness's test listener recorded no result in module {lost[0]} on the patched "
-        "tree, as it did at the base commit: its results would rest on Surefire's XML alone"
-    )
-    return TestGrade(Verdict.FAIL, reason, evidence)
-
-
-def _self_executions(baseline: TestReport, patched: TestReport) -> TestGrade | None:
-    """A test binary that runs itself again more often than at the base commit: a copy of
-    it could have run the tests while the first one wrote the results (output, exit
-    status, coverage) it liked. Tests that re-run their own binary as a helper process do
-    so at the base commit too, as often."""
-    more = {
-        package: (count, baseline.self_execs.get(package, 0))
-        for package, count in sorted(patched.self_execs.items())
-        if count > baseline.self_execs.get(package, 0)
-    }
-    if not more:
-        return None
-    evidence = tuple(
-        Evidence(f"package {package}: test binary executed again {now} time(s), {then} at the base")
-        for package, (now, then) in more.items()
-    )
-    package, (now, then) = next(iter(more.items()))
-    reason = (
-        f"the test binary of package {package} executed itself again {now} time(s) "
-        f"({then} at the base commit): its results could have been written by it, "
-        "not by the tests"
-    )
-    return TestGrade(Verdict.FAIL, reason, evidence)
 
 
 def _needs_network(baseline: TestReport, left_out: tuple[Evidence, ...]) -> TestGrade | None:
@@ -384,6 +348,7 @@ def grade_tests(
     *,
     edited_tests: Sequence[str] = (),
     allow_test_changes: bool = False,
+    comparisons: Sequence[ReportComparison] = (),
     stopped: str | None = None,
     base_stopped: str | None = None,
 ) -> TestGrade:
@@ -393,6 +358,8 @@ def grade_tests(
     from the patched tree, which the same harness read fine at baseline, is the
     candidate's (its code writes the reports and the output). The graded set is the
     base's passing tests: each must pass again, none missing, none newly skipped.
+    ``comparisons`` are the report format's own (``ReportFormat.comparisons``), asked
+    in order after the cross-checks.
 
     ``stopped`` says where the patched run's build stopped
     (``migration_evals.oracles.compiler_output.describe_build_stop``); it only words the reason when
@@ -405,8 +372,7 @@ def grade_tests(
         return TestGrade(Verdict.FAIL, f"test report unusable: {patched.problems[0]}")
     early = (
         _disagreement(baseline, patched)
-        or _unlistened(baseline, patched)
-        or _self_executions(baseline, patched)
+        or next(filter(None, (compare(baseline, patched) for compare in comparisons)), None)
         or grade_test_edits(edited_tests, allow_test_changes=allow_test_changes)
         or _vacuous(baseline, base_stopped)
         or _none_passing(baseline)

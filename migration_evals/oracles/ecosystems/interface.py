@@ -24,7 +24,7 @@ from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.deps import Resolution, ResolutionRules
-from migration_evals.oracles.grading import TestReport
+from migration_evals.oracles.grading import ReportComparison, TestReport
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.registry import Route
@@ -66,13 +66,15 @@ def all_of(*checks: ContractCheck) -> ContractCheck:
 @dataclass(frozen=True, slots=True)
 class ReportFormat:
     """A test report format (a recipe step's ``report_format``): how one run's report
-    reads, whether a failed run stopped before its tests compiled, and how the sandbox
-    keeps the run's output (``""``: head and tail)."""
+    reads, whether a failed run stopped before its tests compiled, how the sandbox
+    keeps the run's output (``""``: head and tail) and its own checks of a patched
+    report against the base's (``grade_tests``)."""
 
     name: str
     read: Callable[[SandboxResult, Sequence[str]], TestReport]
     did_not_build: Callable[[int, str], bool] = lambda exit_code, output: False
     output_events: str = ""
+    comparisons: tuple[ReportComparison, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

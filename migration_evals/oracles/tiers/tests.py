@@ -564,6 +564,7 @@ class TestsOracle:
         grade = grade_tests(
             at_base,
             patched,
+            comparisons=report_format(format_name).comparisons,
             stopped=_build_stop(suites),
             base_stopped=_build_stop(suites, at_base=True),
         )

@@ -10,7 +10,10 @@ from dataclasses import replace
 
 from migration_evals.core.ports import SandboxResult
 from migration_evals.oracles.ecosystems.go.summaries import cross_check_go
-from migration_evals.oracles.ecosystems.go.test_events import parse_go_test_json
+from migration_evals.oracles.ecosystems.go.test_events import (
+    more_self_executions,
+    parse_go_test_json,
+)
 from migration_evals.oracles.ecosystems.interface import ReportFormat
 from migration_evals.oracles.grading import TestReport, exit_status_suite
 from migration_evals.oracles.sandbox.capture import GO_TEST_EVENTS
@@ -66,6 +69,7 @@ GO_TEST_JSON = ReportFormat(
     GO_TEST_EVENTS,
     read_go_test_json,
     did_not_build=stopped_in_a_package_build,
+    comparisons=(more_self_executions,),
     # Kept by test, so that a suite that logs a lot is still read whole.
     output_events=GO_TEST_EVENTS,
 )

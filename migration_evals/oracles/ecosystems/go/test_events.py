@@ -11,8 +11,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from migration_evals.core.model import Evidence, Verdict
 from migration_evals.oracles.ecosystems.go.framing import GO_FRAMING
 from migration_evals.oracles.grading import (
+    TestGrade,
     TestReport,
     TestStatus,
     no_network_pattern,
@@ -20,7 +22,7 @@ from migration_evals.oracles.grading import (
     worst,
 )
 
-__all__ = ["parse_go_test_json"]
+__all__ = ["more_self_executions", "parse_go_test_json"]
 
 # Go's resolver's and dialer's words for a host it could not reach (``no_network_pattern``).
 _NO_NETWORK = no_network_pattern(r"dial tcp: lookup |: no such host\b")
@@ -137,3 +139,28 @@ def _note_go_output(event: Mapping[str, Any], said: dict[str, list[str]]) -> Non
     lines = said.setdefault(f"{event.get('Package', '')}.{event['Test']}", [])
     if text and not GO_FRAMING.match(text) and len(lines) < 3:
         lines.append(text)
+
+
+def more_self_executions(baseline: TestReport, patched: TestReport) -> TestGrade | None:
+    """A test binary that runs itself again more often than at the base commit: a copy of
+    it could have run the tests while the first one wrote the results (output, exit
+    status, coverage) it liked. Tests that re-run their own binary as a helper process do
+    so at the base commit too, as often."""
+    more = {
+        package: (count, baseline.self_execs.get(package, 0))
+        for package, count in sorted(patched.self_execs.items())
+        if count > baseline.self_execs.get(package, 0)
+    }
+    if not more:
+        return None
+    evidence = tuple(
+        Evidence(f"package {package}: test binary executed again {now} time(s), {then} at the base")
+        for package, (now, then) in more.items()
+    )
+    package, (now, then) = next(iter(more.items()))
+    reason = (
+        f"the test binary of package {package} executed itself again {now} time(s) "
+        f"({then} at the base commit): its results could have been written by it, "
+        "not by the tests"
+    )
+    return TestGrade(Verdict.FAIL, reason, evidence)

@@ -23,8 +23,8 @@ The check (``cross_check_record``):
 * a module with XML reports but no record (the JUnit 4 provider, no JUnit Platform, a
   Surefire that does not take ``maven.test.additionalClasspath``, a project that sets
   its own ``additionalClasspathElements``) rests on Surefire's XML only, and its channel
-  says so. Whether the patched tree may lose the record the base had is the grader's
-  rule (``migration_evals.oracles.grading``).
+  says so. A patched tree that loses the record the base had fails (``listener_lost``,
+  the comparison the Surefire format hands the grader).
 
 Code in the test JVM can read the key and write the record, as it can write Surefire's
 channel: the record makes a forged pass agree across two channels written by different
@@ -41,9 +41,16 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from migration_evals.core.model import Evidence, Verdict
 from migration_evals.oracles.build_summaries import Disagreement, DisagreementKind
 from migration_evals.oracles.ecosystems.maven.surefire import surefire_case
-from migration_evals.oracles.grading import LISTENED, TestStatus, path_matches
+from migration_evals.oracles.grading import (
+    LISTENED,
+    TestGrade,
+    TestReport,
+    TestStatus,
+    path_matches,
+)
 
 __all__ = [
     "KEY_LINE",
@@ -52,6 +59,7 @@ __all__ = [
     "UNLISTENED",
     "RecordCheck",
     "cross_check_record",
+    "listener_lost",
     "record_files",
     "record_line",
     "run_key",
@@ -267,3 +275,23 @@ def _compare(
 def record_files(artifacts: Mapping[str, str]) -> dict[str, str]:
     """The listener's files among a run's collected artifacts."""
     return {path: text for path, text in artifacts.items() if path_matches(path, RECORD_FILES)}
+
+
+def listener_lost(baseline: TestReport, patched: TestReport) -> TestGrade | None:
+    """A module whose results the harness's listener recorded at the base commit but not
+    on the patched tree: its results would rest on Surefire's XML alone, which code in the
+    test JVM can write (a build change that keeps the listener out, a provider switched
+    back to JUnit 4)."""
+    lost = sorted(
+        module
+        for module, channel in baseline.channels.items()
+        if channel == LISTENED and patched.channels.get(module, LISTENED) != LISTENED
+    )
+    if not lost:
+        return None
+    evidence = tuple(Evidence(f"{m}: {patched.channels[m]}") for m in lost)
+    reason = (
+        f"the harness's test listener recorded no result in module {lost[0]} on the patched "
+        "tree, as it did at the base commit: its results would rest on Surefire's XML alone"
+    )
+    return TestGrade(Verdict.FAIL, reason, evidence)

@@ -12,6 +12,7 @@ from migration_evals.oracles.ecosystems.interface import ReportFormat
 from migration_evals.oracles.ecosystems.maven.junit_record import (
     RECORD_FILES,
     cross_check_record,
+    listener_lost,
     record_files,
 )
 from migration_evals.oracles.ecosystems.maven.summaries import cross_check_surefire
@@ -50,4 +51,9 @@ def stopped_in_test_compile(exit_code: int, output: str) -> bool:
     return exit_code != 0 and _MAVEN_TEST_COMPILE.search(output) is not None
 
 
-SUREFIRE = ReportFormat("surefire", read_surefire, did_not_build=stopped_in_test_compile)
+SUREFIRE = ReportFormat(
+    "surefire",
+    read_surefire,
+    did_not_build=stopped_in_test_compile,
+    comparisons=(listener_lost,),
+)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from migration_evals.core.model import Verdict
+from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
 from migration_evals.oracles.ecosystems.go.test_events import parse_go_test_json
 from migration_evals.oracles.grading import TestReport, TestStatus, grade_tests
 
@@ -21,6 +22,7 @@ GO_EVENTS = "\n".join(
     ]
 )
 
+COMPARISONS = GO_TEST_JSON.comparisons
 P, F, S = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED
 
 
@@ -102,14 +104,16 @@ def test_a_test_binary_running_itself_more_often_than_at_the_base_fails() -> Non
     baseline = parse_go_test_json(_supervised_run(0))
     patched = parse_go_test_json(_supervised_run(1))
     assert (baseline.self_execs, patched.self_execs) == ({"m": 0}, {"m": 1})
-    grade = grade_tests(baseline, patched)
+    grade = grade_tests(baseline, patched, comparisons=COMPARISONS)
     assert grade.verdict is Verdict.FAIL
     assert "the test binary of package m executed itself again 1 time(s) (0 at" in grade.reason
 
 
 def test_helper_processes_the_base_runs_as_often_are_not_held_against_the_patch() -> None:
     grade = grade_tests(
-        parse_go_test_json(_supervised_run(2)), parse_go_test_json(_supervised_run(2))
+        parse_go_test_json(_supervised_run(2)),
+        parse_go_test_json(_supervised_run(2)),
+        comparisons=COMPARISONS,
     )
     assert grade.verdict is Verdict.PASS, grade.reason
 
@@ -118,7 +122,8 @@ def test_a_supervisor_report_the_binary_printed_itself_is_overridden_by_the_real
     forged = "migration-evals-supervise: exit=0 self-execs=0 execs=0 leftovers=0"
     patched = parse_go_test_json(_supervised_run(1, forged=forged))
     assert patched.self_execs == {"m": 1}
-    assert grade_tests(parse_go_test_json(_supervised_run(0)), patched).verdict is Verdict.FAIL
+    baseline = parse_go_test_json(_supervised_run(0))
+    assert grade_tests(baseline, patched, comparisons=COMPARISONS).verdict is Verdict.FAIL
 
 
 def test_a_package_that_ran_tests_without_the_supervisors_report_is_unusable() -> None:

@@ -15,6 +15,7 @@ from migration_evals.oracles.ecosystems.maven.junit_record import (
     record_line,
     run_key,
 )
+from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.ecosystems.registry import read_report
 from migration_evals.oracles.grading import LISTENED, TestReport, grade_tests
 
@@ -173,10 +174,12 @@ def test_tier_3_fails_a_patched_run_whose_xml_the_listener_contradicts() -> None
 def test_tier_3_fails_a_patched_tree_that_keeps_the_listener_out() -> None:
     listened = _report(_xml(a="passed", b="passed"), _record(("a", "passed"), ("b", "passed")))
     unlistened = _report(_xml(a="passed", b="passed"), None)
-    grade = grade_tests(listened, unlistened)
+    grade = grade_tests(listened, unlistened, comparisons=SUREFIRE.comparisons)
     assert grade.verdict is Verdict.FAIL
     assert "recorded no result in module ." in grade.reason
-    assert grade_tests(unlistened, listened).verdict is Verdict.PASS
+    assert grade_tests(unlistened, listened, comparisons=SUREFIRE.comparisons).verdict is (
+        Verdict.PASS
+    )
 
 
 def test_a_class_each_side_names_otherwise_agrees_when_the_module_s_passes_do() -> None:
