@@ -1,235 +1,26 @@
-"""Compiler and build output as file:line evidence, its decisive line first, and where
-a build stopped."""
+"""What build output reads as whatever the tool: the last lines stand for a tool that
+names nothing, and no reader, no diagnostics."""
 
 from __future__ import annotations
-
-import pytest
 
 from migration_evals.oracles.compiler_output import (
     build_error_lines,
     describe_build_stop,
-    parse_build_output,
     parse_compiler_output,
 )
-from migration_evals.oracles.sandbox.capture import OutputCap
-from tests.oracles import build_outputs as b
-
-BUILD = """Step 1/3 : FROM debian:12-slim
- ---> 71ab44e2ae1f
-Step 2/3 : RUN apt-get install -y nope
- ---> Running in 0f2889571f9d
-E: Unable to locate package nope
-The command '/bin/sh -c apt-get install -y nope' returned a non-zero code: 100
-"""
-
-
-def test_a_failed_build_step_points_at_its_dockerfile_line() -> None:
-    (evidence,) = parse_build_output(BUILD, dockerfile="Dockerfile", instruction_lines=[1, 3, 5])
-    assert (evidence.path, evidence.line) == ("Dockerfile", 3)
-    assert evidence.message.startswith("step 2/3 failed: RUN apt-get install -y nope: The command")
-
-
-def test_build_output_without_steps_gives_no_evidence() -> None:
-    assert parse_build_output("error: nothing", dockerfile="Dockerfile") == []
-
-
-def test_javac_and_go_diagnostics_are_relative_to_the_tree() -> None:
-    output = (
-        "[ERROR] /workspace/src/main/java/A.java:[40,25] cannot find symbol\n"
-        "vet: ./kv/store.go:7:2: imported and not used\n"
-    )
-    found = parse_compiler_output(output)
-    assert [(e.path, e.line, e.column) for e in found] == [
-        ("src/main/java/A.java", 40, 25),
-        ("kv/store.go", 7, 2),
-    ]
-
-
-# -- the decisive line leads ------------------------------------------------------------------
-
-DECISIVE = {
-    "source-option": (b.SOURCE_OPTION, "Source option 6 is no longer supported. Use 7 or later."),
-    "release-version": (b.RELEASE_VERSION, "error: release version 5 not supported"),
-    "lombok": (
-        b.LOMBOK,
-        "maven-compiler-plugin:3.8.0:compile failed: Fatal error compiling: "
-        "java.lang.ExceptionInInitializerError: com.sun.tools.javac.code.TypeTags",
-    ),
-    "lombok-stack-trace": (
-        b.LOMBOK_TRACE,
-        "maven-compiler-plugin:3.8.0:compile failed: "
-        "java.lang.ClassNotFoundException: com.sun.tools.javac.code.TypeTags",
-    ),
-    "plugin-plugin": (
-        b.PLUGIN_PLUGIN,
-        "maven-plugin-plugin:3.6.0:descriptor failed: Unsupported class file major version 61",
-    ),
-    "missing-artifact": (
-        b.MISSING_ARTIFACT,
-        "Could not find artifact org.example:nope:jar:9.9 in migration-evals "
-        "(http://127.0.0.1:3128/maven)",
-    ),
-    "forked-vm": (
-        b.FORKED_VM,
-        "The forked VM terminated without properly saying goodbye. VM crash or System.exit called?",
-    ),
-    "enforcer": (b.ENFORCER, b.ENFORCER_RULE),
-    "enforcer-that-only-warns": (
-        b.ENFORCER_WARNS,
-        "maven-plugin-plugin:3.6.0:descriptor failed: Unsupported class file major version 61",
-    ),
-    "test-compile": (b.TEST_COMPILE, "src/test/java/x/ATest.java:4:31: cannot find symbol"),
-    "go-build": (b.GO_BUILD, "store/store.go:12:3: undefined: ioutil"),
-    "go-test-events": (b.GO_TEST_EVENTS, "store/store_test.go:9:2: undefined: store.Open"),
-}
-
-
-@pytest.mark.parametrize("colours", [False, True], ids=["batch", "terminal"])
-@pytest.mark.parametrize(("output", "decisive"), DECISIVE.values(), ids=DECISIVE.keys())
-def test_the_decisive_line_comes_first_and_no_banner_is_among_the_lines(
-    output: str, decisive: str, colours: bool
-) -> None:
-    lines = build_error_lines(b.coloured(output) if colours else output)
-    assert lines[0] == decisive
-    assert not [line for line in lines if any(banner in line for banner in b.BANNERS)]
-    assert not [line for line in lines if line.startswith(("[ERROR]", "[INFO]", "\x1b"))]
-
-
-def test_maven_as_a_terminal_shows_it_gives_the_same_lines() -> None:
-    assert build_error_lines(b.PLUGIN_PLUGIN_COLOURED) == [
-        "maven-plugin-plugin:3.6.0:descriptor failed: Unsupported class file major version 61"
-    ]
-    assert describe_build_stop(b.PLUGIN_PLUGIN_COLOURED) == (
-        "the build stopped at maven-plugin-plugin:3.6.0:descriptor "
-        "(Unsupported class file major version 61)"
-    )
-
-
-def test_the_decisive_lines_come_before_the_rest_of_the_tools_errors() -> None:
-    assert build_error_lines(b.SOURCE_OPTION) == [
-        "Source option 6 is no longer supported. Use 7 or later.",
-        "Target option 6 is no longer supported. Use 7 or later.",
-        "maven-compiler-plugin:3.1:compile failed: Compilation failure",
-    ]
-    lines = build_error_lines(b.FORKED_VM)
-    assert lines[1] == "maven-surefire-plugin:2.22.2:test failed: There are test failures."
-    assert "Process Exit Code: 1" in lines
-    assert not [line for line in lines if line.startswith("at ")]  # stack frames say nothing
-
-
-def test_a_go_package_header_never_leads() -> None:
-    assert build_error_lines(b.GO_BUILD) == [
-        "store/store.go:12:3: undefined: ioutil",
-        "store/store.go:14:9: undefined: ioutil",
-        "# example.com/svc/store",
-    ]
-
-
-def test_coloured_javac_diagnostics_are_still_read_at_file_and_line() -> None:
-    output = b.coloured(b.TEST_COMPILE)
-    assert "\x1b[1;31mERROR" in output
-    assert [(e.path, e.line, e.column, e.message) for e in parse_compiler_output(output)] == [
-        ("src/test/java/x/ATest.java", 4, 31, "cannot find symbol")
-    ]
-
-
-def test_a_long_maven_log_cut_by_the_sandbox_still_leads_with_its_cause() -> None:
-    downloads = "".join(
-        f"[INFO] Downloaded from migration-evals: http://127.0.0.1:3128/maven/org/x/lib{i}/1.0/"
-        f"lib{i}-1.0.jar (12 kB at 1.2 MB/s)\n"
-        for i in range(500)
-    )
-    cap = OutputCap(8000)
-    cap.feed((b.MAVEN_VERSION + downloads + b.PLUGIN_PLUGIN).encode())
-    output = cap.text()
-    assert cap.truncated
-    assert "[output truncated:" in output
-    assert build_error_lines(output)[0] == (
-        "maven-plugin-plugin:3.6.0:descriptor failed: Unsupported class file major version 61"
-    )
-
-
-def test_the_line_the_cut_left_partial_is_not_read() -> None:
-    cap = OutputCap(120)  # 90 bytes of head: the cut falls inside the first diagnostic
-    cap.feed((b.GO_BUILD + "x" * 200 + "\nend\n").encode())
-    output = cap.text()
-    assert "\nstore/store.go:12:3: unde\n[output truncated:" in output
-    assert parse_compiler_output(output) == []
-    assert not [line for line in build_error_lines(output) if "unde" in line or "[output" in line]
+from migration_evals.oracles.ecosystems.go.build_output import GO_OUTPUT
+from migration_evals.oracles.ecosystems.maven.build_output import MAVEN_OUTPUT
 
 
 def test_output_without_any_error_line_gives_its_last_lines() -> None:
-    assert build_error_lines("panic: runtime error\nKilled\n") == ["panic: runtime error", "Killed"]
+    for reader in (None, MAVEN_OUTPUT, GO_OUTPUT):
+        assert build_error_lines("panic: runtime error\nKilled\n", reader) == [
+            "panic: runtime error",
+            "Killed",
+        ]
 
 
-# -- where the build stopped --------------------------------------------------------------------
-
-STOPS = {
-    "plugin-plugin": (
-        b.PLUGIN_PLUGIN,
-        "the build stopped at maven-plugin-plugin:3.6.0:descriptor "
-        "(Unsupported class file major version 61)",
-    ),
-    "enforcer-that-only-warns": (
-        b.ENFORCER_WARNS,
-        "the build stopped at maven-plugin-plugin:3.6.0:descriptor "
-        "(Unsupported class file major version 61)",
-    ),
-    "enforcer": (
-        b.ENFORCER,
-        f"the build stopped at maven-enforcer-plugin:1.4.1:enforce ({b.ENFORCER_RULE})",
-    ),
-    "test-compile": (
-        b.TEST_COMPILE,
-        "the build stopped at maven-compiler-plugin:3.11.0:testCompile "
-        "(src/test/java/x/ATest.java:4:31: cannot find symbol)",
-    ),
-    "forked-vm": (
-        b.FORKED_VM,
-        "the build stopped at maven-surefire-plugin:2.22.2:test (The forked VM terminated "
-        "without properly saying goodbye. VM crash or System.exit called?)",
-    ),
-    "missing-artifact": (
-        b.MISSING_ARTIFACT,
-        "the build stopped resolving the dependencies of app (Could not find artifact "
-        "org.example:nope:jar:9.9 in migration-evals (http://127.0.0.1:3128/maven))",
-    ),
-    "go-1.22": (
-        b.GO_TEST_TEXT,
-        "the build stopped at package example.com/svc/store "
-        "(store/store_test.go:9:2: undefined: store.Open)",
-    ),
-    "go-1.24": (
-        b.GO_TEST_EVENTS,
-        "the build stopped at package example.com/svc/store "
-        "(store/store_test.go:9:2: undefined: store.Open)",
-    ),
-    "go-build": (
-        b.GO_BUILD,
-        "the build stopped at package example.com/svc/store "
-        "(store/store.go:12:3: undefined: ioutil)",
-    ),
-}
-
-
-@pytest.mark.parametrize(("output", "stop"), STOPS.values(), ids=STOPS.keys())
-def test_the_phase_that_stopped_the_build_is_named_with_its_cause(output: str, stop: str) -> None:
-    assert describe_build_stop(output) == stop
-
-
-def test_a_build_that_did_not_stop_says_nothing() -> None:
-    assert describe_build_stop(b.MAVEN_SUCCESS) is None
-    assert describe_build_stop("") is None
-    passing = (
-        '{"Action":"pass","Package":"m/kv","Test":"TestGet"}\n{"Action":"pass","Package":"m/kv"}'
-    )
-    assert describe_build_stop(passing) is None
-
-
-def test_what_a_go_test_prints_is_not_taken_for_the_build() -> None:
-    printed = (
-        '{"Action":"output","Package":"m/kv","Test":"TestGet","Output":"# m/kv\\n"}\n'
-        '{"Action":"output","Package":"m/kv","Test":"TestGet","Output":"kv.go:3:1: boom\\n"}\n'
-    )
-    assert describe_build_stop(printed) is None
-    assert parse_compiler_output(printed) == []
+def test_a_tool_without_a_reader_says_no_diagnostic_and_no_stop() -> None:
+    output = "[ERROR] /workspace/src/main/java/A.java:[40,25] cannot find symbol\n"
+    assert parse_compiler_output(output, None) == []
+    assert describe_build_stop(output, None) is None

@@ -6,6 +6,7 @@ from migration_evals.core.model import Severity, Verdict
 from migration_evals.oracles.build_summaries import Disagreement, DisagreementKind
 from migration_evals.oracles.compiler_output import describe_build_stop
 from migration_evals.oracles.ecosystems.go.test_events import parse_go_test_json
+from migration_evals.oracles.ecosystems.maven.build_output import MAVEN_OUTPUT
 from migration_evals.oracles.ecosystems.maven.surefire import parse_surefire
 from migration_evals.oracles.grading import (
     TestReport,
@@ -215,7 +216,7 @@ def test_a_disagreement_fails_even_where_nothing_else_would() -> None:
     assert grade_tests(TestReport(same), TestReport(same)).verdict is Verdict.PASS
 
 
-PLUGIN_STOP = describe_build_stop(PLUGIN_PLUGIN)
+PLUGIN_STOP = describe_build_stop(PLUGIN_PLUGIN, MAVEN_OUTPUT)
 
 
 def test_tests_dropped_to_none_say_where_the_build_stopped() -> None:

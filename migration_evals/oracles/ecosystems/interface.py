@@ -23,6 +23,7 @@ from migration_evals.core.ports import Sandbox, SandboxResult
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
+from migration_evals.oracles.compiler_output import BuildOutputReader
 from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.grading import ReportComparison, TestReport
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
@@ -127,6 +128,11 @@ class Ecosystem(Protocol):
     def syntax_forms(self) -> tuple[str, ...]:
         """The newer forms of its language a test edit may use as syntax only (the
         ``test_policy.syntax`` values its recipes may name)."""
+
+    @property
+    def build_output(self) -> BuildOutputReader | None:
+        """How its build tool's output reads: compiler diagnostics, the decisive error
+        lines, where a build stopped (None: it builds no project of its own)."""
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         """The contract kinds its recipes may declare."""

@@ -28,7 +28,11 @@ from migration_evals.core.ports import UNLISTED_SPECIAL_ENTRIES, Sandbox, Sandbo
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import BuildPlan, Builds, ProjectBuild
-from migration_evals.oracles.compiler_output import build_error_lines, parse_compiler_output
+from migration_evals.oracles.compiler_output import (
+    BuildOutputReader,
+    build_error_lines,
+    parse_compiler_output,
+)
 from migration_evals.oracles.deps import ResolutionStatus
 from migration_evals.oracles.ecosystems.registry import (
     OutputCheck,
@@ -78,15 +82,17 @@ def _added_special_entries(result: SandboxResult, base: SandboxResult | None) ->
     return [entry for entry in result.special_entries if entry not in known]
 
 
-def build_evidence(result: SandboxResult, root: str = "") -> list[Evidence]:
-    """A failed build's evidence: compiler diagnostics at file:line, else the tool's own
-    error lines, the decisive one first (a refused Java level, an enforcer rule, an
-    unresolved dependency, a failed goal's cause: never Maven's banners), else the exit
-    status. Never empty; reasons quote its first item."""
-    found = parse_compiler_output(result.output, root=root)
+def build_evidence(
+    result: SandboxResult, reader: BuildOutputReader | None, root: str = ""
+) -> list[Evidence]:
+    """A failed build's evidence, as its ecosystem's ``reader`` reads the output:
+    compiler diagnostics at file:line, else the tool's own error lines, the decisive one
+    first (never its banners), else the exit status. Never empty; reasons quote its first
+    item."""
+    found = parse_compiler_output(result.output, reader, root=root)
     if found:
         return found
-    lines = build_error_lines(result.output)
+    lines = build_error_lines(result.output, reader)
     if lines:
         return [Evidence(line, root or None) for line in lines]
     return [Evidence(f"the build exited {result.exit_code} and printed nothing", root or None)]
@@ -179,12 +185,13 @@ class CompileOracle:
         if build.patched.status is ResolutionStatus.ABSENT:
             return None  # the patch removed the whole project: nothing to build
         findings_exit = _findings_exit(sandboxed.context)
+        reader = _build_output(sandboxed.context.recipe)
         base: SandboxResult | None = None
         if build.base.status is not ResolutionStatus.ABSENT:
             base, image = self._base_build(sandboxed, build)
             outcome.record(build, "base", base, image)
             if limit_failure(base, "", base=base) or base.exit_code not in (0, findings_exit):
-                return _base_does_not_build(base, build)
+                return _base_does_not_build(base, build, reader)
         check = _output_check(sandboxed.context.recipe)
         request = sandboxed.request("compile", inspect=check.paths if check else (), build=build)
         patched = sandboxed.run(request)
@@ -192,11 +199,11 @@ class CompileOracle:
         where = f" in {label}" if label != "." else ""
         failure = limit_failure(patched, f"build{where}", base=base)
         if failure:
-            return TierOutcome.failed(failure, build_evidence(patched, build.project.root))
+            return TierOutcome.failed(failure, build_evidence(patched, reader, build.project.root))
         if patched.exit_code == findings_exit and findings_exit is not None:
-            return _new_findings(base, patched, build, where)
+            return _new_findings(base, patched, build, where, reader)
         if patched.exit_code != 0:
-            evidence = build_evidence(patched, build.project.root)
+            evidence = build_evidence(patched, reader, build.project.root)
             reason = f"build failed{where} (exit {patched.exit_code}): {evidence[0]}"
             return TierOutcome.failed(reason, evidence)
         if check is not None and not patched.fabricated:
@@ -274,6 +281,12 @@ def _output_check(recipe: Recipe) -> OutputCheck | None:
     return ecosystem.output_check(recipe) if ecosystem is not None else None
 
 
+def _build_output(recipe: Recipe) -> BuildOutputReader | None:
+    """How the recipe's build tool's output reads, as its ecosystem says."""
+    ecosystem = ecosystem_of(recipe)
+    return ecosystem.build_output if ecosystem is not None else None
+
+
 def _findings_exit(context: TrialContext) -> int | None:
     """The exit status by which the recipe's build says "built, but its checks (go vet)
     have findings": those are compared with the base's instead of failing outright."""
@@ -286,32 +299,37 @@ def _finding_key(evidence: Evidence) -> tuple[str | None, str]:
 
 
 def _new_findings(
-    base: SandboxResult | None, patched: SandboxResult, build: ProjectBuild, where: str
+    base: SandboxResult | None,
+    patched: SandboxResult,
+    build: ProjectBuild,
+    where: str,
+    reader: BuildOutputReader | None,
 ) -> TierOutcome | None:
     """Checks' findings the base commit did not have are the patch's; the rest were there
     before it (``None``: this project passes)."""
     root = build.project.root
-    before = (
-        {_finding_key(e) for e in parse_compiler_output(base.output, root=root)} if base else set()
-    )
-    found = parse_compiler_output(patched.output, root=root)
+    said = parse_compiler_output(base.output, reader, root=root) if base else []
+    before = {_finding_key(e) for e in said}
+    found = parse_compiler_output(patched.output, reader, root=root)
     new = [e for e in found if _finding_key(e) not in before]
     if new:
         reason = f"new findings of the build's checks{where}: {new[0]}"
         return TierOutcome.failed(reason, new)
     if not found:  # the checks failed without saying where: nothing to compare
-        evidence = build_evidence(patched, root)
+        evidence = build_evidence(patched, reader, root)
         return TierOutcome.failed(f"build checks failed{where}: {evidence[0]}", evidence)
     return None
 
 
-def _base_does_not_build(result: SandboxResult, build: ProjectBuild) -> TierOutcome:
+def _base_does_not_build(
+    result: SandboxResult, build: ProjectBuild, reader: BuildOutputReader | None
+) -> TierOutcome:
     """The base commit's own build failed here: infrastructure, with its error lines."""
     label = build.project.label
     toolchain = build.base_toolchain
     on = f" on JDK {toolchain.jdk}" if toolchain is not None and toolchain.jdk else ""
     limit = limit_failure(result, "the base commit's build", base=result)
-    evidence = build_evidence(result, build.project.root)
+    evidence = build_evidence(result, reader, build.project.root)
     if limit:
         reason = f"{limit} ({label}{',' if on else ''}{on})"
     else:

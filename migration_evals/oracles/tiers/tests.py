@@ -45,7 +45,7 @@ from migration_evals.oracles.build_summaries import (
     TestTotals,
 )
 from migration_evals.oracles.builds import BuildPlan, Builds, ProjectBuild
-from migration_evals.oracles.compiler_output import describe_build_stop
+from migration_evals.oracles.compiler_output import BuildOutputReader, describe_build_stop
 from migration_evals.oracles.coverage import (
     Coverage,
     CoverageCheck,
@@ -198,15 +198,18 @@ def _stopped(suites: Sequence[_Suite]) -> TestGrade | None:
     return None
 
 
-def _build_stop(suites: Sequence[_Suite], *, at_base: bool = False) -> str | None:
+def _build_stop(
+    suites: Sequence[_Suite], reader: BuildOutputReader | None, *, at_base: bool = False
+) -> str | None:
     """Where the graded run (or the base commit's, ``at_base``) of the first project whose
-    suite exited non-zero stopped (``None`` when none did, or its output does not say):
-    with fewer tests than at the base, that is the cause, not the count."""
+    suite exited non-zero stopped, as ``reader`` reads its output (``None`` when none
+    did, or its output does not say): with fewer tests than at the base, that is the
+    cause, not the count."""
     for suite in suites:
         run = suite.baseline if at_base else suite.patched
         if run is None or run.exit_code == 0:
             continue
-        if stop := describe_build_stop(run.output):
+        if stop := describe_build_stop(run.output, reader):
             return f"{suite.label}: {stop}" if suite.label else stop
     return None
 
@@ -561,12 +564,14 @@ class TestsOracle:
 
         at_base = merge_reports([_removed(report(s.baseline, s.label), s) for s in suites])
         patched = merge_reports([report(s.patched, s.label) for s in suites])
+        ecosystem = ecosystem_of(context.recipe)
+        reader = ecosystem.build_output if ecosystem is not None else None
         grade = grade_tests(
             at_base,
             patched,
             comparisons=report_format(format_name).comparisons,
-            stopped=_build_stop(suites),
-            base_stopped=_build_stop(suites, at_base=True),
+            stopped=_build_stop(suites, reader),
+            base_stopped=_build_stop(suites, reader, at_base=True),
         )
         if grade.regressions:
             grade = self._rerun(sandboxed, suites, format_name, grade, runs)

@@ -18,8 +18,8 @@ from typing import Any
 from migration_evals.core.errors import SandboxError
 from migration_evals.core.model import Evidence, Verdict
 from migration_evals.core.ports import SandboxResult
-from migration_evals.oracles.compiler_output import parse_build_output
 from migration_evals.oracles.dockerignore import IgnoreFileError, build_context
+from migration_evals.oracles.ecosystems.dockerfile.build_output import parse_build_output
 from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import DockerBuild
 from migration_evals.oracles.ecosystems.dockerfile.model import Dockerfile, read_dockerfile
 from migration_evals.oracles.tiers.sandboxed import TrialSandbox, sandbox_details

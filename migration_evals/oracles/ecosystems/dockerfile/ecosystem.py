@@ -13,6 +13,7 @@ from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
+from migration_evals.oracles.compiler_output import BuildOutputReader
 from migration_evals.oracles.deps import NOTHING_TO_RESOLVE, Resolution, ResolutionRules
 from migration_evals.oracles.diff_coverage import diff_without_coverage
 from migration_evals.oracles.ecosystems.discovery import defined_in
@@ -42,6 +43,7 @@ class Dockerfile:
     gate_routes: tuple[Route, ...] = ()
     setting_families: tuple[str, ...] = ()
     syntax_forms: tuple[str, ...] = ()
+    build_output: BuildOutputReader | None = None  # its images' builds read their own
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))

@@ -12,10 +12,12 @@ from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
+from migration_evals.oracles.compiler_output import BuildOutputReader
 from migration_evals.oracles.coverage import go_module_path
 from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.go.build_env import go_build_env
+from migration_evals.oracles.ecosystems.go.build_output import GO_OUTPUT
 from migration_evals.oracles.ecosystems.go.gopath import made_module
 from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
 from migration_evals.oracles.ecosystems.go.registry_route import ROUTE
@@ -55,6 +57,7 @@ class Go:
     gate_routes: tuple[Route, ...] = (ROUTE,)
     setting_families: tuple[str, ...] = SETTING_FAMILIES
     syntax_forms: tuple[str, ...] = ()
+    build_output: BuildOutputReader | None = GO_OUTPUT
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))

@@ -12,9 +12,11 @@ from migration_evals.core.ports import Sandbox
 from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
+from migration_evals.oracles.compiler_output import BuildOutputReader
 from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
+from migration_evals.oracles.ecosystems.maven.build_output import MAVEN_OUTPUT
 from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
 from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projects
 from migration_evals.oracles.ecosystems.maven.registry_route import ROUTE
@@ -48,6 +50,7 @@ class Maven:
     setting_families: tuple[str, ...] = SETTING_FAMILIES
     gate_routes: tuple[Route, ...] = (ROUTE,)
     syntax_forms: tuple[str, ...] = SYNTAX_FORMS
+    build_output: BuildOutputReader | None = MAVEN_OUTPUT
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         return tuple(defined_in(f"{__package__}.contracts", "CONTRACT_KIND"))
