@@ -40,7 +40,6 @@ from migration_evals.oracles.tree import ChangeKind, FileChange
 __all__ = [
     "DISAGREE",
     "EXIT_STATUS",
-    "LISTENED",
     "MESSAGE_CHARS",
     "ReportComparison",
     "TestGrade",
@@ -68,10 +67,6 @@ class TestStatus(StrEnum):
 
 _SEVERITY = {TestStatus.SKIPPED: 0, TestStatus.PASSED: 1, TestStatus.FAILED: 2}
 EXIT_STATUS = "(exit status)"
-# The channel of a module whose results a record of the harness's own confirms (Maven's
-# JUnit Platform listener); any other channel says why its results rest on the reports
-# alone, in its ecosystem's words.
-LISTENED = "the harness's JUnit Platform listener, cross-checked with Surefire's XML"
 
 
 def worst(current: TestStatus | None, new: TestStatus) -> TestStatus:
@@ -100,8 +95,8 @@ class TestReport:
     self_execs: Mapping[str, int] = field(default_factory=dict)
     # Failing tests whose failure says they could not reach a network while they ran.
     needs_network: frozenset[str] = frozenset()
-    # Per module: what its results rest on (``LISTENED``, or why the reports alone; Maven's
-    # ``migration_evals.oracles.ecosystems.maven.junit_record``).
+    # Per module: what its results rest on (its report format's ``cross_checked``, or why
+    # the reports alone, in its ecosystem's words).
     channels: Mapping[str, str] = field(default_factory=dict)
 
     def with_status(self, status: TestStatus) -> set[str]:

@@ -76,6 +76,9 @@ class ReportFormat:
     did_not_build: Callable[[int, str], bool] = lambda exit_code, output: False
     output_events: str = ""
     comparisons: tuple[ReportComparison, ...] = ()
+    # The channel (``TestReport.channels``) of a module whose results were cross-checked
+    # against a second record; any other channel says why they rest on the reports alone.
+    cross_checked: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +161,10 @@ class Ecosystem(Protocol):
     def dependency_names(self, resolution: Resolution) -> Iterable[str]:
         """What a resolved build uses, as its shadowing rule names it (Java packages, Go
         module paths)."""
+
+    def toolchain_details(self, toolchain: Mapping[str, str]) -> dict[str, str]:
+        """What a tests envelope's side says of the toolchain its resolution reported,
+        beside the whole of it (Maven: ``jdk``, the Java release it ran on)."""
 
     def printed_totals(self, output: str) -> TestTotals | None:
         """The build tool's own totals of one test run (None: it prints none)."""

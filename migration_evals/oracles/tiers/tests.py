@@ -71,7 +71,6 @@ from migration_evals.oracles.ecosystems.registry import (
 )
 from migration_evals.oracles.grading import (
     EXIT_STATUS,
-    LISTENED,
     TestGrade,
     TestReport,
     TestStatus,
@@ -378,11 +377,11 @@ def _guarded(grade: TestGrade, check: CoverageCheck | None) -> TestGrade:
 _NOTICED_MODULES = 10  # modules whose XML-only channel a grade lists as notices
 
 
-def _channels_said(grade: TestGrade, patched: TestReport) -> TestGrade:
-    """Where a pass rests on Surefire's XML alone in some module (the harness's listener
-    did not run there), its evidence says so: such a pass never reads like a
-    cross-checked one."""
-    alone = sorted((m, said) for m, said in patched.channels.items() if said != LISTENED)
+def _channels_said(grade: TestGrade, patched: TestReport, cross_checked: str) -> TestGrade:
+    """Where a pass rests on the reports alone in some module (the harness's own record,
+    such as Maven's JUnit Platform listener, did not cover it), its evidence says so: such
+    a pass never reads like a cross-checked one."""
+    alone = sorted((m, said) for m, said in patched.channels.items() if said != cross_checked)
     if not alone or grade.verdict is not Verdict.PASS:
         return grade
     notices = [
@@ -390,13 +389,14 @@ def _channels_said(grade: TestGrade, patched: TestReport) -> TestGrade:
         for module, said in alone[:_NOTICED_MODULES]
     ]
     if len(alone) > _NOTICED_MODULES:
-        more = f"and {len(alone) - _NOTICED_MODULES} more module(s) on Surefire's XML only"
+        more = f"and {len(alone) - _NOTICED_MODULES} more module(s) on their reports alone"
         notices.append(Evidence(more, severity=Severity.NOTICE))
     return replace(grade, evidence=(*grade.evidence, *notices))
 
 
 def _channel_details(baseline: TestReport, patched: TestReport) -> dict[str, object]:
-    """Per side and module, what the results rest on (Maven runs only)."""
+    """Per side and module, what the results rest on (formats that keep a second record
+    only)."""
     sides = {"baseline": baseline.channels, "patched": patched.channels}
     return {name: dict(sorted(said.items())) for name, said in sides.items() if said}
 
@@ -452,8 +452,8 @@ def _side_details(side: _SideRuns, ecosystem: Ecosystem | None) -> dict[str, obj
     details: dict[str, object] = sandbox_details(side[0][0])
     toolchain = next((dict(found) for _, found in side if found), {})
     details["toolchain"] = toolchain
-    if "java" in toolchain:
-        details["jdk"] = toolchain["java"]
+    if ecosystem is not None:
+        details.update(ecosystem.toolchain_details(toolchain))
     # The build tool's own totals of each run (a module that failed before its tests
     # printed none; a cut output may have lost some).
     printed = (ecosystem.printed_totals(run.output) for run, _ in side) if ecosystem else ()
@@ -566,10 +566,11 @@ class TestsOracle:
         patched = merge_reports([report(s.patched, s.label) for s in suites])
         ecosystem = ecosystem_of(context.recipe)
         reader = ecosystem.build_output if ecosystem is not None else None
+        reports = report_format(format_name)
         grade = grade_tests(
             at_base,
             patched,
-            comparisons=report_format(format_name).comparisons,
+            comparisons=reports.comparisons,
             stopped=_build_stop(suites, reader),
             base_stopped=_build_stop(suites, reader, at_base=True),
         )
@@ -578,7 +579,8 @@ class TestsOracle:
         spec = _CoverageSpec.of(context.recipe)
         coverage, measured = _coverage(context, spec, suites) if spec is not None else (None, [])
         changed = _changed_code(context, spec, measured)
-        grade = _channels_said(_guarded(_untested_mark(grade, changed), coverage), patched)
+        grade = _guarded(_untested_mark(grade, changed), coverage)
+        grade = _channels_said(grade, patched, reports.cross_checked)
         return self._outcome(
             sandboxed,
             runs,

@@ -70,6 +70,9 @@ class Dockerfile:
     def dependency_names(self, resolution: Resolution) -> Iterable[str]:
         return ()
 
+    def toolchain_details(self, toolchain: Mapping[str, str]) -> dict[str, str]:
+        return {}
+
     def printed_totals(self, output: str) -> TestTotals | None:
         return None
 

@@ -4,7 +4,7 @@ a dependency's or the standard library's, and the Go contract kinds."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from migration_evals.core.model import Changeset, Evidence
@@ -85,6 +85,9 @@ class Go:
         # The paths of the modules of the build list ("path version [=> ...]").
         modules = (m.split()[0] for m in resolution.resolved if len(m.split()) > 1)
         return (*resolution.packages, *modules)
+
+    def toolchain_details(self, toolchain: Mapping[str, str]) -> dict[str, str]:
+        return {}  # the toolchain's own entry names the Go release
 
     def printed_totals(self, output: str) -> TestTotals | None:
         return parse_go_log(output).totals()

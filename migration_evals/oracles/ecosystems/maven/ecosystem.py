@@ -4,7 +4,7 @@ kinds and the JDK each side builds with."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from migration_evals.core.model import Changeset, Evidence
@@ -75,6 +75,9 @@ class Maven:
 
     def dependency_names(self, resolution: Resolution) -> Iterable[str]:
         return resolution.packages  # the Java packages of the resolved jars
+
+    def toolchain_details(self, toolchain: Mapping[str, str]) -> dict[str, str]:
+        return {"jdk": toolchain["java"]} if "java" in toolchain else {}
 
     def printed_totals(self, output: str) -> TestTotals | None:
         return parse_maven_log(output).printed_total()

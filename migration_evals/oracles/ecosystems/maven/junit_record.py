@@ -44,16 +44,11 @@ from dataclasses import dataclass, field
 from migration_evals.core.model import Evidence, Verdict
 from migration_evals.oracles.build_summaries import Disagreement, DisagreementKind
 from migration_evals.oracles.ecosystems.maven.surefire import surefire_case
-from migration_evals.oracles.grading import (
-    LISTENED,
-    TestGrade,
-    TestReport,
-    TestStatus,
-    path_matches,
-)
+from migration_evals.oracles.grading import TestGrade, TestReport, TestStatus, path_matches
 
 __all__ = [
     "KEY_LINE",
+    "LISTENED",
     "NO_LISTENER",
     "RECORD_FILES",
     "UNLISTENED",
@@ -70,6 +65,9 @@ KEY_LINE = re.compile(r"^migration-evals-junit: key=(?P<key>[0-9a-f]{32})$")
 # Where the listener writes, relative to the run's root (the tests step collects them).
 RECORD_FILES = (".migration-evals/junit/*.rec",)
 _REPORTS = "target/surefire-reports/"
+# A module's channel when the record covers it and agrees with its XML (the report format's
+# ``cross_checked``).
+LISTENED = "the harness's JUnit Platform listener, cross-checked with Surefire's XML"
 # A module's channel when the record does not cover it.
 UNLISTENED = (
     "Surefire's XML only: the harness's JUnit Platform listener did not run there (a JUnit 4 "

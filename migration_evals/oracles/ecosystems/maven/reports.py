@@ -10,6 +10,7 @@ from dataclasses import replace
 from migration_evals.core.ports import SandboxResult
 from migration_evals.oracles.ecosystems.interface import ReportFormat
 from migration_evals.oracles.ecosystems.maven.junit_record import (
+    LISTENED,
     RECORD_FILES,
     cross_check_record,
     listener_lost,
@@ -56,4 +57,5 @@ SUREFIRE = ReportFormat(
     read_surefire,
     did_not_build=stopped_in_test_compile,
     comparisons=(listener_lost,),
+    cross_checked=LISTENED,
 )

@@ -8,6 +8,7 @@ from migration_evals.core.model import Verdict
 from migration_evals.core.ports import SandboxResult
 from migration_evals.oracles.build_summaries import DisagreementKind
 from migration_evals.oracles.ecosystems.maven.junit_record import (
+    LISTENED,
     NO_LISTENER,
     UNLISTENED,
     RecordCheck,
@@ -17,7 +18,7 @@ from migration_evals.oracles.ecosystems.maven.junit_record import (
 )
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.ecosystems.registry import read_report
-from migration_evals.oracles.grading import LISTENED, TestReport, grade_tests
+from migration_evals.oracles.grading import TestReport, grade_tests
 
 KEY = "0123456789abcdef0123456789abcdef"
 OTHER_KEY = "fedcba9876543210fedcba9876543210"

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from migration_evals.core.model import Envelope, Severity, Tier, Trial, Verdict
-from migration_evals.oracles.ecosystems.maven.junit_record import UNLISTENED
-from migration_evals.oracles.grading import LISTENED
+from migration_evals.oracles.ecosystems.maven.junit_record import LISTENED, UNLISTENED
 from tests.conftest import LiveGrader, clone_example, diff_of, good_patch_files, without_outside
 
 pytestmark = pytest.mark.docker
