@@ -22,7 +22,6 @@ from migration_evals.core.liveness import StaleRun, pid_alive
 from migration_evals.core.runs import Runs
 from migration_evals.core.settings import Settings
 from migration_evals.core.store import Store
-from migration_evals.oracles.workspace import remove_run_workspaces
 
 __all__ = ["Heartbeat", "interrupted_note", "reap_and_note", "reap_dead_runs", "resume_hint"]
 
@@ -84,6 +83,10 @@ def reap_dead_runs(
     stale = runs.mark_interrupted(now, here=here or socket.gethostname(), alive=alive)
     for run in stale:
         try:
+            # Loaded here: the workspace module pulls in the oracles, which a command that
+            # only reads the ledger (gate check) never needs.
+            from migration_evals.oracles.workspace import remove_run_workspaces  # noqa: PLC0415
+
             removed = remove_run_workspaces(run.run_id, settings.scratch_dir)
         except OSError as exc:  # the run stays interrupted; the next command tries again
             log.warning("run %s: could not remove its leftover workspaces: %s", run.run_id, exc)

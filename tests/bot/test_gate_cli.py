@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -162,3 +164,17 @@ def test_check_starts_after_the_gate_snapshot_and_full_walks_every_row(
     code, document = _json(capsys, "gate", "check", "--json", "--full")
     assert (code, document["ledger"]["resumed_at"]) == (ExitStatus.GATE_REFUSED, 0)
     assert "row 9: content does not match" in document["refusals"][0]["detail"]
+
+
+def test_the_gate_check_path_loads_no_sandbox_machinery() -> None:
+    # A check reads the ledger and the specs: the Docker SDK and the registry gate's HTTP
+    # client cost every check a tenth of a second or more to load and are never used.
+    probe = (
+        "import json, sys\n"
+        "import migration_evals.bot.commands.gate\n"
+        "from migration_evals.oracles.ecosystems.registry import spec_vocabulary\n"
+        "spec_vocabulary()\n"
+        "print(json.dumps(sorted(m for m in ('docker', 'requests') if m in sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == []

@@ -28,7 +28,7 @@ from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.grading import ReportComparison, TestReport
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
-from migration_evals.oracles.sandbox.registry import Route
+from migration_evals.oracles.sandbox.routes import Route
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain
 from migration_evals.oracles.tree import TreeView

@@ -37,7 +37,7 @@ from migration_evals.oracles.ecosystems.interface import (
     ReportFormat,
 )
 from migration_evals.oracles.grading import TestReport, parse_exit_code
-from migration_evals.oracles.sandbox.registry import Route
+from migration_evals.oracles.sandbox.routes import Route
 from migration_evals.oracles.tree import TreeView
 
 __all__ = [

@@ -36,7 +36,7 @@ import shutil
 import socketserver
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler
@@ -56,6 +56,7 @@ from migration_evals.oracles.sandbox.as_of import (
     metadata_request,
     metadata_versions,
 )
+from migration_evals.oracles.sandbox.routes import Route
 
 __all__ = [
     "GATE_PORT",
@@ -111,24 +112,6 @@ def _host_port(parts: Any) -> str:
     if ":" in host:
         host = f"[{host}]"
     return f"{host}:{parts.port}" if parts.port else host
-
-
-def _never(path: str) -> bool:
-    return False
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """One route of the gate (``/<name>/<path>``) and what the gate does for it beyond
-    forwarding: ``stored`` says which fetched paths are release files kept in the host
-    store and served from it after; in offline mode, ``offline_cache`` (a folder below the
-    dependency caches, laid out as the registry) answers; with ``dated``, an as-of
-    session lists only the versions its metadata had by then."""
-
-    name: str
-    stored: Callable[[str], bool] = _never
-    offline_cache: str = ""
-    dated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from migration_evals.oracles.ecosystems.dockerfile.image_tests import check_imag
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
-from migration_evals.oracles.sandbox.registry import Route
+from migration_evals.oracles.sandbox.routes import Route
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, recipe_image_for_both_sides
 from migration_evals.oracles.tree import TreeView

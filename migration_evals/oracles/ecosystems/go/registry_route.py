@@ -5,7 +5,7 @@ layout, answers instead."""
 from __future__ import annotations
 
 from migration_evals.oracles.ecosystems.go.resolution import GO_CACHE
-from migration_evals.oracles.sandbox.registry import Route
+from migration_evals.oracles.sandbox.routes import Route
 
 __all__ = ["ROUTE"]
 

@@ -29,7 +29,7 @@ from migration_evals.oracles.ecosystems.maven.test_settings import SETTING_FAMIL
 from migration_evals.oracles.ecosystems.maven.toolchains import base_toolchain
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
-from migration_evals.oracles.sandbox.registry import Route
+from migration_evals.oracles.sandbox.routes import Route
 from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, recipe_toolchain_images

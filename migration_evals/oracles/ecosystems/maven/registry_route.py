@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from migration_evals.oracles.sandbox.registry import Route
+from migration_evals.oracles.sandbox.routes import Route
 
 __all__ = ["ROUTE", "is_release_file"]
 
