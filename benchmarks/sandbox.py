@@ -47,7 +47,7 @@ from migration_evals.core.ports import JudgeReply, SandboxAction, SandboxRequest
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.oracles.cascade import Budget, Cascade
-from migration_evals.oracles.ecosystems.registry import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs, output_captures
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
 from migration_evals.oracles.sandbox.docker import default_user
@@ -256,7 +256,9 @@ def main() -> int:
     )
     user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
     limits = SandboxLimits.from_spec(specs.oracle.sandbox)
-    sandbox = DockerSandbox(client, limits, user=user, as_root=os.geteuid() == 0)
+    sandbox = DockerSandbox(
+        client, limits, user=user, as_root=os.geteuid() == 0, captures=output_captures()
+    )
     with tempfile.TemporaryDirectory(prefix="me-bench-") as folder:
         scratch = Path(folder)
         rows = overhead(sandbox, client, specs, args.runs, scratch)

@@ -38,7 +38,7 @@ from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import Builds
 from migration_evals.oracles.cascade import Budget, Cascade
 from migration_evals.oracles.diffscreen import ScreenLimits
-from migration_evals.oracles.ecosystems.registry import load_specs
+from migration_evals.oracles.ecosystems.registry import load_specs, output_captures
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
 from migration_evals.oracles.sandbox.docker import default_user
@@ -351,6 +351,7 @@ def live_docker_sandbox(
         as_root=os.geteuid() == 0,
         caches=dependency_caches(cache_dir),
         gate=registry_gate(dependencies or DependencySettings(), cache_dir),
+        captures=output_captures(),
     )
 
 

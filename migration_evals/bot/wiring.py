@@ -22,7 +22,7 @@ from migration_evals.core.store import Store
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.builds import Builds
 from migration_evals.oracles.cascade import Cascade
-from migration_evals.oracles.ecosystems.registry import gate_routes, load_specs
+from migration_evals.oracles.ecosystems.registry import gate_routes, load_specs, output_captures
 from migration_evals.oracles.judges import RecordingJudge, ReplayingJudge, Retrying, RetryPolicy
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.sandbox import (
@@ -117,6 +117,7 @@ def live_sandbox(settings: Settings, specs: SpecSet) -> Sandbox:
             cache_volumes=settings.dependencies.cache_volumes,
             gate_network=settings.dependencies.gate_network,
             gate_host=settings.dependencies.gate_host,
+            captures=output_captures(),
         )
         sandbox.reap()
     except SandboxError as exc:

@@ -28,6 +28,7 @@ from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.grading import ReportComparison, TestReport
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
+from migration_evals.oracles.sandbox.capture import CaptureFactory
 from migration_evals.oracles.sandbox.routes import Route
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain
@@ -68,17 +69,26 @@ def all_of(*checks: ContractCheck) -> ContractCheck:
 class ReportFormat:
     """A test report format (a recipe step's ``report_format``): how one run's report
     reads, whether a failed run stopped before its tests compiled, how the sandbox
-    keeps the run's output (``""``: head and tail) and its own checks of a patched
-    report against the base's (``grade_tests``)."""
+    keeps the run's output (``output_events``, the name a request asks for, and
+    ``capture``, the capture the sandbox is handed under that name; ``""`` and None:
+    head and tail) and its own checks of a patched report against the base's
+    (``grade_tests``)."""
 
     name: str
     read: Callable[[SandboxResult, Sequence[str]], TestReport]
     did_not_build: Callable[[int, str], bool] = lambda exit_code, output: False
     output_events: str = ""
+    capture: CaptureFactory | None = None
     comparisons: tuple[ReportComparison, ...] = ()
     # The channel (``TestReport.channels``) of a module whose results were cross-checked
     # against a second record; any other channel says why they rest on the reports alone.
     cross_checked: str = ""
+
+    def __post_init__(self) -> None:
+        # A name the sandbox has no capture for would be an error at run time; a capture
+        # with no name would never be asked for.
+        if bool(self.output_events) != (self.capture is not None):
+            raise ValueError(f"report format {self.name}: output_events needs its capture")
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from migration_evals.oracles.ecosystems.interface import (
     ReportFormat,
 )
 from migration_evals.oracles.grading import TestReport, parse_exit_code
+from migration_evals.oracles.sandbox.capture import CaptureFactory
 from migration_evals.oracles.sandbox.routes import Route
 from migration_evals.oracles.tree import TreeView
 
@@ -53,6 +54,7 @@ __all__ = [
     "ecosystems",
     "gate_routes",
     "load_specs",
+    "output_captures",
     "read_report",
     "recipe_spec_schema",
     "report_format",
@@ -83,6 +85,18 @@ def ecosystem_of(recipe: Recipe) -> Ecosystem | None:
 def gate_routes() -> tuple[Route, ...]:
     """Every registered ecosystem's routes through the registry gate."""
     return tuple(route for each in ecosystems() for route in each.gate_routes)
+
+
+def output_captures() -> Mapping[str, CaptureFactory]:
+    """Every registered report format's capture, by the ``output_events`` name a request
+    asks for it by: what the bot hands the sandbox (which knows no format itself)."""
+    captures: dict[str, CaptureFactory] = {}
+    for each in _report_formats().values():
+        if each.capture is None:
+            continue
+        if captures.setdefault(each.output_events, each.capture) is not each.capture:
+            raise SpecError(each.name, "output_events", f"{each.output_events} is declared twice")
+    return captures
 
 
 @functools.cache

@@ -21,6 +21,10 @@ stage gets a Dockerfile holding only the stages that target needs.
 Starts (``SandboxAction.START``) run a built image as it would run, with
 ``hardening.start_options``, and stop it at its timeout.
 
+A request's ``output_events`` names how its output is kept; the sandbox is handed the
+captures it can use (``captures``, by name, from the ecosystems through the bot) and knows
+no report format itself (``migration_evals.oracles.sandbox.capture``).
+
 With an ``ImageSource``, an image the engine lacks is pulled by digest before anything
 uses it (``migration_evals.oracles.sandbox.pulls``); without one it is an infrastructure error.
 
@@ -57,7 +61,7 @@ from migration_evals.core.ports import (
 )
 from migration_evals.oracles.sandbox.accounting import ResourceAccounting
 from migration_evals.oracles.sandbox.archives import WorkspaceReading
-from migration_evals.oracles.sandbox.capture import capture_for
+from migration_evals.oracles.sandbox.capture import Capture, Captures, capture_for
 from migration_evals.oracles.sandbox.containers import Containers
 from migration_evals.oracles.sandbox.dependency_caches import DependencyCaches
 from migration_evals.oracles.sandbox.engine import (
@@ -105,6 +109,7 @@ class DockerSandbox:
         cache_volumes: bool = False,
         gate_network: str | None = None,
         gate_host: str | None = None,
+        captures: Captures | None = None,
     ) -> None:
         owner = owner or f"{socket.gethostname()}:{os.getpid()}"
         self.engine = EngineSetup(client, limits, user, as_root, owner, poll_s)
@@ -120,6 +125,9 @@ class DockerSandbox:
         self.transfer = FileTransfer(self.engine)
         self.containers = Containers(self.engine, self.caches, self.execution, self.accounting)
         self.builds = ImageBuilds(self.engine)
+        # How a request's output is kept, by its ``output_events`` name (head and tail
+        # for none): what the report formats' owners declare, handed over by the bot.
+        self.captures: Captures = dict(captures or {})
 
     @property
     def limits(self) -> SandboxLimits:
@@ -173,18 +181,25 @@ class DockerSandbox:
         network: str | None,
     ) -> SandboxResult:
         started = time.monotonic()
+        # Before any container: a name the sandbox has no capture for is its own error.
+        output = capture_for(request.output_events, self.limits.output_limit_bytes, self.captures)
         volume = self.containers.workspace(request.timeout_s)
         try:
             container = self.containers.create(request, volume, extra, network)
             try:
-                return self._in_container(container, request, command, started)
+                return self._in_container(container, request, command, started, output)
             finally:
                 remove_container(container)
         finally:
             remove_volume(self.engine.client, volume)
 
     def _in_container(
-        self, container: Any, request: SandboxRequest, command: tuple[str, ...], started: float
+        self,
+        container: Any,
+        request: SandboxRequest,
+        command: tuple[str, ...],
+        started: float,
+        output: Capture,
     ) -> SandboxResult:
         since = time.time()
         try:
@@ -192,7 +207,6 @@ class DockerSandbox:
             self.transfer.copy_in(container, request)
         except ENGINE_ERRORS as exc:
             raise SandboxError(f"cannot put the tree into the sandbox: {exc}") from exc
-        output = capture_for(request.output_events, self.limits.output_limit_bytes)
         try:
             finished = self.execution.exec(container, request, command, output)
         except SandboxError:

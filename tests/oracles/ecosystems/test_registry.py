@@ -17,13 +17,15 @@ from migration_evals.core.errors import SpecError
 from migration_evals.core.specs import Recipe, SpecSet
 from migration_evals.oracles.coverage import CoverageFormat
 from migration_evals.oracles.ecosystems.discovery import defined_in
-from migration_evals.oracles.ecosystems.interface import Ecosystem
+from migration_evals.oracles.ecosystems.go.capture import GoTestEvents
+from migration_evals.oracles.ecosystems.interface import Ecosystem, ReportFormat
 from migration_evals.oracles.ecosystems.maven.syntax import SYNTAX_FORMS
 from migration_evals.oracles.ecosystems.registry import (
     ecosystem_of,
     ecosystems,
     gate_routes,
     load_specs,
+    output_captures,
     recipe_spec_schema,
     report_format,
 )
@@ -48,6 +50,19 @@ def test_the_schema_names_the_build_systems_the_ecosystems_build() -> None:
 def test_the_registry_gate_routes_are_the_ecosystems_registries() -> None:
     routes = [route.name for route in gate_routes()]
     assert sorted(routes) == ["go", "maven"]
+
+
+def test_the_sandbox_s_captures_are_the_report_formats_own() -> None:
+    assert output_captures() == {"go-test-json": GoTestEvents}
+    declared = {f.output_events: f.capture for e in ecosystems() for f in e.report_formats}
+    assert {name: capture for name, capture in declared.items() if name} == output_captures()
+
+
+def test_a_report_format_names_its_output_events_with_their_capture() -> None:
+    with pytest.raises(ValueError, match="output_events needs its capture"):
+        ReportFormat("tap", report_format("exit-code").read, output_events="tap")
+    with pytest.raises(ValueError, match="output_events needs its capture"):
+        ReportFormat("tap", report_format("exit-code").read, capture=GoTestEvents)
 
 
 @pytest.mark.parametrize("step", ["resolve", "compile", "tests"])

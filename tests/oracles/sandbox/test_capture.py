@@ -1,8 +1,12 @@
-"""Output is drained whole but kept only up to its cap: its head and its tail."""
+"""Output is drained whole but kept only up to its cap: its head and its tail; a request
+naming another way to keep it gets the capture the sandbox was handed under that name."""
 
 from __future__ import annotations
 
-from migration_evals.oracles.sandbox.capture import OutputCap
+import pytest
+
+from migration_evals.core.errors import SandboxError
+from migration_evals.oracles.sandbox.capture import Capture, OutputCap, capture_for
 
 
 def test_output_under_the_cap_is_kept_whole() -> None:
@@ -61,3 +65,25 @@ def test_a_cut_inside_a_character_still_decodes() -> None:
     cap = OutputCap(1)
     cap.feed("é".encode())
     assert cap.text().startswith("\ufffd")
+
+
+def test_plain_output_is_kept_by_head_and_tail_whatever_captures_are_handed() -> None:
+    assert isinstance(capture_for("", 10, {}), OutputCap)
+    assert isinstance(capture_for("", 10, {"lines": _Lines}), OutputCap)
+
+
+class _Lines(OutputCap):
+    """A capture handed to the sandbox under a name of its own."""
+
+
+def test_a_named_capture_is_the_one_handed_under_that_name() -> None:
+    made: Capture = capture_for("lines", 10, {"lines": _Lines})
+    assert isinstance(made, _Lines)
+    assert made.text() == ""
+
+
+def test_a_name_the_sandbox_was_not_handed_is_an_infrastructure_error() -> None:
+    with pytest.raises(SandboxError, match=r"no capture for output events 'tap' \(it has: lines\)"):
+        capture_for("tap", 10, {"lines": _Lines})
+    with pytest.raises(SandboxError, match=r"'go-test-json' \(it has: none\)"):
+        capture_for("go-test-json", 10, {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from io import BytesIO
 from typing import Any
 
 import docker.errors
@@ -9,6 +10,7 @@ import pytest
 import requests
 
 from migration_evals.core.errors import SandboxError
+from migration_evals.core.ports import SandboxAction, SandboxRequest
 from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
 from migration_evals.oracles.sandbox.capture import OutputCap
 from migration_evals.oracles.sandbox.docker import default_user
@@ -94,6 +96,16 @@ def test_another_engine_error_while_reaping_is_an_infrastructure_error() -> None
     sandbox = DockerSandbox(_leftovers_client([_Leftover(500)], []), SandboxLimits())
     with pytest.raises(SandboxError, match="cannot clean up old sandbox containers"):
         sandbox.reap(now=100.0)
+
+
+def test_output_events_the_sandbox_has_no_capture_for_fail_before_any_container() -> None:
+    # The client has no volumes or containers to create: the run must stop before them.
+    sandbox = DockerSandbox(_leftovers_client([], []), SandboxLimits())
+    request = SandboxRequest(
+        SandboxAction.RUN, "img", ("true",), "t", output_events="tap", tree=lambda *_: BytesIO()
+    )
+    with pytest.raises(SandboxError, match="no capture for output events 'tap'"):
+        sandbox.run(request)
 
 
 class _Freezing:

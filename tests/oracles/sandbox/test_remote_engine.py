@@ -22,6 +22,7 @@ from docker.models.containers import ContainerCollection
 from migration_evals.core.model import Tier
 from migration_evals.core.settings import DependencySettings
 from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.ecosystems.registry import output_captures
 from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
 from migration_evals.oracles.sandbox.docker import default_user
 from tests.conftest import ROOT, LiveGrader, run_git
@@ -112,6 +113,7 @@ def test_a_compile_and_a_tests_tier_grade_through_a_tcp_engine_with_nothing_moun
         gate=registry_gate(dependencies, tmp_path / "harness-cache"),
         cache_volumes=True,
         gate_network=gate_network,
+        captures=output_captures(),
     )
     repo = tmp_path / "java-calc"
     bundle = ROOT / "examples" / "bundles" / "java-calc.bundle"

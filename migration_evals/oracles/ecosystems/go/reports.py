@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from migration_evals.core.ports import SandboxResult
+from migration_evals.oracles.ecosystems.go.capture import GO_TEST_EVENTS, GoTestEvents
 from migration_evals.oracles.ecosystems.go.summaries import cross_check_go
 from migration_evals.oracles.ecosystems.go.test_events import (
     more_self_executions,
@@ -16,7 +17,6 @@ from migration_evals.oracles.ecosystems.go.test_events import (
 )
 from migration_evals.oracles.ecosystems.interface import ReportFormat
 from migration_evals.oracles.grading import TestReport, exit_status_suite
-from migration_evals.oracles.sandbox.capture import GO_TEST_EVENTS
 
 __all__ = ["GO_TEST_JSON"]
 
@@ -72,4 +72,5 @@ GO_TEST_JSON = ReportFormat(
     comparisons=(more_self_executions,),
     # Kept by test, so that a suite that logs a lot is still read whole.
     output_events=GO_TEST_EVENTS,
+    capture=GoTestEvents,
 )

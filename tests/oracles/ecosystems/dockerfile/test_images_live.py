@@ -26,6 +26,7 @@ from migration_evals.core.spec_types import ImageContractSpec
 from migration_evals.core.specs import SpecSet
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.cascade import Budget, Cascade
+from migration_evals.oracles.ecosystems.registry import output_captures
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
 from migration_evals.oracles.sandbox.docker import default_user
@@ -124,7 +125,9 @@ def grade(
     repo, commit = make_repo(FILES)
     limits = SandboxLimits.from_spec(specs.oracle.sandbox)
     user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
-    sandbox = DockerSandbox(docker_client, limits, user=user, as_root=os.geteuid() == 0)
+    sandbox = DockerSandbox(
+        docker_client, limits, user=user, as_root=os.geteuid() == 0, captures=output_captures()
+    )
     judge = FakeJudge(lambda _r: JudgeReply(judge_json("pass", []), "end_turn"))
     oracles = [ApplyOracle(), CompileOracle(sandbox), TestsOracle(sandbox, BaselineCache())]
     cascade = Cascade(
@@ -213,7 +216,7 @@ def test_images_that_say_nothing_of_what_they_run_are_inconclusive(
     repo, commit = make_repo({"Dockerfile": f"FROM {EMPTY}:1\nLABEL app=empty\n"})
     patch = diff_of(repo, {"Dockerfile": f"FROM {EMPTY}:2\nLABEL app=empty\n"})
     limits = SandboxLimits.from_spec(specs.oracle.sandbox)
-    sandbox = DockerSandbox(docker_client, limits)
+    sandbox = DockerSandbox(docker_client, limits, captures=output_captures())
     judge = FakeJudge(lambda _r: JudgeReply(judge_json("pass", []), "end_turn"))
     oracles = [ApplyOracle(), CompileOracle(sandbox), TestsOracle(sandbox)]
     cascade = Cascade(specs, [*oracles, JudgeOracle(judge, judge)], RepoCache(tmp_path / "c"))

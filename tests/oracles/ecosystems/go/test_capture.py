@@ -6,15 +6,12 @@ from __future__ import annotations
 import json
 
 from migration_evals.oracles.build_summaries import DisagreementKind
+from migration_evals.oracles.ecosystems.go.capture import GO_TEST_EVENTS, GoTestEvents
 from migration_evals.oracles.ecosystems.go.summaries import cross_check_go
 from migration_evals.oracles.ecosystems.go.test_events import parse_go_test_json
+from migration_evals.oracles.ecosystems.registry import output_captures
 from migration_evals.oracles.grading import TestStatus
-from migration_evals.oracles.sandbox.capture import (
-    GO_TEST_EVENTS,
-    GoTestEvents,
-    OutputCap,
-    capture_for,
-)
+from migration_evals.oracles.sandbox.capture import OutputCap, capture_for
 
 PKG = "example.com/m"
 
@@ -202,5 +199,7 @@ def test_one_line_longer_than_the_cap_is_over_the_limit() -> None:
 
 
 def test_only_go_test_streams_are_kept_by_event() -> None:
-    assert isinstance(capture_for(GO_TEST_EVENTS, 10), GoTestEvents)
-    assert isinstance(capture_for("", 10), OutputCap)
+    # As the bot builds the sandbox: with every report format's capture, by name.
+    captures = output_captures()
+    assert isinstance(capture_for(GO_TEST_EVENTS, 10, captures), GoTestEvents)
+    assert isinstance(capture_for("", 10, captures), OutputCap)
