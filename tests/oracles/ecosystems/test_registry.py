@@ -33,6 +33,7 @@ from tests.conftest import SPECS_DIR
 
 ROOT = Path(__file__).resolve().parents[3]
 TIERS = ROOT / "migration_evals" / "oracles" / "tiers"
+ECOSYSTEMS_DIR = ROOT / "migration_evals" / "oracles" / "ecosystems"
 ECOSYSTEMS = "migration_evals.oracles.ecosystems"
 
 
@@ -208,10 +209,10 @@ def test_a_module_added_to_a_package_is_found(
             del sys.modules[name]
 
 
-def _ecosystem_imports(path: Path) -> list[str]:
+def _ecosystem_imports(path: Path, *, strict: bool = False) -> list[str]:
     """The ecosystem modules ``path`` imports: below the registry, never the registry and
-    its interface themselves."""
-    allowed = {ECOSYSTEMS, f"{ECOSYSTEMS}.interface", f"{ECOSYSTEMS}.registry"}
+    its interface themselves (``strict``: any module of the ecosystems package)."""
+    allowed = set() if strict else {ECOSYSTEMS, f"{ECOSYSTEMS}.interface", f"{ECOSYSTEMS}.registry"}
     names: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
@@ -220,8 +221,10 @@ def _ecosystem_imports(path: Path) -> list[str]:
             names.append(node.module)
             if node.module == ECOSYSTEMS:  # from ...ecosystems import maven
                 names += [f"{ECOSYSTEMS}.{alias.name}" for alias in node.names]
-    below = (n for n in names if n.startswith(f"{ECOSYSTEMS}.") and n not in allowed)
-    return [n for n in below if n.split(".")[3] in {e.name for e in ecosystems()} | {"discovery"}]
+    ours = (n for n in names if n == ECOSYSTEMS or n.startswith(f"{ECOSYSTEMS}."))
+    below = (n for n in ours if n not in allowed)
+    owned = {e.name for e in ecosystems()} | {"discovery"}
+    return [n for n in below if strict or n.split(".")[3] in owned]
 
 
 def test_the_tiers_import_no_ecosystem_module() -> None:
@@ -239,3 +242,73 @@ def test_the_tier_check_sees_an_ecosystem_import(tmp_path: Path) -> None:
         f"from {ECOSYSTEMS}.registry import check_contract\n"
     )
     assert _ecosystem_imports(probe) == [f"{ECOSYSTEMS}.maven.reports", f"{ECOSYSTEMS}.go"]
+
+
+ORACLES = ROOT / "migration_evals" / "oracles"
+_DOCKERFILE_PARSER = "the sandbox's image building reads Dockerfiles with the Dockerfile parser"
+# The modules outside the ecosystems that still import an ecosystem module, and why. A
+# module listed here that no longer imports one fails the check too, so the list shrinks.
+STILL_IMPORTING: dict[str, str] = {
+    "migration_evals/oracles/sandbox/images.py": _DOCKERFILE_PARSER + " (base images)",
+    "migration_evals/oracles/sandbox/image_builds.py": _DOCKERFILE_PARSER + " (target stages)",
+    "migration_evals/oracles/sandbox/pulls.py": _DOCKERFILE_PARSER + " (image references)",
+    "migration_evals/oracles/sources.py": "being moved",
+    "migration_evals/oracles/test_edits.py": "being moved",
+    "migration_evals/oracles/test_meanings.py": "being moved",
+}
+
+
+def _shared_imports(oracles: Path) -> dict[str, list[str]]:
+    """Each module under ``oracles`` outside its ``ecosystems`` package that imports an
+    ecosystem module, by its path from the repository's root. The sandbox imports none of
+    the package at all, the registry and the interface included: they import the sandbox,
+    and the bot hands it what the ecosystems declare (routes, captures)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(oracles.rglob("*.py")):
+        inside = path.relative_to(oracles).parts
+        if inside[0] == "ecosystems":
+            continue
+        names = _ecosystem_imports(path, strict=inside[0] == "sandbox")
+        if names:
+            found[str(path.relative_to(oracles.parents[1]))] = names
+    return found
+
+
+def _against(found: dict[str, list[str]], listed: dict[str, str]) -> dict[str, list[str]]:
+    """Where ``found`` and an allowlist disagree, both ways."""
+    return {
+        "not listed": sorted(set(found) - set(listed)),
+        "listed, importing none": sorted(set(listed) - set(found)),
+    }
+
+
+def test_no_shared_oracle_module_imports_an_ecosystem_module() -> None:
+    modules = [p for p in ORACLES.rglob("*.py") if ECOSYSTEMS_DIR not in p.parents]
+    assert len(modules) > 50, "too few oracle modules found: the check would pass on nothing"
+    assert all(reason for reason in STILL_IMPORTING.values())
+    disagreements = _against(_shared_imports(ORACLES), STILL_IMPORTING)
+    assert disagreements == {"not listed": [], "listed, importing none": []}
+
+
+def test_the_shared_module_check_sees_an_import_and_a_stale_entry(tmp_path: Path) -> None:
+    oracles = tmp_path / "migration_evals" / "oracles"
+    for folder in ("sandbox", "ecosystems/go", "tiers"):
+        (oracles / folder).mkdir(parents=True)
+    (oracles / "shared.py").write_text(f"from {ECOSYSTEMS}.go.capture import GoTestEvents\n")
+    (oracles / "sandbox" / "run.py").write_text(f"from {ECOSYSTEMS}.registry import gate_routes\n")
+    (oracles / "tiers" / "tests.py").write_text(
+        f"from {ECOSYSTEMS}.registry import report_format\n"
+    )
+    (oracles / "ecosystems" / "go" / "reports.py").write_text(
+        f"from {ECOSYSTEMS}.go import capture\n"
+    )
+    found = _shared_imports(oracles)
+    assert found == {
+        "migration_evals/oracles/sandbox/run.py": [f"{ECOSYSTEMS}.registry"],
+        "migration_evals/oracles/shared.py": [f"{ECOSYSTEMS}.go.capture"],
+    }
+    listed = {"migration_evals/oracles/shared.py": "x", "migration_evals/oracles/gone.py": "y"}
+    assert _against(found, listed) == {
+        "not listed": ["migration_evals/oracles/sandbox/run.py"],
+        "listed, importing none": ["migration_evals/oracles/gone.py"],
+    }
