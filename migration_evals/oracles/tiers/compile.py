@@ -10,7 +10,8 @@ tree does not. A failure's evidence always carries the build tool's
 error lines (file:line where it gave them).
 
 Before any build, no file the patch adds or changes may shadow a package or module of
-the dependencies resolution fetched (``migration_evals.oracles.shadowing``).
+the dependencies resolution fetched (``migration_evals.oracles.shadowing``, each
+ecosystem's rule through the registry).
 
 Recipes with a ``class_files`` rule also need every class file the harness finds after the
 patched build to have the required major version. Recipes that build the repository's

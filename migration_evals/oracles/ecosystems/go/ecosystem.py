@@ -23,6 +23,7 @@ from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
 from migration_evals.oracles.ecosystems.go.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
 from migration_evals.oracles.ecosystems.go.resolution import RESOLUTION
+from migration_evals.oracles.ecosystems.go.shadowing import check_go_shadowing
 from migration_evals.oracles.ecosystems.go.summaries import parse_go_log
 from migration_evals.oracles.ecosystems.go.test_settings import (
     SETTING_FAMILIES,
@@ -32,7 +33,7 @@ from migration_evals.oracles.ecosystems.interface import ContractKind, OutputChe
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.routes import Route
-from migration_evals.oracles.shadowing import check_go_shadowing, shadowing_integrity
+from migration_evals.oracles.shadowing import shadowing_integrity
 from migration_evals.oracles.test_config import integrity_of
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import (

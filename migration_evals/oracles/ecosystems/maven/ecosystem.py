@@ -22,6 +22,7 @@ from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projec
 from migration_evals.oracles.ecosystems.maven.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
 from migration_evals.oracles.ecosystems.maven.resolution import RESOLUTION
+from migration_evals.oracles.ecosystems.maven.shadowing import check_java_shadowing
 from migration_evals.oracles.ecosystems.maven.summaries import parse_maven_log
 from migration_evals.oracles.ecosystems.maven.syntax import SYNTAX_FORMS
 from migration_evals.oracles.ecosystems.maven.test_config import check_maven_test_config
@@ -30,7 +31,7 @@ from migration_evals.oracles.ecosystems.maven.toolchains import base_toolchain
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.routes import Route
-from migration_evals.oracles.shadowing import check_java_shadowing, shadowing_integrity
+from migration_evals.oracles.shadowing import shadowing_integrity
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, recipe_toolchain_images
 from migration_evals.oracles.tree import TreeView
