@@ -1,12 +1,12 @@
 """The coverage guard: how much of the main code the base commit's tests exercise, on the
 base tree and on the graded (patched) tree, and whether the patch lowered it.
 
-Tier 3's runs measure coverage themselves (the recipe's test command: the JaCoCo agent in
-every JVM of a Maven run and its CLI's XML report of each module afterwards; ``go test
--coverprofile`` with ``-coverpkg=./...``, so every package of the module counts, tested or
-not). This module reads the reports the harness collected, per source file (per module
-too, so that one ``package/File.java`` in two modules stays two files), and applies the
-rule:
+Tier 3's runs measure coverage themselves (the recipe's test command, with a tool of its
+ecosystem). This module reads the reports the harness collected, per source file (per
+module too, so that one file name in two modules stays two files), each in its
+``CoverageFormat`` (an ecosystem's: ``migration_evals.oracles.ecosystems.maven.coverage``
+reads JaCoCo XML, ``migration_evals.oracles.ecosystems.go.coverage`` Go profiles), and
+applies the rule:
 
 * a drop of the whole tree's coverage by more than the recipe's ``max_coverage_drop``
   (percentage points) is ``fail``, naming the files whose coverage fell;
@@ -21,21 +21,17 @@ rule:
   (an agent override in the build files, a JVM that never writes its data).
 
 Each report also gives the line ranges it knows as code and whether they ran
-(``Coverage.code``): JaCoCo's ``<line>`` of each source file, the blocks of a Go profile.
-Diff coverage (``migration_evals.oracles.diff_coverage``) reads the patched tree's.
+(``Coverage.code``). Diff coverage (``migration_evals.oracles.diff_coverage``) reads the
+patched tree's, and asks the format how a changed file is named in it.
 
-Reports come from a hostile tree: they are size-capped when collected, a cut report is
-not read, and the XML parser is the stdlib's expat (no external entities, expansion
-bombs refused) behind a refusal of any entity declaration.
+Reports come from a hostile tree: they are size-capped when collected, and a cut report
+is not read; each format's parser refuses what it cannot read safely.
 """
 
 from __future__ import annotations
 
-import re
-import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 from urllib.parse import unquote
@@ -50,13 +46,15 @@ __all__ = [
     "CoverageCheck",
     "CoverageFormat",
     "FileCoverage",
+    "add_counts",
     "check_coverage",
     "merge_coverage",
-    "parse_go_profile",
-    "parse_jacoco_xml",
     "read_coverage",
     "report_files",
     "scoped",
+    "tools_in",
+    "unmeasured",
+    "within_scope",
 ]
 
 DEFAULT_MAX_DROP = 1.0  # percentage points, when the recipe does not say
@@ -64,17 +62,6 @@ _TRUNCATED = "\n[truncated]"
 _SHOWN_FILES = 10
 _ROOT = "."  # the module at the run's own folder: its files keep their bare names
 _SAID = 160  # characters of a tool's log quoted in a reason
-# "path/file.go:12.34,15.2 3 1": a block's range, its statement count and its hit count.
-_GO_BLOCK = re.compile(r"^(?P<file>.+):(?P<range>\d+\.\d+,\d+\.\d+) (?P<stmts>\d+) (?P<count>\d+)$")
-
-
-class CoverageFormat(StrEnum):
-    JACOCO_XML = "jacoco-xml"
-    GO_PROFILE = "go-profile"
-
-    @property
-    def unit(self) -> str:
-        return "lines" if self is CoverageFormat.JACOCO_XML else "statements"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,77 +126,48 @@ def unmeasured(problem: str, unit: str = "lines") -> Coverage:
     return Coverage(unit=unit, problem=problem)
 
 
+CodeMap = Mapping[str, tuple[CodeRange, ...]]
+
+
+def _any_line(source: Sequence[bytes], number: int) -> bool:
+    return True
+
+
+def _always_matched(path: str, text: bytes) -> str | None:
+    return None
+
+
+def _first_line(lines: Sequence[str]) -> str:
+    return next(iter(lines), "")
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageFormat:
+    """A ``coverage.format`` an ecosystem's builds write (``Ecosystem.coverage_formats``).
+
+    ``parse`` reads one report; ``unit`` is what it counts. For diff coverage: ``sources``
+    are the suffixes of the files its tool measures, ``ranges`` finds a changed file's
+    code ranges in a project's report (the report's code, the project's coverage scope,
+    the file's path in the project and its content), ``holds_code`` says whether a line
+    inside a range can be code, and ``unmatched`` why a changed file's lines cannot be
+    matched with the report at all (None: they can). ``log_cause`` picks what a tool's
+    log says went wrong from its non-blank lines."""
+
+    name: str
+    unit: str
+    parse: Callable[[str], Coverage]
+    sources: tuple[str, ...]
+    ranges: Callable[[CodeMap, str | None, str, bytes], tuple[CodeRange, ...]]
+    holds_code: Callable[[Sequence[bytes], int], bool] = _any_line
+    unmatched: Callable[[str, bytes], str | None] = _always_matched
+    log_cause: Callable[[Sequence[str]], str] = _first_line
+
+
 # -- reading reports ----------------------------------------------------------------------
 
 
-def parse_jacoco_xml(text: str) -> Coverage:
-    """Line coverage per source file (``package/File.java``) of a JaCoCo XML report."""
-    unit = CoverageFormat.JACOCO_XML.unit
-    if "<!ENTITY" in text:
-        return unmeasured("the coverage report declares XML entities; it was not read", unit)
-    try:
-        root = ET.fromstring(text)  # noqa: S314 - expat: no external entities, no bombs
-    except ET.ParseError as exc:
-        return unmeasured(f"the coverage report is not readable XML ({exc})", unit)
-    files: dict[str, FileCoverage] = {}
-    code: dict[str, tuple[CodeRange, ...]] = {}
-    for package in root.iter("package"):
-        folder = package.get("name", "")
-        for source in package.findall("sourcefile"):
-            line = next((c for c in source.findall("counter") if c.get("type") == "LINE"), None)
-            if line is None:
-                continue
-            try:
-                missed, covered = int(line.get("missed", "")), int(line.get("covered", ""))
-                lines = _jacoco_lines(source)
-            except ValueError:
-                return unmeasured("the coverage report has a counter that is not a number", unit)
-            name = f"{folder}/{source.get('name', '?')}" if folder else source.get("name", "?")
-            files[name] = _add(files.get(name), FileCoverage(covered, covered + missed))
-            code[name] = code.get(name, ()) + lines
-    return Coverage(files, unit, code=code)
-
-
-def _jacoco_lines(source: ET.Element) -> tuple[CodeRange, ...]:
-    """A source file's ``<line nr mi ci>`` entries: each a line of code, run when any of
-    its instructions was (``ci``, covered instructions)."""
-    return tuple(
-        CodeRange(int(line.get("nr", "")), int(line.get("nr", "")), int(line.get("ci", "")) > 0)
-        for line in source.findall("line")
-    )
-
-
-def parse_go_profile(text: str) -> Coverage:
-    """Statement coverage per file of a ``go test -coverprofile`` profile.
-
-    With ``-coverpkg`` every test binary reports every package, so one block appears
-    once per binary: it counts once, covered if any binary ran it.
-    """
-    unit = CoverageFormat.GO_PROFILE.unit
-    lines = text.splitlines()
-    if not lines or not lines[0].startswith("mode: "):
-        return unmeasured("the coverage profile has no mode line", unit)
-    blocks: dict[tuple[str, str], tuple[int, bool]] = {}
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        block = _GO_BLOCK.match(line)
-        if block is None:
-            return unmeasured(f"the coverage profile's line {number} is not a block", unit)
-        key = (block["file"], block["range"])
-        ran = int(block["count"]) > 0 or blocks.get(key, (0, False))[1]
-        blocks[key] = (int(block["stmts"]), ran)
-    files: dict[str, FileCoverage] = {}
-    code: dict[str, list[CodeRange]] = {}
-    for (path, span), (statements, ran) in blocks.items():
-        files[path] = _add(files.get(path), FileCoverage(statements if ran else 0, statements))
-        if statements:
-            first, last = (int(end.split(".")[0]) for end in span.split(","))
-            code.setdefault(path, []).append(CodeRange(first, last, ran))
-    return Coverage(files, unit, code={path: tuple(ranges) for path, ranges in code.items()})
-
-
-def _add(sum_so_far: FileCoverage | None, more: FileCoverage) -> FileCoverage:
+def add_counts(sum_so_far: FileCoverage | None, more: FileCoverage) -> FileCoverage:
+    """One file's counts with ``more`` of the same file (a second class or block of it)."""
     if sum_so_far is None:
         return more
     return FileCoverage(sum_so_far.covered + more.covered, sum_so_far.total + more.total)
@@ -251,9 +209,7 @@ def _read_report(report_format: CoverageFormat, text: str | None, report: str) -
         return unmeasured(f"the run wrote no coverage report ({report})", unit)
     if text.endswith(_TRUNCATED) or text.startswith("[not read"):
         return unmeasured("the coverage report exceeded the size limit for reports", unit)
-    if report_format is CoverageFormat.JACOCO_XML:
-        return parse_jacoco_xml(text)
-    return parse_go_profile(text)
+    return report_format.parse(text)
 
 
 def _read_modules(
@@ -273,7 +229,7 @@ def _read_modules(
             report = reports[module]
             coverage = _read_report(report_format, artifacts[report], report)
         else:
-            said = _cause(artifacts[logs[module]])
+            said = _cause(artifacts[logs[module]], report_format)
             coverage = unmeasured(f"the coverage tool wrote no report ({said})", unit)
         parts.append((None if module == _ROOT else module, coverage))
     return merge_coverage(parts)
@@ -283,12 +239,9 @@ def _module_of(path: str) -> str:
     return unquote(PurePosixPath(path).stem)
 
 
-def _cause(log: str) -> str:
-    """What a tool's log says went wrong: the innermost cause of a Java stack trace (the
-    outer exception only says where), else its first line."""
-    lines = [line.strip() for line in log.splitlines() if line.strip()]
-    causes = [line for line in lines if line.startswith("Caused by: ")]
-    line = causes[-1].removeprefix("Caused by: ") if causes else next(iter(lines), "")
+def _cause(log: str, report_format: CoverageFormat) -> str:
+    """What a tool's log says went wrong, as its format reads it, cut to a reason's size."""
+    line = report_format.log_cause([line.strip() for line in log.splitlines() if line.strip()])
     if not line:
         return "it said nothing"
     return line if len(line) <= _SAID else line[: _SAID - 3] + "..."
@@ -425,24 +378,14 @@ def check_coverage(
     return CoverageCheck(Verdict.FAIL, reason, base, patched, max_drop, fell)
 
 
-_GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
-
-
-def go_module_path(go_mod: bytes | None) -> str | None:
-    """The module path a ``go.mod`` declares (quotes aside), if it declares one."""
-    if go_mod is None:
-        return None
-    found = _GO_MODULE.search(go_mod.decode("utf-8", "replace"))
-    return found.group(1).strip('"`') if found else None
-
-
-def within_module(coverage: Coverage, module: str | None) -> Coverage:
-    """Only the module's own files: with a ``replace`` to a folder, a dependency's code
-    is profiled too, and a migration that drops the dependency must not count as a fall."""
-    if module is None or not coverage.measured:
+def within_scope(coverage: Coverage, scope: str | None) -> Coverage:
+    """Only the files of a project's own code (``Ecosystem.coverage_scope``, a path prefix;
+    None: all of them): a dependency built from a folder may be profiled too, and a
+    migration that drops the dependency must not count as a fall."""
+    if scope is None or not coverage.measured:
         return coverage
     files = {
-        path: counts for path, counts in coverage.files.items() if path.startswith(module + "/")
+        path: counts for path, counts in coverage.files.items() if path.startswith(scope + "/")
     }
     code = {path: ranges for path, ranges in coverage.code.items() if path in files}
     return Coverage(files, coverage.unit, code=code)

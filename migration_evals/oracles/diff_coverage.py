@@ -7,33 +7,30 @@ number of every added line, in files outside the recipe's test paths; a line onl
 deleted has nothing left to execute) against the graded run's coverage report, the line
 ranges it knows as code and whether they ran (``Coverage.code``):
 
-* a changed line is *code* when the report knows it as code: a JaCoCo ``<line>``, or a
-  line inside a Go profile's block of statements that is not blank or only a comment
-  (a block spans lines; its blank and comment lines hold no statement). A changed line
-  the report does not know (an import, a comment, ``pom.xml``, ``go.mod``) is not main
-  code, and neither is a file outside every project the tier built;
+* a changed line is *code* when the report knows it as code: inside a range the report
+  holds for its file, on a line the format says can hold code (a Go block spans lines;
+  its blank and comment lines hold no statement). A changed line the report does not
+  know (an import, a comment, a build file) is not main code, and neither is a file
+  outside every project the tier built;
 * it is *covered* when a range holding it ran.
 
-A changed Go file holding a ``//line`` directive is not measured: the profile numbers its
-lines as the directive says, not as they are.
-
-A file is found in the report as the report names it: Java by the package its source
-declares and its file name, in the nearest module folder whose report has it (one
-report per module, ``migration_evals.oracles.coverage``); Go by the module path and the file's path
-in the module. The result (``migration_evals.core.diff_coverage``) counts per file and in all; its
-state says "untested change" when there are changed lines of code and none ran.
+A file is found in the report as the report names it, which its coverage format says
+(``CoverageFormat.ranges``: a JVM source by its declared package in the nearest module's
+report, a Go file by its module path); a changed file the format cannot match with its
+lines (a Go ``//line`` directive renumbers them) leaves the change not measured. The
+result (``migration_evals.core.diff_coverage``) counts per file and in all; its state
+says "untested change" when there are changed lines of code and none ran.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from migration_evals.core.diff_coverage import ChangedFile, DiffCoverage
 from migration_evals.core.model import patch_bytes
-from migration_evals.oracles.coverage import CodeRange, Coverage, CoverageFormat, scoped
+from migration_evals.oracles.coverage import CodeRange, Coverage, CoverageFormat
 from migration_evals.oracles.diffscreen import diff_sections
 from migration_evals.oracles.grading import path_matches
 
@@ -47,33 +44,17 @@ __all__ = [
 _FILES_KEPT = 50  # files listed in the details; the counts cover all of them
 _LINES_KEPT = 20  # uncovered lines listed per file
 _HUNK = re.compile(rb"^@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-# The package a JVM source declares (Java, Kotlin, Groovy, Scala): JaCoCo names its
-# source file by it, wherever the file lies.
-_PACKAGE = re.compile(
-    rb"^\s*package\s+([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)", re.MULTILINE
-)
-# Comments, which may hold a line that looks like a package declaration and is none.
-_COMMENT = re.compile(rb"/\*.*?(?:\*/|\Z)|//[^\n]*", re.DOTALL)
-# A Go line directive renumbers the lines after it, and go test's profile follows it
-# (golang/go#41222): a file holding one cannot be matched with its own lines.
-_LINE_DIRECTIVE = re.compile(rb"^//line |/\*line ", re.MULTILINE)
-# The source files each format's tool measures: a change to none of them changes no main
-# code, whether or not the run's coverage could be read.
-_SOURCES = {
-    CoverageFormat.JACOCO_XML: (".java", ".kt", ".groovy", ".scala"),
-    CoverageFormat.GO_PROFILE: (".go",),
-}
-
 Read = Callable[[str], bytes | None]
 
 
 @dataclass(frozen=True, slots=True)
 class ProjectCoverage:
-    """One project's graded run: its folder ("" the repository's root), its Go module
-    path (None for Maven) and the coverage it measured, named as its report names it."""
+    """One project's graded run: its folder ("" the repository's root), its coverage scope
+    (``Ecosystem.coverage_scope``: a Go module path; None for none) and the coverage it
+    measured, named as its report names it."""
 
     root: str
-    module: str | None
+    scope: str | None
     coverage: Coverage
 
     def owns(self, path: str) -> bool:
@@ -140,7 +121,7 @@ def diff_coverage(
     unless the patch changes no source file the format's tool measures)."""
     changed = _main_changes(patch, test_paths)
     if problem is not None:
-        sources = any(path.endswith(_SOURCES[report_format]) for path in changed)
+        sources = any(path.endswith(report_format.sources) for path in changed)
         return DiffCoverage(problem=problem) if sources else DiffCoverage()
     files = []
     for path, lines in sorted(changed.items()):
@@ -148,9 +129,12 @@ def diff_coverage(
         if project is None:
             continue  # in no project the tier built: nothing of it ran or could
         text = read(path) or b""
-        if report_format is CoverageFormat.GO_PROFILE and _LINE_DIRECTIVE.search(text):
-            return DiffCoverage(problem=f"{path} has a //line directive, which moves its lines")
-        ranges = _ranges(project, path, report_format, read)
+        unmatched = report_format.unmatched(path, text)
+        if unmatched is not None:
+            return DiffCoverage(problem=unmatched)
+        ranges = report_format.ranges(
+            project.coverage.code, project.scope, project.relative(path), text
+        )
         if ranges:
             code = _code_lines(lines, ranges, report_format, text)
             if code:
@@ -184,45 +168,6 @@ def _owner(projects: Sequence[ProjectCoverage], path: str) -> ProjectCoverage | 
     return max(owners, key=lambda p: len(p.root), default=None)
 
 
-def _ranges(
-    project: ProjectCoverage, path: str, report_format: CoverageFormat, read: Read
-) -> tuple[CodeRange, ...]:
-    """The code ranges the project's report holds for the file at ``path``."""
-    code = project.coverage.code
-    relative = project.relative(path)
-    if report_format is CoverageFormat.GO_PROFILE:
-        if project.module is None:
-            return ()
-        return code.get(f"{project.module}/{relative}", ())
-    name = _jvm_source_name(relative, read(path))
-    for module in _module_folders(relative):
-        ranges = code.get(scoped(module, name))
-        if ranges is not None:
-            return ranges
-    return ()
-
-
-def _jvm_source_name(relative: str, content: bytes | None) -> str:
-    """``package/File.java`` as JaCoCo names the source file: the declared package's
-    folders and the file's own name (the default package: the name alone)."""
-    declared = _PACKAGE.search(_COMMENT.sub(b"", content or b""))
-    base = posixpath.basename(relative)
-    if declared is None:
-        return base
-    package = re.sub(rb"\s", b"", declared.group(1)).decode("ascii", "replace")
-    return f"{package.replace('.', '/')}/{base}"
-
-
-def _module_folders(relative: str) -> Iterable[str | None]:
-    """The folders a module holding ``relative`` could be, nearest first; None is the
-    project's own folder (its report's files keep their bare names)."""
-    folder = posixpath.dirname(relative)
-    while folder:
-        yield folder
-        folder = posixpath.dirname(folder)
-    yield None
-
-
 def _code_lines(
     lines: Iterable[int], ranges: Sequence[CodeRange], report_format: CoverageFormat, text: bytes
 ) -> dict[int, bool]:
@@ -240,19 +185,10 @@ def _code_lines(
             holding, ran, i = holding + step, ran + step * hit, i + 1
         if not holding:
             continue
-        if report_format is CoverageFormat.GO_PROFILE and not _holds_statement(source, number):
+        if not report_format.holds_code(source, number):
             continue
         found[number] = ran > 0
     return found
-
-
-def _holds_statement(source: Sequence[bytes], number: int) -> bool:
-    """Whether a line inside a Go block can hold a statement: not blank, not only a
-    comment."""
-    if not 0 < number <= len(source):
-        return False
-    line = source[number - 1].strip()
-    return bool(line) and not line.startswith(b"//")
 
 
 def _changed_file(path: str, code: Mapping[int, bool]) -> ChangedFile:

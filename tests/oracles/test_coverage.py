@@ -1,98 +1,27 @@
-"""The coverage guard offline: reading JaCoCo XML and Go profiles, and the drop rule."""
+"""The coverage guard offline: reading reports (one per module too) and the drop rule."""
 
 from __future__ import annotations
 
 from migration_evals.core.model import Verdict
 from migration_evals.oracles.coverage import (
     Coverage,
-    CoverageFormat,
     FileCoverage,
     check_coverage,
     merge_coverage,
-    parse_go_profile,
-    parse_jacoco_xml,
     read_coverage,
     report_files,
     tools_in,
 )
-
-JACOCO = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-<!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" "report.dtd">
-<report name="JaCoCo Coverage Report">
-  <sessioninfo id="a" start="1" dump="2"/>
-  <package name="com/example/calc">
-    <class name="com/example/calc/Calculator" sourcefilename="Calculator.java">
-      <counter type="LINE" missed="99" covered="99"/>
-    </class>
-    <sourcefile name="Calculator.java">
-      <line nr="3" mi="0" ci="3" mb="0" cb="0"/>
-      <counter type="INSTRUCTION" missed="4" covered="40"/>
-      <counter type="LINE" missed="2" covered="8"/>
-    </sourcefile>
-    <sourcefile name="Operation.java">
-      <counter type="LINE" missed="1" covered="0"/>
-    </sourcefile>
-  </package>
-  <counter type="LINE" missed="3" covered="8"/>
-</report>
-"""
-
-GO_PROFILE = """mode: set
-example.com/kv/store.go:25.39,26.48 1 1
-example.com/kv/store.go:26.48,28.3 1 0
-example.com/kv/store.go:29.2,29.30 2 1
-example.com/cmd/main.go:15.13,16.41 1 0
-example.com/kv/store.go:26.48,28.3 1 1
-example.com/cmd/main.go:15.13,16.41 1 0
-"""
+from migration_evals.oracles.ecosystems.maven.coverage import JACOCO_XML
+from tests.oracles.ecosystems.maven.test_coverage import JACOCO
 
 
 def _coverage(**files: tuple[int, int]) -> Coverage:
     return Coverage({name: FileCoverage(*counts) for name, counts in files.items()})
 
 
-def test_jacoco_lines_are_read_per_source_file_not_per_class() -> None:
-    coverage = parse_jacoco_xml(JACOCO)
-    assert coverage.files == {
-        "com/example/calc/Calculator.java": FileCoverage(8, 10),
-        "com/example/calc/Operation.java": FileCoverage(0, 1),
-    }
-    assert round(coverage.percent, 2) == 72.73
-    assert coverage.unit == "lines"
-
-
-def test_a_jacoco_report_declaring_entities_is_not_read() -> None:
-    bomb = '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaa">]><report>&a;</report>'
-    coverage = parse_jacoco_xml(bomb)
-    assert not coverage.measured
-    assert "entities" in (coverage.problem or "")
-
-
-def test_unreadable_jacoco_xml_is_unmeasured_with_the_parsers_message() -> None:
-    coverage = parse_jacoco_xml("<report><package")
-    assert not coverage.measured
-    assert "not readable XML" in (coverage.problem or "")
-
-
-def test_a_go_block_reported_by_several_test_binaries_counts_once() -> None:
-    coverage = parse_go_profile(GO_PROFILE)
-    # store.go: 4 statements, all run by some binary; main.go: 1 statement, never run.
-    assert coverage.files == {
-        "example.com/kv/store.go": FileCoverage(4, 4),
-        "example.com/cmd/main.go": FileCoverage(0, 1),
-    }
-    assert coverage.unit == "statements"
-
-
-def test_a_go_profile_with_a_line_that_is_no_block_is_unmeasured() -> None:
-    coverage = parse_go_profile("mode: set\nexample.com/a.go:1.1,2.2 1 1\nPASS coverage: 100%\n")
-    assert not coverage.measured
-    assert "line 3" in (coverage.problem or "")
-    assert not parse_go_profile("").measured
-
-
 def test_a_report_cut_at_the_size_limit_or_missing_or_without_its_tool_is_unmeasured() -> None:
-    jacoco = CoverageFormat.JACOCO_XML
+    jacoco = JACOCO_XML
     cut = read_coverage(jacoco, {"r.xml": JACOCO[:200] + "\n[truncated]"}, "r.xml")
     assert "size limit" in (cut.problem or "")
     missing = read_coverage(jacoco, {}, "r.xml")
@@ -168,16 +97,6 @@ def test_tools_are_there_when_the_gate_served_every_one() -> None:
     assert tools_in([], [])
 
 
-def test_only_the_modules_own_files_count_for_go() -> None:
-    from migration_evals.oracles.coverage import go_module_path, within_module
-
-    module = go_module_path(b'module "example.com/kv"\n\ngo 1.19\n')
-    assert module == "example.com/kv"
-    profiled = _coverage(**{"example.com/kv/a.go": (1, 2), "github.com/pkg/errors/e.go": (9, 9)})
-    assert within_module(profiled, module).files == {"example.com/kv/a.go": FileCoverage(1, 2)}
-    assert go_module_path(b"go 1.19\n") is None
-
-
 # -- one report per module ----------------------------------------------------------------
 
 MODULES = ".migration-evals/coverage/modules/*.xml"
@@ -207,7 +126,7 @@ def test_one_class_name_in_two_modules_counts_twice_keyed_by_module() -> None:
             "web%2Fapi": _jacoco("Util.java", 5, 5),
         }
     )
-    coverage = read_coverage(CoverageFormat.JACOCO_XML, artifacts, MODULES)
+    coverage = read_coverage(JACOCO_XML, artifacts, MODULES)
     assert coverage.files == {
         "com/example/App.java": FileCoverage(2, 2),  # the root module keeps bare names
         "core: com/example/Util.java": FileCoverage(8, 10),
@@ -223,7 +142,7 @@ def test_a_module_the_tool_failed_on_makes_the_tree_unmeasured_naming_it() -> No
         "Caused by: java.lang.IllegalStateException: Can't add different class with same "
         "name: com/example/Util\n"
     )
-    coverage = read_coverage(CoverageFormat.JACOCO_XML, artifacts, MODULES)
+    coverage = read_coverage(JACOCO_XML, artifacts, MODULES)
     assert coverage.problem == (
         "b: the coverage tool wrote no report (java.lang.IllegalStateException: "
         "Can't add different class with same name: com/example/Util)"
@@ -231,11 +150,9 @@ def test_a_module_the_tool_failed_on_makes_the_tree_unmeasured_naming_it() -> No
 
 
 def test_no_module_report_nor_log_is_no_report_and_a_silent_failure_says_so() -> None:
-    none = read_coverage(CoverageFormat.JACOCO_XML, {}, MODULES)
+    none = read_coverage(JACOCO_XML, {}, MODULES)
     assert none.problem == f"the run wrote no coverage report ({MODULES})"
-    silent = read_coverage(
-        CoverageFormat.JACOCO_XML, {MODULES.replace("*.xml", "..log"): ""}, MODULES
-    )
+    silent = read_coverage(JACOCO_XML, {MODULES.replace("*.xml", "..log"): ""}, MODULES)
     assert silent.problem == "the coverage tool wrote no report (it said nothing)"
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from migration_evals.oracles.coverage import CoverageFormat, FileCoverage, read_coverage
+from migration_evals.oracles.coverage import FileCoverage, read_coverage
+from migration_evals.oracles.ecosystems.maven.coverage import JACOCO_XML
 from migration_evals.oracles.ecosystems.registry import load_specs
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
@@ -196,7 +197,7 @@ def test_each_module_gets_its_own_report_and_one_class_name_counts_in_each(
         for name in (".", "core", "odd%25dir", "web%2Fapi")
         for kind in ("log", "xml")
     ]
-    coverage = read_coverage(CoverageFormat.JACOCO_XML, collected, f"{MODULES}/*.xml")
+    coverage = read_coverage(JACOCO_XML, collected, f"{MODULES}/*.xml")
     assert coverage.files == {
         name: FileCoverage(1, 2)
         for name in (
@@ -214,7 +215,7 @@ def test_a_module_the_cli_fails_on_is_named_not_left_out(tmp_path: Path) -> None
 
     _measured_run(tree, tmp_path)
 
-    coverage = read_coverage(CoverageFormat.JACOCO_XML, _collected(tree), f"{MODULES}/*.xml")
+    coverage = read_coverage(JACOCO_XML, _collected(tree), f"{MODULES}/*.xml")
     assert coverage.problem == (
         "broken: the coverage tool wrote no report (java.lang.IllegalStateException: boom)"
     )

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import pytest
 
 from migration_evals.core.diff_coverage import ChangedFile, DiffCoverage, DiffCoverageState
-from migration_evals.oracles.coverage import CoverageFormat, parse_go_profile, read_coverage
+from migration_evals.oracles.coverage import CoverageFormat, read_coverage
 from migration_evals.oracles.diff_coverage import (
     ProjectCoverage,
     added_lines,
@@ -18,6 +18,8 @@ from migration_evals.oracles.diff_coverage import (
     diff_without_coverage,
 )
 from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import is_dockerfile
+from migration_evals.oracles.ecosystems.go.coverage import GO_PROFILE, parse_go_profile
+from migration_evals.oracles.ecosystems.maven.coverage import JACOCO_XML
 from tests.conftest import RepoFactory, diff_of
 
 JAVA_TESTS = ("**/src/test/**",)
@@ -128,7 +130,7 @@ def _files(
     """Diff coverage of ``patch`` with the patched files' text in ``tree``."""
     return diff_coverage(
         patch,
-        JAVA_TESTS if fmt is CoverageFormat.JACOCO_XML else GO_TESTS,
+        JAVA_TESTS if fmt is JACOCO_XML else GO_TESTS,
         projects,
         fmt,
         lambda path: tree[path].encode() if path in tree else None,
@@ -138,12 +140,8 @@ def _files(
 def test_java_changed_lines_of_code_and_those_the_tests_ran(make_repo: RepoFactory) -> None:
     repo, _ = make_repo(JAVA_BASE)
     patch = diff_of(repo, JAVA_PATCH)
-    coverage = read_coverage(
-        CoverageFormat.JACOCO_XML, {f"{MODULES}/..xml": JACOCO}, MODULE_REPORTS
-    )
-    found = _files(
-        patch, [ProjectCoverage("", None, coverage)], CoverageFormat.JACOCO_XML, JAVA_PATCH
-    )
+    coverage = read_coverage(JACOCO_XML, {f"{MODULES}/..xml": JACOCO}, MODULE_REPORTS)
+    found = _files(patch, [ProjectCoverage("", None, coverage)], JACOCO_XML, JAVA_PATCH)
     # The comment, the imports, pom.xml and the test file are not main code.
     assert found.files == (
         ChangedFile("src/main/java/com/example/calc/Calculator.java", 3, 2, (16,)),
@@ -164,8 +162,8 @@ def test_java_a_class_name_in_two_modules_is_read_from_its_own_modules_report(
     patch = diff_of(repo, changed)
     untested = _jacoco({5: True, 8: False, 11: False, 15: True, 16: False, 18: True})
     reports = {f"{MODULES}/a.xml": JACOCO, f"{MODULES}/b.xml": untested}
-    coverage = read_coverage(CoverageFormat.JACOCO_XML, reports, MODULE_REPORTS)
-    found = _files(patch, [ProjectCoverage("", None, coverage)], CoverageFormat.JACOCO_XML, changed)
+    coverage = read_coverage(JACOCO_XML, reports, MODULE_REPORTS)
+    found = _files(patch, [ProjectCoverage("", None, coverage)], JACOCO_XML, changed)
     # Module a's report has the same class, run; b's, where the change is, does not.
     assert found.state is DiffCoverageState.UNTESTED
     assert found.files == (
@@ -180,15 +178,11 @@ def test_java_the_file_is_found_by_the_package_it_declares(make_repo: RepoFactor
     repo, _ = make_repo(base)
     changed = {"gen/calc/Calculator.java": CALCULATOR_17}
     patch = diff_of(repo, changed)
-    coverage = read_coverage(
-        CoverageFormat.JACOCO_XML, {f"{MODULES}/..xml": JACOCO}, MODULE_REPORTS
-    )
-    found = _files(patch, [ProjectCoverage("", None, coverage)], CoverageFormat.JACOCO_XML, changed)
+    coverage = read_coverage(JACOCO_XML, {f"{MODULES}/..xml": JACOCO}, MODULE_REPORTS)
+    found = _files(patch, [ProjectCoverage("", None, coverage)], JACOCO_XML, changed)
     assert (found.changed, found.covered) == (3, 2)
     elsewhere = {"gen/calc/Calculator.java": CALCULATOR_17.replace("com.example.calc", "org.other")}
-    found = _files(
-        patch, [ProjectCoverage("", None, coverage)], CoverageFormat.JACOCO_XML, elsewhere
-    )
+    found = _files(patch, [ProjectCoverage("", None, coverage)], JACOCO_XML, elsewhere)
     assert found.state is DiffCoverageState.NO_MAIN_CODE
 
 
@@ -209,8 +203,8 @@ def test_java_a_package_line_in_a_comment_does_not_borrow_another_classs_coverag
     tested = _package({5: True, 8: True, 11: True, 15: True, 16: False, 18: True})
     unrun = _package(dict.fromkeys((8, 11, 14, 18, 19, 21), False), "org/other")
     reports = {f"{MODULES}/..xml": _report(tested, unrun)}
-    coverage = read_coverage(CoverageFormat.JACOCO_XML, reports, MODULE_REPORTS)
-    found = _files(patch, [ProjectCoverage("", None, coverage)], CoverageFormat.JACOCO_XML, changed)
+    coverage = read_coverage(JACOCO_XML, reports, MODULE_REPORTS)
+    found = _files(patch, [ProjectCoverage("", None, coverage)], JACOCO_XML, changed)
     assert found.files == (
         ChangedFile("src/main/java/org/other/Calculator.java", 6, 0, (8, 11, 14, 18, 19, 21)),
     )
@@ -219,12 +213,8 @@ def test_java_a_package_line_in_a_comment_does_not_borrow_another_classs_coverag
 def test_java_a_pom_only_patch_changes_no_main_code(make_repo: RepoFactory) -> None:
     repo, _ = make_repo(JAVA_BASE)
     patch = diff_of(repo, {"pom.xml": POM.format(17)})
-    coverage = read_coverage(
-        CoverageFormat.JACOCO_XML, {f"{MODULES}/..xml": JACOCO}, MODULE_REPORTS
-    )
-    found = _files(
-        patch, [ProjectCoverage("", None, coverage)], CoverageFormat.JACOCO_XML, JAVA_PATCH
-    )
+    coverage = read_coverage(JACOCO_XML, {f"{MODULES}/..xml": JACOCO}, MODULE_REPORTS)
+    found = _files(patch, [ProjectCoverage("", None, coverage)], JACOCO_XML, JAVA_PATCH)
     assert found.state is DiffCoverageState.NO_MAIN_CODE
     assert found.to_dict() == {
         "state": "no changed main code",
@@ -288,7 +278,7 @@ def _go(
 ) -> DiffCoverage:
     module = "example.com/kv"
     project = ProjectCoverage(root, module, parse_go_profile(profile))
-    return _files(patch, [project], CoverageFormat.GO_PROFILE, tree)
+    return _files(patch, [project], GO_PROFILE, tree)
 
 
 def test_go_changed_statements_and_those_a_test_binary_ran(make_repo: RepoFactory) -> None:
@@ -386,21 +376,19 @@ def test_coverage_that_could_not_be_read_is_not_measured_where_main_code_changed
 ) -> None:
     repo, _ = make_repo(JAVA_BASE)
     patch = diff_of(repo, JAVA_PATCH)
-    found = diff_coverage(
-        patch, JAVA_TESTS, [], CoverageFormat.JACOCO_XML, lambda _p: None, problem="no report"
-    )
+    found = diff_coverage(patch, JAVA_TESTS, [], JACOCO_XML, lambda _p: None, problem="no report")
     assert (found.state, found.describe()) == (
         DiffCoverageState.NOT_MEASURED,
         "not measured: no report",
     )
     only_build = diff_of(repo, {"pom.xml": POM.format(17)})
     found = diff_coverage(
-        only_build, JAVA_TESTS, [], CoverageFormat.JACOCO_XML, lambda _p: None, problem="no report"
+        only_build, JAVA_TESTS, [], JACOCO_XML, lambda _p: None, problem="no report"
     )
     assert found.state is DiffCoverageState.NO_MAIN_CODE
     only_tests = diff_of(repo, {"src/test/java/com/example/calc/CalculatorTest.java": "x\n"})
     found = diff_coverage(
-        only_tests, JAVA_TESTS, [], CoverageFormat.JACOCO_XML, lambda _p: None, problem="no report"
+        only_tests, JAVA_TESTS, [], JACOCO_XML, lambda _p: None, problem="no report"
     )
     assert found.state is DiffCoverageState.NO_MAIN_CODE
 

@@ -24,6 +24,7 @@ from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.compiler_output import BuildOutputReader
+from migration_evals.oracles.coverage import CoverageFormat
 from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.grading import ReportComparison, TestReport
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
@@ -129,8 +130,8 @@ class Ecosystem(Protocol):
         """The test report formats its builds write."""
 
     @property
-    def coverage_formats(self) -> tuple[str, ...]:
-        """The ``coverage.format`` values its builds write."""
+    def coverage_formats(self) -> tuple[CoverageFormat, ...]:
+        """The coverage formats its builds write (``coverage.format``)."""
 
     @property
     def setting_families(self) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ Each subpackage of ``migration_evals.oracles.ecosystems`` is one ecosystem (``ma
 (``.interface``); the registry finds them when first asked, so a fourth ecosystem is a new
 subpackage. The tiers call the functions here
 (``ecosystem_of``, ``check_contract``, ``check_test_config``, ``check_shadowing``,
-``report_format``, ``read_report``), never an ecosystem's own modules
+``report_format``, ``read_report``, ``coverage_format``), never an ecosystem's own modules
 (``tests/oracles/test_ecosystems.py`` checks it).
 
 The names a recipe spec may use (build systems, report and coverage formats, contract
@@ -28,6 +28,7 @@ from migration_evals.core.ports import SandboxResult
 from migration_evals.core.spec_schemas import SpecVocabulary, recipe_schema
 from migration_evals.core.specs import Recipe, SpecSet
 from migration_evals.core.specs import load_specs as load_specs_with
+from migration_evals.oracles.coverage import CoverageFormat
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.interface import (
     ContractCheck,
@@ -50,6 +51,7 @@ __all__ = [
     "check_contract",
     "check_shadowing",
     "check_test_config",
+    "coverage_format",
     "ecosystem_of",
     "ecosystems",
     "gate_routes",
@@ -125,6 +127,20 @@ def report_format(name: str) -> ReportFormat:
     return found
 
 
+@functools.cache
+def _coverage_formats() -> Mapping[str, CoverageFormat]:
+    return {f.name: f for each in ecosystems() for f in each.coverage_formats}
+
+
+def coverage_format(name: str) -> CoverageFormat:
+    """The coverage format ``name``; a name no ecosystem reads is a broken spec."""
+    found = _coverage_formats().get(name)
+    if found is None:
+        known = ", ".join(sorted(_coverage_formats()))
+        raise SpecError("recipe", "sandbox.tests.coverage.format", f"one of {known}, not {name!r}")
+    return found
+
+
 def read_report(name: str, result: SandboxResult, *, not_tests: Sequence[str] = ()) -> TestReport:
     """The report of one run in format ``name``, with the run's exit status beside it;
     ``not_tests`` are patterns of collected files that are no test reports (coverage)."""
@@ -170,7 +186,7 @@ def spec_vocabulary() -> SpecVocabulary:
     return SpecVocabulary(
         build_systems=tuple(e.build_system for e in found if e.build_system is not None),
         report_formats=tuple(_report_formats()),
-        coverage_formats=tuple(f for e in found for f in e.coverage_formats),
+        coverage_formats=tuple(_coverage_formats()),
         contract_kinds=tuple(kind.name for kind in kinds),
         setting_families=_union(e.setting_families for e in found),
         syntax_forms=_union(e.syntax_forms for e in found),

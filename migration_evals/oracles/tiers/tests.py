@@ -55,7 +55,7 @@ from migration_evals.oracles.coverage import (
     read_coverage,
     report_files,
     tools_in,
-    within_module,
+    within_scope,
 )
 from migration_evals.oracles.deps import ResolutionStatus
 from migration_evals.oracles.diff_coverage import (
@@ -65,6 +65,7 @@ from migration_evals.oracles.diff_coverage import (
 )
 from migration_evals.oracles.ecosystems.registry import (
     Ecosystem,
+    coverage_format,
     ecosystem_of,
     read_report,
     report_format,
@@ -256,7 +257,7 @@ class _CoverageSpec:
         if spec is None:
             return None
         return cls(
-            CoverageFormat(spec.format),
+            coverage_format(spec.format),
             spec.report,
             spec.tools,
             recipe.test_policy.max_coverage_drop,
@@ -303,15 +304,15 @@ def _coverage(
             continue  # a project removed: nothing of it ran
         build = suite.build
         tools = build is None or tools_in(build.patched.resolved, spec.tools)
-        module = _module(context, suite.build)
-        measured = within_module(_read(spec, suite.patched, tools), module)
+        scope = _module(context, suite.build)
+        measured = within_scope(_read(spec, suite.patched, tools), scope)
         root = build.project.root if build is not None else ""
-        graded.append((suite.label, ProjectCoverage(root, module, measured)))
+        graded.append((suite.label, ProjectCoverage(root, scope, measured)))
         if suite.baseline is None:
             continue  # a project added: no coverage to compare
         base_tools = build is None or tools_in(build.base.resolved, spec.tools)
         patched_tools = patched_tools and tools
-        base.append((suite.label, within_module(_read(spec, suite.baseline, base_tools), module)))
+        base.append((suite.label, within_scope(_read(spec, suite.baseline, base_tools), scope)))
         patched.append((suite.label, measured))
     check = check_coverage(
         merge_coverage(base), merge_coverage(patched), spec.max_drop, patched_tools=patched_tools

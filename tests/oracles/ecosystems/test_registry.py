@@ -15,12 +15,12 @@ import pytest
 
 from migration_evals.core.errors import SpecError
 from migration_evals.core.specs import Recipe, SpecSet
-from migration_evals.oracles.coverage import CoverageFormat
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.go.capture import GoTestEvents
 from migration_evals.oracles.ecosystems.interface import Ecosystem, ReportFormat
 from migration_evals.oracles.ecosystems.maven.syntax import SYNTAX_FORMS
 from migration_evals.oracles.ecosystems.registry import (
+    coverage_format,
     ecosystem_of,
     ecosystems,
     gate_routes,
@@ -77,8 +77,8 @@ def test_the_schema_names_the_report_formats_the_ecosystems_read(step: str) -> N
 def test_the_schema_names_the_coverage_formats_the_ecosystems_write() -> None:
     schema = recipe_spec_schema()["properties"]["sandbox"]["properties"]["tests"]
     names = _enum(schema, "coverage", "format")
-    assert names == {f for e in ecosystems() for f in e.coverage_formats}
-    assert names == {f.value for f in CoverageFormat}  # each one has a reader
+    assert names == {f.name for e in ecosystems() for f in e.coverage_formats}
+    assert all(coverage_format(name).name == name for name in names)  # each one has a reader
 
 
 def test_the_schema_names_the_contract_kinds_the_ecosystems_check() -> None:

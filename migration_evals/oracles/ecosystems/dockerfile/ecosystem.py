@@ -14,6 +14,7 @@ from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.compiler_output import BuildOutputReader
+from migration_evals.oracles.coverage import CoverageFormat
 from migration_evals.oracles.deps import NOTHING_TO_RESOLVE, Resolution, ResolutionRules
 from migration_evals.oracles.diff_coverage import diff_without_coverage
 from migration_evals.oracles.ecosystems.discovery import defined_in
@@ -38,7 +39,7 @@ class Dockerfile:
     project_file: str = ""
     resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = ()
-    coverage_formats: tuple[str, ...] = ()
+    coverage_formats: tuple[CoverageFormat, ...] = ()
     resolution: ResolutionRules = NOTHING_TO_RESOLVE
     gate_routes: tuple[Route, ...] = ()
     setting_families: tuple[str, ...] = ()

@@ -13,11 +13,12 @@ from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.compiler_output import BuildOutputReader
-from migration_evals.oracles.coverage import go_module_path
+from migration_evals.oracles.coverage import CoverageFormat
 from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.go.build_env import go_build_env
 from migration_evals.oracles.ecosystems.go.build_output import GO_OUTPUT
+from migration_evals.oracles.ecosystems.go.coverage import GO_PROFILE, go_module_path
 from migration_evals.oracles.ecosystems.go.gopath import made_module
 from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
 from migration_evals.oracles.ecosystems.go.registry_route import ROUTE
@@ -53,7 +54,7 @@ class Go:
     project_file: str = "go.mod"
     resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = (GO_TEST_JSON,)
-    coverage_formats: tuple[str, ...] = ("go-profile",)
+    coverage_formats: tuple[CoverageFormat, ...] = (GO_PROFILE,)
     resolution: ResolutionRules = RESOLUTION
     gate_routes: tuple[Route, ...] = (ROUTE,)
     setting_families: tuple[str, ...] = SETTING_FAMILIES

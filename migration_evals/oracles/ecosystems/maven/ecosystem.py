@@ -13,11 +13,13 @@ from migration_evals.core.specs import Recipe
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.build_summaries import TestTotals
 from migration_evals.oracles.compiler_output import BuildOutputReader
+from migration_evals.oracles.coverage import CoverageFormat
 from migration_evals.oracles.deps import Resolution, ResolutionRules
 from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.ecosystems.maven.build_output import MAVEN_OUTPUT
 from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
+from migration_evals.oracles.ecosystems.maven.coverage import JACOCO_XML
 from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projects
 from migration_evals.oracles.ecosystems.maven.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
@@ -46,7 +48,7 @@ class Maven:
     project_file: str = "pom.xml"
     resolves_base_as_of_its_day: bool = True
     report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
-    coverage_formats: tuple[str, ...] = ("jacoco-xml",)
+    coverage_formats: tuple[CoverageFormat, ...] = (JACOCO_XML,)
     resolution: ResolutionRules = RESOLUTION
     setting_families: tuple[str, ...] = SETTING_FAMILIES
     gate_routes: tuple[Route, ...] = (ROUTE,)
