@@ -44,7 +44,7 @@ from enum import StrEnum
 
 from tree_sitter import Node
 
-from migration_evals.oracles.syntax import parse
+from migration_evals.oracles.syntax import SourceLanguage, parse
 from migration_evals.oracles.tree import ChangeKind, TreeView
 
 __all__ = [
@@ -111,7 +111,7 @@ class Side:
     def read(self, path: str) -> bytes | None:
         return self.read_file(path) if path in self.files else None
 
-    def root(self, path: str, language: str) -> tuple[bytes, Node] | None:
+    def root(self, path: str, language: SourceLanguage) -> tuple[bytes, Node] | None:
         """The file's content and parse tree, or None if the side has no such file."""
         if path not in self._trees:
             content = self.read(path)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from migration_evals.oracles.ecosystems.maven.syntax import Canonical, Slot, canonical
+from migration_evals.oracles.ecosystems.registry import source_languages
 from migration_evals.oracles.syntax import descendants, parse
 
 __all__ = ["Source", "Unit", "read_source"]
@@ -288,7 +289,8 @@ def _go_imports(node: Node) -> Iterator[str]:
 def read_source(language: str, content: bytes, syntax: frozenset[str] = frozenset()) -> Source:
     """The parts of a Java or Go file the classifier compares; ``syntax``: the Java forms
     the recipe declares syntax-only (``migration_evals.oracles.ecosystems.maven.syntax``)."""
-    root = parse(language, content).root_node
+    grammar = next(each for each in source_languages() if each.name == language)
+    root = parse(grammar, content).root_node
     source = Source(lines=content.decode("utf-8", "replace").splitlines(), syntax=syntax)
     body: list[Node] = []
     for child in root.children:

@@ -1,9 +1,10 @@
-"""Tier 1 syntax check: every touched Java, Go or Dockerfile source must parse.
+"""Tier 1 syntax check: every touched source in a language an ecosystem parses must parse.
 
-A pure function over a ``TreeView``: each file the diff leaves behind is parsed with
-tree-sitter and every ERROR and MISSING node becomes a piece of evidence pinned to its
-1-based line and column. tree-sitter recovers from errors, so one parse reports every
-broken spot, not just the first.
+A pure function over a ``TreeView``: each file the diff leaves behind whose path a
+``SourceLanguage`` claims (each ecosystem names its own, ``Ecosystem.languages``: Java,
+Go, Dockerfiles) is parsed with tree-sitter and every ERROR and MISSING node becomes a
+piece of evidence pinned to its 1-based line and column. tree-sitter recovers from
+errors, so one parse reports every broken spot, not just the first.
 
 Parsers are not thread-safe, so each thread keeps its own, one per language; the
 ``Language`` objects are immutable and shared.
@@ -12,20 +13,16 @@ Parsers are not thread-safe, so each thread keeps its own, one per language; the
 from __future__ import annotations
 
 import threading
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
-import tree_sitter_dockerfile
-import tree_sitter_go
-import tree_sitter_java
 from tree_sitter import Language, Node, Parser, Tree
 
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.oracles.tree import TreeView
 
 __all__ = [
-    "JAVA_TYPE_BODIES",
-    "JAVA_TYPE_DECLARATIONS",
+    "SourceLanguage",
     "check_syntax",
     "descendants",
     "language_of",
@@ -33,96 +30,62 @@ __all__ = [
     "parse",
 ]
 
-# tree-sitter-java's node types of a type declaration and of the bodies that hold members.
-JAVA_TYPE_DECLARATIONS = frozenset(
-    {
-        "class_declaration",
-        "interface_declaration",
-        "enum_declaration",
-        "record_declaration",
-        "annotation_type_declaration",
-    }
-)
-JAVA_TYPE_BODIES = frozenset(
-    {"class_body", "interface_body", "enum_body", "enum_body_declarations", "annotation_type_body"}
-)
-
 _SNIPPET_CHARS = 40
 
-_DOCKERFILE_NAMES = frozenset({"Dockerfile", "Containerfile"})
+
+def _as_written(source: bytes) -> bytes:
+    return source
 
 
-def language_of(path: str) -> str | None:
-    """The tree-sitter language a repository path is written in, or None if not checked."""
-    name = path.rsplit("/", 1)[-1]
-    if name.endswith(".java"):
-        return "java"
-    if name.endswith(".go"):
-        return "go"
-    if name.endswith(".dockerignore"):
-        return None  # a Dockerfile's own ignore file (Dockerfile.dockerignore) is no Dockerfile
-    if (
-        name in _DOCKERFILE_NAMES
-        or name.startswith("Dockerfile.")
-        or name.endswith((".Dockerfile", ".dockerfile"))
-    ):
-        return "dockerfile"
-    return None
+@dataclass(frozen=True, slots=True)
+class SourceLanguage:
+    """A language whose sources are parsed: its name, which repository paths are written in
+    it, its tree-sitter grammar (built once, then shared) and what a source needs before
+    the grammar reads it (byte offsets unchanged)."""
+
+    name: str
+    claims: Callable[[str], bool]
+    grammar: Callable[[], Language]
+    prepared: Callable[[bytes], bytes] = _as_written
 
 
-def _dockerfile_language() -> Language:
-    # tree-sitter-dockerfile 0.2 still hands out a bare int pointer, which Language()
-    # accepts with a DeprecationWarning; silence exactly that one, here only.
-    with warnings.catch_warnings():
-        warnings.filterwarnings(
-            "ignore", message="int argument support is deprecated", category=DeprecationWarning
-        )
-        return Language(tree_sitter_dockerfile.language())
+def language_of(path: str, languages: Iterable[SourceLanguage]) -> SourceLanguage | None:
+    """The language of ``languages`` a repository path is written in, or None."""
+    return next((each for each in languages if each.claims(path)), None)
 
 
-_LANGUAGE_FACTORIES: dict[str, Callable[[], Language]] = {
-    "java": lambda: Language(tree_sitter_java.language()),
-    "go": lambda: Language(tree_sitter_go.language()),
-    "dockerfile": _dockerfile_language,
-}
 _languages: dict[str, Language] = {}
-# catch_warnings swaps process-wide state: build each language once, under a lock, so
-# that window is tiny and never overlaps itself.
+# A grammar may swap process-wide state while it is built (warnings): build each one
+# once, under a lock, so that window is tiny and never overlaps itself.
 _languages_lock = threading.Lock()
 _local = threading.local()
 
 
-def load_language(name: str) -> Language:
-    """The shared tree-sitter ``Language`` for a name ``language_of`` returns (for queries)."""
-    found = _languages.get(name)
+def load_language(language: SourceLanguage) -> Language:
+    """The shared tree-sitter ``Language`` of ``language`` (for queries)."""
+    found = _languages.get(language.name)
     if found is None:
         with _languages_lock:
-            found = _languages.get(name)
+            found = _languages.get(language.name)
             if found is None:
-                found = _languages[name] = _LANGUAGE_FACTORIES[name]()
+                found = _languages[language.name] = language.grammar()
     return found
 
 
-def _parser(name: str) -> Parser:
+def _parser(language: SourceLanguage) -> Parser:
     parsers: dict[str, Parser] | None = getattr(_local, "parsers", None)
     if parsers is None:
         parsers = _local.parsers = {}
-    parser = parsers.get(name)
+    parser = parsers.get(language.name)
     if parser is None:
-        parser = parsers[name] = Parser(load_language(name))
+        parser = parsers[language.name] = Parser(load_language(language))
     return parser
 
 
-def parse(language: str, source: bytes) -> Tree:
-    """Parse ``source`` (any bytes, UTF-8 or not) with this thread's parser for ``language``.
-
-    Raises ``KeyError`` for a language other than those ``language_of`` returns.
-    """
-    if language == "dockerfile" and source and not source.endswith(b"\n"):
-        # The Dockerfile grammar wants every instruction to end its line; the engine does
-        # not, and a file whose last line has no newline builds. Byte offsets are unchanged.
-        source += b"\n"
-    return _parser(language).parse(source)
+def parse(language: SourceLanguage, source: bytes) -> Tree:
+    """Parse ``source`` (any bytes, UTF-8 or not) with this thread's parser for
+    ``language``."""
+    return _parser(language).parse(language.prepared(source))
 
 
 def _error_nodes(root: Node) -> Iterator[Node]:
@@ -160,7 +123,9 @@ def _describe(source: bytes, node: Node) -> str:
     return f"syntax error near `{snippet}`" if snippet else "syntax error"
 
 
-def _check_file(path: str, language: str, source: bytes, max_per_file: int) -> list[Evidence]:
+def _check_file(
+    path: str, language: SourceLanguage, source: bytes, max_per_file: int
+) -> list[Evidence]:
     evidence: list[Evidence] = []
     for node in _error_nodes(parse(language, source).root_node):
         if len(evidence) == max_per_file:
@@ -175,8 +140,11 @@ def _check_file(path: str, language: str, source: bytes, max_per_file: int) -> l
     return evidence
 
 
-def check_syntax(tree: TreeView, *, max_per_file: int = 20) -> list[Evidence]:
-    """Evidence for every syntax error in the files the patch adds or modifies.
+def check_syntax(
+    tree: TreeView, languages: Sequence[SourceLanguage], *, max_per_file: int = 20
+) -> list[Evidence]:
+    """Evidence for every syntax error in the files the patch adds or modifies, in the
+    ``languages`` that claim them.
 
     At most ``max_per_file`` errors per file are listed, plus one line saying more exist.
     """
@@ -187,7 +155,7 @@ def check_syntax(tree: TreeView, *, max_per_file: int = 20) -> list[Evidence]:
         if path is None or path in seen:
             continue
         seen.add(path)
-        language = language_of(path)
+        language = language_of(path, languages)
         source = tree.read(path) if language else None
         if language is None or source is None:
             continue

@@ -42,6 +42,7 @@ from migration_evals.core.model import Evidence
 from migration_evals.core.spec_types import EditPolicy, TestPolicySpec
 from migration_evals.oracles.ecosystems.go.test_settings import builds_on
 from migration_evals.oracles.ecosystems.maven.syntax import is_slot, new_forms, slot_forms
+from migration_evals.oracles.ecosystems.registry import source_languages
 from migration_evals.oracles.grading import path_matches
 from migration_evals.oracles.rewrites import (
     Rewrite,
@@ -292,7 +293,8 @@ def classify_test_edit(
 ) -> TestEdit:
     """What the patch did to one test file (``None``: the file is absent on that side);
     ``syntax``: the syntax-only forms the recipe declares."""
-    language = language_of(path)
+    found_language = language_of(path, source_languages())
+    language = found_language.name if found_language else None
     if language not in ("java", "go"):
         return TestEdit(path, EditKind.RESOURCE, "not a test source: the base's is used")
     if base is None:

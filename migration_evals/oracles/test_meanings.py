@@ -33,6 +33,7 @@ from migration_evals.oracles.ecosystems.go.bindings import go_references
 from migration_evals.oracles.ecosystems.go.test_settings import builds_on
 from migration_evals.oracles.ecosystems.maven.bindings import JavaClass, JavaWorld, java_references
 from migration_evals.oracles.ecosystems.maven.syntax import Slot, slot_forms
+from migration_evals.oracles.ecosystems.registry import source_languages
 from migration_evals.oracles.grading import path_matches
 from migration_evals.oracles.rewrites import Rewrite, RewriteGroup, apply_rewrites
 from migration_evals.oracles.sources import tokenize
@@ -251,7 +252,8 @@ def rebound_tests(
     candidates = set(edited) | _go_candidates(view, patched) | _java_candidates(view, sides)
     found = []
     for path in sorted(candidates):
-        language = language_of(path)
+        found_language = language_of(path, source_languages())
+        language = found_language.name if found_language else None
         if language in ("go", "java"):
             rebound = _rebound_file(language, path, sides, groups, syntax)
             if rebound is not None:

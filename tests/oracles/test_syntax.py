@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from migration_evals.core.model import Evidence, Severity
+from migration_evals.oracles.ecosystems.registry import source_languages
 from migration_evals.oracles.syntax import check_syntax, language_of
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
@@ -72,7 +73,8 @@ def _modified(files: Mapping[str, bytes]) -> MemoryTree:
     ],
 )
 def test_language_of_maps_paths_to_grammars(path: str, language: str | None) -> None:
-    assert language_of(path) == language
+    found = language_of(path, source_languages())
+    assert (found.name if found else None) == language
 
 
 def test_valid_files_give_no_evidence() -> None:
@@ -89,14 +91,14 @@ def test_valid_files_give_no_evidence() -> None:
             FileChange(ChangeKind.MODIFY, "Dockerfile", "Dockerfile"),
         ],
     )
-    assert check_syntax(tree) == []
+    assert check_syntax(tree, source_languages()) == []
 
 
 def test_java_error_node_is_reported_at_its_one_based_position() -> None:
     source = VALID_JAVA.replace(b'return "Hello, " + name;', b'return "Hello, " + ) name;')
     tree = _modified({"Greeter.java": source})
 
-    evidence = check_syntax(tree)
+    evidence = check_syntax(tree, source_languages())
 
     assert len(evidence) == 1
     found = evidence[0]
@@ -107,7 +109,7 @@ def test_java_error_node_is_reported_at_its_one_based_position() -> None:
 
 def test_missing_semicolon_is_reported_as_a_missing_node() -> None:
     source = VALID_JAVA.replace(b"this.name = name;", b"this.name = name")
-    evidence = check_syntax(_modified({"Greeter.java": source}))
+    evidence = check_syntax(_modified({"Greeter.java": source}), source_languages())
 
     # tree-sitter puts the zero-width MISSING node right after the last token.
     assert evidence == [Evidence("missing `;`", "Greeter.java", 7, 25, Severity.FAILURE)]
@@ -118,7 +120,9 @@ def test_go_and_dockerfile_errors_are_found() -> None:
     # An exec-form ENTRYPOINT whose JSON array is never closed.
     dockerfile = VALID_DOCKERFILE.replace(b'"/app/main.py"]', b'"/app/main.py"')
 
-    evidence = check_syntax(_modified({"main.go": go, "Dockerfile": dockerfile}))
+    evidence = check_syntax(
+        _modified({"main.go": go, "Dockerfile": dockerfile}), source_languages()
+    )
 
     assert [(e.path, e.line, e.message) for e in evidence] == [
         ("main.go", 8, "missing `)`"),
@@ -129,7 +133,7 @@ def test_go_and_dockerfile_errors_are_found() -> None:
 def test_column_counts_characters_not_bytes() -> None:
     # "é" is two bytes in UTF-8; the column must still be the character position.
     source = 'class A {\n  String s = "é" + ) 1;\n}\n'.encode()
-    evidence = check_syntax(_modified({"A.java": source}))
+    evidence = check_syntax(_modified({"A.java": source}), source_languages())
     assert [(e.line, e.column) for e in evidence] == [(2, 20)]
 
 
@@ -138,8 +142,10 @@ def test_invalid_utf8_still_parses() -> None:
     # The undecodable byte counts as one character, so ")" sits at column 23.
     valid = b'class A {\n  String s = "caf\xe9";\n}\n'
     broken = b'class A {\n  String s = "caf\xe9" + ) 1;\n}\n'
-    assert check_syntax(_modified({"A.java": valid})) == []
-    assert [(e.line, e.column) for e in check_syntax(_modified({"A.java": broken}))] == [(2, 23)]
+    assert check_syntax(_modified({"A.java": valid}), source_languages()) == []
+    assert [
+        (e.line, e.column) for e in check_syntax(_modified({"A.java": broken}), source_languages())
+    ] == [(2, 23)]
 
 
 def test_deleted_and_unknown_files_are_not_parsed() -> None:
@@ -152,7 +158,7 @@ def test_deleted_and_unknown_files_are_not_parsed() -> None:
             FileChange(ChangeKind.RENAME, "Broken.java", "New.java"),
         ],
     )
-    assert check_syntax(tree) == []
+    assert check_syntax(tree, source_languages()) == []
 
 
 def test_renamed_file_is_checked_under_its_new_path() -> None:
@@ -161,7 +167,7 @@ def test_renamed_file_is_checked_under_its_new_path() -> None:
         patched={"New.java": b"class New {\n"},
         changes=[FileChange(ChangeKind.RENAME, "Old.java", "New.java")],
     )
-    evidence = check_syntax(tree)
+    evidence = check_syntax(tree, source_languages())
     assert [e.path for e in evidence] == ["New.java"]
     assert evidence[0].message == "missing `}`"
 
@@ -170,7 +176,7 @@ def test_evidence_is_capped_per_file_with_a_summary_line() -> None:
     body = "".join(f"  int f{i}() {{ return ) {i}; }}\n" for i in range(10))
     source = f"class A {{\n{body}}}\n".encode()
 
-    evidence = check_syntax(_modified({"A.java": source}), max_per_file=3)
+    evidence = check_syntax(_modified({"A.java": source}), source_languages(), max_per_file=3)
 
     assert [e.line for e in evidence[:3]] == [2, 3, 4]
     assert len(evidence) == 4
@@ -182,10 +188,10 @@ def test_evidence_is_capped_per_file_with_a_summary_line() -> None:
 def test_parsers_are_safe_across_threads() -> None:
     broken = VALID_JAVA.replace(b"this.name = name;", b"this.name = name")
     tree = _modified({"A.java": broken, "B.java": VALID_JAVA, "main.go": VALID_GO})
-    expected = check_syntax(tree)
+    expected = check_syntax(tree, source_languages())
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda _: check_syntax(tree), range(64)))
+        results = list(pool.map(lambda _: check_syntax(tree, source_languages()), range(64)))
 
     assert expected == [Evidence("missing `;`", "A.java", 7, 25, Severity.FAILURE)]
     assert all(result == expected for result in results)
@@ -194,4 +200,4 @@ def test_parsers_are_safe_across_threads() -> None:
 def test_a_dockerfile_without_a_final_newline_parses() -> None:
     # Seen in a real repository: the engine builds it, so tier 1 must not call it broken.
     source = b'FROM node:22-alpine3.22 AS base\nCMD ["/start.sh"]'
-    assert check_syntax(_modified({"apps/web/Dockerfile": source})) == []
+    assert check_syntax(_modified({"apps/web/Dockerfile": source}), source_languages()) == []

@@ -31,6 +31,7 @@ from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.capture import CaptureFactory
 from migration_evals.oracles.sandbox.routes import Route
+from migration_evals.oracles.syntax import SourceLanguage
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain
 from migration_evals.oracles.tree import TreeView
@@ -147,6 +148,10 @@ class Ecosystem(Protocol):
     def build_output(self) -> BuildOutputReader | None:
         """How its build tool's output reads: compiler diagnostics, the decisive error
         lines, where a build stopped (None: it builds no project of its own)."""
+
+    @property
+    def languages(self) -> tuple[SourceLanguage, ...]:
+        """The source languages of its files, as tier 1 parses them."""
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         """The contract kinds its recipes may declare."""

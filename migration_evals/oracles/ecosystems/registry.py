@@ -3,9 +3,9 @@
 Each subpackage of ``migration_evals.oracles.ecosystems`` is one ecosystem (``maven``,
 ``go``, ``dockerfile``) whose ``ecosystem`` module defines ``ECOSYSTEM``, an ``Ecosystem``
 (``.interface``); the registry finds them when first asked, so a fourth ecosystem is a new
-subpackage. The tiers call the functions here
-(``ecosystem_of``, ``check_contract``, ``check_test_config``, ``check_shadowing``,
-``report_format``, ``read_report``, ``coverage_format``), never an ecosystem's own modules
+subpackage. The tiers call the functions here (``ecosystem_of``, ``check_contract``,
+``check_test_config``, ``check_shadowing``, ``report_format``, ``read_report``,
+``coverage_format``, ``source_languages``), never an ecosystem's own modules
 (``tests/oracles/test_ecosystems.py`` checks it).
 
 The names a recipe spec may use (build systems, report and coverage formats, contract
@@ -40,6 +40,7 @@ from migration_evals.oracles.ecosystems.interface import (
 from migration_evals.oracles.grading import TestReport, parse_exit_code
 from migration_evals.oracles.sandbox.capture import CaptureFactory
 from migration_evals.oracles.sandbox.routes import Route
+from migration_evals.oracles.syntax import SourceLanguage
 from migration_evals.oracles.tree import TreeView
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "read_report",
     "recipe_spec_schema",
     "report_format",
+    "source_languages",
     "spec_vocabulary",
 ]
 
@@ -139,6 +141,12 @@ def coverage_format(name: str) -> CoverageFormat:
         known = ", ".join(sorted(_coverage_formats()))
         raise SpecError("recipe", "sandbox.tests.coverage.format", f"one of {known}, not {name!r}")
     return found
+
+
+@functools.cache
+def source_languages() -> tuple[SourceLanguage, ...]:
+    """The source languages of every ecosystem's files."""
+    return tuple(language for each in ecosystems() for language in each.languages)
 
 
 def read_report(name: str, result: SandboxResult, *, not_tests: Sequence[str] = ()) -> TestReport:

@@ -15,6 +15,7 @@ from migration_evals.oracles.ecosystems.registry import (
     check_contract,
     check_shadowing,
     check_test_config,
+    source_languages,
 )
 from migration_evals.oracles.syntax import check_syntax
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
@@ -40,7 +41,7 @@ class ApplyOracle:
             first = applied.problems[0]
             return TierOutcome.failed(f"patch refused: {first}", applied.problems)
         view = context.workspace.view()
-        syntax = check_syntax(view)
+        syntax = check_syntax(view, source_languages())
         if syntax:
             return TierOutcome.failed(f"touched files do not parse: {syntax[0]}", syntax)
         found = check_contract(context.recipe, context.changeset.recipe_params, view)

@@ -21,10 +21,12 @@ from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.dockerfile.compile import compile_dockerfiles
 from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import diff_images, is_dockerfile
 from migration_evals.oracles.ecosystems.dockerfile.image_tests import check_images
+from migration_evals.oracles.ecosystems.dockerfile.language import DOCKERFILE
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.routes import Route
+from migration_evals.oracles.syntax import SourceLanguage
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, recipe_image_for_both_sides
 from migration_evals.oracles.tree import TreeView
@@ -39,6 +41,7 @@ class Dockerfile:
     project_file: str = ""
     resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = ()
+    languages: tuple[SourceLanguage, ...] = (DOCKERFILE,)
     coverage_formats: tuple[CoverageFormat, ...] = ()
     resolution: ResolutionRules = NOTHING_TO_RESOLVE
     gate_routes: tuple[Route, ...] = ()

@@ -20,6 +20,7 @@ from migration_evals.oracles.ecosystems.go.build_env import go_build_env
 from migration_evals.oracles.ecosystems.go.build_output import GO_OUTPUT
 from migration_evals.oracles.ecosystems.go.coverage import GO_PROFILE, go_module_path
 from migration_evals.oracles.ecosystems.go.gopath import made_module
+from migration_evals.oracles.ecosystems.go.language import GO as GO_LANGUAGE
 from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
 from migration_evals.oracles.ecosystems.go.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON
@@ -35,6 +36,7 @@ from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.routes import Route
 from migration_evals.oracles.shadowing import shadowing_integrity
+from migration_evals.oracles.syntax import SourceLanguage
 from migration_evals.oracles.test_config import integrity_of
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import (
@@ -54,6 +56,7 @@ class Go:
     project_file: str = "go.mod"
     resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = (GO_TEST_JSON,)
+    languages: tuple[SourceLanguage, ...] = (GO_LANGUAGE,)
     coverage_formats: tuple[CoverageFormat, ...] = (GO_PROFILE,)
     resolution: ResolutionRules = RESOLUTION
     gate_routes: tuple[Route, ...] = (ROUTE,)

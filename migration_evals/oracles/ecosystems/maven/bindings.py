@@ -31,7 +31,11 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from migration_evals.oracles.bindings import Meaning, MeaningKind, Reference, Side
-from migration_evals.oracles.syntax import JAVA_TYPE_BODIES, JAVA_TYPE_DECLARATIONS
+from migration_evals.oracles.ecosystems.maven.language import (
+    JAVA,
+    JAVA_TYPE_BODIES,
+    JAVA_TYPE_DECLARATIONS,
+)
 
 __all__ = ["JavaClass", "JavaFile", "JavaWorld", "java_references", "read_java_file"]
 
@@ -229,7 +233,7 @@ class JavaWorld:
 
     def file(self, path: str) -> JavaFile | None:
         if path not in self._files:
-            parsed = self.side.root(path, "java")
+            parsed = self.side.root(path, JAVA)
             self._files[path] = (
                 read_java_file(path, parsed[1], self.side.is_test(path)) if parsed else None
             )

@@ -20,6 +20,7 @@ from migration_evals.oracles.ecosystems.interface import ContractKind, OutputChe
 from migration_evals.oracles.ecosystems.maven.build_output import MAVEN_OUTPUT
 from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
 from migration_evals.oracles.ecosystems.maven.coverage import JACOCO_XML
+from migration_evals.oracles.ecosystems.maven.language import JAVA
 from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projects
 from migration_evals.oracles.ecosystems.maven.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
@@ -34,6 +35,7 @@ from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.routes import Route
 from migration_evals.oracles.shadowing import shadowing_integrity
+from migration_evals.oracles.syntax import SourceLanguage
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, recipe_toolchain_images
 from migration_evals.oracles.tree import TreeView
@@ -48,6 +50,7 @@ class Maven:
     project_file: str = "pom.xml"
     resolves_base_as_of_its_day: bool = True
     report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
+    languages: tuple[SourceLanguage, ...] = (JAVA,)
     coverage_formats: tuple[CoverageFormat, ...] = (JACOCO_XML,)
     resolution: ResolutionRules = RESOLUTION
     setting_families: tuple[str, ...] = SETTING_FAMILIES

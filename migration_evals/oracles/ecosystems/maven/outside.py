@@ -58,9 +58,14 @@ from migration_evals.oracles.contracts.outside import (
     is_test_path,
     outside_evidence,
 )
+from migration_evals.oracles.ecosystems.maven.language import (
+    JAVA,
+    JAVA_TYPE_BODIES,
+    JAVA_TYPE_DECLARATIONS,
+)
 from migration_evals.oracles.ecosystems.maven.sources import compiled_java
 from migration_evals.oracles.ecosystems.maven.toolchains import build_jdk
-from migration_evals.oracles.syntax import JAVA_TYPE_BODIES, JAVA_TYPE_DECLARATIONS, parse
+from migration_evals.oracles.syntax import parse
 from migration_evals.oracles.tree import TreeView
 
 __all__ = ["JAVA_FAMILIES", "check_java_outside", "java_constructs"]
@@ -441,7 +446,7 @@ def _node_constructs(file: _File, node: Node) -> Iterator[Construct]:
 @functools.lru_cache(maxsize=1024)
 def java_constructs(path: str, source: bytes) -> tuple[Construct, ...]:
     """Every construct of the Java families in one main-code Java file."""
-    root = parse("java", source).root_node
+    root = parse(JAVA, source).root_node
     file = _file_facts(path, source, root)
     found: list[Construct] = []
     for node in _walk(root):
