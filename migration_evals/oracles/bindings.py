@@ -41,6 +41,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 from tree_sitter import Node
 
@@ -51,7 +52,9 @@ __all__ = [
     "Meaning",
     "MeaningKind",
     "Reference",
+    "Resolved",
     "Side",
+    "TestBindings",
     "base_side",
     "first_rebinding",
     "patched_side",
@@ -131,6 +134,23 @@ class Side:
     def dirs(self) -> Iterable[str]:
         self.in_dir("")
         return self._dirs or {}
+
+
+# A file's imports, its declarations by key and the names they use, on one side.
+Resolved = tuple[list[str], dict[str, list[Node]], list[Reference]]
+
+
+class TestBindings(Protocol):
+    """One language's names, resolved on the base's side and the patched side of a patch
+    (``TestLanguage.bind``)."""
+
+    def candidates(self, changed: Iterable[str]) -> set[str]:
+        """The test files whose meanings a patch changing ``changed`` can reach, besides
+        those it edited (in a package it changed, or naming a class it changed)."""
+
+    def resolved(self, path: str, patched: bool) -> Resolved | None:
+        """The file's imports, declarations and references on one side; None if the side
+        has no such file."""
 
 
 def _added(view: TreeView) -> set[str]:

@@ -7,8 +7,8 @@ file by file. Each test file the patch touches is one of:
 * **mechanical**: the base file with the recipe's declared rewrites applied
   (``migration_evals.oracles.rewrites``; each is an equivalence, so a call or import the patch left
   as it was counts as rewritten too), compared token by token on the tree-sitter parse tree, so
-  whitespace, comments and import order do not matter; where it also uses a Java 17 form
-  the recipe declares syntax-only (``var``, the diamond, a text block...,
+  whitespace, comments and import order do not matter; where it also uses a form the
+  recipe declares syntax-only (Java 17's ``var``, the diamond, a text block...,
   ``migration_evals.oracles.ecosystems.maven.syntax``) it is "tests changed (mechanical)", for the
   judge to review;
 * **preserving**: every test method, every function holding an assertion or a skip,
@@ -20,7 +20,9 @@ file by file. Each test file the patch touches is one of:
   first offending hunk;
 * **added**: a test file the base does not have; never graded (it could define a
   ``TestMain`` that rewrites the runner's output);
-* **resource**: a test file that is not Java or Go source; the base's is always used.
+* **resource**: a test file in no language an ecosystem reads tests in (its
+  ``TestLanguage``, ``migration_evals.oracles.sources``: Java, Go), or one the base's
+  suite never builds; the base's is always used.
 
 A mechanical or preserving edit keeps its tokens, not necessarily their meaning: every
 test file the graded tree may hold (the patch's usable copy, or the base's own in a
@@ -40,9 +42,7 @@ from enum import StrEnum
 
 from migration_evals.core.model import Evidence
 from migration_evals.core.spec_types import EditPolicy, TestPolicySpec
-from migration_evals.oracles.ecosystems.go.test_settings import builds_on
-from migration_evals.oracles.ecosystems.maven.syntax import is_slot, new_forms, slot_forms
-from migration_evals.oracles.ecosystems.registry import source_languages
+from migration_evals.oracles.ecosystems.registry import test_language
 from migration_evals.oracles.grading import path_matches
 from migration_evals.oracles.rewrites import (
     Rewrite,
@@ -51,8 +51,7 @@ from migration_evals.oracles.rewrites import (
     rewrite_at,
     rewrite_groups,
 )
-from migration_evals.oracles.sources import Source, Unit, read_source
-from migration_evals.oracles.syntax import language_of
+from migration_evals.oracles.sources import Source, TestLanguage, Unit, read_source
 from migration_evals.oracles.test_meanings import explained, rebound_tests
 from migration_evals.oracles.tree import ChangeKind, TreeView
 
@@ -66,8 +65,6 @@ __all__ = [
 ]
 
 _HUNK_CHARS = 300
-# Functions that run around every test of a package (Go): a patch may not add them.
-_CONTROLS = frozenset({"TestMain", "init"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +72,7 @@ class TestPolicy:
     """A recipe's ``test_policy``: which files are tests, whether the base's suite is
     graded (``edits: base-suite``) or any edit of a test file fails (``forbidden``, for
     suites that are scripts the harness cannot read), the recipe's rewrites, and the
-    syntax-only forms it declares (``migration_evals.oracles.ecosystems.maven.syntax``)."""
+    syntax-only forms it declares (Java's: ``migration_evals.oracles.ecosystems.maven.syntax``)."""
 
     __test__ = False
 
@@ -189,7 +186,13 @@ def _imports_rewritten(base: Source, patched: Source, active: Sequence[RewriteGr
 
 
 def _hunk(
-    before: Source, base: Unit, after: Source, patched: Unit, calls: Sequence[Rewrite]
+    language: TestLanguage,
+    before: Source,
+    base: Unit,
+    after: Source,
+    patched: Unit,
+    *,
+    calls: Sequence[Rewrite],
 ) -> tuple[int | None, str]:
     """The first difference between a unit and its patched version that the rewrites do
     not explain: its line in the patched file and the base's and the patch's lines."""
@@ -202,9 +205,13 @@ def _hunk(
         line = now_lines[b1] if b1 < len(now_lines) else None
         return line, _shown(before, lines[a1:a2], after, now_lines[b1:b2])
     # The tokens agree: a slot differs (a type dropped for var over a literal of another).
-    markers = [i for i, token in enumerate(rewritten) if is_slot(token)]
+    markers = [i for i, token in enumerate(rewritten) if language.is_slot(token)]
+
+    def rewrite(tokens: Sequence[str]) -> list[str]:
+        return apply_rewrites(tokens, calls)
+
     for i, (was, is_now) in enumerate(zip(base.slots, patched.slots, strict=False)):
-        if slot_forms([was], [is_now], lambda tokens: apply_rewrites(tokens, calls)) is None:
+        if language.slot_forms([was], [is_now], rewrite) is None:
             at = markers[i] if i < len(markers) else 0
             line = now_lines[at] if at < len(now_lines) else None
             return line, _shown(before, lines[at : at + 1], after, now_lines[at : at + 1])
@@ -230,17 +237,28 @@ def _offending(path: str, reason: str, line: int | None, hunk: str = "") -> Test
     return TestEdit(path, EditKind.OFFENDING, reason, line, hunk)
 
 
+def _new_forms(base: Counter[str], patched: Counter[str]) -> set[str]:
+    """The syntax-only forms the patched side holds more of than the base."""
+    return {form for form, count in patched.items() if count > base.get(form, 0)}
+
+
 def _unit_problem(
-    path: str, before: Source, after: Source, key: str, calls: Sequence[Rewrite]
+    language: TestLanguage,
+    path: str,
+    before: Source,
+    after: Source,
+    *,
+    key: str,
+    calls: Sequence[Rewrite],
 ) -> TestEdit | set[str]:
     """Why a unit is not kept, or the syntax-only forms its patched version uses."""
     base, patched = before.units[key], after.units.get(key)
     if patched is None:
         return _offending(path, f"{base.key} was removed", None, _removed(base))
-    forms = explained(base.tokens, base.slots, patched.tokens, patched.slots, calls)
+    forms = explained(language, base.tokens, base.slots, patched.tokens, patched.slots, calls=calls)
     if forms is not None:
-        return forms | new_forms(base.forms, patched.forms)
-    line, hunk = _hunk(before, base, after, patched, calls)
+        return forms | _new_forms(base.forms, patched.forms)
+    line, hunk = _hunk(language, before, base, after, patched, calls=calls)
     what = "emptied" if len(patched.tokens) < len(base.tokens) // 2 else "changed"
     return _offending(path, f"{base.key} was {what}", line, hunk)
 
@@ -256,12 +274,12 @@ def _new_skips(base: Source, patched: Source, calls: Sequence[Rewrite]) -> list[
 
 
 def _preserving_problem(
-    path: str, base: Source, patched: Source, calls: Sequence[Rewrite]
+    language: TestLanguage, path: str, base: Source, patched: Source, calls: Sequence[Rewrite]
 ) -> TestEdit:
     """Why the edit is not preserving, or the preserving edit."""
     forms: set[str] = set()
     for key in base.units:
-        problem = _unit_problem(path, base, patched, key, calls)
+        problem = _unit_problem(language, path, base, patched, key=key, calls=calls)
         if isinstance(problem, TestEdit):
             return problem
         forms |= problem
@@ -272,16 +290,13 @@ def _preserving_problem(
         added = " ".join(sorted(patched.constraints - base.constraints)) or "(removed)"
         return _offending(path, "the file's build constraints changed", None, added)
     for key in patched.units.keys() - base.units.keys():
-        if key.split("#")[0].rsplit(".", 1)[-1] in _CONTROLS or "#field " in key:
+        if language.offends_when_added(key):
             unit = patched.units[key]
             return _offending(path, f"{unit.key} was added", unit.line, unit.text.split("\n")[0])
     reason = "tests kept; other code changed"
     if forms:
-        reason += f" (Java 17 syntax in tests: {', '.join(sorted(forms))})"
+        reason += f" ({language.syntax_named} in tests: {', '.join(sorted(forms))})"
     return TestEdit(path, EditKind.PRESERVING, reason, syntax=tuple(sorted(forms)))
-
-
-_GOOS, _GOARCH = "linux", "amd64"  # the sandbox's platform
 
 
 def classify_test_edit(
@@ -293,15 +308,14 @@ def classify_test_edit(
 ) -> TestEdit:
     """What the patch did to one test file (``None``: the file is absent on that side);
     ``syntax``: the syntax-only forms the recipe declares."""
-    found_language = language_of(path, source_languages())
-    language = found_language.name if found_language else None
-    if language not in ("java", "go"):
+    language = test_language(path)
+    if language is None:
         return TestEdit(path, EditKind.RESOURCE, "not a test source: the base's is used")
     if base is None:
         return TestEdit(path, EditKind.ADDED, _added_note(language, patched or b""))
     if patched is None:
         return _offending(path, "the test file was deleted", None)
-    if language == "go" and not builds_on(path, base, _GOOS, _GOARCH):
+    if not language.built(path, base):
         # The base's suite never builds this file (a build tag such as "integration"), and
         # the graded tree keeps the base's copy: nothing the patch wrote in it is measured.
         return TestEdit(
@@ -311,27 +325,27 @@ def classify_test_edit(
     after = read_source(language, patched, syntax)
     active = _active(groups, before)
     calls = [call for group in active for call in group.calls]
-    forms = explained(before.tokens, before.slots, after.tokens, after.slots, calls)
+    forms = explained(language, before.tokens, before.slots, after.tokens, after.slots, calls=calls)
     if (
         forms is not None
         and before.constraints == after.constraints
         and _imports_rewritten(before, after, active)
     ):
-        return _mechanical(path, forms | new_forms(before.forms, after.forms))
-    return _preserving_problem(path, before, after, calls)
+        return _mechanical(language, path, forms | _new_forms(before.forms, after.forms))
+    return _preserving_problem(language, path, before, after, calls)
 
 
-def _mechanical(path: str, forms: set[str]) -> TestEdit:
+def _mechanical(language: TestLanguage, path: str, forms: set[str]) -> TestEdit:
     if not forms:
         return TestEdit(path, EditKind.MECHANICAL)
     used = tuple(sorted(forms))
-    reason = f"tests changed (mechanical): Java 17 syntax only ({', '.join(used)})"
+    reason = f"tests changed (mechanical): {language.syntax_named} only ({', '.join(used)})"
     return TestEdit(path, EditKind.MECHANICAL, reason, syntax=used)
 
 
-def _added_note(language: str, content: bytes) -> str:
+def _added_note(language: TestLanguage, content: bytes) -> str:
     source = read_source(language, content)
-    controls = sorted({key.split("#")[0] for key in source.units} & _CONTROLS)
+    controls = language.controls(source.units)
     if controls:
         return f"a new test file (defines {', '.join(controls)}): left out of grading"
     return "a new test file: left out of grading"

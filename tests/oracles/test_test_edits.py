@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from migration_evals.core.specs import SpecSet
+from migration_evals.oracles.ecosystems.maven.test_sources import JAVA_TESTS
 from migration_evals.oracles.rewrites import Rewrite, RewriteGroup, apply_rewrites, split_tokens
 from migration_evals.oracles.sources import read_source
 from migration_evals.oracles.test_edits import (
@@ -202,11 +203,11 @@ def test_a_placeholder_takes_one_balanced_expression() -> None:
 def test_a_pattern_keeps_the_operators_a_parsed_source_keeps_whole() -> None:
     # tree-sitter reads a lambda's arrow as one token: a pattern must too, or never match.
     rewrite = Rewrite.of("run($body)", "assertThrows(E.class, () -> $body)")
-    parsed = read_source("java", b"class A { void t() { run(f(x)); } }").tokens
+    parsed = read_source(JAVA_TESTS, b"class A { void t() { run(f(x)); } }").tokens
     rewritten = apply_rewrites(parsed, [rewrite])
     assert "->" in rewritten
     wanted = b"class A { void t() { assertThrows(E.class, () -> f(x)); } }"
-    assert rewritten == list(read_source("java", wanted).tokens)
+    assert rewritten == list(read_source(JAVA_TESTS, wanted).tokens)
     assert split_tokens("a::b == c && d") == ("a", "::", "b", "==", "c", "&&", "d")
 
 

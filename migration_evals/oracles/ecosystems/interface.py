@@ -31,6 +31,7 @@ from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.capture import CaptureFactory
 from migration_evals.oracles.sandbox.routes import Route
+from migration_evals.oracles.sources import TestLanguage
 from migration_evals.oracles.syntax import SourceLanguage
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain
@@ -152,6 +153,11 @@ class Ecosystem(Protocol):
     @property
     def languages(self) -> tuple[SourceLanguage, ...]:
         """The source languages of its files, as tier 1 parses them."""
+
+    @property
+    def test_languages(self) -> tuple[TestLanguage, ...]:
+        """The languages its tests are written in, as the test-edit classifier reads
+        them."""
 
     def contract_kinds(self) -> tuple[ContractKind, ...]:
         """The contract kinds its recipes may declare."""

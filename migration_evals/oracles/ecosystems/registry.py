@@ -5,7 +5,8 @@ Each subpackage of ``migration_evals.oracles.ecosystems`` is one ecosystem (``ma
 (``.interface``); the registry finds them when first asked, so a fourth ecosystem is a new
 subpackage. The tiers call the functions here (``ecosystem_of``, ``check_contract``,
 ``check_test_config``, ``check_shadowing``, ``report_format``, ``read_report``,
-``coverage_format``, ``source_languages``), never an ecosystem's own modules
+``coverage_format``, ``source_languages``, ``test_language``), never an ecosystem's own
+modules
 (``tests/oracles/test_ecosystems.py`` checks it).
 
 The names a recipe spec may use (build systems, report and coverage formats, contract
@@ -40,6 +41,7 @@ from migration_evals.oracles.ecosystems.interface import (
 from migration_evals.oracles.grading import TestReport, parse_exit_code
 from migration_evals.oracles.sandbox.capture import CaptureFactory
 from migration_evals.oracles.sandbox.routes import Route
+from migration_evals.oracles.sources import TestLanguage
 from migration_evals.oracles.syntax import SourceLanguage
 from migration_evals.oracles.tree import TreeView
 
@@ -63,6 +65,8 @@ __all__ = [
     "report_format",
     "source_languages",
     "spec_vocabulary",
+    "test_language",
+    "test_languages",
 ]
 
 _PACKAGE = "migration_evals.oracles.ecosystems"
@@ -147,6 +151,17 @@ def coverage_format(name: str) -> CoverageFormat:
 def source_languages() -> tuple[SourceLanguage, ...]:
     """The source languages of every ecosystem's files."""
     return tuple(language for each in ecosystems() for language in each.languages)
+
+
+@functools.cache
+def test_languages() -> tuple[TestLanguage, ...]:
+    """The languages every ecosystem's tests are written in."""
+    return tuple(language for each in ecosystems() for language in each.test_languages)
+
+
+def test_language(path: str) -> TestLanguage | None:
+    """The language the test source at ``path`` is written in; None: no test source."""
+    return next((each for each in test_languages() if each.language.claims(path)), None)
 
 
 def read_report(name: str, result: SandboxResult, *, not_tests: Sequence[str] = ()) -> TestReport:

@@ -252,9 +252,6 @@ STILL_IMPORTING: dict[str, str] = {
     "migration_evals/oracles/sandbox/images.py": _DOCKERFILE_PARSER + " (base images)",
     "migration_evals/oracles/sandbox/image_builds.py": _DOCKERFILE_PARSER + " (target stages)",
     "migration_evals/oracles/sandbox/pulls.py": _DOCKERFILE_PARSER + " (image references)",
-    "migration_evals/oracles/sources.py": "being moved",
-    "migration_evals/oracles/test_edits.py": "being moved",
-    "migration_evals/oracles/test_meanings.py": "being moved",
 }
 
 

@@ -26,6 +26,7 @@ from migration_evals.oracles.ecosystems.interface import ContractKind, OutputChe
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.routes import Route
+from migration_evals.oracles.sources import TestLanguage
 from migration_evals.oracles.syntax import SourceLanguage
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, recipe_image_for_both_sides
@@ -42,6 +43,7 @@ class Dockerfile:
     resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = ()
     languages: tuple[SourceLanguage, ...] = (DOCKERFILE,)
+    test_languages: tuple[TestLanguage, ...] = ()
     coverage_formats: tuple[CoverageFormat, ...] = ()
     resolution: ResolutionRules = NOTHING_TO_RESOLVE
     gate_routes: tuple[Route, ...] = ()

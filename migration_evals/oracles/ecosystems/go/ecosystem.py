@@ -31,11 +31,13 @@ from migration_evals.oracles.ecosystems.go.test_settings import (
     SETTING_FAMILIES,
     check_go_test_config,
 )
+from migration_evals.oracles.ecosystems.go.test_sources import GO_TESTS
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.routes import Route
 from migration_evals.oracles.shadowing import shadowing_integrity
+from migration_evals.oracles.sources import TestLanguage
 from migration_evals.oracles.syntax import SourceLanguage
 from migration_evals.oracles.test_config import integrity_of
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
@@ -57,6 +59,7 @@ class Go:
     resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = (GO_TEST_JSON,)
     languages: tuple[SourceLanguage, ...] = (GO_LANGUAGE,)
+    test_languages: tuple[TestLanguage, ...] = (GO_TESTS,)
     coverage_formats: tuple[CoverageFormat, ...] = (GO_PROFILE,)
     resolution: ResolutionRules = RESOLUTION
     gate_routes: tuple[Route, ...] = (ROUTE,)

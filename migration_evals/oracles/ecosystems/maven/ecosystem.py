@@ -30,11 +30,13 @@ from migration_evals.oracles.ecosystems.maven.summaries import parse_maven_log
 from migration_evals.oracles.ecosystems.maven.syntax import SYNTAX_FORMS
 from migration_evals.oracles.ecosystems.maven.test_config import check_maven_test_config
 from migration_evals.oracles.ecosystems.maven.test_settings import SETTING_FAMILIES
+from migration_evals.oracles.ecosystems.maven.test_sources import JAVA_TESTS
 from migration_evals.oracles.ecosystems.maven.toolchains import base_toolchain
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
 from migration_evals.oracles.sandbox.routes import Route
 from migration_evals.oracles.shadowing import shadowing_integrity
+from migration_evals.oracles.sources import TestLanguage
 from migration_evals.oracles.syntax import SourceLanguage
 from migration_evals.oracles.tiers.base import TierOutcome, TrialContext
 from migration_evals.oracles.toolchains import SideToolchain, recipe_toolchain_images
@@ -51,6 +53,7 @@ class Maven:
     resolves_base_as_of_its_day: bool = True
     report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
     languages: tuple[SourceLanguage, ...] = (JAVA,)
+    test_languages: tuple[TestLanguage, ...] = (JAVA_TESTS,)
     coverage_formats: tuple[CoverageFormat, ...] = (JACOCO_XML,)
     resolution: ResolutionRules = RESOLUTION
     setting_families: tuple[str, ...] = SETTING_FAMILIES

@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from migration_evals.oracles.sources import Canonical, Slot
 from migration_evals.oracles.syntax import descendants
 
 __all__ = [
@@ -47,7 +47,6 @@ __all__ = [
     "Slot",
     "canonical",
     "is_slot",
-    "new_forms",
     "slot_forms",
     "string_value",
 ]
@@ -88,26 +87,6 @@ _STATEMENT_PARENTS = frozenset(
 )
 _INTEGER = re.compile(r"^(0[xX][0-9a-fA-F_]+|0[bB][01_]+|[0-9][0-9_]*)([lL]?)$")
 _LITERAL_TYPES = {"character_literal": "char", "true": "boolean", "false": "boolean"}
-
-
-@dataclass(frozen=True, slots=True)
-class Slot:
-    """A part of one side that may differ from the other's only in one declared way."""
-
-    marker: str
-    tokens: tuple[str, ...]
-    literal: str | None = None  # a local's initializer type, where it is a literal
-
-
-@dataclass
-class Canonical:
-    """Tokens (with their 1-based lines), slots in token order, and how many of each
-    Java 17 form the source holds."""
-
-    tokens: list[str] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
-    slots: list[Slot] = field(default_factory=list)
-    forms: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -719,8 +698,3 @@ def slot_forms(
         else:
             return None
     return used
-
-
-def new_forms(base: Counter[str], patched: Counter[str]) -> set[str]:
-    """The Java 17 forms the patched side holds more of than the base."""
-    return {form for form, count in patched.items() if count > base.get(form, 0)}
