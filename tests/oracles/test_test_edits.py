@@ -11,182 +11,17 @@ from migration_evals.oracles.rewrites import Rewrite, RewriteGroup, apply_rewrit
 from migration_evals.oracles.sources import read_source
 from migration_evals.oracles.test_edits import (
     EditKind,
-    TestEdit,
     TestPolicy,
     classify_test_edit,
     classify_test_edits,
 )
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
-
-
-@pytest.fixture
-def go_policy(specs: SpecSet) -> TestPolicy:
-    return TestPolicy.of(specs.recipe("go-import-rewrite").test_policy)
+from tests.oracles.ecosystems.maven.test_test_sources import JAVA_BASE, JAVA_MECHANICAL
 
 
 @pytest.fixture
 def java_policy(specs: SpecSet) -> TestPolicy:
     return TestPolicy.of(specs.recipe("java8-to-17").test_policy)
-
-
-GO_BASE = """package kv
-
-import (
-	"io/ioutil"
-	"path/filepath"
-	"testing"
-)
-
-func TestRoundTrip(t *testing.T) {
-	dir, err := ioutil.TempDir("", "kv-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ioutil.WriteFile(filepath.Join(dir, "a"), []byte("v"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := ioutil.ReadFile(filepath.Join(dir, "a"))
-	if string(got) != "v" {
-		t.Fatalf("got %q, want %q", got, "v")
-	}
-}
-
-func fixture() string { return "v" }
-"""
-
-# The recipe's rewrite, with the imports reordered, a comment and different spacing.
-GO_MECHANICAL = """package kv
-
-import (
-	"testing"
-	"os"
-	"path/filepath"
-)
-
-func TestRoundTrip(t *testing.T) {
-	// moved off io/ioutil
-	dir, err := os.MkdirTemp("", "kv-")
-	if err != nil { t.Fatal(err) }
-	if err := os.WriteFile(filepath.Join(dir, "a"), []byte("v"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(filepath.Join(dir, "a"))
-	if string(got) != "v" {
-		t.Fatalf("got %q, want %q", got, "v")
-	}
-}
-
-func fixture() string { return "v" }
-"""
-
-ASSERTION = """	if string(got) != "v" {
-		t.Fatalf("got %q, want %q", got, "v")
-	}
-"""
-
-
-def _go(policy: TestPolicy, patched: str | None, base: str | None = GO_BASE) -> TestEdit:
-    encoded = patched.encode() if patched is not None else None
-    return classify_test_edit(
-        "kv/kv_test.go", base.encode() if base else None, encoded, policy.groups
-    )
-
-
-def test_the_recipes_ioutil_rewrite_of_a_test_file_is_mechanical(go_policy: TestPolicy) -> None:
-    assert _go(go_policy, GO_MECHANICAL).kind is EditKind.MECHANICAL
-
-
-def test_the_same_rewrite_with_an_assertion_removed_fails_naming_the_hunk(
-    go_policy: TestPolicy,
-) -> None:
-    edit = _go(go_policy, GO_MECHANICAL.replace(ASSERTION, ""))
-    assert edit.kind is EditKind.OFFENDING
-    assert edit.reason == "func TestRoundTrip was changed"
-    # The hunk is the removed assertion, not the rewrites around it.
-    assert edit.hunk.startswith('-if string(got) != "v" {')
-    assert "MkdirTemp" not in edit.hunk
-    evidence = edit.evidence()
-    assert evidence.path == "kv/kv_test.go"
-    assert evidence.line == 17
-
-
-@pytest.mark.parametrize(
-    ("change", "reason"),
-    [
-        (('!= "v"', '== "never"'), "func TestRoundTrip was changed"),  # a weakened condition
-        ((ASSERTION, "\tdefer func() { recover() }()\n" + ASSERTION), "func TestRoundTrip"),
-        (("func fixture", "func init() {}\n\nfunc fixture"), "func init was added"),
-        (
-            ("func fixture", "func TestMain(m *testing.M) { m.Run() }\n\nfunc fixture"),
-            "func TestMain was added",
-        ),
-        (("package kv", "//go:build ignore\n\npackage kv"), "the file's build constraints changed"),
-    ],
-)
-def test_go_edits_that_weaken_or_bypass_a_test_fail(
-    go_policy: TestPolicy, change: tuple[str, str], reason: str
-) -> None:
-    assert change[0] in GO_MECHANICAL
-    edit = _go(go_policy, GO_MECHANICAL.replace(*change))
-    assert edit.kind is EditKind.OFFENDING
-    assert edit.reason.startswith(reason)
-
-
-def test_a_skip_in_a_helper_fails(go_policy: TestPolicy) -> None:
-    skipping = GO_MECHANICAL.replace(
-        'func fixture() string { return "v" }',
-        'func fixture(t *testing.T) string {\n\tt.Skip("later")\n\treturn "v"\n}',
-    )
-    edit = _go(go_policy, skipping)
-    assert edit.kind is EditKind.OFFENDING
-    assert edit.reason == "a test is newly skipped or ended early"
-    assert "Skip" in edit.hunk
-
-
-def test_a_changed_helper_without_assertions_is_preserving(go_policy: TestPolicy) -> None:
-    edit = _go(go_policy, GO_MECHANICAL.replace('return "v" }', 'return "w" }'))
-    assert edit.kind is EditKind.PRESERVING
-
-
-def test_a_deleted_test_file_fails_and_an_added_one_is_left_out(go_policy: TestPolicy) -> None:
-    assert _go(go_policy, None).kind is EditKind.OFFENDING
-    main = 'package kv\n\nimport "testing"\n\nfunc TestMain(m *testing.M) {}\n'
-    added = _go(go_policy, main, base=None)
-    assert added.kind is EditKind.ADDED
-    assert added.reason == "a new test file (defines TestMain): left out of grading"
-
-
-def test_the_pkg_errors_rewrites_keep_their_arguments(go_policy: TestPolicy) -> None:
-    base = (
-        'package c\n\nimport (\n\t"testing"\n\n\t"github.com/pkg/errors"\n)\n\n'
-        "func TestWrap(t *testing.T) {\n"
-        '\terr := errors.Wrap(load(1, "a"), "reading config")\n'
-        '\terr = errors.Wrapf(err, "line %d of %s", 3, name())\n'
-        '\tif errors.Cause(err) == nil {\n\t\tt.Fatal(errors.Errorf("no %s", "cause"))\n\t}\n}\n'
-    )
-    rewritten = (
-        'package c\n\nimport (\n\t"errors"\n\t"fmt"\n\t"testing"\n)\n\n'
-        "func TestWrap(t *testing.T) {\n"
-        '\terr := fmt.Errorf("reading config: %w", load(1, "a"))\n'
-        '\terr = fmt.Errorf("line %d of %s: %w", 3, name(), err)\n'
-        '\tif errors.Cause(err) == nil {\n\t\tt.Fatal(fmt.Errorf("no %s", "cause"))\n\t}\n}\n'
-    )
-    policy = go_policy
-    edit = classify_test_edit("c/c_test.go", base.encode(), rewritten.encode(), policy.groups)
-    assert edit.kind is EditKind.MECHANICAL
-    # Swapped arguments are not the rewrite (and change what the test checks).
-    swapped = rewritten.replace('%w", load(1, "a"))', '%w", nil)')
-    edit = classify_test_edit("c/c_test.go", base.encode(), swapped.encode(), policy.groups)
-    assert edit.kind is EditKind.OFFENDING
-
-
-def test_rewrites_apply_only_where_their_import_is(go_policy: TestPolicy) -> None:
-    # No io/ioutil import at base: "ioutil.ReadFile" is someone else's, not the recipe's.
-    base = GO_BASE.replace('"io/ioutil"', 'ioutil "example.com/myioutil"')
-    edit = classify_test_edit(
-        "kv/kv_test.go", base.encode(), GO_MECHANICAL.encode(), go_policy.groups
-    )
-    assert edit.kind is not EditKind.MECHANICAL
 
 
 def test_a_placeholder_takes_one_balanced_expression() -> None:
@@ -209,111 +44,6 @@ def test_a_pattern_keeps_the_operators_a_parsed_source_keeps_whole() -> None:
     wanted = b"class A { void t() { assertThrows(E.class, () -> f(x)); } }"
     assert rewritten == list(read_source(JAVA_TESTS, wanted).tokens)
     assert split_tokens("a::b == c && d") == ("a", "::", "b", "==", "c", "&&", "d")
-
-
-JAVA_BASE = """package x;
-
-import static org.junit.Assert.assertEquals;
-import static org.mockito.Matchers.anyString;
-import static org.mockito.Mockito.when;
-
-import org.junit.Test;
-import org.mockito.Matchers;
-
-public class CalcTest {
-    private final Calc calc = new Calc();
-
-    @Test
-    public void adds() {
-        when(calc.name(anyString())).thenReturn("c");
-        assertEquals(5, calc.add(2, 3));
-        assertEquals("c", calc.name(Matchers.anyString()));
-    }
-
-    private int fixture() {
-        return 2;
-    }
-}
-"""
-JAVA_MECHANICAL = (
-    JAVA_BASE.replace("org.mockito.Matchers", "org.mockito.ArgumentMatchers")
-    .replace("Matchers.anyString()", "ArgumentMatchers.anyString()")
-    .replace("import static org.junit.Assert.assertEquals;\n", "")
-    .replace(
-        "import org.mockito.ArgumentMatchers;",
-        "import org.mockito.ArgumentMatchers;\nimport static org.junit.Assert.assertEquals;",
-    )
-)
-
-
-def _java(policy: TestPolicy, patched: str) -> TestEdit:
-    path = "src/test/java/x/CalcTest.java"
-    return classify_test_edit(path, JAVA_BASE.encode(), patched.encode(), policy.groups)
-
-
-def test_the_mockito_matchers_rename_is_mechanical(java_policy: TestPolicy) -> None:
-    assert "ArgumentArgument" not in JAVA_MECHANICAL
-    assert _java(java_policy, JAVA_MECHANICAL).kind is EditKind.MECHANICAL
-
-
-@pytest.mark.parametrize(
-    ("change", "reason"),
-    [
-        (("        assertEquals(5, calc.add(2, 3));\n", ""), "CalcTest#adds() was changed"),
-        (("@Test\n", "@Test\n    @Ignore\n"), "CalcTest#adds() was changed"),
-        (("@Test\n", "@Test(expected = AssertionError.class)\n"), "CalcTest#adds() was changed"),
-        (
-            (
-                "        assertEquals(5, calc.add(2, 3));\n",
-                "        try {\n            assertEquals(5, calc.add(2, 3));\n"
-                "        } catch (AssertionError e) {\n        }\n",
-            ),
-            "CalcTest#adds() was changed",
-        ),
-        (("public class CalcTest {", "@Ignore\npublic class CalcTest {"), "class CalcTest was"),
-        (
-            (
-                "    private final Calc calc",
-                "    @Rule public Swallow s = new Swallow();\n    private final Calc calc",
-            ),
-            "CalcTest#field s = new Swallow() was added",
-        ),
-        (
-            ("    @Test\n    public void adds() {\n", "    public void adds() {\n"),
-            "CalcTest#adds() was",
-        ),
-    ],
-)
-def test_java_edits_that_weaken_or_bypass_a_test_fail(
-    java_policy: TestPolicy, change: tuple[str, str], reason: str
-) -> None:
-    assert change[0] in JAVA_MECHANICAL
-    edit = _java(java_policy, JAVA_MECHANICAL.replace(*change))
-    assert edit.kind is EditKind.OFFENDING
-    assert edit.reason.startswith(reason), edit.reason
-
-
-def test_an_emptied_test_method_is_named_so(java_policy: TestPolicy) -> None:
-    body = JAVA_MECHANICAL[
-        JAVA_MECHANICAL.index("        when(") : JAVA_MECHANICAL.index("    }\n")
-    ]
-    edit = _java(java_policy, JAVA_MECHANICAL.replace(body, ""))
-    assert edit.reason == "CalcTest#adds() was emptied"
-
-
-def test_an_assume_in_a_helper_fails(java_policy: TestPolicy) -> None:
-    edit = _java(
-        java_policy,
-        JAVA_MECHANICAL.replace("return 2;", "Assume.assumeTrue(false);\n        return 2;"),
-    )
-    assert edit.kind is EditKind.OFFENDING
-    assert edit.reason == "a test is newly skipped or ended early"
-
-
-def test_a_changed_java_helper_is_preserving(java_policy: TestPolicy) -> None:
-    assert _java(java_policy, JAVA_MECHANICAL.replace("return 2;", "return 1 + 1;")).kind is (
-        EditKind.PRESERVING
-    )
 
 
 def test_a_trees_test_files_are_classified_by_path(java_policy: TestPolicy) -> None:
@@ -340,18 +70,6 @@ def test_a_trees_test_files_are_classified_by_path(java_policy: TestPolicy) -> N
     assert edits.offending is None
     assert edits.usable == {test}
     assert not edits.changes_tests(edits.usable)
-
-
-def test_a_go_test_file_the_base_never_builds_is_not_graded_whatever_the_patch_did(
-    go_policy: TestPolicy,
-) -> None:
-    # cockroachdb/apd's sql_test.go: behind "+build sql", so go test ./... never builds it;
-    # its real migration changed the test's setup, which would otherwise read as weakening.
-    tagged = "//go:build sql\n// +build sql\n\n" + GO_BASE
-    edit = _go(go_policy, tagged.replace(ASSERTION, ""), base="// +build sql\n\n" + GO_BASE)
-    assert edit.kind is EditKind.RESOURCE
-    assert edit.reason == "not built by the base's suite: the base's is used"
-    assert _go(go_policy, GO_MECHANICAL.replace(ASSERTION, "")).kind is EditKind.OFFENDING
 
 
 def test_a_rewrite_that_moves_a_string_argument_explains_the_moved_call() -> None:
