@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from migration_evals.core.specs import Recipe
-from migration_evals.oracles.ecosystems.dockerfile.language import DOCKERFILE
+from migration_evals.oracles.ecosystems.dockerfile.language import DOCKERFILE_LANGUAGE
 from migration_evals.oracles.tree import FileChange
 
 __all__ = [
@@ -37,7 +37,7 @@ _DIFF_FROM = re.compile(r"^[-+ ]\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?",
 
 
 def is_dockerfile(path: str) -> bool:
-    return DOCKERFILE.claims(path)
+    return DOCKERFILE_LANGUAGE.claims(path)
 
 
 def builds_dockerfiles(recipe: Recipe) -> bool:

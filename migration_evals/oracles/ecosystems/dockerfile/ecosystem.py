@@ -21,7 +21,7 @@ from migration_evals.oracles.ecosystems.discovery import defined_in
 from migration_evals.oracles.ecosystems.dockerfile.compile import compile_dockerfiles
 from migration_evals.oracles.ecosystems.dockerfile.dockerfiles import diff_images, is_dockerfile
 from migration_evals.oracles.ecosystems.dockerfile.image_tests import check_images
-from migration_evals.oracles.ecosystems.dockerfile.language import DOCKERFILE
+from migration_evals.oracles.ecosystems.dockerfile.language import DOCKERFILE_LANGUAGE
 from migration_evals.oracles.ecosystems.interface import ContractKind, OutputCheck, ReportFormat
 from migration_evals.oracles.harness_files import BuildServices, MadeFiles
 from migration_evals.oracles.projects import Project, ProjectSet
@@ -42,7 +42,7 @@ class Dockerfile:
     project_file: str = ""
     resolves_base_as_of_its_day: bool = False
     report_formats: tuple[ReportFormat, ...] = ()
-    languages: tuple[SourceLanguage, ...] = (DOCKERFILE,)
+    languages: tuple[SourceLanguage, ...] = (DOCKERFILE_LANGUAGE,)
     test_languages: tuple[TestLanguage, ...] = ()
     coverage_formats: tuple[CoverageFormat, ...] = ()
     resolution: ResolutionRules = NOTHING_TO_RESOLVE

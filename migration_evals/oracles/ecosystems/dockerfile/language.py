@@ -10,7 +10,7 @@ from tree_sitter import Language
 
 from migration_evals.oracles.syntax import SourceLanguage
 
-__all__ = ["DOCKERFILE"]
+__all__ = ["DOCKERFILE_LANGUAGE"]
 
 _NAMES = frozenset({"Dockerfile", "Containerfile"})
 
@@ -41,4 +41,4 @@ def _ended(source: bytes) -> bytes:
     return source + b"\n" if source and not source.endswith(b"\n") else source
 
 
-DOCKERFILE = SourceLanguage("dockerfile", _is_dockerfile, _grammar, _ended)
+DOCKERFILE_LANGUAGE = SourceLanguage("dockerfile", _is_dockerfile, _grammar, _ended)

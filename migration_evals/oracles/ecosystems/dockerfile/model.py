@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from migration_evals.oracles.ecosystems.dockerfile.language import DOCKERFILE
+from migration_evals.oracles.ecosystems.dockerfile.language import DOCKERFILE_LANGUAGE
 from migration_evals.oracles.syntax import parse
 
 __all__ = [
@@ -321,7 +321,7 @@ def _reads_of(node: Node) -> list[ContextRead]:
 def read_dockerfile(source: bytes) -> Dockerfile:
     """Parse a Dockerfile. Named top-level nodes are instructions, comments, and ERROR
     nodes for text that does not parse (still compared verbatim); newlines are skipped."""
-    nodes = parse(DOCKERFILE, source).root_node.named_children
+    nodes = parse(DOCKERFILE_LANGUAGE, source).root_node.named_children
     defaults: dict[str, str | None] = {}
     froms: list[FromLine] = []
     needs: list[set[str]] = []

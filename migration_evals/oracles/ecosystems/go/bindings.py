@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from migration_evals.oracles.bindings import Meaning, MeaningKind, Reference, Side
-from migration_evals.oracles.ecosystems.go.language import GO
+from migration_evals.oracles.ecosystems.go.language import GO_LANGUAGE
 from migration_evals.oracles.ecosystems.go.test_settings import builds_on
 from migration_evals.oracles.syntax import descendants
 
@@ -157,7 +157,7 @@ class GoPackage:
         for path in side.in_dir(directory):
             if not path.endswith(".go"):
                 continue
-            parsed = side.root(path, GO)
+            parsed = side.root(path, GO_LANGUAGE)
             if parsed is None or not builds_on(path, parsed[0], _GOOS, _GOARCH):
                 continue
             other = file if path == file.path else read_go_file(path, parsed[1])
@@ -353,7 +353,7 @@ _HANDLERS = {
 
 def go_references(side: Side, path: str) -> tuple[GoFile, list[Reference]] | None:
     """The file on ``side`` and every name its top-level declarations use."""
-    parsed = side.root(path, GO)
+    parsed = side.root(path, GO_LANGUAGE)
     if parsed is None:
         return None
     file = read_go_file(path, parsed[1])

@@ -20,7 +20,7 @@ from migration_evals.oracles.ecosystems.go.build_env import go_build_env
 from migration_evals.oracles.ecosystems.go.build_output import GO_OUTPUT
 from migration_evals.oracles.ecosystems.go.coverage import GO_PROFILE, go_module_path
 from migration_evals.oracles.ecosystems.go.gopath import made_module
-from migration_evals.oracles.ecosystems.go.language import GO as GO_LANGUAGE
+from migration_evals.oracles.ecosystems.go.language import GO_LANGUAGE
 from migration_evals.oracles.ecosystems.go.projects import GO, find_projects
 from migration_evals.oracles.ecosystems.go.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.go.reports import GO_TEST_JSON

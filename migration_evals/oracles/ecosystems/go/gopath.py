@@ -40,7 +40,7 @@ from migration_evals.core.stamps import stamp
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.deps import classify
 from migration_evals.oracles.ecosystems.go.imports import import_paths
-from migration_evals.oracles.ecosystems.go.language import GO
+from migration_evals.oracles.ecosystems.go.language import GO_LANGUAGE
 from migration_evals.oracles.ecosystems.go.resolution import GO_CACHE, RESOLUTION
 from migration_evals.oracles.harness_files import (
     BuildServices,
@@ -238,7 +238,7 @@ def infer_module_path(tree: TreeView, repository: Iterable[str | None] = ()) -> 
         source = tree.read_base(path)
         if source is None:
             continue
-        root = parse(GO, source).root_node
+        root = parse(GO_LANGUAGE, source).root_node
         declared = _import_comment(root)
         implied = _under(declared, posixpath.dirname(path)) if declared else None
         if implied:

@@ -28,7 +28,7 @@ from tree_sitter import Node, Query, QueryCursor
 
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.core.specs import Recipe
-from migration_evals.oracles.ecosystems.go.language import GO
+from migration_evals.oracles.ecosystems.go.language import GO_LANGUAGE
 from migration_evals.oracles.syntax import load_language, parse
 from migration_evals.oracles.tree import FileChange, TreeView
 
@@ -109,7 +109,7 @@ def import_paths(root: Node) -> list[str]:
 
 @functools.cache  # a Query is immutable once built; each use gets its own QueryCursor
 def _selector_query() -> Query:
-    return Query(load_language(GO), _SELECTORS)
+    return Query(load_language(GO_LANGUAGE), _SELECTORS)
 
 
 def _members_used(root: Node, package: str) -> dict[str, int]:
@@ -161,7 +161,7 @@ def _base_imports(tree: TreeView, change: FileChange, olds: set[str]) -> list[Go
     source = tree.read_base(change.old_path) if change.old_path else None
     if source is None:
         return []
-    return [imp for imp in go_imports(parse(GO, source).root_node) if imp.path in olds]
+    return [imp for imp in go_imports(parse(GO_LANGUAGE, source).root_node) if imp.path in olds]
 
 
 def check_go_imports(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) -> list[Evidence]:
@@ -171,7 +171,7 @@ def check_go_imports(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) 
     evidence: list[Evidence] = []
     rewrote_any = False
     for change in tree.changes:
-        if not GO.claims(change.path):
+        if not GO_LANGUAGE.claims(change.path):
             continue
         at_base = _base_imports(tree, change, olds)
         rewrote_any = rewrote_any or bool(at_base)
@@ -179,7 +179,7 @@ def check_go_imports(recipe: Recipe, params: Mapping[str, Any], tree: TreeView) 
         source = tree.read(path) if path else None
         if path is None or source is None:
             continue  # deleted: nothing left to import anything
-        root = parse(GO, source).root_node
+        root = parse(GO_LANGUAGE, source).root_node
         imports = go_imports(root)
         still = {imp.path for imp in imports}
         evidence += _leftover_imports(path, imports, rules)

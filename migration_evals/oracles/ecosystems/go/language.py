@@ -7,11 +7,11 @@ from tree_sitter import Language
 
 from migration_evals.oracles.syntax import SourceLanguage
 
-__all__ = ["GO"]
+__all__ = ["GO_LANGUAGE"]
 
 
 def _is_go(path: str) -> bool:
     return path.rsplit("/", 1)[-1].endswith(".go")
 
 
-GO = SourceLanguage("go", _is_go, lambda: Language(tree_sitter_go.language()))
+GO_LANGUAGE = SourceLanguage("go", _is_go, lambda: Language(tree_sitter_go.language()))

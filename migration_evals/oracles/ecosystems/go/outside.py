@@ -56,7 +56,7 @@ from migration_evals.oracles.contracts.outside import (
     outside_evidence,
 )
 from migration_evals.oracles.ecosystems.go.imports import GoImport, go_imports
-from migration_evals.oracles.ecosystems.go.language import GO
+from migration_evals.oracles.ecosystems.go.language import GO_LANGUAGE
 from migration_evals.oracles.syntax import parse
 from migration_evals.oracles.tree import ChangeKind, TreeView
 
@@ -406,7 +406,7 @@ def _import_constructs(file: _File, imports: Sequence[GoImport]) -> Iterator[Con
 
 def go_constructs(path: str, source: bytes) -> list[Construct]:
     """Every construct of the Go families in one non-test Go file."""
-    root = parse(GO, source).root_node
+    root = parse(GO_LANGUAGE, source).root_node
     imports = go_imports(root)
     names = {imp.name: imp.path for imp in imports if imp.name is not None}
     dotted = tuple(imp.path for imp in imports if imp.alias == ".")
@@ -473,11 +473,11 @@ def _new_dependencies(tree: TreeView, folder: str, sides: FolderSides) -> list[C
     at_base = {
         imp.path
         for source in sides.base.values()
-        for imp in go_imports(parse(GO, source).root_node)
+        for imp in go_imports(parse(GO_LANGUAGE, source).root_node)
     }
     found: list[Construct] = []
     for path, source in sides.patched.items():
-        for imp in go_imports(parse(GO, source).root_node):
+        for imp in go_imports(parse(GO_LANGUAGE, source).root_node):
             if imp.path in at_base or imp.path == "C" or module.provides(imp.path):
                 continue
             does = "comes from a module the base's go.mod does not require"

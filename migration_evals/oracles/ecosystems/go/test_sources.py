@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from tree_sitter import Node
 
 from migration_evals.oracles.bindings import Side, TestBindings
-from migration_evals.oracles.ecosystems.go.language import GO
+from migration_evals.oracles.ecosystems.go.language import GO_LANGUAGE
 from migration_evals.oracles.ecosystems.go.test_meanings import GoTestBindings
 from migration_evals.oracles.ecosystems.go.test_settings import builds_on
 from migration_evals.oracles.sources import Canonical, Slot, Unit, node_text, positioned, unit
@@ -101,7 +101,7 @@ def _go_imports(node: Node) -> Iterator[str]:
 class GoTests:
     """Go, as the test-edit classifier reads it: no syntax-only forms, so no slots."""
 
-    language: SourceLanguage = GO
+    language: SourceLanguage = GO_LANGUAGE
     syntax_named = "syntax-only forms"
 
     def tokens(self, nodes: Sequence[Node], syntax: frozenset[str]) -> Canonical:

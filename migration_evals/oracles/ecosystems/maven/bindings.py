@@ -32,7 +32,7 @@ from tree_sitter import Node
 
 from migration_evals.oracles.bindings import Meaning, MeaningKind, Reference, Side
 from migration_evals.oracles.ecosystems.maven.language import (
-    JAVA,
+    JAVA_LANGUAGE,
     JAVA_TYPE_BODIES,
     JAVA_TYPE_DECLARATIONS,
 )
@@ -233,7 +233,7 @@ class JavaWorld:
 
     def file(self, path: str) -> JavaFile | None:
         if path not in self._files:
-            parsed = self.side.root(path, JAVA)
+            parsed = self.side.root(path, JAVA_LANGUAGE)
             self._files[path] = (
                 read_java_file(path, parsed[1], self.side.is_test(path)) if parsed else None
             )

@@ -20,7 +20,7 @@ from migration_evals.oracles.ecosystems.interface import ContractKind, OutputChe
 from migration_evals.oracles.ecosystems.maven.build_output import MAVEN_OUTPUT
 from migration_evals.oracles.ecosystems.maven.classfiles import class_file_check
 from migration_evals.oracles.ecosystems.maven.coverage import JACOCO_XML
-from migration_evals.oracles.ecosystems.maven.language import JAVA
+from migration_evals.oracles.ecosystems.maven.language import JAVA_LANGUAGE
 from migration_evals.oracles.ecosystems.maven.projects import MAVEN, find_projects
 from migration_evals.oracles.ecosystems.maven.registry_route import ROUTE
 from migration_evals.oracles.ecosystems.maven.reports import SUREFIRE
@@ -52,7 +52,7 @@ class Maven:
     project_file: str = "pom.xml"
     resolves_base_as_of_its_day: bool = True
     report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
-    languages: tuple[SourceLanguage, ...] = (JAVA,)
+    languages: tuple[SourceLanguage, ...] = (JAVA_LANGUAGE,)
     test_languages: tuple[TestLanguage, ...] = (JAVA_TESTS,)
     coverage_formats: tuple[CoverageFormat, ...] = (JACOCO_XML,)
     resolution: ResolutionRules = RESOLUTION

@@ -8,14 +8,14 @@ from tree_sitter import Language
 
 from migration_evals.oracles.syntax import SourceLanguage
 
-__all__ = ["JAVA", "JAVA_TYPE_BODIES", "JAVA_TYPE_DECLARATIONS"]
+__all__ = ["JAVA_LANGUAGE", "JAVA_TYPE_BODIES", "JAVA_TYPE_DECLARATIONS"]
 
 
 def _is_java(path: str) -> bool:
     return path.rsplit("/", 1)[-1].endswith(".java")
 
 
-JAVA = SourceLanguage("java", _is_java, lambda: Language(tree_sitter_java.language()))
+JAVA_LANGUAGE = SourceLanguage("java", _is_java, lambda: Language(tree_sitter_java.language()))
 
 # tree-sitter-java's node types of a type declaration and of the bodies that hold members.
 JAVA_TYPE_DECLARATIONS = frozenset(

@@ -59,7 +59,7 @@ from migration_evals.oracles.contracts.outside import (
     outside_evidence,
 )
 from migration_evals.oracles.ecosystems.maven.language import (
-    JAVA,
+    JAVA_LANGUAGE,
     JAVA_TYPE_BODIES,
     JAVA_TYPE_DECLARATIONS,
 )
@@ -446,7 +446,7 @@ def _node_constructs(file: _File, node: Node) -> Iterator[Construct]:
 @functools.lru_cache(maxsize=1024)
 def java_constructs(path: str, source: bytes) -> tuple[Construct, ...]:
     """Every construct of the Java families in one main-code Java file."""
-    root = parse(JAVA, source).root_node
+    root = parse(JAVA_LANGUAGE, source).root_node
     file = _file_facts(path, source, root)
     found: list[Construct] = []
     for node in _walk(root):

@@ -19,7 +19,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 
 from migration_evals.core.model import Evidence
-from migration_evals.oracles.ecosystems.maven.language import JAVA
+from migration_evals.oracles.ecosystems.maven.language import JAVA_LANGUAGE
 from migration_evals.oracles.shadowing import shadowing_evidence, written
 from migration_evals.oracles.syntax import parse
 from migration_evals.oracles.tree import TreeView
@@ -32,7 +32,7 @@ __all__ = ["check_java_shadowing", "java_package"]
 @functools.lru_cache(maxsize=1024)
 def java_package(source: bytes) -> tuple[str, int] | None:
     """The package a Java file declares, and its line; None for the default package."""
-    root = parse(JAVA, source).root_node
+    root = parse(JAVA_LANGUAGE, source).root_node
     for node in root.children:
         if node.type == "package_declaration":
             for child in node.named_children:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from tree_sitter import Node
 
 from migration_evals.oracles.bindings import Side, TestBindings
-from migration_evals.oracles.ecosystems.maven.language import JAVA
+from migration_evals.oracles.ecosystems.maven.language import JAVA_LANGUAGE
 from migration_evals.oracles.ecosystems.maven.syntax import canonical, is_slot, slot_forms
 from migration_evals.oracles.ecosystems.maven.test_meanings import JavaTestBindings
 from migration_evals.oracles.sources import (
@@ -133,7 +133,7 @@ def _java_import(node: Node) -> str:
 class JavaTests:
     """Java, as the test-edit classifier reads it."""
 
-    language: SourceLanguage = JAVA
+    language: SourceLanguage = JAVA_LANGUAGE
     syntax_named = "Java 17 syntax"
 
     def tokens(self, nodes: Sequence[Node], syntax: frozenset[str]) -> Canonical:
