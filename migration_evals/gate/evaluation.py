@@ -27,7 +27,6 @@ from migration_evals.gate.judges import (
 from migration_evals.gate.ledger_scan import ChainCheck, LedgerScan, collector_paused, scan_ledger
 from migration_evals.gate.numbers import Numbers, compute_numbers
 from migration_evals.gate.selection import Selection, select_trials
-from migration_evals.gate.stats import preload
 from migration_evals.gate.trials import TrialFacts
 
 __all__ = ["Evaluation", "evaluate", "evaluate_scan"]
@@ -63,7 +62,7 @@ def evaluate(
     checkpoint's private key."""
     with collector_paused():
         # scipy loads while the scan waits on the database and its workers.
-        scan = scan_ledger(store, upto_seq=upto_seq, workers=workers, meanwhile=preload)
+        scan = scan_ledger(store, upto_seq=upto_seq, workers=workers)
         return evaluate_scan(
             store.db, store.runs, specs, scan, run_id=run_id, reliability=reliability
         )

@@ -43,7 +43,6 @@ from migration_evals.gate.judges import (
 from migration_evals.gate.ledger_scan import collector_paused, scan_ledger
 from migration_evals.gate.publication import GateInputs, Tripwire, inputs_of, stale_specs, tripwire
 from migration_evals.gate.reliability import Opinions, gather, left_out_reason
-from migration_evals.gate.stats import preload
 from migration_evals.gate.trials import JudgeOpinion, Outcome, TrialFacts
 
 __all__ = ["check_inputs", "column_inputs"]
@@ -68,7 +67,7 @@ def check_inputs(
     holds (every row when none does)."""
     with collector_paused():
         # scipy loads while the scan waits on the database and its workers.
-        scan = scan_ledger(store, workers=workers, meanwhile=preload, full=False)
+        scan = scan_ledger(store, workers=workers, full=False)
         if scan.earlier is None:
 
             def probe(trials: Sequence[TrialFacts], specs: SpecSet) -> JudgeReliabilityView | None:

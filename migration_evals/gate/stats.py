@@ -1,4 +1,5 @@
-"""Statistics for the gate and the reports: a small public API on scipy's distributions.
+"""Statistics for the gate and the reports: a small public API on the standard library's
+normal distribution and scipy's exact binomial test.
 
 Degenerate inputs never turn into a silent NaN: empty or mismatched inputs raise
 ``ValueError``; a statistic that is mathematically undefined for the data (kappa when
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
+from statistics import NormalDist
 from typing import Literal
 
 __all__ = [
@@ -21,7 +22,6 @@ __all__ = [
     "matthews_corrcoef",
     "mcnemar_exact",
     "newcombe_interval",
-    "preload",
     "two_proportion_ztest",
     "wilson_interval",
 ]
@@ -29,25 +29,15 @@ __all__ = [
 Alternative = Literal["two-sided", "larger", "smaller"]
 
 
-@functools.cache
-def _normal() -> tuple[Callable[[float], float], Callable[[float], float]]:
-    """scipy's standard normal CDF and its inverse (what ``scipy.stats.norm`` evaluates).
-
-    Imported on first use: scipy.special and numpy take about half a second to load,
-    which callers can spend on other work (``preload``).
-    """
-    from scipy.special import ndtr, ndtri  # noqa: PLC0415 - deferred on purpose, see above
-
-    return ndtr, ndtri
+# The standard normal from the standard library: the gate's checks need only its CDF and
+# quantile, and loading scipy.special for them cost each `gate check` a seventh of a second.
+_STANDARD_NORMAL = NormalDist()
 
 
-def preload() -> None:
-    """Start loading scipy on a background thread; the first statistic waits for it.
-
-    Worth it where the caller has I/O to wait on meanwhile: the gate starts it before
-    its ledger scan, whose reads and worker processes leave the interpreter idle.
-    """
-    threading.Thread(target=_normal, name="preload-scipy", daemon=True).start()
+def _normal_cdf(x: float) -> float:
+    """The standard normal CDF through erfc, as scipy's ``ndtr`` computes it: exact in the
+    far tail too, where ``1 + erf`` would cancel to zero."""
+    return 0.5 * math.erfc(-x / math.sqrt(2))
 
 
 class UndefinedStatistic(ValueError):
@@ -78,13 +68,12 @@ def two_proportion_ztest(
     if se == 0:
         return 0.0, 1.0
     z = (x1 / n1 - x2 / n2) / se
-    ndtr, _ = _normal()
     if alternative == "two-sided":
-        p = 2 * float(ndtr(-abs(z)))
+        p = 2 * _normal_cdf(-abs(z))
     elif alternative == "larger":
-        p = float(ndtr(-z))
+        p = _normal_cdf(-z)
     elif alternative == "smaller":
-        p = float(ndtr(z))
+        p = _normal_cdf(z)
     else:
         raise ValueError(f"alternative must be two-sided, larger or smaller, not {alternative!r}")
     return z, min(p, 1.0)
@@ -145,7 +134,11 @@ def wilson_interval(x: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     denominator = 1 + z * z / n
     centre = (phat + z * z / (2 * n)) / denominator
     half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At x = 0 (x = n) the bound is exactly 0 (1): centre and half are then equal, but
+    # computed apart they may differ in their last bit.
+    low = 0.0 if x == 0 else max(0.0, centre - half)
+    high = 1.0 if x == n else min(1.0, centre + half)
+    return low, high
 
 
 def newcombe_interval(
@@ -167,5 +160,4 @@ def newcombe_interval(
 @functools.lru_cache(maxsize=16)
 def _quantile(probability: float) -> float:
     """The standard normal quantile; the same few confidences are asked for again and again."""
-    _, ndtri = _normal()
-    return float(ndtri(probability))
+    return _STANDARD_NORMAL.inv_cdf(probability)

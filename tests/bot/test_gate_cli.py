@@ -166,15 +166,19 @@ def test_check_starts_after_the_gate_snapshot_and_full_walks_every_row(
     assert "row 9: content does not match" in document["refusals"][0]["detail"]
 
 
-def test_the_gate_check_path_loads_no_sandbox_machinery() -> None:
-    # A check reads the ledger and the specs: the Docker SDK and the registry gate's HTTP
-    # client cost every check a tenth of a second or more to load and are never used.
+def test_the_gate_check_path_loads_neither_sandbox_machinery_nor_scipy() -> None:
+    # A check reads the ledger and the specs and computes normal-theory statistics: the
+    # Docker SDK, the registry gate's HTTP client and scipy each cost every check a tenth
+    # of a second or more to load.
     probe = (
         "import json, sys\n"
         "import migration_evals.bot.commands.gate\n"
         "from migration_evals.oracles.ecosystems.registry import spec_vocabulary\n"
         "spec_vocabulary()\n"
-        "print(json.dumps(sorted(m for m in ('docker', 'requests') if m in sys.modules)))\n"
+        "from migration_evals.gate.stats import two_proportion_ztest, wilson_interval\n"
+        "two_proportion_ztest(3, 10, 5, 10), wilson_interval(3, 10)\n"
+        "loaded = sorted(m for m in ('docker', 'requests', 'scipy') if m in sys.modules)\n"
+        "print(json.dumps(loaded))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == []

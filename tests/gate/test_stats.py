@@ -8,6 +8,8 @@ import pytest
 
 from migration_evals.gate.stats import (
     UndefinedStatistic,
+    _normal_cdf,
+    _quantile,
     cohens_kappa,
     matthews_corrcoef,
     mcnemar_exact,
@@ -108,3 +110,18 @@ def test_mcnemar_exact_is_the_binomial_test_of_the_discordant_pairs() -> None:
     assert mcnemar_exact(0, 0) == 1.0  # no discordant pair: no evidence of a difference
     with pytest.raises(ValueError, match="negative"):
         mcnemar_exact(-1, 2)
+
+
+@pytest.mark.parametrize("z", [-30.0, -12.5, -8.0, -3.3, -1.96, -0.5, 0.0, 0.7, 2.4, 6.0])
+def test_the_ztests_normal_agrees_with_scipys_to_twelve_digits_far_into_the_tail(z: float) -> None:
+    from scipy.special import ndtr  # imported here: see SCIPY_STATS_GROUP
+
+    assert _normal_cdf(z) == pytest.approx(float(ndtr(z)), rel=1e-12, abs=0.0)
+
+
+@pytest.mark.parametrize("confidence", [0.5, 0.8, 0.9, 0.95, 0.99, 0.999999])
+def test_the_intervals_quantile_is_scipys(confidence: float) -> None:
+    from scipy.special import ndtri  # imported here: see SCIPY_STATS_GROUP
+
+    probability = 1 - (1 - confidence) / 2
+    assert _quantile(probability) == pytest.approx(float(ndtri(probability)), rel=1e-14)

@@ -35,7 +35,6 @@ from migration_evals.core.model import Changeset, RunSummary, Tier, Verdict
 from migration_evals.core.settings import CassetteMode, Settings
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
-from migration_evals.gate.stats import preload as preload_statistics
 from migration_evals.oracles.ecosystems.registry import load_specs
 from migration_evals.oracles.runner import RunOutcome, RunStatus
 
@@ -216,8 +215,6 @@ def grade(
 
     ``resume``: the id of an interrupted run to finish, with its own plan, instead.
     ``specs``: those of ``settings.specs_dir`` when the caller has read them already."""
-    # The report's intervals need scipy: it loads while the trials wait on their sandboxes.
-    preload_statistics()
     specs = specs or load_specs(settings.specs_dir)
     check_against_specs(changesets, specs)
     if resume is None:
