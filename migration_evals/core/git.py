@@ -7,8 +7,11 @@ completed process to judge the exit code itself (``check=False``), as tier 1 doe
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -46,15 +49,7 @@ def git(
     """Run ``git args``; raise ``RepositoryError`` on failure when ``check``."""
     command = ["git", *args]
     try:
-        done = subprocess.run(
-            command,
-            cwd=cwd,
-            input=input,
-            env=git_env(env),
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
+        done = _run(command, cwd=cwd, input=input, env=git_env(env), timeout=timeout)
     except FileNotFoundError as exc:
         raise RepositoryError("git is not installed or not on PATH") from exc
     except subprocess.TimeoutExpired as exc:
@@ -64,3 +59,46 @@ def git(
         message = detail[-1] if detail else f"exit code {done.returncode}"
         raise RepositoryError(f"git {' '.join(args[:2])} failed: {message}")
     return done
+
+
+def _run(
+    command: list[str],
+    *,
+    cwd: Path | None,
+    input: bytes | None,
+    env: Mapping[str, str],
+    timeout: float,
+) -> subprocess.CompletedProcess[bytes]:
+    """``subprocess.run(command, capture_output=True, timeout=timeout)``, with the deadline
+    kept by a watchdog thread. Given a timeout, subprocess reaps a child that has closed its
+    output by polling, asleep a millisecond or more between polls: longer than a short git
+    call itself, on every call tier 1 makes. git runs in a process group of its own, which
+    the watchdog kills whole, so that nothing it started (a hook, an alias, ssh) holds the
+    output open past the deadline."""
+    stdin = subprocess.PIPE if input is not None else None
+    with subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    ) as process:
+        expired = threading.Event()
+
+        def kill() -> None:
+            expired.set()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+        watchdog = threading.Timer(timeout, kill)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            out, err = process.communicate(input)
+        finally:
+            watchdog.cancel()
+    if expired.is_set():
+        raise subprocess.TimeoutExpired(command, timeout, out, err)
+    return subprocess.CompletedProcess(command, process.returncode, out, err)

@@ -1,0 +1,38 @@
+"""The one git wrapper: input and output, failures as infrastructure errors, and a deadline
+that ends a git that hangs."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import pytest
+
+from migration_evals.core.errors import RepositoryError
+from migration_evals.core.git import git
+
+
+def test_input_reaches_git_and_its_output_comes_back(tmp_path: Path) -> None:
+    done = git(["hash-object", "--stdin"], cwd=tmp_path, input=b"hello\n")
+    expected = hashlib.sha1(b"blob 6\x00hello\n").hexdigest()  # noqa: S324 - git's own id
+    assert done.returncode == 0
+    assert done.stdout.decode().strip() == expected
+
+
+def test_a_failure_is_a_repository_error_naming_gits_last_line(tmp_path: Path) -> None:
+    with pytest.raises(RepositoryError, match="git rev-parse --verify failed: fatal"):
+        git(["rev-parse", "--verify", "nothing-here"], cwd=tmp_path)
+
+
+def test_without_check_the_caller_reads_the_exit_code_and_stderr(tmp_path: Path) -> None:
+    done = git(["rev-parse", "--verify", "nothing-here"], cwd=tmp_path, check=False)
+    assert done.returncode != 0
+    assert b"fatal" in done.stderr
+
+
+def test_a_git_that_hangs_is_killed_at_its_deadline(tmp_path: Path) -> None:
+    started = time.monotonic()
+    with pytest.raises(RepositoryError, match=r"git -c alias.nap=!sleep 30 timed out after 1s"):
+        git(["-c", "alias.nap=!sleep 30", "nap"], cwd=tmp_path, timeout=1.0)
+    assert time.monotonic() - started < 10  # killed, not waited for
