@@ -748,6 +748,9 @@ def worker_group(item: pytest.Item) -> str | None:
 # (`make test-docker` turns off its ordering by size): a long module handed out last would
 # leave the other worker idle at the end. Modules not named here follow.
 LONGEST_DOCKER_MODULES = (
+    # One test of 320 s on a quiet machine: started last, it was the phase's tail while the
+    # other worker sat idle for four minutes.
+    "test_live_examples",
     "test_resolution_live",  # 640 s for its first 5 of 13 tests
     "test_junit_record_live",  # 530 s
     "test_integrity_live_tests_from_base",  # 420 s
