@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from migration_evals.core.gold import GoldLabel, GoldRow, upsert_gold_rows
 from migration_evals.core.model import (
@@ -21,6 +21,10 @@ from migration_evals.core.model import (
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.gate.trials import TierFacts, TrialFacts, outcome_of
+
+if TYPE_CHECKING:
+    from migration_evals.gate.evaluation import Evaluation
+    from migration_evals.gate.report import TrialsPage
 
 MODELS = ("claude-sonnet-4-5", "gpt-5", "gemini-2.5-pro")
 PRE = date(2020, 1, 1)  # before every model's training cutoff
@@ -238,3 +242,14 @@ def facts(
 
 def many(count: int, start: int = 0, **options: Any) -> list[TrialFacts]:
     return [facts(start + n, **options) for n in range(count)]
+
+
+def page_of(store: Store, evaluation: Evaluation, specs: SpecSet) -> TrialsPage:
+    """The trials page of ``evaluation``, built from ``store``'s parts as `report` builds it
+    (the report package loads matplotlib: only the tests that draw a page load it)."""
+    from migration_evals.gate.report import trials_page
+    from migration_evals.gate.trial_detail import run_records
+
+    return trials_page(
+        store.trials, store.artifacts, evaluation.selection.trials, specs, run_records(store.runs)
+    )

@@ -22,12 +22,10 @@ from migration_evals.gate.report import (
     ReportFiles,
     TrialsPage,
     report_document,
-    trials_page,
     write_report,
 )
 from migration_evals.gate.report.plots import PLOTTERS, render, render_png
-from migration_evals.gate.trial_detail import run_records
-from tests.gate.ledgers import Plan, add_gold, append, balanced
+from tests.gate.ledgers import Plan, add_gold, append, balanced, page_of
 
 GENERATED = "2026-11-29T12:00:00+00:00"
 
@@ -57,13 +55,7 @@ def evaluated(
     append(store, gate_specs, plans)
     document = _document(store, gate_specs)
     evaluation = evaluate(store, gate_specs)
-    page = trials_page(
-        store.trials,
-        store.artifacts,
-        evaluation.selection.trials,
-        gate_specs,
-        run_records(store.runs),
-    )
+    page = page_of(store, evaluation, gate_specs)
     store.close()
     return document, page
 

@@ -15,9 +15,8 @@ from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.gate.evaluation import evaluate
 from migration_evals.gate.publication import check
-from migration_evals.gate.report import report_document, trials_page, write_report
-from migration_evals.gate.trial_detail import run_records
-from tests.gate.ledgers import Plan, append
+from migration_evals.gate.report import report_document, write_report
+from tests.gate.ledgers import Plan, append, page_of
 
 # The module, not the function of the same name that ``migration_evals.gate.report`` exports.
 page_module = importlib.import_module("migration_evals.gate.report.trials_page")
@@ -47,13 +46,7 @@ def test_rows_and_bounded_details(
     append(store, gate_specs, plans)
     monkeypatch.setattr(page_module, "DETAIL_LIMIT", 4)
     evaluation = evaluate(store, gate_specs)
-    page = trials_page(
-        store.trials,
-        store.artifacts,
-        evaluation.selection.trials,
-        gate_specs,
-        run_records(store.runs),
-    )
+    page = page_of(store, evaluation, gate_specs)
     assert [row[1] for row in page.rows] == [p.changeset_id for p in plans]  # ledger order
     assert sorted(page.details) == sorted(
         ["t-run-1-errored", "t-run-1-fail-0", "t-run-1-fail-1", "t-run-1-fail-2"]
@@ -83,13 +76,7 @@ def test_text_from_candidates_stays_in_its_script(
         [Plan(HOSTILE, outcome="fail@compile", details={Tier.COMPILE: {"output_tail": HOSTILE}})],
     )
     evaluation = evaluate(store, gate_specs)
-    page = trials_page(
-        store.trials,
-        store.artifacts,
-        evaluation.selection.trials,
-        gate_specs,
-        run_records(store.runs),
-    )
+    page = page_of(store, evaluation, gate_specs)
     files = write_report(
         report_document(evaluation, check(evaluation), "now"), tmp_path / "r", page
     )
@@ -130,13 +117,7 @@ def test_tier_3_counts_are_in_the_table_and_the_trials_detail(
     ]
     append(store, gate_specs, plans)
     evaluation = evaluate(store, gate_specs)
-    page = trials_page(
-        store.trials,
-        store.artifacts,
-        evaluation.selection.trials,
-        gate_specs,
-        run_records(store.runs),
-    )
+    page = page_of(store, evaluation, gate_specs)
     cells = {row[1]: row[11:13] for row in page.rows}
     assert cells == {
         "counted": [
@@ -180,13 +161,7 @@ def test_diff_coverage_is_in_the_table_the_trials_detail_and_the_report(
     ]
     append(store, gate_specs, plans)
     evaluation = evaluate(store, gate_specs)
-    page = trials_page(
-        store.trials,
-        store.artifacts,
-        evaluation.selection.trials,
-        gate_specs,
-        run_records(store.runs),
-    )
+    page = page_of(store, evaluation, gate_specs)
     cells = {row[1]: row[13] for row in page.rows}
     assert cells == {
         "untested": "untested change (0 of 2)",

@@ -13,10 +13,9 @@ from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
 from migration_evals.gate.evaluation import evaluate
 from migration_evals.gate.publication import check
-from migration_evals.gate.report import ReportFiles, report_document, trials_page, write_report
-from migration_evals.gate.trial_detail import run_records
+from migration_evals.gate.report import ReportFiles, report_document, write_report
 from tests.conftest import require_service
-from tests.gate.ledgers import Plan, append, balanced
+from tests.gate.ledgers import Plan, append, balanced, page_of
 from tests.gate.test_report_browser import CHROMIUM, _chromium
 
 pytestmark = pytest.mark.browser
@@ -31,13 +30,7 @@ def report(store: Store, gate_specs: SpecSet, tmp_path: Path) -> ReportFiles:
     plans.append(Plan(HOSTILE, outcome="error@compile"))
     append(store, gate_specs, plans)
     evaluation = evaluate(store, gate_specs)
-    page = trials_page(
-        store.trials,
-        store.artifacts,
-        evaluation.selection.trials,
-        gate_specs,
-        run_records(store.runs),
-    )
+    page = page_of(store, evaluation, gate_specs)
     return write_report(report_document(evaluation, check(evaluation), "now"), tmp_path / "r", page)
 
 
