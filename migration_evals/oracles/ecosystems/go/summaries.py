@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from migration_evals.oracles.build_summaries import (
     TestTotals,
     unreadable,
 )
-from migration_evals.oracles.ecosystems.go.framing import GO_FAILED_TEST
+from migration_evals.oracles.ecosystems.go.framing import GO_FAILED_TEST, json_events
 
 __all__ = ["GoLog", "cross_check_go", "parse_go_log"]
 
@@ -51,15 +50,7 @@ class GoLog:
 
 
 def _events(output: str) -> Iterable[dict[str, object]]:
-    for line in output.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(event, dict) and event.get("Package"):
-            yield event
+    return (event for event in json_events(output) if event.get("Package"))
 
 
 def _read_output(log: GoLog, package: str, test: str, text: str) -> None:

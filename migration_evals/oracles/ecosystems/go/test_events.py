@@ -5,14 +5,13 @@ it needed a network, and what the harness's supervisor said of each test binary.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from migration_evals.core.model import Evidence, Verdict
-from migration_evals.oracles.ecosystems.go.framing import GO_FRAMING
+from migration_evals.oracles.ecosystems.go.framing import GO_FRAMING, json_events
 from migration_evals.oracles.grading import (
     TestGrade,
     TestReport,
@@ -81,15 +80,7 @@ def parse_go_test_json(output: str) -> TestReport:
     tested: set[str] = set()
     offline: set[str] = set()
     supervision = _Supervision()
-    for line in output.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(output):
         _note_go_output(event, said)
         if _go_no_network(event):
             offline.add(f"{event.get('Package', '')}.{event['Test']}")
