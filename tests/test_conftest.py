@@ -189,10 +189,15 @@ def test_make_test_leaves_out_every_service_and_make_test_services_runs_them() -
     assert re.search(r"^test-services: test-databases test-docker$", makefile, re.MULTILINE)
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     made = [line.split("make ", 1)[1] for line in ci if line.startswith("timed make ")]
-    assert made == ["lint", "test", "test-databases", "test-docker"]
-    # The docker tests start only once the background set-up steps (the images) are done.
-    waits = [n for n, line in enumerate(ci) if 'wait "${background[$step]}"' in line]
-    assert waits and waits[0] < ci.index("timed make test-docker")
+    beside = [line.rsplit("make ", 1)[1] for line in ci if line.startswith("in_background ")]
+    assert made == ["lint", "test", "test-docker"]
+    assert beside == ["test-databases"]
+    # The docker tests start only once the background jobs (the images, the other services'
+    # tests) are done, and a failed one fails the run.
+    started = ci.index('in_background "make test-databases" make test-databases')
+    waits = [n for n, line in enumerate(ci) if 'wait "${background[$name]}"' in line]
+    assert waits and started < waits[0] < ci.index("timed make test-docker")
+    assert any('exit "$rc"' in line for line in ci[waits[0] :])
 
 
 def test_the_suite_time_is_told_against_its_budget() -> None:
