@@ -21,7 +21,10 @@ def test_input_reaches_git_and_its_output_comes_back(tmp_path: Path) -> None:
 
 
 def test_a_failure_is_a_repository_error_naming_gits_last_line(tmp_path: Path) -> None:
-    with pytest.raises(RepositoryError, match="git rev-parse --verify failed: fatal"):
+    # In a repository, so git's last line is its own (outside one, it depends on where the
+    # search for one stops, a file system's boundary, say).
+    git(["init", "-q"], cwd=tmp_path)
+    with pytest.raises(RepositoryError, match="git rev-parse --verify failed: fatal: Needed"):
         git(["rev-parse", "--verify", "nothing-here"], cwd=tmp_path)
 
 
