@@ -93,6 +93,65 @@ def run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return done.stdout.strip()
 
 
+# -- repositories with fewer git processes -----------------------------------------------
+#
+# Tests build a few hundred repositories, and each git process costs a few milliseconds of
+# CPU: ``git init`` is a copy of an empty repository git made once per session, and a
+# commit's id is read from the ref it moved rather than asked of ``git rev-parse``.
+
+_empty_git_dir: Path | None = None  # the session's empty repository's .git
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _empty_repository(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    global _empty_git_dir  # noqa: PLW0603 - read by init_repository
+    folder = tmp_path_factory.mktemp("empty-repository")
+    # No template: git's sample hooks and its commented exclude file do nothing in a
+    # repository, and copying them cost more than the rest of it.
+    run_git(folder, "init", "-q", "-b", "main", "--template=")
+    _empty_git_dir = folder / ".git"
+    yield
+    _empty_git_dir = None
+
+
+def init_repository(path: Path) -> None:
+    """What ``git init -q -b main`` makes in ``path`` (created if missing), as a copy of the
+    session's empty repository: the same configuration, an empty history on ``main``."""
+    if _empty_git_dir is None:  # outside a test session
+        path.mkdir(parents=True, exist_ok=True)
+        run_git(path, "init", "-q", "-b", "main", "--template=")
+        return
+    shutil.copytree(_empty_git_dir, path / ".git")
+
+
+def resolve_ref(repo: Path, rev: str = "HEAD") -> str:
+    """``git rev-parse rev`` for ``HEAD`` or a branch name, read from the repository's files
+    when the ref is loose (as a commit, merge or checkout leaves it); anything else, a
+    packed ref included, is asked of git."""
+    git_dir = repo / ".git"
+    name = rev if rev == "HEAD" else f"refs/heads/{rev}"
+    for _ in range(2):  # HEAD, then the branch it names
+        try:
+            value = (git_dir / name).read_text().strip()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            break
+        if not value.startswith("ref: "):
+            if len(value) == 40:
+                return value
+            break
+        name = value.removeprefix("ref: ")
+    return run_git(repo, "rev-parse", rev)
+
+
+def commit_all(
+    repo: Path, message: str, *options: str, env: Mapping[str, str] | None = None
+) -> str:
+    """Stage every change in ``repo``'s work tree, commit it and return the new commit."""
+    run_git(repo, "add", "-A", env=env)
+    run_git(repo, "commit", "-q", *options, "-m", message, env=env)
+    return resolve_ref(repo)
+
+
 def deep_chain(folder: Path, depth: int, leaf: str = "leaf") -> None:
     """``depth`` nested folders ``d`` under ``folder`` with a file ``leaf`` at the bottom,
     made relative to a descriptor (no path handed to the kernel is longer than one name).
@@ -147,12 +206,9 @@ def make_repo(tmp_path: Path) -> RepoFactory:
 
     def build(files: Mapping[str, str | bytes]) -> tuple[Path, str]:
         repo = tmp_path / f"repo{next(counter)}"
-        repo.mkdir()
-        run_git(repo, "init", "-q", "-b", "main")
+        init_repository(repo)
         write_files(repo, files)
-        run_git(repo, "add", "-A")
-        run_git(repo, "commit", "-q", "-m", "base")
-        return repo, run_git(repo, "rev-parse", "HEAD")
+        return repo, commit_all(repo, "base")
 
     return build
 
@@ -208,7 +264,7 @@ def clone_example(tmp_path: Path, project: str) -> tuple[Path, str]:
     repo = tmp_path / project
     bundle = ROOT / "examples" / "bundles" / f"{project}.bundle"
     subprocess.run(["git", "clone", "-q", str(bundle), str(repo)], check=True)
-    return repo, run_git(repo, "rev-parse", "HEAD")
+    return repo, resolve_ref(repo)
 
 
 def good_patch_files(repo: Path, project: str) -> dict[str, str | None]:

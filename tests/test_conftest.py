@@ -224,3 +224,36 @@ def test_a_report_written_with_plots_not_drawn_has_the_stand_in_plots(
     assert files.plots == (tmp_path / "r" / "gold_anchor.png",)
     assert files.plots[0].read_bytes() == conftest.STAND_IN_PLOTS["png"]
     assert (tmp_path / "r" / "gold_anchor.svg").read_bytes() == conftest.STAND_IN_PLOTS["svg"]
+
+
+def test_a_copied_empty_repository_commits_what_git_init_would(tmp_path: Path) -> None:
+    by_init = tmp_path / "by-init"
+    by_init.mkdir()
+    conftest.run_git(by_init, "init", "-q", "-b", "main")
+    copied = tmp_path / "copied"
+    conftest.init_repository(copied)
+    for repo in (by_init, copied):
+        conftest.write_files(repo, {"a.txt": "a\n", "src/b.txt": "b\n"})
+    assert conftest.commit_all(copied, "base") == conftest.commit_all(by_init, "base")
+    assert conftest.run_git(copied, "status", "--porcelain") == ""
+    assert conftest.run_git(copied, "branch", "--show-current") == "main"
+
+
+def test_a_ref_read_from_files_is_what_rev_parse_says(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    conftest.init_repository(repo)
+    conftest.write_files(repo, {"a.txt": "a\n"})
+    first = conftest.commit_all(repo, "first")
+    conftest.run_git(repo, "checkout", "-q", "-b", "topic")
+    conftest.write_files(repo, {"a.txt": "b\n"})
+    second = conftest.commit_all(repo, "second")
+    assert [conftest.resolve_ref(repo, rev) for rev in ("main", "topic", "HEAD")] == [
+        first,
+        second,
+        second,
+    ]
+    conftest.run_git(repo, "checkout", "-q", "--detach", "main")
+    assert conftest.resolve_ref(repo) == first
+    conftest.run_git(repo, "pack-refs", "--all")  # a packed ref is asked of git
+    assert conftest.resolve_ref(repo, "topic") == second
+    assert conftest.resolve_ref(repo, "HEAD~0") == first

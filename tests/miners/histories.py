@@ -14,7 +14,7 @@ from pathlib import Path
 
 from migration_evals.core.ports import PullRequestInfo
 from migration_evals.miners.agents import Person
-from tests.conftest import run_git, write_files
+from tests.conftest import init_repository, resolve_ref, run_git, write_files
 
 __all__ = ["ADDED", "BASE_FILE", "T0", "History", "MixedProject", "day", "mixed_project"]
 
@@ -39,8 +39,8 @@ class History:
     @classmethod
     def create(cls, path: Path, files: Mapping[str, str] | None = None) -> History:
         path.mkdir(parents=True)
+        init_repository(path)
         history = cls(path)
-        history.git("init", "-q", "-b", "main")
         history.commit(files or {"app.txt": BASE_FILE}, "base", day(-10))
         return history
 
@@ -52,7 +52,7 @@ class History:
         return run_git(self.path, *args, env=env)
 
     def head(self, rev: str = "HEAD") -> str:
-        return self.git("rev-parse", rev)
+        return resolve_ref(self.path, rev)
 
     def checkout(self, branch: str, *, new: bool = False, start: str = "main") -> None:
         if new:

@@ -17,7 +17,7 @@ from migration_evals.oracles.diffscreen import ScreenLimits
 from migration_evals.oracles.folders import remove_tree
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.workspace import Workspace, remove_run_workspaces, workspace_prefix
-from tests.conftest import RepoFactory, deep_chain, diff_of, run_git
+from tests.conftest import RepoFactory, commit_all, deep_chain, diff_of, run_git
 
 LIMITS = ScreenLimits(max_files=20, max_patch_bytes=200_000)
 BASE = {"src/app.py": "print('hello')\n", "README": "base\n", "run.sh": "#!/bin/sh\necho hi\n"}
@@ -209,9 +209,7 @@ def test_hostile_diffs_are_refused_and_write_nothing_outside(
     outside.mkdir()
     repo, commit = make_repo(BASE)
     os.symlink(outside, repo / "link")
-    run_git(repo, "add", "-A")
-    run_git(repo, "commit", "-q", "-m", "with link")
-    commit = run_git(repo, "rev-parse", "HEAD")
+    commit = commit_all(repo, "with link")
     patch = HOSTILE[name](outside)
     workspace = Workspace(cache, _changeset(repo, commit, patch), LIMITS)
     snapshot_before = _snapshot_listing(cache.snapshot(str(repo), commit))
@@ -248,9 +246,7 @@ def test_paths_that_are_not_plain_base_files_are_refused_with_the_reason(
 ) -> None:
     repo, _ = make_repo(BASE)
     os.symlink(tmp_path, repo / "link")
-    run_git(repo, "add", "-A")
-    run_git(repo, "commit", "-q", "-m", "with link")
-    commit = run_git(repo, "rev-parse", "HEAD")
+    commit = commit_all(repo, "with link")
     patch, reason = STAGING_REFUSALS[name]
     with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
         applied = workspace.apply()
@@ -356,9 +352,7 @@ def test_a_snapshot_read_never_goes_through_a_link(
     (outside / "secret").write_text("s")
     repo, commit = make_repo(BASE)
     (repo / "out").symlink_to(outside)
-    run_git(repo, "add", "out")
-    run_git(repo, "commit", "-q", "-m", "a link out")
-    commit = run_git(repo, "rev-parse", "HEAD")
+    commit = commit_all(repo, "a link out")
     with Workspace(cache, _changeset(repo, commit, diff_of(repo, {"README": "x\n"})), LIMITS) as ws:
         view = ws.view()
         assert view.read_base("out/secret") is None
@@ -372,9 +366,7 @@ def test_a_base_file_deeper_than_python_recurses_is_staged_and_patched(
 ) -> None:
     repo, commit = make_repo(BASE)
     deep_chain(repo, 1200, leaf="f.txt")
-    run_git(repo, "add", "-A")
-    run_git(repo, "commit", "-q", "-m", "a deep file")
-    commit = run_git(repo, "rev-parse", "HEAD")
+    commit = commit_all(repo, "a deep file")
     deep = "d/" * 1200 + "f.txt"
     (repo / deep).write_text("patched\n")
     patch = diff_of(repo, {})
