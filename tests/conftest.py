@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -39,6 +40,7 @@ from migration_evals.oracles.builds import Builds
 from migration_evals.oracles.cascade import Budget, Cascade
 from migration_evals.oracles.diffscreen import ScreenLimits
 from migration_evals.oracles.ecosystems.registry import load_specs, output_captures
+from migration_evals.oracles.folders import remove_tree
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
 from migration_evals.oracles.sandbox.docker import default_user
@@ -152,6 +154,14 @@ def commit_all(
     return resolve_ref(repo)
 
 
+# How deep a chain of folders must be to prove a point, and no deeper: each level is a
+# mkdir, and git's work on a path grows with its length. Deeper than Python recurses (a
+# walk or a removal that recursed would fail on it) and still within the longest path:
+PAST_RECURSION = sys.getrecursionlimit() + 50
+# Longer than the longest path the kernel takes (``d/`` per level), wherever it starts:
+PAST_PATH_MAX = os.pathconf("/", "PC_PATH_MAX") // 2 + 1
+
+
 def deep_chain(folder: Path, depth: int, leaf: str = "leaf") -> None:
     """``depth`` nested folders ``d`` under ``folder`` with a file ``leaf`` at the bottom,
     made relative to a descriptor (no path handed to the kernel is longer than one name).
@@ -169,6 +179,17 @@ def deep_chain(folder: Path, depth: int, leaf: str = "leaf") -> None:
             handle.write("x")
     finally:
         os.close(deep)
+
+
+@pytest.fixture(scope="session")
+def chain_past_recursion(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A folder holding a chain ``PAST_RECURSION`` folders ``d`` deep with a file ``leaf`` at
+    the bottom, made once for the tests that only read it (a test that changes or removes
+    a chain makes its own)."""
+    folder = tmp_path_factory.mktemp("chain-past-recursion")
+    deep_chain(folder, PAST_RECURSION)
+    yield folder
+    remove_tree(folder)
 
 
 def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:

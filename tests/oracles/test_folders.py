@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from migration_evals.oracles import folders
 from migration_evals.oracles.folders import Walk, WalkLimits, remove_small_tree, remove_tree
-from tests.conftest import deep_chain
+from tests.conftest import PAST_PATH_MAX, PAST_RECURSION, deep_chain
 
 
 @pytest.fixture
@@ -30,31 +31,30 @@ def _kinds(walk: Walk) -> dict[str, str]:
 
 
 def test_a_chain_deeper_than_python_recurses_is_walked_to_its_depth_limit(
-    hostile: Path,
+    chain_past_recursion: Path,
 ) -> None:
-    deep_chain(hostile, 1500)
-    walk = Walk(hostile)
+    walk = Walk(chain_past_recursion)
     found = [entry for entry in walk if entry.kind == "file"]
-    assert [entry.relative.count("/") for entry in found] == [1500]
+    assert [entry.relative.count("/") for entry in found] == [PAST_RECURSION]
     assert walk.cut == ""
-    capped = Walk(hostile, WalkLimits(max_depth=10))
+    capped = Walk(chain_past_recursion, WalkLimits(max_depth=10))
     assert max(entry.depth for entry in capped) == 10
     assert capped.cut == "10 folders deep"
 
 
-def test_a_chain_ten_thousand_levels_deep_is_cut_where_paths_end_and_removed(
+def test_a_chain_past_the_longest_path_is_cut_where_paths_end_and_removed(
     hostile: Path,
 ) -> None:
-    deep_chain(hostile, 10_000)
-    walk = Walk(hostile, WalkLimits(max_depth=20_000))
+    deep_chain(hostile, PAST_PATH_MAX)
+    walk = Walk(hostile, WalkLimits(max_depth=2 * PAST_PATH_MAX))
     deepest = max(entry.depth for entry in walk)
     # Past the longest path the kernel takes, a folder cannot be listed: said, not raised.
-    assert deepest < 10_000
+    assert deepest < PAST_PATH_MAX
     assert walk.unreadable and walk.unreadable[0].count("/") == deepest
 
 
 def test_many_entries_stop_the_walk_with_little_memory(hostile: Path) -> None:
-    for index in range(20_000):
+    for index in range(2_000):
         (hostile / f"e{index:05d}").touch()
     tracemalloc.start()
     try:
@@ -65,7 +65,9 @@ def test_many_entries_stop_the_walk_with_little_memory(hostile: Path) -> None:
         tracemalloc.stop()
     assert count == 100
     assert walk.cut == "100 entries"
-    assert peak < 1_000_000  # one folder of 20,000 is never listed whole
+    # One folder of 2,000 is never listed whole: that takes over 400 KB, a walk of 100 of
+    # its entries about 25 KB.
+    assert peak < 100_000
 
 
 def test_fifos_sockets_and_links_are_named_never_opened_or_followed(
@@ -106,7 +108,7 @@ def test_an_unreadable_folder_is_reported_and_still_removed(hostile: Path) -> No
 
 
 def test_remove_tree_opens_up_folders_without_permissions(hostile: Path) -> None:
-    deep_chain(hostile / "chain", 3000)
+    deep_chain(hostile / "chain", PAST_PATH_MAX)
     (hostile / "locked" / "inner").mkdir(parents=True)
     (hostile / "locked" / "inner" / "file").write_text("x")
     (hostile / "locked" / "inner").chmod(0)
@@ -145,7 +147,7 @@ def test_a_small_tree_is_removed_without_following_its_links(tmp_path: Path) -> 
 def test_a_tree_too_deep_or_closed_for_the_small_removal_is_removed_all_the_same(
     hostile: Path,
 ) -> None:
-    deep_chain(hostile / "chain", 3000)
+    deep_chain(hostile / "chain", 2 * folders._SMALL.max_depth)
     (hostile / "locked" / "inner").mkdir(parents=True)
     (hostile / "locked" / "inner" / "file").write_text("x")
     (hostile / "locked").chmod(0o500)

@@ -16,7 +16,7 @@ from migration_evals.oracles.sandbox.files import (
     regular_files,
     remove_tree,
 )
-from tests.conftest import deep_chain
+from tests.conftest import PAST_PATH_MAX, PAST_RECURSION, deep_chain
 
 
 def _jar(path: Path, names: list[str]) -> None:
@@ -49,16 +49,17 @@ def chain_folder(tmp_path: Path) -> Iterator[Path]:
     assert not (tmp_path / "chain").exists()
 
 
-def test_a_chain_deeper_than_the_recursion_limit_is_walked_and_capped(chain_folder: Path) -> None:
-    deep_chain(chain_folder, 1500)
-    assert [r.count("/") for r, _ in regular_files(chain_folder)] == [1500]
-    assert list(regular_files(chain_folder, WalkLimits(max_depth=10))) == []
+def test_a_chain_deeper_than_the_recursion_limit_is_walked_and_capped(
+    chain_past_recursion: Path,
+) -> None:
+    assert [r.count("/") for r, _ in regular_files(chain_past_recursion)] == [PAST_RECURSION]
+    assert list(regular_files(chain_past_recursion, WalkLimits(max_depth=10))) == []
 
 
 def test_a_chain_past_the_longest_path_is_left_unread_and_still_removed(
     chain_folder: Path,
 ) -> None:
-    deep_chain(chain_folder, 3000)
+    deep_chain(chain_folder, PAST_PATH_MAX)
     (chain_folder / "top").write_text("t")
     assert [r for r, _ in regular_files(chain_folder)] == ["top"]
 

@@ -161,7 +161,8 @@ def test_the_command_finds_nothing_in_a_plain_tree(workspace: Path) -> None:
 
 
 def test_the_command_finds_a_deep_chain(workspace: Path) -> None:
-    deep_chain(workspace / "chain", 3000)
+    # Deeper than the depth limits below, and its paths longer than MAX_PATH ("d/" a level).
+    deep_chain(workspace / "chain", MAX_PATH // 2 + 10)
     assert _measure(workspace) == "workspace depth (50 folders)"
     # Within a deeper limit, its paths are still longer than the engine sends back.
     assert _measure(workspace, max_depth=5000) == "workspace path length (3000 characters)"
