@@ -82,12 +82,15 @@ def write_checkpoint_key(path: Path) -> Path:
     return path
 
 
-def run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+def run_git(
+    cwd: Path, *args: str, env: Mapping[str, str] | None = None, input: str | None = None
+) -> str:
     full_env = {**os.environ, **GIT_IDENTITY, **(env or {})}
     done = subprocess.run(
         ["git", "-c", "commit.gpgsign=false", "-c", "core.autocrlf=false", *args],
         cwd=cwd,
         env=full_env,
+        input=input,
         capture_output=True,
         text=True,
         check=True,

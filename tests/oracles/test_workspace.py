@@ -17,7 +17,17 @@ from migration_evals.oracles.diffscreen import ScreenLimits
 from migration_evals.oracles.folders import remove_tree
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.workspace import Workspace, remove_run_workspaces, workspace_prefix
-from tests.conftest import RepoFactory, commit_all, deep_chain, diff_of, run_git
+from tests.conftest import (
+    GIT_IDENTITY,
+    PAST_PATH_MAX,
+    PAST_RECURSION,
+    RepoFactory,
+    commit_all,
+    deep_chain,
+    diff_of,
+    resolve_ref,
+    run_git,
+)
 
 LIMITS = ScreenLimits(max_files=20, max_patch_bytes=200_000)
 BASE = {"src/app.py": "print('hello')\n", "README": "base\n", "run.sh": "#!/bin/sh\necho hi\n"}
@@ -322,13 +332,11 @@ def test_a_patch_nesting_deeper_than_python_recurses_applies_and_leaves_nothing(
     make_repo: RepoFactory, cache: RepoCache, private_tmp: Path
 ) -> None:
     repo, commit = make_repo(BASE)
-    deep_chain(repo, 1200, leaf="f.txt")  # pathlib's own mkdir recurses
-    patch = diff_of(repo, {})
-    deep = "d/" * 1200 + "f.txt"
-    with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
+    deep = "d/" * PAST_RECURSION + "f.txt"
+    with Workspace(cache, _changeset(repo, commit, _new_file(deep, "x")), LIMITS) as workspace:
         applied = workspace.apply()
         assert applied.ok, applied.problems
-        assert applied.overlay == {deep: b"x"}
+        assert applied.overlay == {deep: b"x\n"}
     assert os.listdir(private_tmp) == []
 
 
@@ -340,7 +348,7 @@ def test_closing_a_workspace_removes_a_deep_leftover_tree(
     workspace = Workspace(cache, _changeset(repo, commit, diff_of(repo, {"README": "x\n"})), LIMITS)
     with workspace:
         leftover = workspace._mkdtemp("me-apply-")
-        deep_chain(leftover, 3000)
+        deep_chain(leftover, PAST_PATH_MAX)
     assert os.listdir(private_tmp) == []
 
 
@@ -360,16 +368,29 @@ def test_a_snapshot_read_never_goes_through_a_link(
         assert view.read_base("README") == b"base\n"
 
 
+def _commit_in_one_pack(repo: Path, parent: str, path: str, content: str) -> str:
+    """A commit adding ``path`` to ``parent`` on main, written by ``git fast-import`` into one
+    pack (the work tree is left as it was): ``git commit`` writes a loose object for each
+    folder above the file, and creating those files cost more than the rest of the test."""
+    who = f"{GIT_IDENTITY['GIT_AUTHOR_NAME']} <{GIT_IDENTITY['GIT_AUTHOR_EMAIL']}> 1704067200 +0000"
+    message = "a deep file\n"
+    stream = (
+        f"commit refs/heads/main\nauthor {who}\ncommitter {who}\n"
+        f"data {len(message)}\n{message}from {parent}\n"
+        f"M 100644 inline {path}\ndata {len(content)}\n{content}\n"
+    )
+    run_git(repo, "fast-import", "--quiet", input=stream)
+    return resolve_ref(repo, "main")
+
+
 @pytest.mark.usefixtures("deep_trees")
 def test_a_base_file_deeper_than_python_recurses_is_staged_and_patched(
     make_repo: RepoFactory, cache: RepoCache, private_tmp: Path
 ) -> None:
-    repo, commit = make_repo(BASE)
-    deep_chain(repo, 1200, leaf="f.txt")
-    commit = commit_all(repo, "a deep file")
-    deep = "d/" * 1200 + "f.txt"
-    (repo / deep).write_text("patched\n")
-    patch = diff_of(repo, {})
+    repo, base = make_repo(BASE)
+    deep = "d/" * PAST_RECURSION + "f.txt"
+    commit = _commit_in_one_pack(repo, base, deep, "x\n")
+    patch = f"diff --git a/{deep} b/{deep}\n--- a/{deep}\n+++ b/{deep}\n@@ -1 +1 @@\n-x\n+patched\n"
     with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
         applied = workspace.apply()
         assert applied.ok, applied.problems
@@ -386,7 +407,7 @@ def test_a_workspace_left_by_an_exception_is_removed_too(
 
     def crash() -> None:
         with Workspace(cache, changeset, LIMITS) as workspace:
-            deep_chain(workspace._mkdtemp("me-apply-"), 3000)
+            deep_chain(workspace._mkdtemp("me-apply-"), PAST_RECURSION)
             raise RuntimeError("a tier crashed")
 
     with pytest.raises(RuntimeError):
