@@ -258,12 +258,13 @@ class Workspace:
         self.close()
 
     def close(self) -> None:
-        """Delete every temporary folder, however deep. One that still cannot be deleted
-        is logged, never raised: closing runs on every way out of a trial, and must not
-        hide why the trial ended."""
+        """Delete every temporary folder, however deep (a small one, such as the apply tree
+        of a patch that did not apply, without starting ``rm``). One that still cannot be
+        deleted is logged, never raised: closing runs on every way out of a trial, and must
+        not hide why the trial ended."""
         for path in self._temporary:
             try:
-                remove_tree(path)
+                remove_small_tree(path)
             except OSError as exc:
                 log.warning("could not remove a trial's temporary folder: %s", exc)
         self._temporary.clear()
