@@ -7,7 +7,6 @@ import multiprocessing
 import subprocess
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from migration_evals.core.migrations import Standing
 from migration_evals.core.schema import metadata, runs_table
 from migration_evals.core.store import SchemaPolicy, Store
 from migration_evals.oracles.runner import RunStatus
+from tests.core import opening_together
 from tests.core.previous_release import build_previous_release, previous_rows, read_rows
 
 # Every new ledger here runs the chain itself (the suite copies a migrated template).
@@ -127,19 +127,13 @@ def test_the_previous_releases_schema_version_row_is_kept(url: str) -> None:
     assert read_rows(url, ["meta"]) == {"meta": [{"key": "schema_version", "value": "1"}]}
 
 
-def _open_at(url: str, start_at: float) -> int:
-    """One process: wait for the common start, then open (and so upgrade) the store."""
-    time.sleep(max(0.0, start_at - time.time()))
-    store = Store.open(url)
-    rows = store.ledger.head()[0]
-    store.close()
-    return rows
-
-
 def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(url: str) -> None:
-    start_at = time.time() + 3  # after every process has started and imported
-    with multiprocessing.get_context("spawn").Pool(3) as pool:
-        assert pool.starmap(_open_at, [(url, start_at)] * 3) == [0, 0, 0]
+    context = multiprocessing.get_context("spawn")
+    # Each process opens once all three have started and imported: a process waiting at
+    # the barrier takes no other task, so the three opens are in three processes.
+    together = context.Barrier(3)
+    with context.Pool(3, initializer=opening_together.wait_with, initargs=(together,)) as pool:
+        assert pool.map(opening_together.open_store, [url] * 3) == [0, 0, 0]
     assert schema_differences(url) == []
     assert read_rows(url, ["ledger_head"])["ledger_head"] == [
         {"id": 1, "seq": 0, "row_hash": "0" * 64}
