@@ -1,5 +1,10 @@
 """Strict YAML reading: duplicate keys are errors and values come out JSON-shaped.
 
+``load_yaml_file`` reads the project's and the operator's own files (the specs) with
+libyaml's parser, and parses each distinct text once per process: a command that reads
+the specs twice, and a process running many commands, pay for one parse. A file that is
+not YAML is read again by the pure-Python parser for its message, which quotes the line.
+
 ``load_untrusted_yaml`` reads YAML that someone else wrote (a repository's configuration):
 it checks the size, then walks the parser's event stream, which holds no objects and does
 not recurse, refusing anchors and aliases (the "billion laughs" expansion) and counting
@@ -8,6 +13,7 @@ depth and nodes against their caps before a single object is built.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,12 +66,8 @@ for _loader in (_StrictLoader, _OwnFileLoader):
 
 def load_yaml_text(text: str, *, name: str) -> Any:
     """Parse YAML text; dates become ISO strings so the result is plain JSON data."""
-    return _load(text, name, _StrictLoader)
-
-
-def _load(text: str, name: str, loader: type[_StrictLoader | _OwnFileLoader]) -> Any:
     try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise SpecError(name, "", f"is not valid YAML: {exc}") from exc
     return json.loads(canonical_json(data))
@@ -79,7 +81,27 @@ def load_yaml_file(path: Path, *, name: str | None = None) -> Any:
         raise SpecError(label, "", "file not found") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(label, "", f"cannot be read: {exc}") from exc
-    return _load(text, label, _OwnFileLoader)
+    try:
+        return json.loads(_own_file_json(text))
+    except yaml.YAMLError as exc:
+        raise SpecError(label, "", f"is not valid YAML: {_problem(text, exc)}") from exc
+
+
+@functools.lru_cache(maxsize=256)
+def _own_file_json(text: str) -> str:
+    """The canonical JSON of an own file's ``text``; kept as JSON, not as the data, so that
+    every caller gets objects of its own to change. A refusal is raised, not kept."""
+    return canonical_json(yaml.load(text, Loader=_OwnFileLoader))  # noqa: S506 - a SafeLoader
+
+
+def _problem(text: str, exc: yaml.YAMLError) -> yaml.YAMLError:
+    """What is wrong with ``text`` as the pure-Python parser says it (the line quoted under
+    the marks), the same problem libyaml found at the same marks; ``exc`` should it pass."""
+    try:
+        yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as plain:
+        return plain
+    return exc
 
 
 @dataclass(frozen=True, slots=True)
