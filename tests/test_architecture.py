@@ -4,13 +4,14 @@ in the one top-level package, ``migration_evals``."""
 from __future__ import annotations
 
 import ast
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-# One worker runs this module, so that each file is parsed once (_import_statements).
-pytestmark = pytest.mark.xdist_group("architecture")
+from tests.project_code import READS_THE_CODE, environment_reads, read_module
+
+# One worker runs the tests that read the code, so that each file is parsed once.
+pytestmark = pytest.mark.xdist_group(READS_THE_CODE)
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP = "migration_evals"
@@ -25,12 +26,10 @@ ALLOWED = {
 }
 
 
-@cache
 def _import_statements(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
-    """The import statements of ``path``, parsed once: the checks below read the same
-    ~500 files, and parsing them is most of this module's time."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    return tuple(n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom))
+    """The import statements of ``path``: the checks below read the same ~600 files, each
+    parsed once (``tests.project_code``)."""
+    return read_module(path).imports
 
 
 def _absolute_imports(path: Path) -> set[str]:
@@ -95,76 +94,13 @@ def test_nothing_imports_the_packages_by_their_old_top_level_names() -> None:
     assert offenders == {}
 
 
-# Names through which a module can reach the process environment.
-_ENV_NAMES = frozenset({"environ", "environb", "getenv", "getenvb"})
-# Modules that hold it (``os`` re-exports ``posix``/``nt``).
-_ENV_MODULES = frozenset({"os", "posix", "nt"})
-_IMPORTERS = frozenset({"__import__", "import_module"})
-
-
-def _called_name(node: ast.Call) -> str | None:
-    func = node.func
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
-
-
-def _first_string(node: ast.Call) -> str | None:
-    if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-        return node.args[0].value
-    return None
-
-
-def _second_string(node: ast.Call) -> str | None:
-    if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
-        value = node.args[1].value
-        return value if isinstance(value, str) else None
-    return None
-
-
-def _environment_reads(source: str, filename: str = "<module>") -> list[str]:
-    """Every spelling of an environment read in ``source``, as ``line: what``.
-
-    ``os.environ`` and ``os.getenv`` in any alias, ``from os import environ``, a bare
-    ``getenv(...)``, ``__import__("os")`` and ``importlib.import_module("os")`` (whatever is
-    done with the module after), ``getattr(os, "environ")`` and ``sys.modules["os"]``.
-    """
-    found: list[str] = []
-    for node in ast.walk(ast.parse(source, filename=filename)):
-        line = getattr(node, "lineno", 0)
-        if isinstance(node, ast.Attribute) and node.attr in _ENV_NAMES:
-            found.append(f"{line}: .{node.attr}")
-        elif isinstance(node, ast.Name) and node.id in _ENV_NAMES:
-            found.append(f"{line}: {node.id}")
-        elif isinstance(node, ast.ImportFrom) and node.module in _ENV_MODULES:
-            names = sorted(a.name for a in node.names if a.name in _ENV_NAMES | {"*"})
-            found.extend(f"{line}: from {node.module} import {name}" for name in names)
-        elif isinstance(node, ast.Call):
-            called = _called_name(node)
-            if called in _IMPORTERS and _first_string(node) in _ENV_MODULES:
-                found.append(f"{line}: {called}({_first_string(node)!r})")
-            elif called == "getattr" and _second_string(node) in _ENV_NAMES:
-                found.append(f"{line}: getattr(..., {_second_string(node)!r})")
-        elif (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Attribute)
-            and node.value.attr == "modules"
-            and isinstance(node.slice, ast.Constant)
-            and node.slice.value in _ENV_MODULES
-        ):
-            found.append(f"{line}: sys.modules[{node.slice.value!r}]")
-    return found
-
-
 def _readers_below_bot(root: Path) -> dict[str, list[str]]:
     readers: dict[str, list[str]] = {}
     for package in ("core", "oracles", "gate", "miners"):
         for path in sorted((root / TOP / package).rglob("*.py")):
-            reads = _environment_reads(path.read_text(), str(path))
+            reads = read_module(path).environment_reads
             if reads:
-                readers[str(path.relative_to(root))] = reads
+                readers[str(path.relative_to(root))] = list(reads)
     return readers
 
 
@@ -192,7 +128,7 @@ def test_nothing_below_bot_reads_the_environment() -> None:
     ],
 )
 def test_every_spelling_of_an_environment_read_is_found(source: str) -> None:
-    assert _environment_reads(source) != []
+    assert environment_reads(source) != []
 
 
 def test_the_check_fails_on_a_package_that_reads_the_environment(tmp_path: Path) -> None:
@@ -213,7 +149,7 @@ def test_harmless_names_are_not_taken_for_environment_reads() -> None:
         "def run(request):\n    return dict(request.environment)\n"
         'import importlib\nmodule = importlib.import_module("json")\n'
     )
-    assert _environment_reads(source) == []
+    assert environment_reads(source) == []
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -372,30 +308,9 @@ BELOW_THE_COMMANDS = ("core", "oracles", "gate", "miners")
 STORE_ITSELF = "core/store.py"
 
 
-def _names_store(annotation: ast.expr) -> bool:
-    for node in ast.walk(annotation):
-        if isinstance(node, ast.Name) and node.id == "Store":
-            return True
-        if isinstance(node, ast.Attribute) and node.attr == "Store":
-            return True
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            quoted = ast.parse(node.value, mode="eval").body
-            if _names_store(quoted):
-                return True
-    return False
-
-
 def _taking_the_store(path: Path) -> set[str]:
     """The functions and methods of ``path`` with a parameter annotated ``Store``."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            given = node.args
-            params = [*given.posonlyargs, *given.args, *given.kwonlyargs]
-            params += [p for p in (given.vararg, given.kwarg) if p is not None]
-            if any(p.annotation is not None and _names_store(p.annotation) for p in params):
-                found.add(node.name)
-    return found
+    return set(read_module(path).taking_the_store)
 
 
 def test_below_the_commands_callers_take_the_store_s_parts() -> None:

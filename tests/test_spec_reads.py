@@ -1,73 +1,21 @@
 """Specs are read through their typed views (``migration_evals.core.spec_types``): only the
 parser, ``migration_evals/core/specs.py``, reads a spec section by string key. A contract
-kind reads its own settings through ``ContractSpec.setting``."""
+kind reads its own settings through ``ContractSpec.setting``. What counts as such a read is
+``tests.project_code.spec_key_reads``, beside the other readings of the project's code."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
+from tests.project_code import READS_THE_CODE, read_module, spec_key_reads
+
+pytestmark = pytest.mark.xdist_group(READS_THE_CODE)
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "migration_evals"
 PARSER = SOURCE / "core" / "specs.py"
-
-# The attributes under which the spec views hold their sections: a subscript or a
-# mapping method on one of them is a string-key read of a spec.
-SECTIONS = frozenset(
-    {"sandbox", "contract", "integrity", "test_policy", "judge", "gate", "gold", "apply", "prompts"}
-)
-_MAPPING_READS = frozenset({"get", "items", "keys", "values"})
-# Names under which code holds a spec view, whose raw document it must not reach.
-_SPEC_HOLDERS = frozenset({"recipe", "oracle", "hypothesis", "spec", "found"})
-
-
-def _name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return None
-
-
-def _is_section(node: ast.expr) -> bool:
-    """``x.sandbox``, ``x.contract.settings``, and the same one subscript deeper."""
-    if isinstance(node, ast.Subscript):
-        return _is_section(node.value)
-    if not isinstance(node, ast.Attribute):
-        return False
-    if node.attr == "settings":
-        return _name(node.value) == "contract"
-    return node.attr in SECTIONS
-
-
-def _key_read(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Subscript) and _is_section(node.value):
-        return "subscript"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        method = node.func.attr
-        if method == "section":
-            return ".section()"
-        if method in _MAPPING_READS and _is_section(node.func.value):
-            return f".{method}()"
-    if (
-        isinstance(node, ast.Attribute)
-        and node.attr == "raw"
-        and _name(node.value) in _SPEC_HOLDERS
-    ):
-        return ".raw"
-    return None
-
-
-def spec_key_reads(source: str) -> list[str]:
-    """Each string-key read of a spec section in ``source``: ``"line: how"``."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        how = _key_read(node)
-        if how is not None:
-            found.append(f"{getattr(node, 'lineno', 0)}: {how}")
-    return sorted(found, key=lambda entry: int(entry.split(":")[0]))
 
 
 def _readers(root: Path) -> dict[str, list[str]]:
@@ -75,9 +23,9 @@ def _readers(root: Path) -> dict[str, list[str]]:
     for path in sorted(root.rglob("*.py")):
         if path == PARSER:
             continue
-        reads = spec_key_reads(path.read_text())
+        reads = read_module(path).spec_key_reads
         if reads:
-            readers[str(path.relative_to(ROOT))] = reads
+            readers[str(path.relative_to(ROOT))] = list(reads)
     return readers
 
 

@@ -30,6 +30,7 @@ from migration_evals.oracles.ecosystems.registry import (
     report_format,
 )
 from tests.conftest import SPECS_DIR
+from tests.project_code import READS_THE_CODE, read_module
 
 ROOT = Path(__file__).resolve().parents[3]
 TIERS = ROOT / "migration_evals" / "oracles" / "tiers"
@@ -214,7 +215,7 @@ def _ecosystem_imports(path: Path, *, strict: bool = False) -> list[str]:
     its interface themselves (``strict``: any module of the ecosystems package)."""
     allowed = set() if strict else {ECOSYSTEMS, f"{ECOSYSTEMS}.interface", f"{ECOSYSTEMS}.registry"}
     names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in read_module(path).imports:
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -227,6 +228,7 @@ def _ecosystem_imports(path: Path, *, strict: bool = False) -> list[str]:
     return [n for n in below if strict or n.split(".")[3] in owned]
 
 
+@pytest.mark.xdist_group(READS_THE_CODE)
 def test_the_tiers_import_no_ecosystem_module() -> None:
     modules = sorted(TIERS.rglob("*.py"))
     assert modules, "no tier module found: the check would pass on nothing"
@@ -279,6 +281,7 @@ def _against(found: dict[str, list[str]], listed: dict[str, str]) -> dict[str, l
     }
 
 
+@pytest.mark.xdist_group(READS_THE_CODE)
 def test_no_shared_oracle_module_imports_an_ecosystem_module() -> None:
     modules = [p for p in ORACLES.rglob("*.py") if ECOSYSTEMS_DIR not in p.parents]
     assert len(modules) > 50, "too few oracle modules found: the check would pass on nothing"
