@@ -790,14 +790,14 @@ def service_group(item: pytest.Item) -> str | None:
 
 # Tests of the judges' SDKs (the ``judge_sdks`` fixture) share a worker too, so that only
 # one worker imports those SDKs; they are quick, and the load is balanced around them. So
-# do the tests that start from a graded demo (``demo_graded``, tests/bot/conftest.py), so
-# that one worker grades it.
+# do the tests that read or start from the demo graded once (``graded_demo``, in
+# tests/bot/conftest.py), so that one worker grades it.
 JUDGE_SDKS_GROUP = "judge-sdks"
 # The modules that check statistics against scipy.stats (about two seconds of CPU to import,
 # which the product loads only for McNemar's exact test) import it in their tests and name
 # this group, so that one worker imports it for them rather than both while collecting.
 SCIPY_STATS_GROUP = "scipy-stats"
-ONE_WORKER_FIXTURES = {"judge_sdks": JUDGE_SDKS_GROUP, "demo_graded": "graded-demo"}
+ONE_WORKER_FIXTURES = {"judge_sdks": JUDGE_SDKS_GROUP, "graded_demo": "graded-demo"}
 
 
 def _shares_a_module_fixture(item: pytest.Item) -> bool:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -31,25 +34,44 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return use_folder(tmp_path, monkeypatch)
 
 
+@dataclass(frozen=True)
+class DemoRun:
+    """``migration-evals demo`` as run in ``folder`` with ``env``'s settings (the sandbox
+    replaying, as asked), and what it printed: its tables on stdout, what it said on
+    stderr. It exited 0."""
+
+    folder: Path
+    printed: str
+    told: str
+
+    def document(self) -> dict[str, Any]:
+        """The results it wrote (the document ``--json`` prints)."""
+        written: dict[str, Any] = json.loads(
+            (self.folder / "migration-evals-demo.json").read_text()
+        )
+        return written
+
+
 @pytest.fixture(scope="session")
-def _graded_demo_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder where ``migration-evals demo`` ran once (per worker), as ``env`` runs it."""
+def graded_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """The demo run once (per worker): a demo takes about a second of CPU. Tests of what
+    it printed read this run; those of what follows a demo start from a copy of its folder
+    (``demo_graded``); a test of another kind of demo run runs its own."""
     folder = tmp_path_factory.mktemp("graded-demo")
     printed, told = io.StringIO(), io.StringIO()
     with pytest.MonkeyPatch.context() as patch:
         use_folder(folder, patch)
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(told):
-            code = main(["demo", "--json"])
+            code = main(["demo"])
     assert code == 0, f"the shared demo run failed:\n{told.getvalue()}"
-    return folder
+    return DemoRun(folder, printed.getvalue(), told.getvalue())
 
 
 @pytest.fixture
-def demo_graded(_graded_demo_folder: Path, env: Path) -> Path:
+def demo_graded(graded_demo: DemoRun, env: Path) -> Path:
     """``env`` after a ``demo`` run: its database, artifacts, cache and results are a copy
-    of one demo graded once per worker. For tests of what follows a demo; a demo takes
-    about a second of CPU, and a test of the demo's own run runs it itself."""
-    shutil.copytree(_graded_demo_folder, env, dirs_exist_ok=True)
+    of ``graded_demo``'s."""
+    shutil.copytree(graded_demo.folder, env, dirs_exist_ok=True)
     return env
 
 

@@ -16,6 +16,7 @@ from migration_evals.bot.cli import build_parser, main
 from migration_evals.bot.commands import COMMANDS, sentence
 from migration_evals.bot.exits import ExitStatus
 from migration_evals.core.tasks import task_of
+from tests.bot.conftest import DemoRun
 from tests.conftest import LEDGER_KEY, ROOT, SPECS_DIR, write_checkpoint_key
 
 EXPECTED = json.loads((ROOT / "examples" / "expected.json").read_text())
@@ -75,9 +76,8 @@ def test_demo_again_is_served_from_the_cache_for_free(
     assert document["cost_usd"] == pytest.approx(sum(t["cost_usd"] for t in errors))
 
 
-def test_demo_prints_tables_and_locations(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo"]) == 0
-    out = capsys.readouterr().out
+def test_demo_prints_tables_and_locations(graded_demo: DemoRun) -> None:
+    out = graded_demo.printed  # of a demo that exited 0
     assert f"Funnel over {len(EXPECTED) * len(MODELS)} trial(s)" in out
     assert "database: sqlite:///" in out
     assert "results: migration-evals-demo.json" in out

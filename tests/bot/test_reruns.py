@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -16,10 +17,9 @@ import pytest
 
 from migration_evals.bot.cli import main
 from migration_evals.bot.commands.demo import EXAMPLES, _needed, load_examples
-from migration_evals.oracles.ecosystems.registry import load_specs
+from migration_evals.core.specs import SpecSet
 from migration_evals.oracles.tiers.sandboxed import recipe_images
-from tests.bot.conftest import use_folder
-from tests.conftest import SPECS_DIR
+from tests.bot.conftest import DemoRun, use_folder
 
 
 def _demo() -> dict:  # type: ignore[type-arg]
@@ -31,13 +31,18 @@ def _demo() -> dict:  # type: ignore[type-arg]
 
 
 @pytest.fixture(scope="module")
-def rerun(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict, dict]]:  # type: ignore[type-arg]
-    """The demo run twice in one folder (``env``'s settings), which every test of this
-    module then reads and runs its own read-only commands in: two demos are much of the
-    module's time, and none of its tests changes what the runs wrote."""
+def rerun(
+    graded_demo: DemoRun, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[dict, dict]]:  # type: ignore[type-arg]
+    """The demo run twice in one folder (``env``'s settings): a copy of the folder of the
+    demo graded once per worker, where it runs again. Every test of this module then reads
+    both runs and runs its own read-only commands in that folder: none of them changes
+    what the runs wrote."""
+    folder = tmp_path_factory.mktemp("rerun")
+    shutil.copytree(graded_demo.folder, folder, dirs_exist_ok=True)
     with pytest.MonkeyPatch.context() as patch:
-        use_folder(tmp_path_factory.mktemp("rerun"), patch)
-        yield _demo(), _demo()
+        use_folder(folder, patch)
+        yield graded_demo.document(), _demo()
 
 
 def test_the_second_run_says_what_its_reused_envelopes_cost_when_made(
@@ -98,8 +103,7 @@ def test_show_prints_the_modes_the_run_stored(
     assert re.search(r"reused envelope\(s\) cost list \$0\.\d{4}, actual \$0\.\d{4} when made", out)
 
 
-def test_the_demo_asks_only_for_images_an_example_that_applies_can_use() -> None:
-    specs = load_specs(SPECS_DIR)
+def test_the_demo_asks_only_for_images_an_example_that_applies_can_use(specs: SpecSet) -> None:
     examples = load_examples(EXAMPLES)
     named = {
         i for x in examples for i in recipe_images(specs.recipe(x.changeset.recipe), x.changeset)

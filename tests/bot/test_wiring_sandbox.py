@@ -16,6 +16,7 @@ from migration_evals.core.errors import ConfigError, SandboxError
 from migration_evals.core.settings import CassetteMode, Settings
 from migration_evals.core.specs import SpecSet
 from migration_evals.oracles.sandbox import RecordingSandbox, ReplayingSandbox, UnavailableSandbox
+from tests.bot.conftest import DemoRun
 from tests.conftest import ROOT, SPECS_DIR
 
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"
@@ -70,11 +71,9 @@ def test_the_demo_falls_back_to_cassettes_and_says_why(
     assert json.loads(captured.out)["fabricated_count"] == 0
 
 
-def test_an_explicit_mode_is_what_the_demo_uses(
-    env: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["demo", "--json"]) == 0
-    assert "sandbox: replay (as asked)" in capsys.readouterr().err
+def test_an_explicit_mode_is_what_the_demo_uses(graded_demo: DemoRun) -> None:
+    # That demo ran (and exited 0) with MIGRATION_EVALS_SANDBOX_MODE=replay, as ``env`` sets.
+    assert "sandbox: replay (as asked)" in graded_demo.told
 
 
 def test_recording_the_judges_without_keys_is_refused_with_the_way_to_record_the_sandbox(
