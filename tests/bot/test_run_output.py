@@ -3,9 +3,13 @@ and a warning and status of its own when infrastructure errors swamp the run."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
+import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -16,10 +20,43 @@ from migration_evals.bot.cli import main
 from migration_evals.bot.console import trials_table
 from migration_evals.bot.exits import ExitStatus
 from migration_evals.core.model import Changeset, Envelope, Stamps, Tier, Trial, Verdict
+from tests.bot.conftest import use_folder
 from tests.conftest import ROOT
 
 JAVA = ROOT / "examples" / "changesets" / "java.jsonl"
 NO_ENGINE = "unix:///nonexistent/docker.sock"
+
+
+@dataclass(frozen=True)
+class Graded:
+    """``run`` over the Java examples with the trials shown and the results written, in
+    ``folder`` with ``env``'s settings, and what it printed. It exited 0."""
+
+    folder: Path
+    printed: str
+    told: str
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> Graded:
+    """The one fresh run whose output the tests below read: a run of the examples costs
+    about half a second of CPU. A test that runs ``run`` again does so in a copy of this
+    folder (``graded_env``), where the trials are served from its cache."""
+    folder = tmp_path_factory.mktemp("graded")
+    printed, told = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        use_folder(folder, patch)
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(told):
+            code = main(["run", str(JAVA), "--trials", "--out", "run.json"])
+    assert code == ExitStatus.OK, told.getvalue()
+    return Graded(folder, printed.getvalue(), told.getvalue())
+
+
+@pytest.fixture
+def graded_env(graded: Graded, env: Path) -> Path:
+    """``env`` holding a copy of what ``graded`` ran and wrote."""
+    shutil.copytree(graded.folder, env, dirs_exist_ok=True)
+    return env
 
 
 def test_a_run_whose_sandbox_never_starts_ends_with_the_warning_and_its_status(
@@ -40,12 +77,8 @@ def test_a_run_whose_sandbox_never_starts_ends_with_the_warning_and_its_status(
     assert "migration-evals show t-" in warning
 
 
-def test_progress_lines_appear_when_the_output_is_not_a_terminal(
-    env: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["run", str(JAVA)]) == ExitStatus.OK
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.startswith("grading: ")]
+def test_progress_lines_appear_when_the_output_is_not_a_terminal(graded: Graded) -> None:
+    lines = [line for line in graded.told.splitlines() if line.startswith("grading: ")]
     assert len(lines) >= 2  # a tenth of 16 trials: a line every two
     last = r"grading: 16/16 trials \(100%\) in \d+s, .*finished, \$[\d.]+ spent"
     assert re.match(last, lines[-1])
@@ -53,26 +86,23 @@ def test_progress_lines_appear_when_the_output_is_not_a_terminal(
 
 
 def test_the_summary_comes_first_and_the_trials_only_when_asked(
-    env: Path, capsys: pytest.CaptureFixture[str]
+    graded: Graded, graded_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["run", str(JAVA)]) == ExitStatus.OK
+    shown = [line.strip() for line in graded.printed.splitlines()]  # run with --trials
+    assert main(["run", str(JAVA)]) == ExitStatus.OK  # again, without
     lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
-    assert lines.index("Funnel over 16 trial(s)") < lines.index("Pass rate per model")
-    assert "│ claude-sonnet-4-5 │      6 │      6 │      2 │" in "\n".join(lines)
+    for printed in (shown, lines):
+        assert printed.index("Funnel over 16 trial(s)") < printed.index("Pass rate per model")
+        assert "│ claude-sonnet-4-5 │      6 │      6 │      2 │" in "\n".join(printed)
     assert "Trials" not in lines
-    assert main(["run", str(JAVA), "--trials"]) == ExitStatus.OK
-    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
-    assert lines.index("Pass rate per model") < lines.index("Trials")
-    assert any(re.match(r"│ t-[0-9a-f]{16} │ java-calc/no-apply ", line) for line in lines)
+    assert shown.index("Pass rate per model") < shown.index("Trials")
+    assert any(re.match(r"│ t-[0-9a-f]{16} │ java-calc/no-apply ", line) for line in shown)
 
 
-def test_piped_trials_are_whole_however_long_their_rows(
-    env: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["run", str(JAVA), "--trials", "--out", "run.json"]) == ExitStatus.OK
-    out = capsys.readouterr().out
+def test_piped_trials_are_whole_however_long_their_rows(graded: Graded) -> None:
+    out = graded.printed  # of --trials --out run.json
     rows = [line for line in out.splitlines() if re.match(r"│ t-[0-9a-f]{16} ", line)]
-    trials = json.loads((env / "run.json").read_text())["trials"]
+    trials = json.loads((graded.folder / "run.json").read_text())["trials"]
     assert sorted(row.split("│")[1].strip() for row in rows) == sorted(
         t["trial_id"] for t in trials
     )
@@ -122,10 +152,13 @@ def _written(path: Path, data: bytes) -> Path:
 
 
 def test_the_json_document_carries_the_per_model_pass_rates(
-    env: Path, capsys: pytest.CaptureFixture[str]
+    graded: Graded, graded_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["run", str(JAVA), "--json"]) == ExitStatus.OK
-    models = {row["model"]: row for row in json.loads(capsys.readouterr().out)["models"]}
+    assert main(["run", str(JAVA), "--json"]) == ExitStatus.OK  # the trials reused
+    document = json.loads(capsys.readouterr().out)
+    written = json.loads((graded.folder / "run.json").read_text())  # the first run's
+    assert document["models"] == written["models"]
+    models = {row["model"]: row for row in document["models"]}
     assert sorted(models) == ["claude-sonnet-4-5", "gemini-2.5-pro", "gpt-5"]
     claude = models["claude-sonnet-4-5"]
     assert (claude["trials"], claude["graded"], claude["passed"], claude["errors"]) == (6, 6, 2, 0)
