@@ -4,6 +4,8 @@ log, go's framing lines are never dropped, and only events over the budget cut i
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from functools import cache
 
 from migration_evals.oracles.build_summaries import DisagreementKind
 from migration_evals.oracles.ecosystems.go.capture import GO_TEST_EVENTS, GoTestEvents
@@ -32,9 +34,10 @@ def _test(name: str, action: str, said: list[str]) -> list[bytes]:
     return [*lines, _event(action, name)]
 
 
-def _suite(noisy_lines: int) -> list[bytes]:
+@cache  # two tests feed the same 200,000 events to two captures
+def _suite(noisy_lines: int) -> tuple[bytes, ...]:
     chatter = [f"vector {i}: 0x{i:08x} ok" for i in range(noisy_lines)]
-    return [
+    return (
         *_test("TestNoisy", "pass", chatter),
         *_test("TestQuiet", "pass", []),
         *_test("TestNoisier", "pass", chatter),
@@ -42,10 +45,10 @@ def _suite(noisy_lines: int) -> list[bytes]:
         _event("output", "", "FAIL\n"),
         _event("output", "", f"FAIL\t{PKG}\t0.010s\n"),
         _event("fail"),
-    ]
+    )
 
 
-def _fed(capture: GoTestEvents | OutputCap, lines: list[bytes], chunk: int = 997) -> str:
+def _fed(capture: GoTestEvents | OutputCap, lines: Sequence[bytes], chunk: int = 997) -> str:
     data = b"".join(lines)
     for start in range(0, len(data), chunk):
         capture.feed(data[start : start + chunk])
