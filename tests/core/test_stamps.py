@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from migration_evals.core.specs import SpecSet
 from migration_evals.core.stamps import canonical_json, stamp
 from migration_evals.core.yamlio import load_yaml_text
 from migration_evals.oracles.ecosystems.registry import load_specs
@@ -33,8 +34,8 @@ def _copy_specs(tmp_path: Path) -> Path:
     return target
 
 
-def test_reformatting_the_oracle_spec_keeps_every_stamp(tmp_path: Path) -> None:
-    original = load_specs(SPECS_DIR).stamp_report()
+def test_reformatting_the_oracle_spec_keeps_every_stamp(specs: SpecSet, tmp_path: Path) -> None:
+    original = specs.stamp_report()
     root = _copy_specs(tmp_path)
     oracle = root / "oracle.yaml"
     # Strip comments and reorder top-level blocks: same meaning, different bytes.
@@ -45,8 +46,8 @@ def test_reformatting_the_oracle_spec_keeps_every_stamp(tmp_path: Path) -> None:
     assert load_specs(root).stamp_report() == original
 
 
-def test_changing_a_list_cost_moves_only_the_oracle_stamp(tmp_path: Path) -> None:
-    original = load_specs(SPECS_DIR).stamp_report()
+def test_changing_a_list_cost_moves_only_the_oracle_stamp(specs: SpecSet, tmp_path: Path) -> None:
+    original = specs.stamp_report()
     root = _copy_specs(tmp_path)
     oracle = root / "oracle.yaml"
     oracle.write_text(oracle.read_text().replace("list_cost_usd: 0.08", "list_cost_usd: 0.09"))
@@ -56,16 +57,16 @@ def test_changing_a_list_cost_moves_only_the_oracle_stamp(tmp_path: Path) -> Non
     assert changed["hypotheses"] == original["hypotheses"]
 
 
-def test_editing_the_judge_prompt_moves_the_oracle_stamp(tmp_path: Path) -> None:
-    original = load_specs(SPECS_DIR).oracle_stamp
+def test_editing_the_judge_prompt_moves_the_oracle_stamp(specs: SpecSet, tmp_path: Path) -> None:
+    original = specs.oracle_stamp
     root = _copy_specs(tmp_path)
     prompt = root / "prompts" / "judge.md.j2"
     prompt.write_text(prompt.read_text() + "\nBe brief.\n")
     assert load_specs(root).oracle_stamp != original
 
 
-def test_recipe_edit_moves_only_that_recipe(tmp_path: Path) -> None:
-    original = load_specs(SPECS_DIR).stamp_report()
+def test_recipe_edit_moves_only_that_recipe(specs: SpecSet, tmp_path: Path) -> None:
+    original = specs.stamp_report()
     root = _copy_specs(tmp_path)
     recipe = root / "recipes" / "java8-to-17.yaml"
     recipe.write_text(recipe.read_text().replace("target_release: 17", "target_release: 21"))
