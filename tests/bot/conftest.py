@@ -36,16 +36,16 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @dataclass(frozen=True)
 class DemoRun:
-    """``migration-evals demo`` as run in ``folder`` with ``env``'s settings (the sandbox
-    replaying, as asked), and what it printed: its tables on stdout, what it said on
-    stderr. It exited 0."""
+    """``migration-evals demo --jobs 2`` as run in ``folder`` with ``env``'s settings (the
+    sandbox replaying, as asked), and what it printed: its tables on stdout, what it said
+    on stderr. It exited 0."""
 
     folder: Path
     printed: str
     told: str
 
     def document(self) -> dict[str, Any]:
-        """The results it wrote (the document ``--json`` prints)."""
+        """The results it wrote in ``folder`` (the document ``--json`` prints)."""
         written: dict[str, Any] = json.loads(
             (self.folder / "migration-evals-demo.json").read_text()
         )
@@ -62,7 +62,7 @@ def graded_demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     with pytest.MonkeyPatch.context() as patch:
         use_folder(folder, patch)
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(told):
-            code = main(["demo"])
+            code = main(["demo", "--jobs", "2"])
     assert code == 0, f"the shared demo run failed:\n{told.getvalue()}"
     return DemoRun(folder, printed.getvalue(), told.getvalue())
 

@@ -36,13 +36,10 @@ def _stop(trial: dict) -> str | None:  # type: ignore[type-arg]
     )
 
 
-def test_demo_grades_every_example_as_designed(
-    env: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, document, err = _json_run(capsys, "demo", "--jobs", "2")
-    assert code == 0, err
+def test_demo_grades_every_example_as_designed(graded_demo: DemoRun) -> None:
+    document = graded_demo.document()  # of `demo --jobs 2`, which exited 0
     assert document["fabricated_count"] == 0
-    assert "FABRICATED" not in err
+    assert "FABRICATED" not in graded_demo.told
     # Every example is graded for every model the examples list, each as designed.
     results = {
         (task_of(t["id"], t["model"]), t["model"]): (t["verdict"], _stop(t))
@@ -58,7 +55,6 @@ def test_demo_grades_every_example_as_designed(
     passes = sum(e["verdict"] == "pass" for e in EXPECTED.values())
     assert funnel["judge"]["passed"] == passes * len(MODELS)
     assert document["cost_usd"] > 0
-    assert (env / "migration-evals-demo.json").exists()
 
 
 @pytest.mark.usefixtures("demo_graded")
