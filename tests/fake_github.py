@@ -34,7 +34,9 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask, Response, request
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.serving import make_server
+
+from migration_evals.core.serving import ServingThread
 
 __all__ = ["Call", "FakeGitHub", "FakePull"]
 
@@ -140,7 +142,7 @@ class FakeGitHub:
     _arrived: dict[str, threading.Event] = field(default_factory=dict)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1000))
     _lock: threading.RLock = field(default_factory=threading.RLock)
-    _server: BaseWSGIServer | None = None
+    _serving: ServingThread | None = None
     # GitHub's documented secondary limits on content-creating requests, enforced per
     # installation when set: a write past 80 in a minute or 500 in an hour is refused
     # with 403 "secondary rate limit" (and Retry-After), as GitHub answers it.
@@ -192,10 +194,9 @@ class FakeGitHub:
 
     def refuse(self) -> None:
         """Stop listening: connections are refused until ``come_back()``."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        if self._serving is not None:
+            self._serving.stop()
+            self._serving = None
 
     def come_back(self) -> None:
         """Listen again on the same port."""
@@ -233,9 +234,10 @@ class FakeGitHub:
         return f"http://127.0.0.1:{self._port}"
 
     def _serve(self, port: int) -> None:
-        self._server = make_server("127.0.0.1", port, _build_app(self), threaded=True)
-        self._port = self._server.server_port
-        threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
+        server = make_server("127.0.0.1", port, _build_app(self), threaded=True)
+        self._port = server.server_port
+        self._serving = ServingThread(server)
+        self._serving.start()
 
     def stop(self) -> None:
         for release in self._holds.values():

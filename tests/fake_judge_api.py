@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from migration_evals.core.serving import ServingThread
+
 __all__ = [
     "ANTHROPIC_PATH",
     "OPENAI_PATH",
@@ -183,12 +185,9 @@ def running_fake_api() -> Iterator[FakeJudgeAPI]:
     api = FakeJudgeAPI()
     server = _Server(("127.0.0.1", 0), _handler(api))
     api.url = f"http://127.0.0.1:{server.server_address[1]}"
-    # A short poll interval: shutdown() waits for the loop to notice, once per test.
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
+    serving = ServingThread(server)
+    serving.start()
     try:
         yield api
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+        serving.stop()

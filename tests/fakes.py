@@ -31,6 +31,7 @@ from migration_evals.core.ports import (
     SandboxRequest,
     SandboxResult,
 )
+from migration_evals.core.serving import ServingThread
 from migration_evals.core.store import Store
 from migration_evals.oracles.judges.retry import Retrying, RetryPolicy
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
@@ -373,9 +374,7 @@ class FakeRegistry:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _registry_handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self._serving = ServingThread(self._httpd)
 
     @property
     def url(self) -> str:
@@ -396,15 +395,13 @@ class FakeRegistry:
         return (404, b"") if body is None else (200, body)
 
     def __enter__(self) -> FakeRegistry:
-        self._thread.start()
+        self._serving.start()
         return self
 
     def __exit__(
         self, _t: type[BaseException] | None, _v: BaseException | None, _tb: TracebackType | None
     ) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        self._serving.stop()
 
 
 def _registry_handler(registry: FakeRegistry) -> type[BaseHTTPRequestHandler]:

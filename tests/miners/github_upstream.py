@@ -25,6 +25,8 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlsplit
 
+from migration_evals.core.serving import ServingThread
+
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE: dict[str, Any] = json.loads(
     (ROOT / "tests" / "fixtures" / "github" / "pull-request.json").read_text()
@@ -89,9 +91,7 @@ class FakeGitHub:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._serving = ServingThread(self._httpd)
 
     @property
     def base_url(self) -> str:
@@ -99,15 +99,13 @@ class FakeGitHub:
         return f"http://{host!s}:{port}"
 
     def __enter__(self) -> FakeGitHub:
-        self._thread.start()
+        self._serving.start()
         return self
 
     def __exit__(
         self, _t: type[BaseException] | None, _v: BaseException | None, _tb: TracebackType | None
     ) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join()
+        self._serving.stop()
 
     # -- responses ----------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import requests
 
 from migration_evals.core.ports import RegistryFetch
+from migration_evals.core.serving import ServingThread
 from migration_evals.oracles.sandbox.as_of import (
     MetadataRequest,
     PublishDates,
@@ -449,7 +450,7 @@ class GateSession:
         self.as_of = as_of
         self.folder = Path(tempfile.mkdtemp(prefix="me-gate-"))
         self._server: _Server | _TcpServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: ServingThread | None = None
 
     @property
     def socket_path(self) -> Path:
@@ -477,11 +478,8 @@ class GateSession:
         server.lock = threading.Condition()
         server.active = 0
         self._server = server
-        # A short poll: closing the session waits for the serving loop to notice.
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        self._serving = ServingThread(server, name="registry-gate")
+        self._serving.start()
 
     @property
     def fetches(self) -> tuple[RegistryFetch, ...]:
@@ -495,7 +493,6 @@ class GateSession:
             return tuple(server.fetches)
 
     def close(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        if self._serving is not None:
+            self._serving.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
