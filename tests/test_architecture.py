@@ -108,7 +108,7 @@ def test_nothing_below_bot_reads_the_environment() -> None:
     readers = _readers_below_bot(ROOT)
     # migration_evals/core/git.py only hands the process environment through to git (PATH, HOME,
     # credential helpers) with its no-prompt guards added; it reads no setting from it.
-    assert readers.pop("migration_evals/core/git.py") == ["33: .environ"]
+    assert readers.pop("migration_evals/core/git.py") == ["38: .environ"]
     assert readers == {}
 
 

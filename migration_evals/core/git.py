@@ -8,12 +8,17 @@ completed process to judge the exit code itself (``check=False``), as tier 1 doe
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from migration_evals.core.errors import RepositoryError
 
@@ -70,7 +75,7 @@ def _run(
     timeout: float,
 ) -> subprocess.CompletedProcess[bytes]:
     """``subprocess.run(command, capture_output=True, timeout=timeout)``, with the deadline
-    kept by a watchdog thread. Given a timeout, subprocess reaps a child that has closed its
+    kept by the watchdog. Given a timeout, subprocess reaps a child that has closed its
     output by polling, asleep a millisecond or more between polls: longer than a short git
     call itself, on every call tier 1 makes. git runs in a process group of its own, which
     the watchdog kills whole, so that nothing it started (a hook, an alias, ssh) holds the
@@ -85,20 +90,73 @@ def _run(
         stderr=subprocess.PIPE,
         start_new_session=True,
     ) as process:
-        expired = threading.Event()
-
-        def kill() -> None:
-            expired.set()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-
-        watchdog = threading.Timer(timeout, kill)
-        watchdog.daemon = True
-        watchdog.start()
+        watchdog = _Watchdog.of_this_process()
+        watch = watchdog.watch(process.pid, timeout)
         try:
             out, err = process.communicate(input)
         finally:
-            watchdog.cancel()
-    if expired.is_set():
+            watchdog.end(watch)
+    if watch.expired:
         raise subprocess.TimeoutExpired(command, timeout, out, err)
     return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+@dataclass(eq=False)
+class _Watch:
+    """A git process group with a deadline."""
+
+    group: int
+    due: float
+    ended: bool = False  # its output is in: never killed
+    expired: bool = False  # killed at its deadline
+
+
+class _Watchdog:
+    """The thread of a process that kills git process groups at their deadlines.
+
+    A thread for each call (a ``threading.Timer``) made every call wait for a thread to
+    start, a fifth of a millisecond and more on a busy machine: about as long as a short
+    git call. One thread, started on first use, sleeps until the earliest deadline."""
+
+    _by_process: ClassVar[dict[int, _Watchdog]] = {}
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._due: list[tuple[float, int, _Watch]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def of_this_process(cls) -> _Watchdog:
+        """This process's watchdog: a forked child makes its own, the parent's thread
+        not running there."""
+        pid = os.getpid()
+        found = cls._by_process.get(pid)
+        return found if found is not None else cls._by_process.setdefault(pid, cls())
+
+    def watch(self, group: int, timeout: float) -> _Watch:
+        watch = _Watch(group, time.monotonic() + timeout)
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="git-watchdog", daemon=True)
+                self._thread.start()
+            if not self._due or watch.due < self._due[0][0]:
+                self._lock.notify()  # the thread sleeps until a later deadline
+            heapq.heappush(self._due, (watch.due, next(self._order), watch))
+        return watch
+
+    def end(self, watch: _Watch) -> None:
+        with self._lock:
+            watch.ended = True
+
+    def _run(self) -> None:
+        with self._lock:
+            while True:
+                now = time.monotonic()
+                while self._due and self._due[0][0] <= now:
+                    watch = heapq.heappop(self._due)[2]
+                    if not watch.ended:
+                        watch.expired = True
+                        with contextlib.suppress(ProcessLookupError):
+                            os.killpg(watch.group, signal.SIGKILL)
+                self._lock.wait(self._due[0][0] - now if self._due else None)

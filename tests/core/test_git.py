@@ -4,6 +4,7 @@ that ends a git that hangs."""
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from pathlib import Path
 
@@ -35,7 +36,24 @@ def test_without_check_the_caller_reads_the_exit_code_and_stderr(tmp_path: Path)
 
 
 def test_a_git_that_hangs_is_killed_at_its_deadline(tmp_path: Path) -> None:
+    git(["--version"])  # the watchdog now also holds a deadline ten minutes away
     started = time.monotonic()
     with pytest.raises(RepositoryError, match=r"git -c alias.nap=!sleep 30 timed out after 1s"):
         git(["-c", "alias.nap=!sleep 30", "nap"], cwd=tmp_path, timeout=1.0)
     assert time.monotonic() - started < 10  # killed, not waited for
+
+
+def test_a_forked_child_keeps_its_gits_deadlines(tmp_path: Path) -> None:
+    git(["--version"])  # the parent's watchdog thread is running; a child has none
+    child = os.fork()
+    if child == 0:
+        try:
+            git(["-c", "alias.nap=!sleep 30", "nap"], cwd=tmp_path, timeout=0.2)
+        except RepositoryError:
+            os._exit(0)
+        finally:
+            os._exit(1)
+    started = time.monotonic()
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0  # timed out in the child
+    assert time.monotonic() - started < 10
