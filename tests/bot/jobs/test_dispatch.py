@@ -59,7 +59,11 @@ def test_trials_and_app_jobs_travel_on_their_own_queues() -> None:
 
 def test_a_broker_that_is_away_is_one_clear_error_without_its_password() -> None:
     scale = ScaleSettings(broker_url=f"redis://:hunter2@127.0.0.1:{free_port()}/0")
-    dispatcher = CeleryDispatcher(make_celery(scale), scale)
+    app = make_celery(scale)
+    # Every publishing retry is still made, back to back: a dead port refuses at once.
+    policy = app.conf.task_publish_retry_policy
+    app.conf.task_publish_retry_policy = {**policy, "interval_step": 0, "interval_max": 0}
+    dispatcher = CeleryDispatcher(app, scale)
     with pytest.raises(BrokerError, match="cannot reach the broker at redis://") as caught:
         dispatcher.check()
     with pytest.raises(BrokerError, match="cannot publish"):
