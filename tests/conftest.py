@@ -358,7 +358,7 @@ def wait_for(what: str, check: Callable[[], bool], timeout_s: float = 60.0) -> N
     while not check():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
-        time.sleep(0.05)
+        time.sleep(0.01)
 
 
 IN_CI = bool(os.environ.get("CI"))

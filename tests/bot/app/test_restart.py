@@ -50,8 +50,14 @@ def _wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.
                 if reply.status == 200:
                     return
         except (urllib.error.URLError, OSError):
-            time.sleep(0.1)
+            time.sleep(0.02)
     raise AssertionError("server did not become healthy")
+
+
+def _grade_jobs(db: Path) -> list[tuple[str, int]]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT state, attempts FROM bot_jobs WHERE kind = 'grade'")
+        return [(str(state), int(attempts)) for state, attempts in rows]
 
 
 @pytest.fixture
@@ -78,7 +84,7 @@ def test_killed_mid_job_then_restarted_completes_the_job_once(
         "MIGRATION_EVALS_DB_URL": f"sqlite:///{tmp_path / 'bot.db'}",
         "MIGRATION_EVALS_CACHE_DIR": str(repo_cache),
         "MIGRATION_EVALS_BOT_WORKERS": "1",
-        "MIGRATION_EVALS_JOB_LEASE_SECONDS": "2",
+        "MIGRATION_EVALS_JOB_LEASE_SECONDS": "1",
         "MIGRATION_EVALS_SCHEDULER": "off",
         "MIGRATION_EVALS_GITHUB_WRITE_INTERVAL": "0",
     }
@@ -131,19 +137,19 @@ def test_killed_mid_job_then_restarted_completes_the_job_once(
 
     second = start()
     try:
+        # The job is recorded done after its last write (the completed check run).
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and fake.check_runs[0]["status"] != "completed":
-            time.sleep(0.2)
+        while time.monotonic() < deadline and _grade_jobs(tmp_path / "bot.db")[0][0] == "running":
+            time.sleep(0.02)
     finally:
         second.terminate()
         second.wait(10)
     assert fake.schema_errors == []
     [run] = fake.check_runs
-    assert run["conclusion"] == "success"
+    assert (run["status"], run["conclusion"]) == ("completed", "success")
     assert len(fake.writes("POST", "/check-runs")) == 1
     completions = [c for c in fake.writes("PATCH") if "conclusion" in (c.body or {})]
     assert len(completions) == 1
-    with sqlite3.connect(tmp_path / "bot.db") as db:
-        jobs = db.execute("SELECT state, attempts FROM bot_jobs WHERE kind = 'grade'").fetchall()
-    assert jobs == [("done", 2)]  # the announce job beside it opens check runs, grades none
+    # The announce job beside it opens check runs and grades none.
+    assert _grade_jobs(tmp_path / "bot.db") == [("done", 2)]
     assert json.loads(body)["pull_request"]["head"]["sha"] == run["head_sha"]
