@@ -284,6 +284,12 @@ VARIABLES: tuple[Variable, ...] = (
         "github_token",
     ),
     Variable(
+        "MIGRATION_EVALS_GITHUB_REQUEST_INTERVAL",
+        _GITHUB,
+        "seconds between mining's requests to the live API (`0`: no pause)",
+        "github_request_interval_s",
+    ),
+    Variable(
         "MIGRATION_EVALS_AGENT_AUTHORS",
         _GITHUB,
         "the pull-request authors that are agents, beside `specs/agents.yaml`: "

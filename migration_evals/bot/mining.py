@@ -102,13 +102,13 @@ def git_source(
 def github_api(settings: Settings) -> GitHubApi:
     """The GitHub client for ``settings.mode``: the API, the API recorded into cassettes,
     or the cassettes alone. Rate limits are waited out by the provider, not by urllib3;
-    requests to the real API are spaced a quarter second apart."""
+    requests to the real API are spaced ``github_request_interval_s`` apart."""
     transport = transport_for(
         settings.mode,
         base_url=settings.github_app.api_url,
         cassette_dir=settings.cassette_dir,
         recorded_by="migration-evals mine --mode record",
-        seconds_between_requests=0.25,
+        seconds_between_requests=settings.github_request_interval_s,
     )
     token = settings.github_token
     return GitHubApi(

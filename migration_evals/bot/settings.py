@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 from migration_evals.core.errors import ConfigError
 from migration_evals.core.liveness import DEFAULT_HEARTBEAT_S
 from migration_evals.core.settings import (
+    MINING_REQUEST_INTERVAL_S,
     CassetteMode,
     DependencySettings,
     Executor,
@@ -323,6 +324,9 @@ def settings_from_env(env: Mapping[str, str] | None = None) -> Settings:
         docker_host=env.get("DOCKER_HOST") or None,
         github_app=github_app_from_env(env),
         github_token=env.get(PREFIX + "GITHUB_TOKEN") or None,
+        github_request_interval_s=_number(
+            env, "GITHUB_REQUEST_INTERVAL", MINING_REQUEST_INTERVAL_S
+        ),
         agent_authors=_agent_authors(get("AGENT_AUTHORS", "")),
         apt_mirror=env.get(PREFIX + "APT_MIRROR") or None,
         image_registry=env.get(PREFIX + "IMAGE_REGISTRY") or None,

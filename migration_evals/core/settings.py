@@ -11,6 +11,7 @@ from pathlib import Path
 from migration_evals.core.liveness import DEFAULT_HEARTBEAT_S
 
 __all__ = [
+    "MINING_REQUEST_INTERVAL_S",
     "CassetteMode",
     "DependencySettings",
     "Executor",
@@ -19,6 +20,9 @@ __all__ = [
     "ScaleSettings",
     "Settings",
 ]
+
+
+MINING_REQUEST_INTERVAL_S = 0.25  # between mining's requests to the live GitHub API
 
 
 class CassetteMode(StrEnum):
@@ -140,6 +144,8 @@ class Settings:
     # Mining: a token for the GitHub REST API (its root is github_app.api_url) and which
     # pull-request authors are agents (login -> model id, "" if unknown).
     github_token: str | None = field(default=None, repr=False)
+    # Mining's requests to the live API, this far apart (0: none): politeness, not a limit.
+    github_request_interval_s: float = MINING_REQUEST_INTERVAL_S
     agent_authors: Mapping[str, str] = field(default_factory=dict)
     scale: ScaleSettings = field(default_factory=ScaleSettings)
     dependencies: DependencySettings = field(default_factory=DependencySettings)

@@ -38,6 +38,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MIGRATION_EVALS_DB_URL", f"sqlite:///{tmp_path / 'mine.db'}")
     monkeypatch.setenv("MIGRATION_EVALS_GITHUB_TOKEN", TOKEN)
     monkeypatch.setenv("MIGRATION_EVALS_AGENT_AUTHORS", "agent-bot=gpt-5, other-bot")
+    # The upstream is a loopback fake: no pause between requests to it.
+    monkeypatch.setenv("MIGRATION_EVALS_GITHUB_REQUEST_INTERVAL", "0")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -272,6 +274,14 @@ def test_agent_authors_setting() -> None:
     with pytest.raises(ConfigError, match="names no author"):
         settings_from_env({"MIGRATION_EVALS_AGENT_AUTHORS": "=gpt-5"})
     assert "ghp" not in repr(settings_from_env({"MIGRATION_EVALS_GITHUB_TOKEN": TOKEN}))
+
+
+def test_live_requests_are_spaced_a_quarter_second_apart_unless_set() -> None:
+    assert settings_from_env({}).github_request_interval_s == 0.25
+    spaced = {"MIGRATION_EVALS_GITHUB_REQUEST_INTERVAL": "1.5"}
+    assert settings_from_env(spaced).github_request_interval_s == 1.5
+    with pytest.raises(ConfigError, match="GITHUB_REQUEST_INTERVAL='-1' must not be negative"):
+        settings_from_env({"MIGRATION_EVALS_GITHUB_REQUEST_INTERVAL": "-1"})
 
 
 def test_as_of_cannot_be_in_the_future(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
