@@ -21,6 +21,7 @@ printed beside the measured run. No installation can show 1,000 check runs withi
 
     python benchmarks/burst.py                     # 1,000 PRs over 50 installations
     python benchmarks/burst.py --prs 200 --installations 10
+    python benchmarks/burst.py --write-interval 0.25   # the App's pacing, shortened
 
 Prints a table, then one JSON object of the figures as the last line.
 """
@@ -36,7 +37,6 @@ import logging
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -48,10 +48,13 @@ from werkzeug.serving import make_server
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from migration_evals.bot.app.kinds import ANNOUNCE  # noqa: E402
 from migration_evals.bot.app.pacing import GITHUB_PACING, schedule  # noqa: E402
 from migration_evals.bot.app.repo_config import CONFIG_PATH  # noqa: E402
-from migration_evals.bot.app.service import build_service  # noqa: E402
+from migration_evals.bot.app.service import BotService, build_service  # noqa: E402
 from migration_evals.bot.app.signature import sign  # noqa: E402
+from migration_evals.bot.jobs.model import JobState  # noqa: E402
+from migration_evals.core.serving import ServingThread  # noqa: E402
 from migration_evals.core.settings import CassetteMode, GitHubAppSettings, Settings  # noqa: E402
 from tests.fake_github import FakeGitHub, FakePull, write_app_key  # noqa: E402
 
@@ -125,6 +128,13 @@ def _most_in_a_minute(times: list[float]) -> int:
     return most
 
 
+def _announcing(service: BotService) -> bool:
+    """Whether a job that opens check runs is still waiting or running (grading jobs
+    stay queued: no worker runs them here)."""
+    waiting = (JobState.QUEUED, JobState.RUNNING)
+    return bool(service.queue.admin.listing(states=waiting, kind=ANNOUNCE.name, limit=1))
+
+
 def _run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     key_path, public = write_app_key(folder)
     fake = FakeGitHub(app_id=APP_ID, public_key=public, secondary_limits=True)
@@ -142,13 +152,15 @@ def _run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             api_url=url,
             workers=0,  # grading is not measured here
             announce_workers=args.announce_workers,
+            write_interval_s=args.write_interval,
             scheduler=False,
         ),
     )
     # GitHub is the fake, talked to live (the settings' own mode would replay it).
     service = build_service(settings, github_mode=CassetteMode.LIVE)
     server = make_server("127.0.0.1", 0, service.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serving = ServingThread(server)
+    serving.start()
     service.start()
     sent: dict[str, float] = {}
     try:
@@ -157,13 +169,17 @@ def _run(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
             answers = list(pool.map(lambda d: (d[0], *_send(server.port, d[1])), deliveries))
         sending_s = time.time() - started
         sent = {repo: at for repo, _status, at in answers}
+        # Until there are as many check runs as pull requests and no job that opens one
+        # is left, so that anything late (a duplicate) has been made too. Both checks are
+        # cheap (a length, then one query): the App's threads keep the interpreter.
         deadline = time.time() + args.timeout
-        while time.time() < deadline and len(_created(fake)) < len(deliveries):
-            time.sleep(0.25)
-        time.sleep(1.0)  # anything late (a duplicate) has a moment to show
+        while time.time() < deadline and (
+            len(fake.check_runs) < len(deliveries) or _announcing(service)
+        ):
+            time.sleep(0.02)
     finally:
         service.stop()
-        server.shutdown()
+        serving.stop()
         fake.stop()
     return _figures(args, fake, answers, sent, sending_s)
 
@@ -205,14 +221,15 @@ def _figures(
     }
 
 
-def _report(figures: dict[str, Any]) -> bool:
+def _report(figures: dict[str, Any], write_interval_s: float) -> bool:
     ok = (
         figures["lost"] == 0
         and figures["duplicated"] == 0
         and figures["within_target"] == figures["prs"]
         and figures["writes_refused_by_limits"] == 0
         and figures["most_writes_in_a_minute"] <= GITHUB_PACING.per_minute
-        and (figures["shortest_gap_between_writes_s"] or 1.0) >= 0.99
+        and (figures["shortest_gap_between_writes_s"] or write_interval_s)
+        >= write_interval_s - 0.01
     )
     rows = [
         ("pull requests", f"{figures['prs']} over {figures['installations']} installations"),
@@ -229,7 +246,10 @@ def _report(figures: dict[str, Any]) -> bool:
             "most writes of one installation a minute",
             f"{figures['most_writes_in_a_minute']} (<= 80)",
         ),
-        ("shortest gap between its writes", f"{figures['shortest_gap_between_writes_s']} s (>= 1)"),
+        (
+            "shortest gap between its writes",
+            f"{figures['shortest_gap_between_writes_s']} s (>= {write_interval_s:g})",
+        ),
         ("most requests in flight", f"{figures['most_requests_in_flight']} (<= 100)"),
         (
             f"one installation, {figures['prs']} PRs (GitHub's limits)",
@@ -256,13 +276,19 @@ def main(argv: list[str] | None = None) -> int:
         default=GitHubAppSettings().announce_workers,
         help="threads opening check runs (default: the App's)",
     )
+    parser.add_argument(
+        "--write-interval",
+        type=float,
+        default=GitHubAppSettings().write_interval_s,
+        help="seconds between one installation's writes (default: the App's, GitHub's advice)",
+    )
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds to wait")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp:
         figures = _run(args, Path(tmp))
-    ok = _report(figures)
+    ok = _report(figures, args.write_interval)
     print(json.dumps({"benchmark": "burst", **figures, "ok": ok}))
     return 0 if ok else 1
 
