@@ -8,6 +8,7 @@ until ``start()``: gunicorn calls it in each worker process after forking.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -334,8 +335,11 @@ def build_service(
         threads = opening_threads = 0
     handlers = job_handlers(ctx, github)
     opening = {ANNOUNCE: handlers.pop(ANNOUNCE)}
-    workers = WorkerPool(queue.leasing, handlers, count=threads)
-    announcers = WorkerPool(queue.leasing, opening, count=opening_threads, name="a")
+    work = threading.Event()  # the two pools wake each other (``WorkerPool``)
+    workers = WorkerPool(queue.leasing, handlers, count=threads, work=work)
+    announcers = WorkerPool(queue.leasing, opening, count=opening_threads, name="a", work=work)
+    if settings.scale.executor is not Executor.CELERY:  # this process's threads run them
+        queue.table.on_new_jobs = lambda _jobs: workers.wake()
     app = create_app(
         secret=gh.webhook_secret,
         intake=queue.intake,

@@ -1,5 +1,9 @@
 """In-process worker threads: lease a job, run its handler, record the outcome.
 
+An idle thread leases again when woken (jobs were added, or a job ended and freed its
+subject for another) or at its next poll, which finds the jobs whose backoff or whose
+dead worker's lease has run out.
+
 A running job's lease is renewed every third of its length, so a long grading keeps its
 job while a dead process's job is picked up by another worker once the lease runs out.
 A handler never waits for an outside API inside its thread: an unavailable one
@@ -47,12 +51,17 @@ class WorkerPool:
         count: int,
         poll_s: float = 0.5,
         name: str = "w",  # two pools of one process must not share their threads' names
+        work: threading.Event | None = None,
     ) -> None:
         self.leasing = leasing
         self.handlers = handlers
         self.count = count
         self.poll_s = poll_s
         self._stop = threading.Event()
+        # Set when a job may have become runnable: one was added, or one ended and freed
+        # its subject for the next. Idle threads then lease at once instead of at their
+        # next poll; pools of one queue share it, as a job of one may wait for the other's.
+        self._work = work if work is not None else threading.Event()
         self._threads: list[threading.Thread] = []
         self._prefix = f"{socket.gethostname()}:{os.getpid()}:{name}"
 
@@ -63,20 +72,28 @@ class WorkerPool:
             thread.start()
             self._threads.append(thread)
 
+    def wake(self) -> None:
+        """Jobs were added: idle threads lease now rather than at their next poll."""
+        self._work.set()
+
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
+        self._work.set()
         for thread in self._threads:
             thread.join(timeout)
 
     def _loop(self, name: str) -> None:
         while not self._stop.is_set():
+            self._work.clear()  # before leasing: a wake from here on is not missed
             try:
                 ran = self.run_one(name)
             except Exception:  # the queue itself failed (database away): wait and retry
                 log.exception("worker %s could not lease a job", name)
                 ran = False
-            if not ran:
-                self._stop.wait(self.poll_s)
+            if ran:
+                self._work.set()  # its subject is free: another job may wait for it
+            else:
+                self._work.wait(self.poll_s)
 
     def run_one(self, name: str) -> bool:
         """Lease and run one job; False when there was none."""

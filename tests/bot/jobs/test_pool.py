@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from migration_evals.bot.app.kinds import GRADE
-from migration_evals.bot.jobs.pool import CARRIED, Handler, execute
+from migration_evals.bot.app.kinds import ANNOUNCE, GRADE
+from migration_evals.bot.jobs.pool import CARRIED, Handler, WorkerPool, execute
 from migration_evals.bot.jobs.queue import (
     Job,
     JobQueue,
@@ -107,3 +109,67 @@ def test_a_trial_put_back_keeps_what_it_made_in_the_jobs_payload(
     again = _leased(queue)
     assert again.payload["repo"] == "o/r"
     assert Carried.of(again.payload[CARRIED]) == carried
+
+
+def test_an_idle_pool_woken_for_a_new_job_runs_it_before_its_next_poll(
+    queue: JobQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    looked, ran = threading.Event(), threading.Event()
+    lease = queue.leasing.lease
+
+    def watched(worker: str, **options: Any) -> Job | None:
+        found = lease(worker, **options)
+        looked.set()
+        return found
+
+    monkeypatch.setattr(queue.leasing, "lease", watched)
+    pool = WorkerPool(queue.leasing, {GRADE: lambda job: str(ran.set())}, count=1, poll_s=600.0)
+    pool.start()
+    try:
+        assert looked.wait(10)  # found nothing: asleep until its next poll, ten minutes away
+        queue.intake.enqueue(NewJob(GRADE, "a", "o/r#1"))
+        pool.wake()
+        assert ran.wait(10)
+    finally:
+        pool.stop()
+    assert [row["state"] for row in queue.admin.jobs()] == [JobState.DONE]
+
+
+def test_a_job_that_ends_wakes_the_pool_whose_job_waited_for_its_subject(
+    queue: JobQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    announcing, release, graded, grader_idle = (threading.Event() for _ in range(4))
+    lease = queue.leasing.lease
+
+    def watched(worker: str, **options: Any) -> Job | None:
+        found = lease(worker, **options)
+        if found is None and worker.endswith(":w0"):
+            grader_idle.set()  # the grade job's subject was busy
+        return found
+
+    def announce(job: Job) -> str:
+        announcing.set()
+        assert release.wait(10)
+        return "announced"
+
+    monkeypatch.setattr(queue.leasing, "lease", watched)
+    queue.intake.enqueue(NewJob(ANNOUNCE, "announce", "o/r#1"))
+    queue.intake.enqueue(NewJob(GRADE, "grade", "o/r#1"))
+    work = threading.Event()  # shared, as the App's two pools share it
+    opening = WorkerPool(
+        queue.leasing, {ANNOUNCE: announce}, count=1, poll_s=600.0, name="a", work=work
+    )
+    grading = WorkerPool(
+        queue.leasing, {GRADE: lambda job: str(graded.set())}, count=1, poll_s=600.0, work=work
+    )
+    opening.start()
+    try:
+        assert announcing.wait(10)
+        grading.start()
+        assert grader_idle.wait(10)  # asleep until its next poll, ten minutes away
+        release.set()
+        assert graded.wait(10)
+    finally:
+        release.set()
+        opening.stop()
+        grading.stop()
