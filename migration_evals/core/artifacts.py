@@ -11,7 +11,10 @@ A longer text is cut there and says so inside itself (``truncation_marker``) and
 Where they live follows the store: a SQLite file's artifacts are files in a folder beside
 it (``<database file>.artifacts/``, ``FolderArtifacts``); any other database (PostgreSQL,
 an in-memory SQLite) keeps them in its ``artifacts`` table (``TableArtifacts``), so every
-worker that reaches the database reaches them. ``artifacts_for`` chooses.
+worker that reaches the database reaches them. ``artifacts_for`` chooses. A store names
+what it is handed (``prepare``) apart from writing it (``keep``, several at once), so a
+writer can keep a batch of trials' artifacts together, before their ledger rows
+(``HeldArtifacts`` holds one trial's until then).
 
 Errors: ``ArtifactError`` (a ``StoreError``) when an artifact cannot be written or read
 back; a digest nobody kept is not an error, ``get`` answers None.
@@ -23,7 +26,7 @@ import gzip
 import hashlib
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -43,6 +46,8 @@ __all__ = [
     "ArtifactRef",
     "ArtifactStore",
     "FolderArtifacts",
+    "HeldArtifacts",
+    "Prepared",
     "TableArtifacts",
     "artifacts_folder",
     "artifacts_for",
@@ -106,9 +111,11 @@ class ArtifactRef:
         )
 
 
-def prepare(
-    content: bytes, kind: ArtifactKind, cap: int = ARTIFACT_CAP_BYTES
-) -> tuple[ArtifactRef, bytes]:
+# An artifact ready to be kept: its ref and the bytes it keeps.
+Prepared = tuple[ArtifactRef, bytes]
+
+
+def prepare(content: bytes, kind: ArtifactKind, cap: int = ARTIFACT_CAP_BYTES) -> Prepared:
     """The bytes to keep of ``content`` (cut at ``cap``, marker included) and their ref."""
     kept = content
     if len(content) > cap:
@@ -144,7 +151,17 @@ class ArtifactStore(Protocol):
         """Says where, for people (a folder, or the database's table)."""
         ...
 
-    def put(self, content: bytes, kind: ArtifactKind) -> ArtifactRef: ...
+    def prepare(self, content: bytes, kind: ArtifactKind) -> Prepared:
+        """What ``content`` would be kept as (cut at this store's cap); writes nothing."""
+        ...
+
+    def keep(self, prepared: Sequence[Prepared]) -> None:
+        """Write prepared artifacts, together where the store can (one transaction)."""
+        ...
+
+    def put(self, content: bytes, kind: ArtifactKind) -> ArtifactRef:
+        """``prepare`` and ``keep`` one artifact."""
+        ...
 
     def get(self, digest: str) -> bytes | None:
         """The kept bytes, or None when no artifact has that digest."""
@@ -158,6 +175,7 @@ class FolderArtifacts:
     def __init__(self, folder: Path, cap: int = ARTIFACT_CAP_BYTES) -> None:
         self.folder = folder
         self.cap = cap
+        self._made: set[Path] = set()  # the shard folders known to exist
 
     @property
     def location(self) -> str:
@@ -166,23 +184,35 @@ class FolderArtifacts:
     def _path(self, digest: str) -> Path:
         return self.folder / digest[:2] / f"{digest}.gz"
 
+    def prepare(self, content: bytes, kind: ArtifactKind) -> Prepared:
+        return prepare(content, kind, self.cap)
+
     def put(self, content: bytes, kind: ArtifactKind) -> ArtifactRef:
-        ref, kept = prepare(content, kind, self.cap)
-        path = self._path(ref.sha256)
-        if path.is_file():
-            return ref  # content-addressed: the same bytes are there already
-        try:
+        found = self.prepare(content, kind)
+        self.keep([found])
+        return found[0]
+
+    def keep(self, prepared: Sequence[Prepared]) -> None:
+        for ref, kept in prepared:
+            path = self._path(ref.sha256)
+            if path.is_file():
+                continue  # content-addressed: the same bytes are there already
+            try:
+                self._write(path, kept)
+            except OSError as exc:
+                raise ArtifactError(
+                    f"cannot write artifact {ref.sha256} under {self.folder}: {exc}; "
+                    "check that the folder beside the database is writable"
+                ) from exc
+
+    def _write(self, path: Path, kept: bytes) -> None:
+        if path.parent not in self._made:
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".part")
-            with os.fdopen(handle, "wb") as out:
-                out.write(_compress(kept))
-            os.replace(temporary, path)
-        except OSError as exc:
-            raise ArtifactError(
-                f"cannot write artifact {ref.sha256} under {self.folder}: {exc}; "
-                "check that the folder beside the database is writable"
-            ) from exc
-        return ref
+            self._made.add(path.parent)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".part")
+        with os.fdopen(handle, "wb") as out:
+            out.write(_compress(kept))
+        os.replace(temporary, path)
 
     def get(self, digest: str) -> bytes | None:
         path = self._path(digest)
@@ -206,23 +236,44 @@ class TableArtifacts:
     def location(self) -> str:
         return "the database's artifacts table"
 
+    def prepare(self, content: bytes, kind: ArtifactKind) -> Prepared:
+        return prepare(content, kind, self.cap)
+
     def put(self, content: bytes, kind: ArtifactKind) -> ArtifactRef:
-        ref, kept = prepare(content, kind, self.cap)
-        row = {"sha256": ref.sha256, "kind": kind.value, "size": ref.size, "body": _compress(kept)}
+        found = self.prepare(content, kind)
+        self.keep([found])
+        return found[0]
+
+    def keep(self, prepared: Sequence[Prepared]) -> None:
+        rows = {
+            ref.sha256: {"sha256": ref.sha256, "kind": ref.kind.value, "size": ref.size}
+            for ref, _ in prepared
+        }
+        if not rows:
+            return
+        bodies = {ref.sha256: kept for ref, kept in prepared}
         try:
             with self.engine.begin() as conn:
-                if not self._has(conn, ref.sha256):
-                    conn.execute(artifacts_table.insert().values(**row))
+                missing = sorted(set(rows) - self._had(conn, list(rows)))
+                if missing:
+                    conn.execute(
+                        artifacts_table.insert(),
+                        [{**rows[d], "body": _compress(bodies[d])} for d in missing],
+                    )
         except IntegrityError:
-            pass  # another writer kept the same bytes first
+            # Another writer kept some of the same bytes first: keep the rest one by one.
+            if len(prepared) > 1:
+                for one in prepared:
+                    self.keep([one])
         except SQLAlchemyError as exc:
-            raise ArtifactError(f"cannot write artifact {ref.sha256}: {exc}") from exc
-        return ref
+            first = next(iter(rows))
+            raise ArtifactError(f"cannot write artifact {first}: {exc}") from exc
 
     @staticmethod
-    def _has(conn: sa.Connection, digest: str) -> bool:
-        query = sa.select(artifacts_table.c.sha256).where(artifacts_table.c.sha256 == digest)
-        return conn.execute(query).first() is not None
+    def _had(conn: sa.Connection, digests: list[str]) -> set[str]:
+        column = artifacts_table.c.sha256
+        query = sa.select(column).where(column.in_(digests))
+        return {str(found) for found in conn.execute(query).scalars()}
 
     def get(self, digest: str) -> bytes | None:
         query = sa.select(artifacts_table.c.body).where(artifacts_table.c.sha256 == digest)
@@ -232,6 +283,41 @@ class TableArtifacts:
         except SQLAlchemyError as exc:
             raise ArtifactError(f"cannot read artifact {digest}: {exc}") from exc
         return None if found is None else _decompress(bytes(found), digest)
+
+
+class HeldArtifacts:
+    """An ``ArtifactStore`` that names what it is handed and holds it for ``store`` to keep
+    later (``held``), with other trials' in one batch: the runner's ledger writer keeps a
+    batch's artifacts just before the batch's ledger rows, so a row never names an
+    artifact that was not written, and a trial waits for no file to be created."""
+
+    def __init__(self, store: ArtifactStore) -> None:
+        self.store = store
+        self._held: dict[str, Prepared] = {}
+
+    @property
+    def location(self) -> str:
+        return self.store.location
+
+    @property
+    def held(self) -> tuple[Prepared, ...]:
+        return tuple(self._held.values())
+
+    def prepare(self, content: bytes, kind: ArtifactKind) -> Prepared:
+        return self.store.prepare(content, kind)
+
+    def keep(self, prepared: Sequence[Prepared]) -> None:
+        for found in prepared:
+            self._held.setdefault(found[0].sha256, found)
+
+    def put(self, content: bytes, kind: ArtifactKind) -> ArtifactRef:
+        found = self.prepare(content, kind)
+        self.keep([found])
+        return found[0]
+
+    def get(self, digest: str) -> bytes | None:
+        found = self._held.get(digest)
+        return found[1] if found is not None else self.store.get(digest)
 
 
 def artifacts_folder(database: Path) -> Path:

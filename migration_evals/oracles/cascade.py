@@ -26,7 +26,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from migration_evals.core.artifacts import ArtifactKind, ArtifactRef, ArtifactStore, prepare
+from migration_evals.core.artifacts import (
+    ArtifactKind,
+    ArtifactRef,
+    ArtifactStore,
+    HeldArtifacts,
+    Prepared,
+    prepare,
+)
 from migration_evals.core.errors import InfrastructureError, ServiceUnavailableError
 from migration_evals.core.model import (
     Changeset,
@@ -151,10 +158,12 @@ class _TierDeferred(Exception):
 
 @dataclass(frozen=True, slots=True)
 class TrialRecord:
-    """A trial and the cache keys its envelopes were stored under."""
+    """A trial and the cache keys its envelopes were stored under; ``artifacts``: those
+    its envelopes name that are still to be kept (``run_trial(hold_artifacts=True)``)."""
 
     trial: Trial
     cache_keys: Mapping[str, str] = field(default_factory=dict)
+    artifacts: tuple[Prepared, ...] = ()
 
 
 def trial_id(run_id: str, changeset_id: str) -> str:
@@ -224,13 +233,21 @@ class Cascade:
         *,
         defer: bool = False,
         carried: Carried | None = None,
+        hold_artifacts: bool = False,
     ) -> TrialRecord:
         """Grade ``changeset`` as a trial of ``run_id``.
 
         ``defer``: the trial runs in a job with attempts left, so an unavailable outside
         API raises ``TrialDeferredError`` instead of being retried at length; ``carried``:
         what an earlier attempt of this trial made (reused where its key still matches).
+        ``hold_artifacts``: the artifacts are not written but handed back with the record,
+        for its writer to keep before the trial's ledger rows (never with ``defer``: the
+        envelopes a put-back trial carries name artifacts that must exist).
         """
+        held = None
+        if hold_artifacts and not defer and self.artifacts is not None:
+            held = HeldArtifacts(self.artifacts)
+        artifacts = held if held is not None else self.artifacts
         recipe = self.specs.recipe(changeset.recipe)
         stamps = self.specs.stamps_for(changeset.recipe)
         tid = trial_id(run_id, changeset.id)
@@ -260,7 +277,13 @@ class Cascade:
                     continue
                 try:
                     envelope, key = self._tier(
-                        slot, context, budget, tier_keys[tier], material, earlier=earlier
+                        slot,
+                        context,
+                        budget,
+                        tier_keys[tier],
+                        material,
+                        earlier=earlier,
+                        artifacts=artifacts,
                     )
                 except _TierDeferred as deferred:
                     raise _deferred_error(run_id, changeset, envelopes, keys, deferred) from (
@@ -270,7 +293,8 @@ class Cascade:
                     keys[tier.value] = key
                 envelopes.append(envelope)
                 stopped = envelope.verdict is not Verdict.PASS
-        return TrialRecord(Trial(tid, run_id, changeset, tuple(envelopes)), keys)
+        trial = Trial(tid, run_id, changeset, tuple(envelopes))
+        return TrialRecord(trial, keys, held.held if held is not None else ())
 
     def _tier(
         self,
@@ -281,6 +305,7 @@ class Cascade:
         material: dict[str, Any],
         *,
         earlier: _Earlier,
+        artifacts: ArtifactStore | None,
     ) -> tuple[Envelope, str | None]:
         """One tier's envelope, reused from an earlier attempt or the cache when its key is
         known there, and the key it is stored under (None: not reusable)."""
@@ -299,7 +324,7 @@ class Cascade:
             outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
             return slot.envelope(outcome, adapter=self.oracles[slot.tier].identity), key
         except InfrastructureError as exc:
-            details = self._kept(slot, context, {})  # what ran before the fault, if anything
+            details = _kept(slot, context, {}, artifacts)  # what ran before the fault, if any
             outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}", details=details)
             return slot.envelope(outcome, adapter=self.oracles[slot.tier].identity), key
         if material:
@@ -311,10 +336,16 @@ class Cascade:
         hit = self.trials.cached_envelope(key) if self.trials else None
         if hit:
             context.logs.drain()  # the reused envelope names the logs it was graded on
-        envelope = slot.reuse(hit) if hit else self._run_tier(slot, context, budget)
+        envelope = slot.reuse(hit) if hit else self._run_tier(slot, context, budget, artifacts)
         return envelope, (key if envelope.reason != _BUDGET_REASON else None)
 
-    def _run_tier(self, slot: _Slot, context: TrialContext, budget: Budget) -> Envelope:
+    def _run_tier(
+        self,
+        slot: _Slot,
+        context: TrialContext,
+        budget: Budget,
+        artifacts: ArtifactStore | None,
+    ) -> Envelope:
         spec = self.specs.oracle.tier(slot.tier)
         if not budget.reserve(spec.list_cost_usd):
             return slot.envelope(TierOutcome(Verdict.INCONCLUSIVE, _BUDGET_REASON))
@@ -331,31 +362,36 @@ class Cascade:
             outcome = TierOutcome(Verdict.ERROR, f"infrastructure error: {exc}")
         duration = time.perf_counter() - started
         return slot.envelope(
-            replace(outcome, details=self._kept(slot, context, outcome.details)),
+            replace(outcome, details=_kept(slot, context, outcome.details, artifacts)),
             list_cost=spec.list_cost_usd,
             actual_cost=tier_actual_cost(slot.tier, outcome, duration, context.usd_per_second),
             duration=duration,
             adapter=oracle.identity,
         )
 
-    def _kept(
-        self, slot: _Slot, context: TrialContext, details: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        """A tier's details with what it ran kept beside the ledger and named by digest:
-        each sandboxed command's whole output (``logs``), and for tier 1 the patch."""
-        found = dict(details)
-        runs = context.logs.drain()
-        if runs:
-            found["logs"] = keep_logs(runs, self.artifacts)
-        if slot.tier is Tier.APPLY:
-            found["patch"] = self._keep_patch(slot.changeset).to_dict()
-        return found
 
-    def _keep_patch(self, changeset: Changeset) -> ArtifactRef:
-        content = patch_bytes(changeset.patch)  # the bytes tier 1 applies
-        if self.artifacts is None:
-            return prepare(content, ArtifactKind.PATCH)[0]
-        return self.artifacts.put(content, ArtifactKind.PATCH)
+def _kept(
+    slot: _Slot,
+    context: TrialContext,
+    details: Mapping[str, Any],
+    artifacts: ArtifactStore | None,
+) -> dict[str, Any]:
+    """A tier's details with what it ran kept beside the ledger and named by digest:
+    each sandboxed command's whole output (``logs``), and for tier 1 the patch."""
+    found = dict(details)
+    runs = context.logs.drain()
+    if runs:
+        found["logs"] = keep_logs(runs, artifacts)
+    if slot.tier is Tier.APPLY:
+        found["patch"] = _keep_patch(slot.changeset, artifacts).to_dict()
+    return found
+
+
+def _keep_patch(changeset: Changeset, artifacts: ArtifactStore | None) -> ArtifactRef:
+    content = patch_bytes(changeset.patch)  # the bytes tier 1 applies
+    if artifacts is None:
+        return prepare(content, ArtifactKind.PATCH)[0]
+    return artifacts.put(content, ArtifactKind.PATCH)
 
 
 # Tiers billed by the tokens of their answers, not by the time they hold a sandbox: when

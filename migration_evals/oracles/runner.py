@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from migration_evals.core.artifacts import ArtifactStore
 from migration_evals.core.errors import StoreError
 from migration_evals.core.ledger import Ledger
 from migration_evals.core.liveness import Holder
@@ -108,6 +109,9 @@ class _LedgerWriter:
     (``on_written``) only once it is durably in the ledger. After the first trial of a
     batch the writer lingers briefly for more: a transaction costs several times what one
     more trial in it costs, and that cost is paid on the grading threads' interpreter.
+    The artifacts the trials' envelopes name (their patches, their commands' outputs) are
+    kept here too, just before the rows that name them: a trial waits for no file to be
+    created, and a batch's go into one transaction where the store has them.
     """
 
     def __init__(
@@ -116,9 +120,12 @@ class _LedgerWriter:
         on_written: Callable[[Trial], None],
         max_batch: int = 64,
         linger_s: float = 0.05,
+        *,
+        artifacts: ArtifactStore | None = None,
     ):
         self.ledger = ledger
         self.on_written = on_written
+        self.artifacts = artifacts
         self.max_batch = max_batch
         self.linger_s = linger_s
         self.error: BaseException | None = None
@@ -166,6 +173,9 @@ class _LedgerWriter:
             if not batch or self.error is not None:
                 continue
             try:
+                held = [found for record in batch for found in record.artifacts]
+                if held and self.artifacts is not None:  # before the rows that name them
+                    self.artifacts.keep(held)
                 self.ledger.append_trials([(r.trial, r.cache_keys) for r in batch])
             except BaseException as exc:  # handed to the runner, which raises it
                 self.error = exc
@@ -207,7 +217,9 @@ class Runner:
         if budget.exhausted or writer.error is not None:
             return None
         try:
-            record = self.cascade.run_trial(run_id, changeset, budget, defer=defer, carried=carried)
+            record = self.cascade.run_trial(
+                run_id, changeset, budget, defer=defer, carried=carried, hold_artifacts=True
+            )
         except TrialDeferredError:
             raise
         except Exception as exc:  # one crashing trial must not lose the run
@@ -258,7 +270,8 @@ class Runner:
             self.runs.start_run(run_id, dict(options or {}), holder=holder)
         errors: list[str] = []
         try:
-            with _LedgerWriter(self.ledger, self._written) as writer:
+            writer = _LedgerWriter(self.ledger, self._written, artifacts=self.cascade.artifacts)
+            with writer:
                 results = self._grade_all(
                     changesets,
                     lambda c: self._one(

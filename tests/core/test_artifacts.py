@@ -13,6 +13,7 @@ from migration_evals.core.artifacts import (
     ArtifactKind,
     ArtifactRef,
     FolderArtifacts,
+    HeldArtifacts,
     TableArtifacts,
     artifacts_folder,
     prepare,
@@ -85,3 +86,31 @@ def test_a_postgresql_store_keeps_them_in_its_table(postgres_url: str) -> None:
         assert store.artifacts.get(ref.sha256) == text
     finally:
         store.close()
+
+
+def test_several_are_kept_at_once_each_once() -> None:
+    store = Store.open("sqlite://")
+    try:
+        already = store.artifacts.put(b"kept before\n", ArtifactKind.LOG)
+        batch = [
+            store.artifacts.prepare(text, ArtifactKind.LOG)
+            for text in (b"kept before\n", b"first\n", b"second\n", b"first\n")
+        ]
+        store.artifacts.keep(batch)
+        assert batch[0][0] == already
+        for ref, kept in batch:
+            assert store.artifacts.get(ref.sha256) == kept
+    finally:
+        store.close()
+
+
+def test_held_artifacts_are_named_at_once_and_written_when_kept(tmp_path: Path) -> None:
+    store = FolderArtifacts(tmp_path)
+    held = HeldArtifacts(store)
+    ref = held.put(b"the patch", ArtifactKind.PATCH)
+    assert held.put(b"the patch", ArtifactKind.PATCH) == ref and len(held.held) == 1
+    assert ref == prepare(b"the patch", ArtifactKind.PATCH)[0]
+    assert held.get(ref.sha256) == b"the patch"  # served while held
+    assert store.get(ref.sha256) is None  # nothing written yet
+    store.keep(held.held)
+    assert store.get(ref.sha256) == b"the patch"

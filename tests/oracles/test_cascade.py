@@ -19,6 +19,7 @@ from migration_evals.oracles.cascade import (
     Carried,
     Cascade,
     TrialDeferredError,
+    TrialRecord,
     tier_actual_cost,
 )
 from migration_evals.oracles.judges import ReplayingJudge
@@ -626,3 +627,48 @@ def test_outside_a_job_or_on_its_last_attempt_the_judge_retries_then_records_err
     assert judged.reason.startswith("infrastructure error: the judge API answered 429")
     assert "gave up after 5 attempt(s): 4 retries spent" in judged.reason
     assert timer.sleeps == [1.0, 2.0, 4.0, 8.0]  # today's bounded retries
+
+
+def _named_artifacts(record: TrialRecord) -> set[str]:
+    """The digests of the artifacts the trial's envelopes name."""
+    found = set()
+    for envelope in record.trial.envelopes:
+        details = envelope.details
+        found |= {log["artifact"]["sha256"] for log in details.get("logs", ()) if "artifact" in log}
+        if "patch" in details:
+            found.add(details["patch"]["sha256"])
+    return found
+
+
+def test_held_artifacts_are_handed_back_to_be_kept_not_written(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+    try:
+        cascade = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge(), store=store)
+        changeset = _changeset(java_repo, _good_patch(java_repo))
+        held = cascade.run_trial("run", changeset, Budget(None), hold_artifacts=True)
+        named = _named_artifacts(held)
+        assert named and {ref.sha256 for ref, _ in held.artifacts} == named
+        assert all(store.artifacts.get(digest) is None for digest in named)
+        store.artifacts.keep(held.artifacts)
+        assert all(store.artifacts.get(digest) is not None for digest in named)
+        # Graded again without holding, the same artifacts are written as it goes.
+        written = cascade.run_trial("again", changeset, Budget(None))
+        assert written.artifacts == () and _named_artifacts(written) == named
+    finally:
+        store.close()
+
+
+def test_a_trial_that_can_be_put_back_writes_its_artifacts_as_it_goes(
+    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
+    try:
+        cascade = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge(), store=store)
+        changeset = _changeset(java_repo, _good_patch(java_repo))
+        record = cascade.run_trial("run", changeset, Budget(None), defer=True, hold_artifacts=True)
+        assert record.artifacts == ()  # a put-back trial's envelopes travel without them
+        assert all(store.artifacts.get(d) is not None for d in _named_artifacts(record))
+    finally:
+        store.close()
