@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -119,21 +119,23 @@ def remove_tree(path: Path) -> None:
 _SMALL = WalkLimits(max_entries=1_000, max_depth=64)
 
 
-def remove_small_tree(path: Path) -> None:
+def remove_small_tree(path: Path, walked: Sequence[Entry] | None = None) -> None:
     """``remove_tree`` without its processes for a small folder (an apply tree holds the
     files one patch declares; starting ``rm`` cost a trial more than the deleting): the
     entries of a bounded walk are removed here, children first, links as links. Anything
     else goes to ``remove_tree``: more entries or deeper, a folder that cannot be listed,
-    one on another file system, an entry that cannot be removed."""
+    one on another file system, an entry that cannot be removed.
+
+    ``walked``: the entries of a whole walk of ``path`` made since it last changed (the
+    caller's own, read to the end), so it need not be walked again."""
     if path.is_symlink() or not path.is_dir():  # a listing would follow the link
         remove_tree(path)
         return
-    walk = Walk(path, _SMALL)
     try:
-        entries = list(walk)
+        entries = _small_entries(path, walked)
         device = os.lstat(path).st_dev
         folders = [entry.path for entry in entries if entry.kind == "dir"]
-        if walk.cut or walk.unreadable or any(os.lstat(f).st_dev != device for f in folders):
+        if any(os.lstat(f).st_dev != device for f in folders):
             raise OSError("not a small tree on one file system")
         for entry in reversed(entries):  # the walk lists parents first
             if entry.kind == "dir":
@@ -143,3 +145,16 @@ def remove_small_tree(path: Path) -> None:
         os.rmdir(path)
     except OSError:
         remove_tree(path)
+
+
+def _small_entries(path: Path, walked: Sequence[Entry] | None) -> Sequence[Entry]:
+    """The entries of ``path``, parents first; OSError past the small tree's limits."""
+    if walked is not None:
+        if len(walked) > _SMALL.max_entries or any(e.depth >= _SMALL.max_depth for e in walked):
+            raise OSError("not a small tree")
+        return walked
+    walk = Walk(path, _SMALL)
+    entries = list(walk)
+    if walk.cut or walk.unreadable:
+        raise OSError("not a small tree")
+    return entries

@@ -27,7 +27,7 @@ from migration_evals.core.git import git
 from migration_evals.core.model import Changeset, Evidence, first_non_utf8_offset
 from migration_evals.core.stamps import sha256_hex
 from migration_evals.oracles.diffscreen import ScreenLimits, screen_diff
-from migration_evals.oracles.folders import Walk, remove_small_tree, remove_tree
+from migration_evals.oracles.folders import Entry, Walk, remove_small_tree, remove_tree
 from migration_evals.oracles.grading import path_matches
 from migration_evals.oracles.repos import RepoCache
 from migration_evals.oracles.tree import FileChange
@@ -141,12 +141,18 @@ def _make_folders(path: str) -> None:
 
 
 def _stage_base_files(
-    base: Path, tree: Path, paths: Iterable[str], listed: Container[str]
+    base: Path,
+    tree: Path,
+    paths: Iterable[str],
+    listed: Container[str],
+    reads: dict[str, bytes | None],
 ) -> list[Evidence]:
     """Copy the declared paths that exist at base into ``tree``; refuse symlinked ones.
 
     ``listed`` holds the snapshot's regular files, found by a walk that never follows a
     symbolic link, so a listed path needs no further checks; only the rest are examined.
+    A small listed file is read once: its bytes also go into ``reads``, the base files the
+    trial's checks read (``SnapshotTree``).
     """
     problems = []
     made: set[str] = set()
@@ -165,10 +171,24 @@ def _stage_base_files(
         if parent not in made:
             _make_folders(parent)
             made.add(parent)
-        shutil.copyfile(source, target)
+        content = _copy(source, target)
+        if content is not None and path in listed and _keeps(reads, content):
+            reads[path] = content
         if os.access(source, os.X_OK):
             shutil.copymode(source, target)
     return problems
+
+
+def _copy(source: str, target: str) -> bytes | None:
+    """Copy a file; its bytes when it is small enough to be kept (``_KEPT_BYTES``)."""
+    with open(source, "rb") as handle:
+        content = handle.read(_KEPT_BYTES + 1)
+        if len(content) > _KEPT_BYTES:
+            shutil.copyfile(source, target)
+            return None
+    with open(target, "wb") as out:
+        out.write(content)
+    return content
 
 
 def _apply_errors(stderr: str) -> list[Evidence]:
@@ -181,17 +201,20 @@ def _apply_errors(stderr: str) -> list[Evidence]:
     return problems or [Evidence(f"git apply failed: {stderr.strip() or 'no message'}")]
 
 
-def _drain(tree: Path, declared: set[str]) -> tuple[ApplyResult, list[Evidence]]:
+def _drain(
+    tree: Path, declared: set[str]
+) -> tuple[ApplyResult, list[Evidence], list[Entry] | None]:
     """Read the patched files back and refuse anything undeclared.
 
     The walk is iterative (a patch's paths may nest deeper than Python recurses) and
-    bounded; the caller removes the tree.
+    bounded; the caller removes the tree, given the walk's entries when it read them all.
     """
     problems: list[Evidence] = []
     overlay: dict[str, bytes | None] = dict.fromkeys(declared)
     executable: set[str] = set()
     walk = Walk(tree)
-    for entry in walk:
+    entries = list(walk)
+    for entry in entries:
         if entry.kind == "link":
             problems.append(Evidence("the patch created a symbolic link", entry.relative))
         elif entry.kind == "other":
@@ -205,10 +228,12 @@ def _drain(tree: Path, declared: set[str]) -> tuple[ApplyResult, list[Evidence]]
                 overlay[entry.relative] = handle.read()
             if os.access(entry.path, os.X_OK):
                 executable.add(entry.relative)
+    walked: list[Entry] | None = entries
     if walk.cut or walk.unreadable:
         where = walk.cut or f"cannot list {walk.unreadable[0] or '.'}"
         problems.append(Evidence(f"the patched tree could not be read to the end ({where})"))
-    return ApplyResult((), (), overlay, frozenset(executable)), problems
+        walked = None
+    return ApplyResult((), (), overlay, frozenset(executable)), problems, walked
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,8 +294,8 @@ class Workspace:
                 log.warning("could not remove a trial's temporary folder: %s", exc)
         self._temporary.clear()
 
-    def _forget(self, path: Path) -> None:
-        remove_small_tree(path)
+    def _forget(self, path: Path, walked: Sequence[Entry] | None = None) -> None:
+        remove_small_tree(path, walked)
         self._temporary.remove(path)
 
     def _mkdtemp(self, prefix: str, folder: Path | None = None) -> Path:
@@ -312,7 +337,7 @@ class Workspace:
         tree = self._mkdtemp(self.prefix, self.scratch)
         paths = {p for change in parsed.changes for p in change.paths()}
         listed = self.repos.listed(base)
-        problems = _stage_base_files(base, tree, sorted(paths), listed)
+        problems = _stage_base_files(base, tree, sorted(paths), listed, self._base_reads)
         if problems:
             return ApplyResult(tuple(problems), tuple(parsed.changes))
         done = git(
@@ -327,8 +352,8 @@ class Workspace:
         if done.returncode != 0:
             stderr = done.stderr.decode("utf-8", "replace")
             return ApplyResult(tuple(_apply_errors(stderr)), tuple(parsed.changes))
-        drained, problems = _drain(tree, paths)
-        self._forget(tree)
+        drained, problems, walked = _drain(tree, paths)
+        self._forget(tree, walked)
         return replace(drained, problems=tuple(problems), changes=tuple(parsed.changes))
 
     def graded(self, test_paths: Sequence[str], from_patch: Iterable[str] = ()) -> GradedTree:
@@ -509,6 +534,11 @@ _KEPT_READS = 256
 _KEPT_BYTES = 256 * 1024
 
 
+def _keeps(reads: Mapping[str, bytes | None], found: bytes | None) -> bool:
+    """Whether a base file read is kept for the trial's later reads."""
+    return len(reads) < _KEPT_READS and (found is None or len(found) <= _KEPT_BYTES)
+
+
 class SnapshotTree:
     """``TreeView`` over a base snapshot with the applied patch as an in-memory overlay.
 
@@ -538,7 +568,7 @@ class SnapshotTree:
             return self.reads[path]
         found = self._read_base(path)
         # The checks of one trial read the same few build files many times over.
-        if len(self.reads) < _KEPT_READS and (found is None or len(found) <= _KEPT_BYTES):
+        if _keeps(self.reads, found):
             self.reads[path] = found
         return found
 

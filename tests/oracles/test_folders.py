@@ -144,6 +144,26 @@ def test_a_small_tree_is_removed_without_following_its_links(tmp_path: Path) -> 
     remove_small_tree(tmp_path / "link-free and absent")  # nothing to do, no error
 
 
+def test_a_small_tree_already_walked_is_removed_from_that_walk(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "kept").write_text("k")
+    tree = tmp_path / "tree"
+    (tree / "a" / "b").mkdir(parents=True)
+    (tree / "a" / "b" / "file").write_text("x")
+    (tree / "a" / "out").symlink_to(target)
+    remove_small_tree(tree, list(Walk(tree)))
+    assert not tree.exists()
+    assert (target / "kept").read_text() == "k"
+
+
+def test_a_walked_tree_past_the_small_limits_is_removed_all_the_same(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    deep_chain(tree, 100)
+    remove_small_tree(tree, list(Walk(tree)))
+    assert not tree.exists()
+
+
 def test_a_tree_too_deep_or_closed_for_the_small_removal_is_removed_all_the_same(
     hostile: Path,
 ) -> None:

@@ -58,6 +58,22 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+def test_the_base_files_staged_for_git_are_read_once(
+    make_repo: RepoFactory, cache: RepoCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, commit = make_repo(BASE)
+    patch = diff_of(repo, {"src/app.py": "print('bye')\n"})
+    with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
+        assert workspace.apply().ok
+        view = workspace.view()
+
+        def unread(path: Path) -> bytes:
+            raise AssertionError(f"{path} read again")
+
+        monkeypatch.setattr(Path, "read_bytes", unread)
+        assert view.read_base("src/app.py") == b"print('hello')\n"
+
+
 def test_good_patch_applies_and_overlays(make_repo: RepoFactory, cache: RepoCache) -> None:
     repo, commit = make_repo(BASE)
     patch = diff_of(repo, {"src/app.py": "print('bye')\n", "README": None, "new/file.txt": "n\n"})
