@@ -85,7 +85,9 @@ class CassetteLibrary:
         key = self.key(request)
         path = self.path(port, key)
         try:
-            text = path.read_text(encoding="utf-8")
+            # Bytes: json reads UTF-8 itself, without a text reader made for every read.
+            with open(path, "rb") as handle:
+                text = handle.read()
         except FileNotFoundError:
             reason = f"no cassette for this {port} request (key {key}) at {path}"
             return Replayed(None, FabricatedMark(port, key, str(path), reason))
@@ -94,7 +96,7 @@ class CassetteLibrary:
         try:
             entry = json.loads(text)
             response: Mapping[str, Any] = entry["response"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
             raise CassetteError(
                 f"cassette {path} is corrupt ({exc}); delete it and re-record"
             ) from exc

@@ -72,3 +72,6 @@ def test_corrupt_cassette_is_an_error_not_a_miss(tmp_path: Path) -> None:
     path.write_text("{not json")
     with pytest.raises(CassetteError, match="corrupt"):
         library.replay("sandbox", {"a": 1})
+    path.write_bytes(b'{"response": "\xff"}')  # not UTF-8
+    with pytest.raises(CassetteError, match="corrupt"):
+        library.replay("sandbox", {"a": 1})
