@@ -3,6 +3,7 @@ Maven prints and the record the harness's JUnit Platform listener keeps."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -26,17 +27,35 @@ __all__ = ["SUREFIRE"]
 def read_surefire(result: SandboxResult, not_tests: Sequence[str]) -> TestReport:
     """The Surefire XML reports of one run (``not_tests``: collected files that are no
     test reports), with the run's exit status beside them."""
-    skipped = (*not_tests, *RECORD_FILES)
-    reports = {p: t for p, t in result.artifacts.items() if not path_matches(p, skipped)}
-    report = parse_surefire(reports)
-    found = cross_check_surefire(
-        reports, result.output, result.exit_code, truncated=result.output_truncated
+    return _read_surefire(
+        tuple(result.artifacts.items()),
+        result.output,
+        result.exit_code,
+        result.output_truncated,
+        tuple(not_tests),
     )
+
+
+# Every trial on a base commit reads the base's run, and a trial's two sides often report
+# alike: a run is read once per content (all of it is the key), and the report shared (a
+# TestReport is never changed, only replaced). Few are kept: a run's output can be large.
+@functools.lru_cache(maxsize=16)
+def _read_surefire(
+    artifacts: tuple[tuple[str, str], ...],
+    output: str,
+    exit_code: int,
+    truncated: bool,
+    not_tests: tuple[str, ...],
+) -> TestReport:
+    skipped = (*not_tests, *RECORD_FILES)
+    reports = {p: t for p, t in artifacts if not path_matches(p, skipped)}
+    report = parse_surefire(reports)
+    found = cross_check_surefire(reports, output, exit_code, truncated=truncated)
     # The harness's listener's record, where it ran, must agree with the reports.
-    record = cross_check_record(reports, record_files(result.artifacts), result.output)
+    record = cross_check_record(reports, record_files(dict(artifacts)), output)
     found = (*found, *record.disagreements)
     report = replace(report, channels=record.channels, disagreements=found)
-    return exit_status_suite(report, result.exit_code)
+    return exit_status_suite(report, exit_code)
 
 
 # Maven stops in test-compile: the test sources do not compile against the main code.
