@@ -82,10 +82,49 @@ def _parser(language: SourceLanguage) -> Parser:
     return parser
 
 
+# The checks of a trial parse the same files more than once (tier 1 the patched ones,
+# the tests tier both sides of them), and every trial on a base commit its files: a
+# thread keeps the trees of the sources it parsed last, by content, up to this many bytes
+# of source. A tree is only read, never edited, so callers on one thread can share it.
+_KEPT_SOURCE_BYTES = 1024 * 1024
+
+
+class _Trees:
+    """One thread's parsed trees by (language, source), the least recently used dropped."""
+
+    def __init__(self) -> None:
+        self.trees: dict[tuple[str, bytes], Tree] = {}
+        self.size = 0
+
+    def get(self, key: tuple[str, bytes]) -> Tree | None:
+        found = self.trees.pop(key, None)
+        if found is not None:
+            self.trees[key] = found  # the most recently used go last
+        return found
+
+    def put(self, key: tuple[str, bytes], tree: Tree) -> None:
+        if len(key[1]) > _KEPT_SOURCE_BYTES // 4:
+            return  # a large file would push out many small ones
+        self.trees[key] = tree
+        self.size += len(key[1])
+        while self.size > _KEPT_SOURCE_BYTES:
+            oldest = next(iter(self.trees))
+            del self.trees[oldest]
+            self.size -= len(oldest[1])
+
+
 def parse(language: SourceLanguage, source: bytes) -> Tree:
     """Parse ``source`` (any bytes, UTF-8 or not) with this thread's parser for
-    ``language``."""
-    return _parser(language).parse(language.prepared(source))
+    ``language``; a source this thread parsed lately gets the same tree again."""
+    trees: _Trees | None = getattr(_local, "trees", None)
+    if trees is None:
+        trees = _local.trees = _Trees()
+    key = (language.name, source)
+    found = trees.get(key)
+    if found is None:
+        found = _parser(language).parse(language.prepared(source))
+        trees.put(key, found)
+    return found
 
 
 def _error_nodes(root: Node) -> Iterator[Node]:

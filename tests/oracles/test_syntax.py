@@ -9,7 +9,7 @@ import pytest
 
 from migration_evals.core.model import Evidence, Severity
 from migration_evals.oracles.ecosystems.registry import source_languages
-from migration_evals.oracles.syntax import check_syntax, language_of
+from migration_evals.oracles.syntax import _KEPT_SOURCE_BYTES, check_syntax, language_of, parse
 from migration_evals.oracles.tree import ChangeKind, FileChange, MemoryTree
 
 VALID_JAVA = b"""package demo;
@@ -201,3 +201,18 @@ def test_a_dockerfile_without_a_final_newline_parses() -> None:
     # Seen in a real repository: the engine builds it, so tier 1 must not call it broken.
     source = b'FROM node:22-alpine3.22 AS base\nCMD ["/start.sh"]'
     assert check_syntax(_modified({"apps/web/Dockerfile": source}), source_languages()) == []
+
+
+def test_a_source_parsed_lately_on_a_thread_gets_its_tree_again() -> None:
+    java = language_of("A.java", source_languages())
+    assert java is not None
+    tree = parse(java, VALID_JAVA)
+    assert parse(java, VALID_JAVA) is tree
+    assert parse(java, VALID_JAVA + b"\n") is not tree  # another content, another tree
+    with ThreadPoolExecutor(max_workers=1) as pool:  # each thread parses for itself
+        assert pool.submit(parse, java, VALID_JAVA).result() is not tree
+    large = b"class A {}\n" * (_KEPT_SOURCE_BYTES // 40)
+    assert parse(java, large) is not parse(java, large)  # too large to keep
+    for n in range(2 * _KEPT_SOURCE_BYTES // (len(large) // 2)):  # newer ones push it out
+        parse(java, large[: len(large) // 2] + b"// %d\n" % n)
+    assert parse(java, VALID_JAVA) is not tree
