@@ -195,6 +195,17 @@ def chain_past_recursion(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
     remove_tree(folder)
 
 
+def bind_unix_socket(server: socket.socket, path: Path) -> None:
+    """Bind ``server`` at ``path`` however deep the test's folder is: AF_UNIX takes at most
+    107 bytes of path, so it binds the name from the socket's own folder."""
+    here = os.getcwd()
+    os.chdir(path.parent)
+    try:
+        server.bind(path.name)
+    finally:
+        os.chdir(here)
+
+
 def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
     for name, content in files.items():
         path = root / name
@@ -866,3 +877,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ranked = sorted((items[n] for n in places), key=docker_rank)
     for place, item in zip(places, ranked, strict=True):
         items[place] = item
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything alive once the tests are collected (the modules, their imports, the
+    items) lives to the end: frozen, the collector stops walking it again and again."""
+    import gc
+
+    gc.collect()
+    gc.freeze()

@@ -13,7 +13,7 @@ import pytest
 
 from migration_evals.oracles import folders
 from migration_evals.oracles.folders import Walk, WalkLimits, remove_small_tree, remove_tree
-from tests.conftest import PAST_PATH_MAX, PAST_RECURSION, deep_chain
+from tests.conftest import PAST_PATH_MAX, PAST_RECURSION, bind_unix_socket, deep_chain
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_fifos_sockets_and_links_are_named_never_opened_or_followed(
     (outside / "secret").write_text("s")
     os.mkfifo(hostile / "fifo")
     with socket.socket(socket.AF_UNIX) as server:
-        server.bind(str(hostile / "socket"))
+        bind_unix_socket(server, hostile / "socket")
         (hostile / "to-outside").symlink_to(outside)
         (hostile / "loop").symlink_to(hostile / "loop")
         (hostile / "a").mkdir()

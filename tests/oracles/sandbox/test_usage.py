@@ -22,7 +22,7 @@ from migration_evals.oracles.sandbox.usage import (
     measure_command,
     special_entries,
 )
-from tests.conftest import deep_chain
+from tests.conftest import bind_unix_socket, deep_chain
 
 LIMITS = TreeLimits(
     workspace="/workspace",
@@ -186,7 +186,7 @@ def test_the_command_finds_a_fifo_and_a_socket(workspace: Path) -> None:
     assert _measure(workspace).endswith("(a FIFO: src/pipe)")
     (workspace / "src" / "pipe").unlink()
     with socket.socket(socket.AF_UNIX) as server:
-        server.bind(str(workspace / "sock"))
+        bind_unix_socket(server, workspace / "sock")
         assert _measure(workspace).endswith("(a socket: sock)")
 
 
