@@ -125,6 +125,7 @@ class _Watchdog:
         self._due: list[tuple[float, int, _Watch]] = []
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
+        self._ended = 0  # watches in the heap whose git has finished
 
     @classmethod
     def of_this_process(cls) -> _Watchdog:
@@ -146,8 +147,15 @@ class _Watchdog:
         return watch
 
     def end(self, watch: _Watch) -> None:
+        """``watch``'s git has finished. Finished watches leave the heap once they are most
+        of it: a busy process makes thousands of calls within one ten-minute deadline."""
         with self._lock:
             watch.ended = True
+            self._ended += 1
+            if self._ended > 64 and 2 * self._ended > len(self._due):
+                self._due = [entry for entry in self._due if not entry[2].ended]
+                heapq.heapify(self._due)
+                self._ended = 0
 
     def _run(self) -> None:
         with self._lock:
@@ -155,7 +163,9 @@ class _Watchdog:
                 now = time.monotonic()
                 while self._due and self._due[0][0] <= now:
                     watch = heapq.heappop(self._due)[2]
-                    if not watch.ended:
+                    if watch.ended:
+                        self._ended -= 1
+                    else:
                         watch.expired = True
                         with contextlib.suppress(ProcessLookupError):
                             os.killpg(watch.group, signal.SIGKILL)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from migration_evals.core.errors import RepositoryError
-from migration_evals.core.git import git
+from migration_evals.core.git import _Watchdog, git
 
 
 def test_input_reaches_git_and_its_output_comes_back(tmp_path: Path) -> None:
@@ -57,3 +57,13 @@ def test_a_forked_child_keeps_its_gits_deadlines(tmp_path: Path) -> None:
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0  # timed out in the child
     assert time.monotonic() - started < 10
+
+
+def test_finished_calls_do_not_pile_up_under_a_ten_minute_deadline(tmp_path: Path) -> None:
+    for _ in range(300):
+        git(["--version"])
+    watchdog = _Watchdog.of_this_process()
+    assert len(watchdog._due) <= 2 * 64 + 1  # compacted, not 300 deadlines ten minutes away
+    # A deadline among the finished ones still fires.
+    with pytest.raises(RepositoryError, match="timed out after 1s"):
+        git(["-c", "alias.nap=!sleep 30", "nap"], cwd=tmp_path, timeout=1.0)
