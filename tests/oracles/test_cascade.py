@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -640,35 +641,38 @@ def _named_artifacts(record: TrialRecord) -> set[str]:
     return found
 
 
-def test_held_artifacts_are_handed_back_to_be_kept_not_written(
+@pytest.fixture
+def stored_cascade(
     specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
-) -> None:
+) -> Iterator[tuple[Store, Cascade, Changeset]]:
+    """A cascade writing to a ledger's store, and a good Java changeset for it."""
     store = Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
     try:
         cascade = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge(), store=store)
-        changeset = _changeset(java_repo, _good_patch(java_repo))
-        held = cascade.run_trial("run", changeset, Budget(None), hold_artifacts=True)
-        named = _named_artifacts(held)
-        assert named and {ref.sha256 for ref, _ in held.artifacts} == named
-        assert all(store.artifacts.get(digest) is None for digest in named)
-        store.artifacts.keep(held.artifacts)
-        assert all(store.artifacts.get(digest) is not None for digest in named)
-        # Graded again without holding, the same artifacts are written as it goes.
-        written = cascade.run_trial("again", changeset, Budget(None))
-        assert written.artifacts == () and _named_artifacts(written) == named
+        yield store, cascade, _changeset(java_repo, _good_patch(java_repo))
     finally:
         store.close()
+
+
+def test_held_artifacts_are_handed_back_to_be_kept_not_written(
+    stored_cascade: tuple[Store, Cascade, Changeset],
+) -> None:
+    store, cascade, changeset = stored_cascade
+    held = cascade.run_trial("run", changeset, Budget(None), hold_artifacts=True)
+    named = _named_artifacts(held)
+    assert named and {ref.sha256 for ref, _ in held.artifacts} == named
+    assert all(store.artifacts.get(digest) is None for digest in named)
+    store.artifacts.keep(held.artifacts)
+    assert all(store.artifacts.get(digest) is not None for digest in named)
+    # Graded again without holding, the same artifacts are written as it goes.
+    written = cascade.run_trial("again", changeset, Budget(None))
+    assert written.artifacts == () and _named_artifacts(written) == named
 
 
 def test_a_trial_that_can_be_put_back_writes_its_artifacts_as_it_goes(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    stored_cascade: tuple[Store, Cascade, Changeset],
 ) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
-    try:
-        cascade = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge(), store=store)
-        changeset = _changeset(java_repo, _good_patch(java_repo))
-        record = cascade.run_trial("run", changeset, Budget(None), defer=True, hold_artifacts=True)
-        assert record.artifacts == ()  # a put-back trial's envelopes travel without them
-        assert all(store.artifacts.get(d) is not None for d in _named_artifacts(record))
-    finally:
-        store.close()
+    store, cascade, changeset = stored_cascade
+    record = cascade.run_trial("run", changeset, Budget(None), defer=True, hold_artifacts=True)
+    assert record.artifacts == ()  # a put-back trial's envelopes travel without them
+    assert all(store.artifacts.get(d) is not None for d in _named_artifacts(record))

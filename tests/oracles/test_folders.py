@@ -129,7 +129,8 @@ def test_remove_tree_of_a_link_removes_the_link_only(tmp_path: Path) -> None:
     assert (target / "kept").read_text() == "k"
 
 
-def test_a_small_tree_is_removed_without_following_its_links(tmp_path: Path) -> None:
+def _tree_linking_out(tmp_path: Path) -> tuple[Path, Path]:
+    """A small tree (a file two folders down) with a link to a folder outside it."""
     target = tmp_path / "target"
     target.mkdir()
     (target / "kept").write_text("k")
@@ -137,6 +138,11 @@ def test_a_small_tree_is_removed_without_following_its_links(tmp_path: Path) -> 
     (tree / "a" / "b").mkdir(parents=True)
     (tree / "a" / "b" / "file").write_text("x")
     (tree / "a" / "out").symlink_to(target)
+    return tree, target
+
+
+def test_a_small_tree_is_removed_without_following_its_links(tmp_path: Path) -> None:
+    tree, target = _tree_linking_out(tmp_path)
     os.mkfifo(tree / "fifo")
     remove_small_tree(tree)
     assert not tree.exists()
@@ -145,13 +151,7 @@ def test_a_small_tree_is_removed_without_following_its_links(tmp_path: Path) -> 
 
 
 def test_a_small_tree_already_walked_is_removed_from_that_walk(tmp_path: Path) -> None:
-    target = tmp_path / "target"
-    target.mkdir()
-    (target / "kept").write_text("k")
-    tree = tmp_path / "tree"
-    (tree / "a" / "b").mkdir(parents=True)
-    (tree / "a" / "b" / "file").write_text("x")
-    (tree / "a" / "out").symlink_to(target)
+    tree, target = _tree_linking_out(tmp_path)
     remove_small_tree(tree, list(Walk(tree)))
     assert not tree.exists()
     assert (target / "kept").read_text() == "k"
