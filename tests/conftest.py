@@ -456,12 +456,12 @@ class LiveGrader:
     """A cascade over a live sandbox (a judge that always passes, so any failure is the
     sandbox tiers' own), sharing one baseline cache between trials."""
 
-    def __init__(self, sandbox: DockerSandbox, specs: SpecSet, tmp_path: Path) -> None:
+    def __init__(self, sandbox: DockerSandbox, specs: SpecSet, folder: Path) -> None:
         self.sandbox = sandbox
         self.builds = live_builds(sandbox)
         self.baselines = BaselineCache()
         self.specs = specs
-        self.repos = RepoCache(tmp_path / "cache")
+        self.repos = RepoCache(folder / "cache")
 
     def grade(
         self,

@@ -1,6 +1,6 @@
 """A repository shaped like the real ones a base-image bump meets: Dockerfiles in two
 subdirectories (each its own build context) and a ``Dockerfile.alpine`` variant; and the
-live grader the docker tests of the tiers share."""
+live graders of the docker tests of the tiers: one a module's tests share, one a test's own."""
 
 from __future__ import annotations
 
@@ -90,9 +90,24 @@ def services_changeset(make_repo: RepoFactory) -> ServicesChangeset:
     return changeset
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def live(
+    docker_client: docker.DockerClient,
+    specs: SpecSet,
+    tmp_path_factory: pytest.TempPathFactory,
+    dependency_cache: Path,
+) -> LiveGrader:
+    """A cascade over the live sandbox, with the public registries behind its gate, shared
+    by a module's tests: a resolution, kept by its request's content, is run once for all
+    of them. A test that times its grades or reads what ran takes ``own_live``."""
+    folder = tmp_path_factory.mktemp("live")
+    return LiveGrader(live_docker_sandbox(docker_client, specs, dependency_cache), specs, folder)
+
+
+@pytest.fixture
+def own_live(
     docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path, dependency_cache: Path
 ) -> LiveGrader:
-    """A cascade over the live sandbox, with the public registries behind its gate."""
+    """A cascade over the live sandbox of the test's own: nothing of another test's grades
+    is reused."""
     return LiveGrader(live_docker_sandbox(docker_client, specs, dependency_cache), specs, tmp_path)

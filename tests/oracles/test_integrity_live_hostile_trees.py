@@ -18,14 +18,12 @@ import docker
 import pytest
 
 from migration_evals.core.model import Tier, Trial, Verdict
-from migration_evals.core.specs import SpecSet
 from migration_evals.oracles.folders import remove_tree
 from migration_evals.oracles.sandbox.hardening import OWNER_LABEL
 from tests.conftest import (
     ROOT,
     LiveGrader,
     diff_of,
-    live_docker_sandbox,
     run_git,
     without_outside,
 )
@@ -147,15 +145,11 @@ def _tests_tier(trial: Trial) -> tuple[Verdict, str]:
 
 
 @pytest.fixture
-def live(
-    docker_client: docker.DockerClient,
-    specs: SpecSet,
-    tmp_path: Path,
-    dependency_cache: Path,
-    harness_tmp: Path,
-) -> LiveGrader:
+def live(live: LiveGrader, harness_tmp: Path) -> LiveGrader:
+    """The module's grader (tests/oracles/conftest.py), with what the harness makes during
+    the test in the test's own temporary folder."""
     del harness_tmp  # in use: the harness's temporary folders go there
-    return LiveGrader(live_docker_sandbox(docker_client, specs, dependency_cache), specs, tmp_path)
+    return live
 
 
 def _grade(

@@ -146,7 +146,8 @@ def test_a_patch_that_weakens_or_deletes_a_test_is_graded_fail(
     assert reason == "the patch weakens the tests: the test file was deleted"
 
 
-def test_a_flaky_test_is_inconclusive(live: LiveGrader, tmp_path: Path, specs: SpecSet) -> None:
+def test_a_flaky_test_is_inconclusive(own_live: LiveGrader, tmp_path: Path, specs: SpecSet) -> None:
+    live = own_live  # its first grade, base included, sets the flaky test's deadline
     repo = clone_example(tmp_path, "go-ioutil")
     files = good_patch_files(repo[0], "go-ioutil")
     # A good trial first: it caches the baseline and measures how long a trial takes.
