@@ -454,14 +454,30 @@ def live_builds(sandbox: DockerSandbox) -> Builds:
 
 class LiveGrader:
     """A cascade over a live sandbox (a judge that always passes, so any failure is the
-    sandbox tiers' own), sharing one baseline cache between trials."""
+    sandbox tiers' own), sharing one baseline cache between trials.
+
+    Its caches are keyed by content (resolutions) or by repository path and commit (the
+    base's runs), so the trials graded on one clone of an example (``example``) resolve,
+    build and test the base once, as a run's trials on one base commit do."""
 
     def __init__(self, sandbox: DockerSandbox, specs: SpecSet, folder: Path) -> None:
         self.sandbox = sandbox
         self.builds = live_builds(sandbox)
         self.baselines = BaselineCache()
         self.specs = specs
+        self.folder = folder
         self.repos = RepoCache(folder / "cache")
+        self._examples: dict[str, tuple[Path, str]] = {}
+
+    def example(self, project: str) -> tuple[Path, str]:
+        """This grader's clone of a bundled example and its HEAD commit, made on first use.
+        Nothing writes to it: a test writes its patch in a clone of its own
+        (``clone_example``) and grades it here; a test that needs another base commit
+        grades a clone of its own."""
+        found = self._examples.get(project)
+        if found is None:
+            found = self._examples[project] = clone_example(self.folder / "examples", project)
+        return found
 
     def grade(
         self,

@@ -98,8 +98,9 @@ def live(
     dependency_cache: Path,
 ) -> LiveGrader:
     """A cascade over the live sandbox, with the public registries behind its gate, shared
-    by a module's tests: a resolution, kept by its request's content, is run once for all
-    of them. A test that times its grades or reads what ran takes ``own_live``."""
+    by a module's tests: the trials they grade on its clones of the examples
+    (``LiveGrader.example``) share each base's resolution, build and test run. A test that
+    times its grades or reads what ran takes ``own_live``."""
     folder = tmp_path_factory.mktemp("live")
     return LiveGrader(live_docker_sandbox(docker_client, specs, dependency_cache), specs, folder)
 

@@ -3,8 +3,9 @@ both trees (JaCoCo for Maven, ``go test -coverprofile`` for Go); a patch that lo
 more than the recipe allows fails naming the file, and a patch that leaves it alone passes.
 
 Patches are the bundled examples' good patches, with code the tests never reach added to
-a main file they do exercise, graded by the real cascade as in ``test_tiers_live``; and a
-reactor made here that brings its own JaCoCo and defines one class name in two modules.
+a main file they do exercise, graded by the real cascade as in ``test_tiers_live`` (on the
+module's grader and its clones of the examples, each base measured once); and a reactor
+made here that brings its own JaCoCo and defines one class name in two modules.
 """
 
 from __future__ import annotations
@@ -51,18 +52,20 @@ UNTESTED_JAVA = """
 """
 
 
-def _java_calc(live: LiveGrader, tmp_path: Path) -> tuple[tuple[Path, str], dict[str, str | None]]:
+def _java_calc(live: LiveGrader, tmp_path: Path) -> tuple[Path, dict[str, str | None]]:
+    """The test's own clone of java-calc, where its patch is written, and the files of the
+    good patch."""
     if live.specs.recipe("java8-to-17").sandbox.tests.coverage is None:
         pytest.skip("the java8-to-17 recipe does not measure coverage")
-    repo = clone_example(tmp_path, "java-calc")
-    return repo, good_patch_files(repo[0], "java-calc")
+    repo, _commit = clone_example(tmp_path, "java-calc")
+    return repo, good_patch_files(repo, "java-calc")
 
 
 def test_a_java_patch_that_leaves_coverage_alone_passes_with_both_numbers(
     live: LiveGrader, tmp_path: Path
 ) -> None:
     repo, files = _java_calc(live, tmp_path)
-    trial = live.grade(repo, diff_of(repo[0], files), "java8-to-17")
+    trial = live.grade(live.example("java-calc"), diff_of(repo, files), "java8-to-17")
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.PASS, reason
     coverage = _coverage(trial)
@@ -80,7 +83,8 @@ def test_a_java_patch_adding_code_no_test_reaches_fails_naming_the_file(
     source = files[calculator]
     assert source is not None
     diluted = source[: source.rstrip().rfind("}")] + UNTESTED_JAVA.lstrip("\n")
-    trial = live.grade(repo, diff_of(repo[0], {**files, calculator: diluted}), "java8-to-17")
+    patch = diff_of(repo, {**files, calculator: diluted})
+    trial = live.grade(live.example("java-calc"), patch, "java8-to-17")
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason
     assert "coverage of the main code fell" in reason
@@ -105,7 +109,8 @@ def test_a_java_patch_switching_the_agent_off_in_surefire_fails(
         "</environmentVariables></configuration>"
     )
     patched = pom.replace(surefire, surefire + configuration)
-    trial = live.grade(repo, diff_of(repo[0], {**files, "pom.xml": patched}), "java8-to-17")
+    patch = diff_of(repo, {**files, "pom.xml": patched})
+    trial = live.grade(live.example("java-calc"), patch, "java8-to-17")
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason
     assert "coverage" in reason
@@ -142,7 +147,7 @@ def test_a_go_patch_that_leaves_coverage_alone_passes_with_both_numbers(
 ) -> None:
     repo = clone_example(tmp_path, "go-ioutil")
     files = good_patch_files(repo[0], "go-ioutil")
-    trial = live.grade(repo, diff_of(repo[0], files), "go-import-rewrite")
+    trial = live.grade(live.example("go-ioutil"), diff_of(repo[0], files), "go-import-rewrite")
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.PASS, reason
     coverage = _coverage(trial)
@@ -159,7 +164,7 @@ def test_a_go_patch_adding_code_no_test_reaches_fails_naming_the_file(
     store = files["kv/store.go"]
     assert store is not None
     changes = {**files, "kv/store.go": store + UNTESTED_GO}
-    trial = live.grade(repo, diff_of(repo[0], changes), "go-import-rewrite")
+    trial = live.grade(live.example("go-ioutil"), diff_of(repo[0], changes), "go-import-rewrite")
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason
     assert "coverage of the main code fell" in reason

@@ -1,8 +1,9 @@
 """The base's test configuration and no shadowing, on a real engine with hostile patches.
 
 Each test clones a bundled example, writes the example's good patch plus one trick with
-``git diff`` and grades it with the real cascade (a judge that always passes): the trick
-is named in the failing tier's reason, and a legitimate Java 17 change still passes.
+``git diff`` and grades it with the real cascade (a judge that always passes) on the
+module's grader and its clone of the example: the trick is named in the failing tier's
+reason, and a legitimate Java 17 change still passes.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def test_an_empty_junit_assert_in_main_sources_fails_naming_the_file_and_package
     files = good_patch_files(repo[0], "java-calc")
     # The tests would compile against these empty assertions, and every one would pass.
     shadow = "src/main/java/org/junit/Assert.java"
-    trial = live.grade(repo, diff_of(repo[0], {**files, shadow: EMPTY_ASSERT}), "java8-to-17")
+    patch = diff_of(repo[0], {**files, shadow: EMPTY_ASSERT})
+    trial = live.grade(live.example("java-calc"), patch, "java8-to-17")
     envelope = _failed_at(trial, Tier.APPLY)
     assert "shadows code it does not own" in envelope.reason
     first = envelope.evidence[0]
@@ -97,10 +99,11 @@ def test_tests_redirected_to_emptied_copies_fail_naming_the_setting(
     )
     patch = diff_of(repo[0], {**files, **copies, "pom.xml": pom})
     # The copies sit where main code could live and import JUnit: outside the recipe.
-    envelope = _failed_at(live.grade(repo, patch, "java8-to-17"), Tier.APPLY)
+    base = live.example("java-calc")
+    envelope = _failed_at(live.grade(base, patch, "java8-to-17"), Tier.APPLY)
     assert "ties main code to the test framework" in envelope.reason
     # Without that check, the test configuration's own names the setting.
-    trial = live.grade(repo, patch, "java8-to-17", without_outside(live.specs, "java8-to-17"))
+    trial = live.grade(base, patch, "java8-to-17", without_outside(live.specs, "java8-to-17"))
     envelope = _failed_at(trial, Tier.APPLY)
     assert "weakens the test configuration" in envelope.reason
     assert "<build><testSourceDirectory> is src/checks/java; was src/test/java" in envelope.reason
@@ -121,7 +124,8 @@ def test_a_module_dropped_from_the_reactor_fails_naming_it(
     reactor = str(files.get(aggregator) or (repo[0] / aggregator).read_text())
     dropped = reactor.replace("    <module>core</module>\n", "    <!-- <module>core</module> -->\n")
     assert dropped != reactor
-    trial = live.grade(repo, diff_of(repo[0], {**files, aggregator: dropped}), "java8-to-17")
+    patch = diff_of(repo[0], {**files, aggregator: dropped})
+    trial = live.grade(live.example("java-nested"), patch, "java8-to-17")
     envelope = _failed_at(trial, Tier.APPLY)
     assert (
         "module service/core (ledger-core) is dropped from the reactor at service"
@@ -137,7 +141,8 @@ def test_a_copy_of_a_resolved_dependencys_class_fails_in_tier_2(
     files = good_patch_files(repo[0], "java-central")
     # Not a package tier 1 knows: only the jars resolution fetched tell whose it is.
     shadow = "src/main/java/org/apache/commons/lang3/StringUtils.java"
-    trial = live.grade(repo, diff_of(repo[0], {**files, shadow: FAKE_STRING_UTILS}), "java8-to-17")
+    patch = diff_of(repo[0], {**files, shadow: FAKE_STRING_UTILS})
+    trial = live.grade(live.example("java-central"), patch, "java8-to-17")
     assert _envelope(trial, Tier.APPLY).verdict is Verdict.PASS
     envelope = _failed_at(trial, Tier.COMPILE)
     assert envelope.reason.startswith("the patch shadows a dependency: ")
@@ -154,7 +159,8 @@ def test_a_go_test_file_excluded_by_a_build_constraint_fails(
     excluded = "//go:build ignore\n\n" + str(
         files.get(test_file) or (repo[0] / test_file).read_text()
     )
-    trial = live.grade(repo, diff_of(repo[0], {**files, test_file: excluded}), "go-import-rewrite")
+    patch = diff_of(repo[0], {**files, test_file: excluded})
+    trial = live.grade(live.example("go-ioutil"), patch, "go-import-rewrite")
     envelope = _failed_at(trial, Tier.APPLY)
     assert "kv/store_test.go is no longer built for linux/amd64" in envelope.reason
 
@@ -166,7 +172,7 @@ def test_a_local_replace_of_a_go_dependency_fails(live: LiveGrader, tmp_path: Pa
     replaced = go_mod + "\nreplace golang.org/x/text => ./fork/text\n"
     fork = {"fork/text/go.mod": "module golang.org/x/text\n\ngo 1.18\n"}
     patch = diff_of(repo[0], {**files, **fork, "go.mod": replaced})
-    trial = live.grade(repo, patch, "go-import-rewrite")
+    trial = live.grade(live.example("go-modern"), patch, "go-import-rewrite")
     envelope = _failed_at(trial, Tier.APPLY)
     assert "go.mod replaces golang.org/x/text with the folder ./fork/text" in envelope.reason
 
@@ -182,7 +188,8 @@ def test_a_java_17_add_opens_argline_still_passes(live: LiveGrader, tmp_path: Pa
         "        </configuration>\n",
     )
     assert pom != files["pom.xml"]
-    trial = live.grade(repo, diff_of(repo[0], {**files, "pom.xml": pom}), "java8-to-17")
+    patch = diff_of(repo[0], {**files, "pom.xml": pom})
+    trial = live.grade(live.example("java-calc"), patch, "java8-to-17")
     for tier in (Tier.APPLY, Tier.COMPILE, Tier.TESTS):
         envelope = _envelope(trial, tier)
         assert envelope.verdict is Verdict.PASS, (tier, envelope.reason)
@@ -203,7 +210,7 @@ def test_goflags_in_files_the_patch_adds_do_not_narrow_the_tests(
     narrowing = "GOFLAGS=-run=^$ -short\n"
     for place in ("go.env", ".config/go/env", "kv/go.env"):
         files[place] = narrowing
-    trial = live.grade(repo, diff_of(repo[0], files), "go-import-rewrite")
+    trial = live.grade(live.example("go-ioutil"), diff_of(repo[0], files), "go-import-rewrite")
     assert _envelope(trial, Tier.APPLY).verdict is Verdict.PASS
     envelope = _failed_at(trial, Tier.TESTS)
     assert "TestKeysIgnoresStrayFiles" in " ".join(e.message for e in envelope.evidence)

@@ -159,9 +159,10 @@ def _grade(
     (nothing hostile runs in it), and nothing is left behind on the engine or the host.
     Tier 1 would refuse the hostile ``init`` first (outside the recipe): it is off here,
     so the sandbox's own limits are what is shown."""
-    repo = _clone(tmp_path)
+    repo = _clone(tmp_path)  # where the patch is written; graded on the grader's clone
     specs = without_outside(live.specs, RECIPE)
-    trial = live.grade(repo, _hostile_patch(repo[0], code, imports), RECIPE, specs)
+    patch = _hostile_patch(repo[0], code, imports)
+    trial = live.grade(live.example("go-ioutil"), patch, RECIPE, specs)
     tiers = [(e.tier.value, e.verdict.value, e.reason) for e in trial.envelopes]
     assert tiers[1][:2] == ("compile", "pass"), tiers
     assert _leftovers(client, live) == []

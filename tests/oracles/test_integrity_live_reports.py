@@ -2,7 +2,9 @@
 with what the build tool printed and its exit status, and never a vacuous pass.
 
 Each test clones a bundled example, writes a hostile patch with ``git diff`` and grades
-it live (a judge that always passes, so any failure is the sandbox tiers' own).
+it live (a judge that always passes, so any failure is the sandbox tiers' own) on the
+module's grader and its clone of the example; a test that needs another base commit
+grades its own clone.
 """
 
 from __future__ import annotations
@@ -74,9 +76,10 @@ def test_a_module_failure_hidden_by_test_failure_ignore_is_graded_fail(
     assert broken != files[money] and pom != files["service/pom.xml"]
     patch = diff_of(repo[0], {**files, money: broken, "service/pom.xml": pom})
     # Tier 1 refuses the setting itself; with that check off, the reports must say it.
-    assert live.grade(repo, patch, "java8-to-17").verdict is Verdict.FAIL
+    base = live.example("java-nested")
+    assert live.grade(base, patch, "java8-to-17").verdict is Verdict.FAIL
     unguarded = without_integrity(_no_reruns(live.specs), "java8-to-17", "failure-ignore")
-    trial = live.grade(repo, patch, "java8-to-17", unguarded)
+    trial = live.grade(base, patch, "java8-to-17", unguarded)
     envelope = _tests(trial)
     assert envelope.details["patched"]["exit_code"] == 0  # type: ignore[index]
     assert envelope.verdict is Verdict.FAIL, envelope.reason
@@ -142,7 +145,7 @@ def test_a_forged_go_test_summary_line_disagrees_with_the_json(
     patch = diff_of(repo[0], {**files, "kv/store.go": broken})
     # Tier 1 would refuse the init first (outside the recipe): off, so tier 3 shows itself.
     specs = without_outside(_no_reruns(live.specs), "go-import-rewrite")
-    trial = live.grade(repo, patch, "go-import-rewrite", specs)
+    trial = live.grade(live.example("go-ioutil"), patch, "go-import-rewrite", specs)
     envelope = _tests(trial)
     assert envelope.verdict is Verdict.FAIL, envelope.reason
     assert envelope.reason == (
@@ -192,7 +195,7 @@ def test_go_test_output_rewritten_to_pass_is_never_a_pass(live: LiveGrader, tmp_
     patch = diff_of(repo[0], {**files, "kv/store.go": broken})
     # Tier 1 would refuse the init first (outside the recipe): off, so tier 3 shows itself.
     specs = without_outside(_no_reruns(live.specs), "go-import-rewrite")
-    trial = live.grade(repo, patch, "go-import-rewrite", specs)
+    trial = live.grade(live.example("go-ioutil"), patch, "go-import-rewrite", specs)
     envelope = _tests(trial)
     assert envelope.verdict is Verdict.FAIL, envelope.reason
     # How many rewritten lines get through before the binary exits is a matter of timing:

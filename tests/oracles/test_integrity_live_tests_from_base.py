@@ -4,7 +4,7 @@ weakens or skips a test fails naming it.
 
 Patches are written against the bundled examples (and one small module made here whose
 only io/ioutil user is its test file), then graded by the real cascade as in
-``test_tiers_live``.
+``test_tiers_live``, on the module's grader and its clones of the examples.
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ def test_a_new_test_main_rewriting_the_runners_output_cannot_make_broken_code_pa
     broken = broken_get(files)
     changes = {**files, "kv/store.go": broken, "kv/zz_main_test.go": OUTPUT_REWRITING_TEST_MAIN}
     # No re-runs: the failure persists, as re-runs would find.
-    trial = live.grade(repo, diff_of(repo[0], changes), "go-import-rewrite", no_reruns(live))
+    patch = diff_of(repo[0], changes)
+    trial = live.grade(live.example("go-ioutil"), patch, "go-import-rewrite", no_reruns(live))
     assert _tier(trial, Tier.COMPILE)[0] is Verdict.PASS
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason
@@ -201,11 +202,12 @@ def test_go_tests_skipped_by_the_patch_fail(
     original = (repo[0] / test_file).read_text()
     assert old in original
     patch = diff_of(repo[0], {**files, test_file: original.replace(old, new, 1)})
-    trial = live.grade(repo, patch, "go-import-rewrite")
+    base = live.example("go-ioutil")
+    trial = live.grade(base, patch, "go-import-rewrite")
     assert trial.verdict is Verdict.FAIL  # tier 1 refuses a dropped file before any build
     # With tier 1's check off, tier 3's own reading of the test edit still fails it.
     unguarded = without_integrity(live.specs, "go-import-rewrite", "build-constraints")
-    verdict, found = _tier(live.grade(repo, patch, "go-import-rewrite", unguarded), Tier.TESTS)
+    verdict, found = _tier(live.grade(base, patch, "go-import-rewrite", unguarded), Tier.TESTS)
     assert verdict is Verdict.FAIL
     assert reason in found
 
@@ -220,7 +222,8 @@ def test_an_ignored_java_test_fails(live: LiveGrader, tmp_path: Path) -> None:
         "import org.junit.Test;", "import org.junit.Ignore;\nimport org.junit.Test;"
     )
     assert ignored != original
-    trial = live.grade(repo, diff_of(repo[0], {**files, test_file: ignored}), "java8-to-17")
+    patch = diff_of(repo[0], {**files, test_file: ignored})
+    trial = live.grade(live.example("java-calc"), patch, "java8-to-17")
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL
     assert reason.startswith("the patch weakens the tests: CalculatorTest#"), reason

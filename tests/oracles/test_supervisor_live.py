@@ -74,7 +74,8 @@ def test_a_test_binary_that_re_runs_itself_to_forge_its_results_fails_in_tier_3(
     repo = clone_example(tmp_path, "go-ioutil")
     files = good_patch_files(repo[0], "go-ioutil")
     changes = {**files, "kv/store.go": broken_get(files), "kv/zz_init.go": REEXEC_INIT}
-    trial = live.grade(repo, diff_of(repo[0], changes), "go-import-rewrite", apply=TrustingApply())
+    base = live.example("go-ioutil")  # the module's clone; the patch is written in repo
+    trial = live.grade(base, diff_of(repo[0], changes), "go-import-rewrite", apply=TrustingApply())
     assert _tier(trial, Tier.COMPILE)[0] is Verdict.PASS
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason

@@ -2,7 +2,9 @@
 
 Each test clones a bundled example, writes a patch against it with ``git diff`` and runs
 the real cascade (apply, compile and tests live; a judge that always passes, so any
-failure is the sandbox tiers' own).
+failure is the sandbox tiers' own) on the module's grader and its clone of the example,
+whose base is resolved, built and tested once; a test that times its grades or changes
+the sandbox has a grader of its own.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def test_a_patch_printing_fake_success_while_a_test_fails_is_graded_fail(
     # Tier 1 would refuse the spoofing code first (outside the recipe): off here, so that
     # tier 3 is shown to catch it by itself.
     specs = without_outside(_with_reruns(live.specs, 0), "java8-to-17")
-    trial = live.grade(repo, patch, "java8-to-17", specs)
+    trial = live.grade(live.example("java-calc"), patch, "java8-to-17", specs)
     assert _tier(trial, Tier.COMPILE)[0] is Verdict.PASS
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason
@@ -120,7 +122,7 @@ def test_a_go_patch_forging_test2json_pass_lines_is_graded_fail(
     broken = broken.replace("import (\n", 'import (\n\t"fmt"\n', 1) + SPOOF_GO
     patch = diff_of(repo[0], {**files, "kv/store.go": broken})
     specs = without_outside(_with_reruns(live.specs, 0), "go-import-rewrite")
-    trial = live.grade(repo, patch, "go-import-rewrite", specs)
+    trial = live.grade(live.example("go-ioutil"), patch, "go-import-rewrite", specs)
     assert _tier(trial, Tier.COMPILE)[0] is Verdict.PASS
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL, reason
@@ -136,11 +138,12 @@ def test_a_patch_that_weakens_or_deletes_a_test_is_graded_fail(
     files = good_patch_files(repo[0], "java-calc")
     test_file = "src/test/java/com/example/calc/CalculatorTest.java"
     weakened = re.sub(r"assert\w*\(.*?\);", "", (repo[0] / test_file).read_text())
-    trial = live.grade(repo, diff_of(repo[0], {**files, test_file: weakened}), "java8-to-17")
+    base = live.example("java-calc")
+    trial = live.grade(base, diff_of(repo[0], {**files, test_file: weakened}), "java8-to-17")
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL and reason.startswith("the patch weakens the tests: ")
     deleted = {**files, "src/test/java/com/example/calc/RpnEvaluatorTest.java": None}
-    trial = live.grade(repo, diff_of(repo[0], deleted), "java8-to-17")
+    trial = live.grade(base, diff_of(repo[0], deleted), "java8-to-17")
     verdict, reason = _tier(trial, Tier.TESTS)
     assert verdict is Verdict.FAIL
     assert reason == "the patch weakens the tests: the test file was deleted"

@@ -2,6 +2,9 @@
 bundled JUnit 5 example and agrees with the XML; a patch whose test-JVM code rewrites the
 XML to turn a failing test into a pass is caught by it; a JUnit 4 project (Surefire's
 JUnit 4 provider, where it cannot run) says its results rest on the XML alone.
+
+Each test writes its patch in a clone of its own and grades it on the module's grader and
+its clone of the example, whose base is resolved, built and tested once.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ def test_the_listener_runs_beside_surefire_and_agrees(live: LiveGrader, tmp_path
     record and the XML, which agree."""
     repo = clone_example(tmp_path, "java-central")
     patch = diff_of(repo[0], good_patch_files(repo[0], "java-central"))
-    trial = live.grade(repo, patch, "java8-to-17")
+    trial = live.grade(live.example("java-central"), patch, "java8-to-17")
     envelope = _tests(trial)
     assert envelope.verdict is Verdict.PASS, envelope.reason
     channels = envelope.details["results_channels"]
@@ -71,8 +74,9 @@ def test_a_test_jvm_rewriting_surefires_xml_is_caught_by_the_listener(
     )
     assert hostile.count("ProcessBuilder(") == 1 and "stripAccents" not in hostile
     patch = diff_of(repo[0], {**files, SLUGS: hostile})
-    assert live.grade(repo, patch, "java8-to-17").verdict is Verdict.FAIL  # tier 1
-    trial = live.grade(repo, patch, "java8-to-17", without_outside(live.specs, "java8-to-17"))
+    base = live.example("java-central")
+    assert live.grade(base, patch, "java8-to-17").verdict is Verdict.FAIL  # tier 1
+    trial = live.grade(base, patch, "java8-to-17", without_outside(live.specs, "java8-to-17"))
     envelope = _tests(trial)
     assert envelope.verdict is Verdict.FAIL, envelope.reason
     said = [envelope.reason, *(e.message for e in envelope.evidence)]
@@ -89,7 +93,7 @@ def test_a_junit4_project_says_its_results_rest_on_the_xml_alone(
     so no listener; the pass says what its results rest on."""
     repo = clone_example(tmp_path, "java-calc")
     patch = diff_of(repo[0], good_patch_files(repo[0], "java-calc"))
-    envelope = _tests(live.grade(repo, patch, "java8-to-17"))
+    envelope = _tests(live.grade(live.example("java-calc"), patch, "java8-to-17"))
     assert envelope.verdict is Verdict.PASS, envelope.reason
     assert envelope.details["results_channels"]["patched"] == {".": UNLISTENED}
     notices = [e for e in envelope.evidence if e.severity is Severity.NOTICE]
