@@ -52,6 +52,7 @@ __all__ = [
     "artifacts_folder",
     "artifacts_for",
     "prepare",
+    "put_one",
     "truncation_marker",
 ]
 
@@ -168,6 +169,13 @@ class ArtifactStore(Protocol):
         ...
 
 
+def put_one(store: ArtifactStore, content: bytes, kind: ArtifactKind) -> ArtifactRef:
+    """``store.put``: ``prepare`` and ``keep`` one artifact, and name it."""
+    found = store.prepare(content, kind)
+    store.keep([found])
+    return found[0]
+
+
 class FolderArtifacts:
     """Artifacts as ``<folder>/<first two hex digits>/<digest>.gz`` files, written whole
     (a temporary file renamed), so a reader never sees half an artifact."""
@@ -188,9 +196,7 @@ class FolderArtifacts:
         return prepare(content, kind, self.cap)
 
     def put(self, content: bytes, kind: ArtifactKind) -> ArtifactRef:
-        found = self.prepare(content, kind)
-        self.keep([found])
-        return found[0]
+        return put_one(self, content, kind)
 
     def keep(self, prepared: Sequence[Prepared]) -> None:
         for ref, kept in prepared:
@@ -240,9 +246,7 @@ class TableArtifacts:
         return prepare(content, kind, self.cap)
 
     def put(self, content: bytes, kind: ArtifactKind) -> ArtifactRef:
-        found = self.prepare(content, kind)
-        self.keep([found])
-        return found[0]
+        return put_one(self, content, kind)
 
     def keep(self, prepared: Sequence[Prepared]) -> None:
         rows = {
@@ -311,9 +315,7 @@ class HeldArtifacts:
             self._held.setdefault(found[0].sha256, found)
 
     def put(self, content: bytes, kind: ArtifactKind) -> ArtifactRef:
-        found = self.prepare(content, kind)
-        self.keep([found])
-        return found[0]
+        return put_one(self, content, kind)
 
     def get(self, digest: str) -> bytes | None:
         found = self._held.get(digest)
