@@ -444,6 +444,76 @@ def test_code_in_a_build_cannot_write_through_its_cache_links_into_the_shared_ca
     assert target.is_file() and b"poisoned" not in target.read_bytes()
 
 
+# What a resolution compiles joins its Go release's pool, and the next resolution starts
+# from the pool: the standard library is compiled once per release, and a patched tree's
+# resolution takes what its base's compiled instead of compiling it again. Both trees import
+# a package no other test does, so their build caches are new here.
+_POOL_MAIN = """package pool
+
+import (
+	"encoding/ascii85"
+	"{package}"
+)
+
+// Encoded returns the named file, ascii85-encoded.
+func Encoded(name string) ([]byte, error) {{
+	data, err := {call}(name)
+	out := make([]byte, ascii85.MaxEncodedLen(len(data)))
+	return out[:ascii85.Encode(out, data)], err
+}}
+"""
+_POOL_TEST = """package pool
+
+import "testing"
+
+func TestEncoded(t *testing.T) {
+	if _, err := Encoded("pool.go"); err != nil {
+		t.Fatal(err)
+	}
+}
+"""
+
+
+def _build_caches(cache: Path) -> dict[str, Path]:
+    """The dependency cache's build caches made by resolutions, by name."""
+    folder = cache / "deps" / "caches" / "go" / "build-deps"
+    found = folder.iterdir() if folder.is_dir() else iter(())
+    return {path.name: path for path in found if not path.name.startswith(".")}
+
+
+def _entries(folder: Path) -> dict[str, int]:
+    """A Go build cache's entries (outputs and index entries), by path: their inodes."""
+    return {str(path.relative_to(folder)): path.stat().st_ino for path in folder.rglob("*-[ad]")}
+
+
+def test_a_resolution_starts_from_what_earlier_ones_of_its_go_release_compiled(
+    grader: LiveGrader, make_repo: RepoFactory, dependency_cache: Path
+) -> None:
+    before = set(_build_caches(dependency_cache))
+    main = _POOL_MAIN.format(package="io/ioutil", call="ioutil.ReadFile")
+    repo, base = make_repo(
+        {
+            "go.mod": "module example.com/pool\n\ngo 1.19\n",
+            "pool.go": main,
+            "pool_test.go": _POOL_TEST,
+        }
+    )
+    patch = diff_of(repo, {"pool.go": _POOL_MAIN.format(package="os", call="os.ReadFile")})
+    trial = grader.grade((repo, base), patch, "go-import-rewrite")
+    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    made = [path for name, path in _build_caches(dependency_cache).items() if name not in before]
+    assert len(made) == 2, made  # the base's build list and the patched tree's
+    first, second = (_entries(folder) for folder in made)
+    shared = first.keys() & second.keys()
+    # The packages both need (the standard library's) are one set of files, not two ...
+    assert len(shared) > 100, sorted(shared)
+    assert [name for name in shared if first[name] != second[name]] == []
+    # ... and everything either holds is in the release's pool.
+    release = trial.envelopes[1].details["toolchain"]["go"]
+    pool = _entries(dependency_cache / "deps" / "caches" / "go" / "build" / release)
+    assert first.items() <= pool.items() and second.items() <= pool.items()
+
+
 # A module from before Go 1.17's pruned module graphs, as many real ones are: go.mod names
 # testify alone, and go-spew, difflib and yaml.v3 come only as testify's requirements.
 # The module itself could not import a package of theirs without changing go.mod.
