@@ -62,6 +62,9 @@ __all__ = [
 
 # The first line of the run's output: the wrapper prints it before Maven starts.
 KEY_LINE = re.compile(r"^migration-evals-junit: key=(?P<key>[0-9a-f]{32})$")
+# What the Java launcher prints, on standard error, for each options variable it reads.
+LAUNCHER_LINE = re.compile(r"^Picked up (JAVA_TOOL_OPTIONS|JDK_JAVA_OPTIONS|_JAVA_OPTIONS): ")
+_LAUNCHER_LINES = 3  # one per variable
 # Where the listener writes, relative to the run's root (the tests step collects them).
 RECORD_FILES = (".migration-evals/junit/*.rec",)
 _REPORTS = "target/surefire-reports/"
@@ -79,10 +82,19 @@ _STATUSES = frozenset(status.value for status in TestStatus)
 
 
 def run_key(output: str) -> str | None:
-    """The run's key, if the output's first line is the wrapper's key line."""
-    first = output.split("\n", 1)[0].strip()
-    found = KEY_LINE.match(first)
-    return found["key"] if found else None
+    """The run's key, if the output's first line is the wrapper's key line.
+
+    The lines the Java launcher prints to standard error as Maven's JVM starts (the
+    coverage agent's "Picked up JAVA_TOOL_OPTIONS: ...") are passed over: the engine
+    merges the two streams as it reads them, so on a busy machine such a line, written
+    just after the key line, can come before it. Nothing of the project has run by then.
+    """
+    lines = output.split("\n", _LAUNCHER_LINES + 1)
+    for line in lines[: _LAUNCHER_LINES + 1]:
+        if not LAUNCHER_LINE.match(line):
+            found = KEY_LINE.match(line.strip())
+            return found["key"] if found else None
+    return None
 
 
 def record_line(key: str, previous: str, *fields: str) -> tuple[str, str]:

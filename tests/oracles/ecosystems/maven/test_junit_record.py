@@ -138,6 +138,27 @@ def test_records_without_the_key_line_first_cannot_be_checked() -> None:
     assert found.kind is DisagreementKind.UNREADABLE and "no key line" in found.message
 
 
+# The launcher's line for the coverage agent, from standard error, can be read before the
+# key line the wrapper printed just before it to standard output.
+_PICKED_UP = (
+    "Picked up JAVA_TOOL_OPTIONS: -javaagent:/deps/jacoco/agent.jar=includes=com.example.*\n"
+)
+
+
+def test_the_launchers_lines_read_before_the_key_line_are_passed_over() -> None:
+    assert run_key(f"{_PICKED_UP}migration-evals-junit: key={KEY}\n{MAVEN_LOG}") == KEY
+    check = _check(_xml(a="passed"), _record(("a", "passed")), output=_PICKED_UP + _output())
+    assert check.disagreements == () and check.channels == {".": LISTENED}
+
+
+def test_nothing_but_the_launchers_lines_may_come_before_the_key_line() -> None:
+    key_line = f"migration-evals-junit: key={KEY}\n"
+    assert run_key(f"{_PICKED_UP}[INFO] Scanning for projects...\n{key_line}") is None
+    assert run_key(f"Picked up JAVA_TOOL_OPTIONS:\n{key_line}") is None  # not the launcher's
+    assert run_key(_PICKED_UP * 4 + key_line) is None  # more than the launcher prints
+    assert run_key(_PICKED_UP) is None
+
+
 def test_a_run_without_the_listener_says_its_results_rest_on_the_xml_only() -> None:
     assert _check(_xml(a="passed")).channels == {".": UNLISTENED}
     without_key = _check(_xml(a="passed"), output=MAVEN_LOG)
