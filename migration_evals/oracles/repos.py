@@ -69,17 +69,23 @@ class RepoCache:
         return self.root / "snapshots" / _repo_key(repo) / commit
 
     def ensure_commit(self, repo: str, commit: str) -> Path:
-        """Clone ``repo`` if needed and make sure ``commit`` is present; return the git dir."""
+        """Clone ``repo`` if needed and make sure ``commit`` is present; return the git dir.
+
+        The one git call that finds the commit also reads its committer date, which the
+        snapshot keeps beside it (``committed_at``)."""
         if (repo, commit) in self._verified:
             return self.git_dir(repo)
         with self._locked(_repo_key(repo)):
             git_dir = self.git_dir(repo)
             if not git_dir.exists():
                 self._clone(repo, git_dir)
-            if not self._has_commit(git_dir, commit):
+            found = self._commit_date(git_dir, commit)
+            if found is None:
                 self._fetch(git_dir, commit)
-                if not self._has_commit(git_dir, commit):
+                found = self._commit_date(git_dir, commit)
+                if found is None:
                     raise RepositoryError(f"base commit {commit} does not exist in {repo}")
+        self._dates.setdefault((repo, commit), found)
         self._verified.add((repo, commit))
         return git_dir
 
@@ -97,11 +103,13 @@ class RepoCache:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def _has_commit(self, git_dir: Path, commit: str) -> bool:
+    def _commit_date(self, git_dir: Path, commit: str) -> str | None:
+        """The committer date (ISO 8601) of ``commit``, None when the clone lacks it."""
         done = git(
-            ["--git-dir", str(git_dir), "cat-file", "-e", f"{commit}^{{commit}}"], check=False
+            ["--git-dir", str(git_dir), "show", "-s", "--format=%cI", f"{commit}^{{commit}}"],
+            check=False,
         )
-        return done.returncode == 0
+        return done.stdout.decode().strip() if done.returncode == 0 else None
 
     def _fetch(self, git_dir: Path, commit: str) -> None:
         base = ["--git-dir", str(git_dir), "fetch", "--quiet", "origin"]
@@ -129,17 +137,17 @@ class RepoCache:
         except (OSError, UnicodeDecodeError):
             found = ""
         if not found:  # a snapshot made before dates were kept, or none yet
-            found = self._keep_date(self.ensure_commit(repo, commit), repo, commit)
+            self.ensure_commit(repo, commit)
+            found = self._keep_date(repo, commit)
         self._dates[(repo, commit)] = found
         return found
 
     def _date_file(self, repo: str, commit: str) -> Path:
         return self.snapshot_dir(repo, commit).with_name(f"{commit}.committed-at")
 
-    def _keep_date(self, git_dir: Path, repo: str, commit: str) -> str:
-        """Ask git for the committer date and write it whole or not at all."""
-        shown = git(["--git-dir", str(git_dir), "show", "-s", "--format=%cI", commit])
-        found = shown.stdout.decode().strip()
+    def _keep_date(self, repo: str, commit: str) -> str:
+        """Write the committer date ``ensure_commit`` read, whole or not at all."""
+        found = self._dates[(repo, commit)]
         kept = self._date_file(repo, commit)
         kept.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(prefix=".date-", dir=kept.parent)
@@ -169,7 +177,7 @@ class RepoCache:
             work = Path(tempfile.mkdtemp(prefix=".snap-", dir=target.parent))
             try:
                 self._checkout(git_dir, commit, work)
-                self._keep_date(git_dir, repo, commit)
+                self._keep_date(repo, commit)
                 os.replace(work / "tree", target)
             finally:
                 remove_small_tree(work)
@@ -200,9 +208,10 @@ class RepoCache:
         tree = work / "tree"
         tree.mkdir()
         env = {**_CHECKOUT_ENV, "GIT_INDEX_FILE": str(work / "index")}
-        git(["--git-dir", str(git_dir), "read-tree", commit], env=env)
+        # One process reads the commit into the (new, empty) index and writes every file.
+        read = ["read-tree", "--reset", "-u", commit]
         git(
-            ["--git-dir", str(git_dir), "--work-tree", str(tree), "checkout-index", "-a", "-f"],
+            ["--git-dir", str(git_dir), "--work-tree", str(tree), *read],
             env=env,
             timeout=self.timeout_s,
         )
