@@ -276,4 +276,9 @@ def test_the_console_script_exits_with_mains_status_past_the_collectors_last_swe
         # What the process made is out of the collector's reach for the interpreter's exit.
         assert gc.get_freeze_count() > 0
     finally:
+        # Back to the session's state (tests/conftest.py): what is alive is frozen, what
+        # is garbage is collected first. Left unfrozen, every later full collection of this
+        # worker walks the whole session again.
         gc.unfreeze()
+        gc.collect()
+        gc.freeze()
