@@ -3,14 +3,18 @@ on small dated repositories, the statistic as the gate computes it, the stored t
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from benchmarks import survival
 from benchmarks.gold import (
     Row,
     label_cases,
@@ -24,6 +28,7 @@ from benchmarks.gold import (
     write_jsonl,
 )
 from benchmarks.realworld import Case
+from migration_evals.bot.cli import main as cli_main
 from migration_evals.core.specs import SpecSet
 from migration_evals.gate.anchor import anchor_from_table
 
@@ -88,6 +93,29 @@ def mirrors(tmp_path: Path) -> tuple[Path, list[Case]]:
     return root, cases
 
 
+@pytest.fixture
+def cli_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark's ``migration-evals`` runs as the CLI's ``main`` in this process, with
+    the environment it is handed: its arguments and the document it prints are the point
+    here, not a process of its own (each cost a second of start-up)."""
+
+    def run(
+        argv: list[str], *, env: dict[str, str], **_: object
+    ) -> subprocess.CompletedProcess[str]:
+        assert argv[0] == str(survival.CLI)
+        out, err = io.StringIO(), io.StringIO()
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in env.items():
+                if os.environ.get(name) != value:
+                    patch.setenv(name, value)
+            with redirect_stdout(out), redirect_stderr(err):
+                code = cli_main(argv[1:])
+        return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+    monkeypatch.setattr(survival, "subprocess", SimpleNamespace(run=run))
+
+
+@pytest.mark.usefixtures("cli_in_process")
 def test_labels_come_from_mine_gold_git_with_the_agent_marked(
     mirrors: tuple[Path, list[Case]],
 ) -> None:
