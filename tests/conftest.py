@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import socket
@@ -895,10 +896,47 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         items[place] = item
 
 
+# What a test session keeps alive grows as it runs: the libraries tests import on first use
+# (an SDK, pydantic's models, matplotlib), the caches they fill. Every full collection
+# walks all of it again, a tenth of a second and more each, dozens of times a worker.
+_UNFROZEN_AT_MOST = 100_000  # objects the collector's oldest generation may hold
+_full_collections = 0  # the collector's count of full collections at the last look
+
+
+def _freeze_what_lives() -> None:
+    """Collect, then freeze what survives: out of the collector's reach from now on."""
+    global _full_collections  # noqa: PLW0603 - the session's one count
+    gc.collect()
+    gc.freeze()
+    _full_collections = gc.get_stats()[2]["collections"]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[None]:
+    """Collecting the tests makes what lives to the end (modules, items): the collector
+    walked it a dozen times as it grew, for nothing."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Everything alive once the tests are collected (the modules, their imports, the
     items) lives to the end: frozen, the collector stops walking it again and again."""
-    import gc
+    _freeze_what_lives()
 
-    gc.collect()
-    gc.freeze()
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """After a test during which a full collection found the oldest generation grown past
+    ``_UNFROZEN_AT_MOST``, what is alive once it is done is collected and frozen."""
+    global _full_collections  # noqa: PLW0603 - the session's one count
+    yield
+    full = gc.get_stats()[2]["collections"]
+    if full == _full_collections:
+        return  # the oldest generation is counted once after each full collection
+    _full_collections = full
+    if len(gc.get_objects(2)) > _UNFROZEN_AT_MOST:
+        _freeze_what_lives()
