@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import shutil
 import socket
@@ -338,11 +339,57 @@ def diff_of(repo: Path, changes: Mapping[str, str | None]) -> str:
 TrialFactory = Callable[..., TrialContext]
 
 
+def _content_key(files: Mapping[str, str | bytes | None]) -> str:
+    digest = hashlib.sha256()
+    for name, content in sorted(files.items()):
+        kind = "none" if content is None else type(content).__name__
+        data = content.encode() if isinstance(content, str) else content or b""
+        digest.update(f"{name}\0{kind}\0{len(data)}\0".encode() + data)
+    return digest.hexdigest()
+
+
+class TrialBases:
+    """The base repositories of ``make_trial``, one per set of base files, with their
+    patches and one repository cache over them. A trial's tiers only read its base (a
+    snapshot of the cache); cloning it again for each test cost a few git processes, and
+    the clone alone more than all the rest of a tier's test."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.repos = RepoCache(folder / "repo-cache")
+        self._bases: dict[str, tuple[Path, str]] = {}
+        self._patches: dict[tuple[str, str], str] = {}
+
+    def base(self, files: Mapping[str, str | bytes]) -> tuple[str, Path, str]:
+        """(key, repository, commit) of a repository with ``files`` in one commit."""
+        key = _content_key(files)
+        made = self._bases.get(key)
+        if made is None:
+            repo = self.folder / f"repo{len(self._bases)}"
+            init_repository(repo)
+            write_files(repo, files)
+            made = self._bases[key] = (repo, commit_all(repo, "base"))
+        return (key, *made)
+
+    def patch(self, files: Mapping[str, str | bytes], changes: Mapping[str, str | None]) -> str:
+        """``diff_of`` the base of ``files`` and ``changes`` (which leaves the base as it was)."""
+        key, repo, _ = self.base(files)
+        found = self._patches.get((key, _content_key(changes)))
+        if found is None:
+            found = self._patches[(key, _content_key(changes))] = diff_of(repo, changes)
+        return found
+
+
+@pytest.fixture(scope="session")
+def trial_bases(tmp_path_factory: pytest.TempPathFactory) -> TrialBases:
+    return TrialBases(tmp_path_factory.mktemp("trial-bases"))
+
+
 @pytest.fixture
-def make_trial(specs: SpecSet, make_repo: RepoFactory, tmp_path: Path) -> Iterator[TrialFactory]:
+def make_trial(specs: SpecSet, trial_bases: TrialBases) -> Iterator[TrialFactory]:
     """A tier's view of one trial: a real repository with ``files`` at its base commit and
-    the patch that makes ``changes`` (None deletes), graded by ``recipe``."""
-    repos = RepoCache(tmp_path / "repo-cache")
+    the patch that makes ``changes`` (None deletes), graded by ``recipe``. Trials on the
+    same base files share its repository and its clone (``TrialBases``)."""
     apply = specs.oracle.apply
     limits = ScreenLimits(apply.max_files, apply.max_patch_bytes)
     opened: list[Workspace] = []
@@ -352,10 +399,10 @@ def make_trial(specs: SpecSet, make_repo: RepoFactory, tmp_path: Path) -> Iterat
         changes: Mapping[str, str | None],
         recipe: str = "java8-to-17",
     ) -> TrialContext:
-        path, commit = make_repo(files)
-        patch = diff_of(path, changes)
+        _, path, commit = trial_bases.base(files)
+        patch = trial_bases.patch(files, changes)
         changeset = Changeset("c", str(path), commit, patch, recipe, "gpt-5", date(2021, 5, 1))
-        workspace = Workspace(repos, changeset, limits)
+        workspace = Workspace(trial_bases.repos, changeset, limits)
         opened.append(workspace)
         return TrialContext(changeset, specs.recipe(recipe), specs, workspace)
 
