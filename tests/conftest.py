@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import itertools
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -216,6 +218,18 @@ def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
             path.write_bytes(content)
         else:
             path.write_text(content)
+
+
+_tmp_paths = itertools.count()  # this worker's tmp_path folders
+
+
+@pytest.fixture
+def tmp_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pytest's ``tmp_path`` (the test's name cut to 30 characters, then a number), numbered
+    by one count per worker: pytest finds each folder's number by reading the whole base
+    folder, which holds a thousand folders and more by a worker's end."""
+    name = re.sub(r"\W", "_", request.node.name)[:30]
+    return tmp_path_factory.mktemp(f"{name}-{next(_tmp_paths)}", numbered=False)
 
 
 RepoFactory = Callable[[Mapping[str, str | bytes]], tuple[Path, str]]
