@@ -7,6 +7,7 @@ until ``start()``: gunicorn calls it in each worker process after forking.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -18,6 +19,7 @@ from typing import Any
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from flask import Flask
 
 from migration_evals.bot.app import maintenance, survival
@@ -87,11 +89,19 @@ def github_app_from_settings(settings: Settings, transport: Transport | None = N
     return GitHubApp(gh.app_id, key, base_url=gh.api_url, transport=transport, policy=policy)
 
 
+@functools.lru_cache(maxsize=4)
+def _loaded_private_key(pem: bytes) -> PrivateKeyTypes:
+    """The parsed key, once per key in a process (an RSA key's checks cost about 20 ms; a
+    process that builds its App again, the tests', checks the same key again). A key that
+    does not parse raises every time: failures are not cached."""
+    return serialization.load_pem_private_key(pem, password=None)
+
+
 def _check_app_key(pem: bytes, path: Path) -> None:
     """Refuse at start a key that cannot sign the App's JWTs (GitHub's are RSA keys in
     PEM), rather than failing every job later with a 401."""
     try:
-        key = serialization.load_pem_private_key(pem, password=None)
+        key = _loaded_private_key(pem)
     except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
         raise ConfigError(
             f"the App's private key {path} is not a usable PEM private key ({exc}); "
