@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tarfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import IO
@@ -25,8 +26,10 @@ from tests.conftest import (
     commit_all,
     deep_chain,
     diff_of,
+    init_repository,
     resolve_ref,
     run_git,
+    write_files,
 )
 
 LIMITS = ScreenLimits(max_files=20, max_patch_bytes=200_000)
@@ -227,15 +230,40 @@ HOSTILE = {
 }
 
 
+@dataclass(frozen=True)
+class LinkedBase:
+    """``BASE`` and a link ``link`` to the folder ``outside``, committed, with a cache."""
+
+    repo: Path
+    commit: str
+    outside: Path
+    cache: RepoCache
+
+
+@pytest.fixture(scope="module")
+def linked_base(tmp_path_factory: pytest.TempPathFactory) -> LinkedBase:
+    """One repository and clone for the hostile diffs: each test checks that nothing was
+    written outside, to the repository or to its snapshot, so each finds them unchanged."""
+    folder = tmp_path_factory.mktemp("linked-base")
+    outside = folder / "outside"
+    outside.mkdir()
+    repo = folder / "repo"
+    init_repository(repo)
+    write_files(repo, BASE)
+    os.symlink(outside, repo / "link")
+    return LinkedBase(repo, commit_all(repo, "with link"), outside, RepoCache(folder / "cache"))
+
+
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_diffs_are_refused_and_write_nothing_outside(
-    name: str, make_repo: RepoFactory, cache: RepoCache, tmp_path: Path, private_tmp: Path
+    name: str, linked_base: LinkedBase, private_tmp: Path
 ) -> None:
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    repo, commit = make_repo(BASE)
-    os.symlink(outside, repo / "link")
-    commit = commit_all(repo, "with link")
+    repo, commit, outside, cache = (
+        linked_base.repo,
+        linked_base.commit,
+        linked_base.outside,
+        linked_base.cache,
+    )
     patch = HOSTILE[name](outside)
     workspace = Workspace(cache, _changeset(repo, commit, patch), LIMITS)
     snapshot_before = _snapshot_listing(cache.snapshot(str(repo), commit))
