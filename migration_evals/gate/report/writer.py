@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -18,7 +19,6 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from migration_evals.gate.report.plots import render_formats
 from migration_evals.gate.report.records import RECORDS_FOLDER, diff_lines
 from migration_evals.gate.report.trials_page import SHOWN, TrialsPage
 
@@ -108,6 +108,17 @@ def _write_records(document: dict[str, Any], page: TrialsPage, folder: Path) -> 
     for record in page.records:
         html = _render("record.html.j2", document, {}, record=record, diff_lines=diff_lines)
         (folder / record.path).write_text(html, encoding="utf-8")
+
+
+def render_formats(
+    name: str, document: Mapping[str, Any], formats: Sequence[str]
+) -> dict[str, bytes]:
+    """The plot ``name`` drawn in each of ``formats``. matplotlib is imported when a report
+    is drawn, not with this module: the App's server loads it (its trial pages, the
+    survival refresh) and draws no plot, and matplotlib is a third of its start."""
+    from migration_evals.gate.report.plots import render_formats as draw  # noqa: PLC0415
+
+    return draw(name, document, formats)
 
 
 def write_report(
