@@ -1,7 +1,7 @@
 """What each process of a test opening one new SQLite ledger from several processes runs.
 
-A module of its own, so that a spawned process imports the store and not the test module
-(the command line, Alembic's autogenerate, pytest), and starts the race sooner.
+A module of its own, so that the processes' fork server imports the store and not the test
+module (the command line, Alembic's autogenerate, pytest), and the race starts sooner.
 """
 
 from __future__ import annotations
