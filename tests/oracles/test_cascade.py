@@ -33,7 +33,7 @@ from migration_evals.oracles.tiers.compile import CompileOracle
 from migration_evals.oracles.tiers.judge import JudgeOracle
 from migration_evals.oracles.tiers.tests import TestsOracle
 from migration_evals.oracles.workspace import tree_hash
-from tests.conftest import RepoFactory, diff_of
+from tests.conftest import RepoFactory, TrialBases, diff_of
 from tests.fakes import (
     FakeJudge,
     FakeSandbox,
@@ -62,9 +62,21 @@ UPGRADED_POM = POM.replace(
 GOOD_LINE = "+    <maven.compiler.release>17</maven.compiler.release>"
 
 
+JAVA_FILES = {"pom.xml": POM.format(source="1.8"), "src/main/java/x/A.java": JAVA}
+
+
 @pytest.fixture
-def java_repo(make_repo: RepoFactory) -> tuple[Path, str]:
-    return make_repo({"pom.xml": POM.format(source="1.8"), "src/main/java/x/A.java": JAVA})
+def java_repo(trial_bases: TrialBases) -> tuple[Path, str]:
+    """The Java project, one repository per worker (``TrialBases``): a cascade only reads it."""
+    _, path, commit = trial_bases.base(JAVA_FILES)
+    return path, commit
+
+
+@pytest.fixture
+def repos(trial_bases: TrialBases) -> RepoCache:
+    """The worker's repository cache over ``java_repo`` and the others: a trial only reads
+    its base's snapshot."""
+    return trial_bases.repos
 
 
 def _changeset(repo: tuple[Path, str], patch: str, cid: str = "c1") -> Changeset:
@@ -82,7 +94,7 @@ def _passing_judge() -> FakeJudge:
 
 def _cascade(
     specs: SpecSet,
-    tmp_path: Path,
+    repos: RepoCache,
     sandbox: object,
     judge: object,
     *,
@@ -99,7 +111,7 @@ def _cascade(
     return Cascade(
         specs,
         oracles,
-        RepoCache(tmp_path / "cache"),
+        repos,
         trials=trials,
         artifacts=artifacts,
         strict=strict,
@@ -107,10 +119,10 @@ def _cascade(
 
 
 def test_a_good_changeset_passes_every_tier_in_order(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     sandbox, judge = FakeSandbox(), _passing_judge()
-    record = _cascade(specs, tmp_path, sandbox, judge).run_trial(
+    record = _cascade(specs, repos, sandbox, judge).run_trial(
         "run", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
     )
     trial = record.trial
@@ -124,10 +136,10 @@ def test_a_good_changeset_passes_every_tier_in_order(
 
 
 def test_a_spec_without_a_judge_ends_the_trial_at_tier_three(
-    no_judge_specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    no_judge_specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     sandbox, judge = FakeSandbox(), _passing_judge()
-    record = _cascade(no_judge_specs, tmp_path, sandbox, judge).run_trial(
+    record = _cascade(no_judge_specs, repos, sandbox, judge).run_trial(
         "run", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
     )
     trial = record.trial
@@ -138,14 +150,14 @@ def test_a_spec_without_a_judge_ends_the_trial_at_tier_three(
 
 
 def test_a_tier_one_failure_costs_a_tenth_of_a_cent_and_calls_nothing_else(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     sandbox, judge = FakeSandbox(), _passing_judge()
     broken = diff_of(
         java_repo[0], {"src/main/java/x/A.java": JAVA.replace("return 1;", "return 1")}
     )
     trial = (
-        _cascade(specs, tmp_path, sandbox, judge)
+        _cascade(specs, repos, sandbox, judge)
         .run_trial("run", _changeset(java_repo, broken), Budget(None))
         .trial
     )
@@ -161,12 +173,12 @@ def test_a_tier_one_failure_costs_a_tenth_of_a_cent_and_calls_nothing_else(
     [("\ud800", "lone surrogate"), ("\udcff", "byte 0xff from a patch file")],
 )
 def test_undecodable_patch_text_fails_tier_one_naming_the_byte_offset(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str], bad: str, offset_of: str
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str], bad: str, offset_of: str
 ) -> None:
     good = _good_patch(java_repo)
     at = good.index("<artifactId>")
     patch = good[:at] + bad + good[at:]
-    record = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge()).run_trial(
+    record = _cascade(specs, repos, FakeSandbox(), _passing_judge()).run_trial(
         "run", _changeset(java_repo, patch), Budget(None)
     )
     apply = record.trial.envelopes[0]
@@ -176,11 +188,14 @@ def test_undecodable_patch_text_fails_tier_one_naming_the_byte_offset(
 
 
 def test_a_cache_hit_costs_nothing_and_skips_the_adapters(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet,
+    tmp_path: Path,
+    java_repo: tuple[Path, str],
+    repos: RepoCache,
 ) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     sandbox, judge = FakeSandbox(), _passing_judge()
-    cascade = _cascade(specs, tmp_path, sandbox, judge, store=store)
+    cascade = _cascade(specs, repos, sandbox, judge, store=store)
     changeset = _changeset(java_repo, _good_patch(java_repo))
     first = cascade.run_trial("run1", changeset, Budget(None))
     store.ledger.append_trial(first.trial, first.cache_keys)
@@ -196,10 +211,13 @@ def test_a_cache_hit_costs_nothing_and_skips_the_adapters(
 
 
 def test_a_changed_patch_is_never_served_from_the_cache(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet,
+    tmp_path: Path,
+    java_repo: tuple[Path, str],
+    repos: RepoCache,
 ) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    cascade = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge(), store=store)
+    cascade = _cascade(specs, repos, FakeSandbox(), _passing_judge(), store=store)
     first = cascade.run_trial("r1", _changeset(java_repo, _good_patch(java_repo)), Budget(None))
     store.ledger.append_trial(first.trial, first.cache_keys)
     other = diff_of(java_repo[0], {"pom.xml": UPGRADED_POM + "<!-- x -->\n"})
@@ -208,13 +226,16 @@ def test_a_changed_patch_is_never_served_from_the_cache(
 
 
 def test_an_infrastructure_fault_is_an_error_not_a_failure_and_is_not_cached(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet,
+    tmp_path: Path,
+    java_repo: tuple[Path, str],
+    repos: RepoCache,
 ) -> None:
     def engine_down(_request: SandboxRequest) -> SandboxResult:
         raise SandboxError("Docker engine not reachable")
 
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    cascade = _cascade(specs, tmp_path, FakeSandbox(engine_down), _passing_judge(), store=store)
+    cascade = _cascade(specs, repos, FakeSandbox(engine_down), _passing_judge(), store=store)
     record = cascade.run_trial("r", _changeset(java_repo, _good_patch(java_repo)), Budget(None))
     compile_envelope = record.trial.envelopes[1]
     assert compile_envelope.verdict is Verdict.ERROR
@@ -225,11 +246,11 @@ def test_an_infrastructure_fault_is_an_error_not_a_failure_and_is_not_cached(
 
 
 def test_a_missing_base_commit_is_an_error(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     changeset = _changeset((java_repo[0], "e" * 40), _good_patch(java_repo))
     trial = (
-        _cascade(specs, tmp_path, FakeSandbox(), _passing_judge())
+        _cascade(specs, repos, FakeSandbox(), _passing_judge())
         .run_trial("r", changeset, Budget(None))
         .trial
     )
@@ -238,12 +259,12 @@ def test_a_missing_base_commit_is_an_error(
 
 
 def test_the_budget_stops_before_spending_past_it(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     sandbox = FakeSandbox()
     budget = Budget(0.005)
     trial = (
-        _cascade(specs, tmp_path, sandbox, _passing_judge())
+        _cascade(specs, repos, sandbox, _passing_judge())
         .run_trial("r", _changeset(java_repo, _good_patch(java_repo)), budget)
         .trial
     )
@@ -254,10 +275,13 @@ def test_the_budget_stops_before_spending_past_it(
 
 
 def test_cassette_misses_fabricate_every_later_tier(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet,
+    tmp_path: Path,
+    java_repo: tuple[Path, str],
+    repos: RepoCache,
 ) -> None:
     library = CassetteLibrary(tmp_path / "cassettes-typo")
-    cascade = _cascade(specs, tmp_path, ReplayingSandbox(library), ReplayingJudge(library))
+    cascade = _cascade(specs, repos, ReplayingSandbox(library), ReplayingJudge(library))
     trial = cascade.run_trial(
         "r", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
     ).trial
@@ -273,14 +297,14 @@ def test_cassette_misses_fabricate_every_later_tier(
 
 
 def test_strict_mode_asks_both_judges_and_disagreement_fails(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     def by_model(request: object) -> JudgeReply:
         verdict = "pass" if request.model == "claude-sonnet-5-5" else "fail"
         return JudgeReply(judge_json(verdict, [GOOD_LINE]), "end_turn")
 
     judge = FakeJudge(by_model)
-    cascade = _cascade(specs, tmp_path, FakeSandbox(), judge, strict=True)
+    cascade = _cascade(specs, repos, FakeSandbox(), judge, strict=True)
     trial = cascade.run_trial(
         "r", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
     ).trial
@@ -307,10 +331,10 @@ def _scripted(baseline_hash: str, patched_runs: list[SandboxResult]) -> FakeSand
 
 
 def _tests_envelope(
-    specs: SpecSet, tmp_path: Path, repo: tuple[Path, str], sandbox: FakeSandbox
+    specs: SpecSet, repos: RepoCache, repo: tuple[Path, str], sandbox: FakeSandbox
 ) -> Envelope:
     trial = (
-        _cascade(specs, tmp_path, sandbox, _passing_judge())
+        _cascade(specs, repos, sandbox, _passing_judge())
         .run_trial("r", _changeset(repo, _good_patch(repo)), Budget(None))
         .trial
     )
@@ -318,10 +342,10 @@ def _tests_envelope(
 
 
 def test_a_regression_that_persists_on_reruns_fails(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     sandbox = _scripted(tree_hash(java_repo[1], None), [_suite("b")])
-    envelope = _tests_envelope(specs, tmp_path, java_repo, sandbox)
+    envelope = _tests_envelope(specs, repos, java_repo, sandbox)
     assert envelope.verdict is Verdict.FAIL
     assert envelope.details["reruns"] == specs.oracle.tier(Tier.TESTS).reruns
     base = tree_hash(java_repo[1], None)
@@ -331,10 +355,10 @@ def test_a_regression_that_persists_on_reruns_fails(
 
 
 def test_a_test_that_flips_on_a_rerun_is_inconclusive(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     sandbox = _scripted(tree_hash(java_repo[1], None), [_suite("b"), _suite()])
-    envelope = _tests_envelope(specs, tmp_path, java_repo, sandbox)
+    envelope = _tests_envelope(specs, repos, java_repo, sandbox)
     assert envelope.verdict is Verdict.INCONCLUSIVE
     assert envelope.reason.startswith("flaky")
 
@@ -343,7 +367,10 @@ JAVA8_CLASS_HEAD = "cafebabe00000034"
 
 
 def test_the_image_id_is_in_every_sandbox_envelope_and_in_the_cache_key(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet,
+    tmp_path: Path,
+    java_repo: tuple[Path, str],
+    repos: RepoCache,
 ) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     changeset = _changeset(java_repo, _good_patch(java_repo))
@@ -351,7 +378,7 @@ def test_the_image_id_is_in_every_sandbox_envelope_and_in_the_cache_key(
     base_image = "migration-evals/java8:2"  # the base declares source 1.8
     ids = {image: "sha256:one", base_image: "sha256:eight"}
     first_sandbox = FakeSandbox(images=ids)
-    first = _cascade(specs, tmp_path, first_sandbox, _passing_judge(), store=store).run_trial(
+    first = _cascade(specs, repos, first_sandbox, _passing_judge(), store=store).run_trial(
         "r1", changeset, Budget(None)
     )
     store.ledger.append_trial(first.trial, first.cache_keys)
@@ -363,7 +390,7 @@ def test_the_image_id_is_in_every_sandbox_envelope_and_in_the_cache_key(
     # Rebuilding either side's image re-grades tiers 2-4.
     for rebuilt_ids in ({**ids, image: "sha256:two"}, {**ids, base_image: "sha256:nine"}):
         rebuilt = FakeSandbox(images=rebuilt_ids)
-        second = _cascade(specs, tmp_path, rebuilt, _passing_judge(), store=store).run_trial(
+        second = _cascade(specs, repos, rebuilt, _passing_judge(), store=store).run_trial(
             "r2", changeset, Budget(None)
         )
         cached = [e.cached for e in second.trial.envelopes]
@@ -372,14 +399,14 @@ def test_the_image_id_is_in_every_sandbox_envelope_and_in_the_cache_key(
 
 
 def test_class_files_of_the_wrong_version_fail_the_compile_tier(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     def old_classes(request: SandboxRequest) -> SandboxResult:
         heads = {"target/classes/x/A.class": JAVA8_CLASS_HEAD} if request.inspect else {}
         return SandboxResult(0, image_id=request.image_id(), file_heads=heads)
 
     trial = (
-        _cascade(specs, tmp_path, FakeSandbox(old_classes), _passing_judge())
+        _cascade(specs, repos, FakeSandbox(old_classes), _passing_judge())
         .run_trial("r", _changeset(java_repo, _good_patch(java_repo)), Budget(None))
         .trial
     )
@@ -390,10 +417,10 @@ def test_class_files_of_the_wrong_version_fail_the_compile_tier(
 
 
 def test_one_baseline_run_serves_every_patch_on_the_same_commit(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     sandbox = FakeSandbox()
-    cascade = _cascade(specs, tmp_path, sandbox, _passing_judge())
+    cascade = _cascade(specs, repos, sandbox, _passing_judge())
     other = diff_of(java_repo[0], {"pom.xml": UPGRADED_POM + "<!-- x -->\n"})
     for cid, patch in (("a", _good_patch(java_repo)), ("b", other)):
         cascade.run_trial("r", _changeset(java_repo, patch, cid), Budget(None))
@@ -407,7 +434,7 @@ def test_one_baseline_run_serves_every_patch_on_the_same_commit(
 
 
 def test_edited_tests_fail_before_the_suite_runs(
-    specs: SpecSet, tmp_path: Path, make_repo: RepoFactory
+    specs: SpecSet, repos: RepoCache, make_repo: RepoFactory
 ) -> None:
     test_file = "src/test/java/x/ATest.java"
     repo = make_repo(
@@ -420,7 +447,7 @@ def test_edited_tests_fail_before_the_suite_runs(
     patch = diff_of(repo[0], {"pom.xml": UPGRADED_POM, test_file: "package x;\n\nclass ATest {}\n"})
     sandbox = FakeSandbox()
     trial = (
-        _cascade(specs, tmp_path, sandbox, _passing_judge())
+        _cascade(specs, repos, sandbox, _passing_judge())
         .run_trial("r", _changeset(repo, patch), Budget(None))
         .trial
     )
@@ -456,11 +483,11 @@ def _builds(fail_base: bool = False) -> FakeSandbox:
 
 
 def test_a_dockerfile_recipe_builds_pinned_to_its_base_images_and_tests_in_them(
-    specs: SpecSet, tmp_path: Path, make_repo: RepoFactory
+    specs: SpecSet, repos: RepoCache, make_repo: RepoFactory
 ) -> None:
     sandbox = _builds()
     trial = (
-        _cascade(specs, tmp_path, sandbox, _passing_judge())
+        _cascade(specs, repos, sandbox, _passing_judge())
         .run_trial("r", _docker_changeset(make_repo), Budget(None))
         .trial
     )
@@ -475,11 +502,11 @@ def test_a_dockerfile_recipe_builds_pinned_to_its_base_images_and_tests_in_them(
 
 
 def test_a_base_image_that_does_not_build_is_an_infrastructure_error(
-    specs: SpecSet, tmp_path: Path, make_repo: RepoFactory
+    specs: SpecSet, repos: RepoCache, make_repo: RepoFactory
 ) -> None:
     sandbox = _builds(fail_base=True)
     trial = (
-        _cascade(specs, tmp_path, sandbox, _passing_judge())
+        _cascade(specs, repos, sandbox, _passing_judge())
         .run_trial("r", _docker_changeset(make_repo), Budget(None))
         .trial
     )
@@ -519,11 +546,14 @@ def _deferred(
 
 
 def test_in_a_job_an_unavailable_judge_puts_the_trial_back_with_what_it_made(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet,
+    tmp_path: Path,
+    java_repo: tuple[Path, str],
+    repos: RepoCache,
 ) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     judge, timer = _outage(down=5, retry_after_s=30.0)
-    cascade = _cascade(specs, tmp_path, FakeSandbox(), judge, store=store)
+    cascade = _cascade(specs, repos, FakeSandbox(), judge, store=store)
     budget = Budget(1.0)
     deferred = _deferred(cascade, "r1", _changeset(java_repo, _good_patch(java_repo)), budget)
     assert deferred.retry_after_s == 30.0  # the API's Retry-After, for the queue to honour
@@ -542,11 +572,11 @@ def test_in_a_job_an_unavailable_judge_puts_the_trial_back_with_what_it_made(
 
 
 def test_the_next_attempt_reuses_tiers_one_to_three_and_counts_them_once(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     judge, timer = _outage(down=1)
     sandbox = FakeSandbox()
-    cascade = _cascade(specs, tmp_path, sandbox, judge)
+    cascade = _cascade(specs, repos, sandbox, judge)
     changeset = _changeset(java_repo, _good_patch(java_repo))
     budget = Budget(1.0)
     carried = _deferred(cascade, "r1", changeset, budget).carried
@@ -564,7 +594,7 @@ def test_the_next_attempt_reuses_tiers_one_to_three_and_counts_them_once(
     # Each tier paid for once, in the envelopes and in the budget alike.
     assert trial.cost_usd == pytest.approx(_ALL_TIERS)
     assert budget.spent_usd == pytest.approx(_ALL_TIERS)
-    fresh = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge()).run_trial(
+    fresh = _cascade(specs, repos, FakeSandbox(), _passing_judge()).run_trial(
         "r1", changeset, Budget(None)
     )
     assert record.cache_keys == fresh.cache_keys  # stored under the keys a fresh trial has
@@ -572,10 +602,10 @@ def test_the_next_attempt_reuses_tiers_one_to_three_and_counts_them_once(
 
 
 def test_an_attempt_in_another_run_charges_the_carried_tiers_to_its_own_budget(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     judge, _ = _outage(down=1)
-    cascade = _cascade(specs, tmp_path, FakeSandbox(), judge)
+    cascade = _cascade(specs, repos, FakeSandbox(), judge)
     changeset = _changeset(java_repo, _good_patch(java_repo))
     carried = _deferred(cascade, "r1", changeset, Budget(None)).carried
     budget = Budget(1.0)  # a grade job's next attempt is a run of its own
@@ -587,11 +617,11 @@ def test_an_attempt_in_another_run_charges_the_carried_tiers_to_its_own_budget(
 
 
 def test_envelopes_made_for_another_patch_are_not_reused(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     judge, _ = _outage(down=1)
     sandbox = FakeSandbox()
-    cascade = _cascade(specs, tmp_path, sandbox, judge)
+    cascade = _cascade(specs, repos, sandbox, judge)
     carried = _deferred(
         cascade, "r1", _changeset(java_repo, _good_patch(java_repo)), Budget(None)
     ).carried
@@ -605,10 +635,10 @@ def test_envelopes_made_for_another_patch_are_not_reused(
 
 
 def test_a_short_outage_is_retried_once_briefly_within_the_attempt(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     judge, timer = _outage(down=1, retry_after_s=None)
-    cascade = _cascade(specs, tmp_path, FakeSandbox(), judge)
+    cascade = _cascade(specs, repos, FakeSandbox(), judge)
     changeset = _changeset(java_repo, _good_patch(java_repo))
     trial = cascade.run_trial("r", changeset, Budget(None), defer=True).trial
     assert trial.verdict is Verdict.PASS
@@ -617,10 +647,10 @@ def test_a_short_outage_is_retried_once_briefly_within_the_attempt(
 
 
 def test_outside_a_job_or_on_its_last_attempt_the_judge_retries_then_records_error(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet, repos: RepoCache, java_repo: tuple[Path, str]
 ) -> None:
     judge, timer = _outage(down=99, retry_after_s=None)
-    cascade = _cascade(specs, tmp_path, FakeSandbox(), judge)
+    cascade = _cascade(specs, repos, FakeSandbox(), judge)
     changeset = _changeset(java_repo, _good_patch(java_repo))
     trial = cascade.run_trial("r", changeset, Budget(None)).trial  # defer=False
     judged = trial.envelopes[3]
@@ -643,12 +673,15 @@ def _named_artifacts(record: TrialRecord) -> set[str]:
 
 @pytest.fixture
 def stored_cascade(
-    specs: SpecSet, tmp_path: Path, java_repo: tuple[Path, str]
+    specs: SpecSet,
+    tmp_path: Path,
+    java_repo: tuple[Path, str],
+    repos: RepoCache,
 ) -> Iterator[tuple[Store, Cascade, Changeset]]:
     """A cascade writing to a ledger's store, and a good Java changeset for it."""
     store = Store.open(f"sqlite:///{tmp_path / 'ledger.db'}")
     try:
-        cascade = _cascade(specs, tmp_path, FakeSandbox(), _passing_judge(), store=store)
+        cascade = _cascade(specs, repos, FakeSandbox(), _passing_judge(), store=store)
         yield store, cascade, _changeset(java_repo, _good_patch(java_repo))
     finally:
         store.close()
