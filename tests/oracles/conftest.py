@@ -13,7 +13,7 @@ import pytest
 
 from migration_evals.core.model import Changeset
 from migration_evals.core.specs import SpecSet
-from tests.conftest import LiveGrader, RepoFactory, diff_of, live_docker_sandbox
+from tests.conftest import LiveGrader, TrialBases, live_docker_sandbox
 
 API = """FROM debian:11-slim
 COPY serve.sh /usr/local/bin/serve
@@ -58,11 +58,11 @@ ServicesChangeset = Callable[..., Changeset]
 
 
 @pytest.fixture
-def services_changeset(make_repo: RepoFactory) -> ServicesChangeset:
+def services_changeset(trial_bases: TrialBases) -> ServicesChangeset:
     """A changeset over the services repository: by default the good bump of both
     Dockerfiles in ``services/`` (``Dockerfile.alpine`` untouched); ``edit`` adjusts the
     patched files, ``params`` are the recipe parameters."""
-    repo, commit = make_repo(SERVICES)
+    _, repo, commit = trial_bases.base(SERVICES)  # the worker's one (TrialBases)
 
     def changeset(
         edit: Callable[[dict[str, str]], None] | None = None,
@@ -75,7 +75,7 @@ def services_changeset(make_repo: RepoFactory) -> ServicesChangeset:
         }
         if edit is not None:
             edit(after)
-        patch = diff_of(Path(repo), after)
+        patch = trial_bases.patch(SERVICES, after)
         return Changeset(
             cid,
             str(repo),

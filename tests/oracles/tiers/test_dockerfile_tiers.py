@@ -3,8 +3,6 @@ with which context, how base and patched builds decide, and the image contract."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from migration_evals.core.model import Changeset, Envelope, Tier, Trial, Verdict
 from migration_evals.core.ports import (
     ImageConfig,
@@ -22,6 +20,7 @@ from migration_evals.oracles.tiers.judge import JudgeOracle
 from migration_evals.oracles.tiers.sandboxed import recipe_images
 from migration_evals.oracles.tiers.tests import TestsOracle
 from migration_evals.oracles.workspace import tree_hash
+from tests.conftest import TrialBases
 from tests.fakes import FakeJudge, FakeSandbox, judge_json
 from tests.oracles.conftest import ServicesChangeset
 
@@ -55,7 +54,7 @@ class _Engine:
         return SandboxResult(0, image_id=request.image_id())
 
 
-def _grade(specs: SpecSet, tmp_path: Path, sandbox: FakeSandbox, changeset: Changeset) -> Trial:
+def _grade(specs: SpecSet, repos: RepoCache, sandbox: FakeSandbox, changeset: Changeset) -> Trial:
     judge = FakeJudge(lambda _r: JudgeReply(judge_json("pass", []), "end_turn"))
     oracles = [
         ApplyOracle(),
@@ -63,7 +62,7 @@ def _grade(specs: SpecSet, tmp_path: Path, sandbox: FakeSandbox, changeset: Chan
         TestsOracle(sandbox),
         JudgeOracle(judge, judge),
     ]
-    cascade = Cascade(specs, oracles, RepoCache(tmp_path / "cache"))
+    cascade = Cascade(specs, oracles, repos)
     return cascade.run_trial("r", changeset, Budget(None)).trial
 
 
@@ -76,11 +75,11 @@ def _of(sandbox: FakeSandbox, action: SandboxAction) -> list[SandboxRequest]:
 
 
 def test_every_touched_dockerfile_is_built_with_its_own_context_at_base_and_patched(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     changeset = services_changeset()
     sandbox = FakeSandbox(_Engine(changeset.base_commit))
-    trial = _grade(specs, tmp_path, sandbox, changeset)
+    trial = _grade(specs, trial_bases.repos, sandbox, changeset)
 
     assert [e.verdict for e in trial.envelopes[:3]] == [Verdict.PASS] * 3
     builds = _of(sandbox, SandboxAction.BUILD)
@@ -111,12 +110,12 @@ def test_every_touched_dockerfile_is_built_with_its_own_context_at_base_and_patc
 
 
 def test_a_context_and_target_named_in_the_params_are_used(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     params = {"builds": {WORKER: {"context": ".", "target": "build"}}}
     changeset = services_changeset(params=params)
     sandbox = FakeSandbox(_Engine(changeset.base_commit))
-    _grade(specs, tmp_path, sandbox, changeset)
+    _grade(specs, trial_bases.repos, sandbox, changeset)
     worker = [r for r in _of(sandbox, SandboxAction.BUILD) if WORKER in r.command]
     assert {r.command for r in worker} == {
         ("docker", "build", "-f", WORKER, "--target", "build", ".")
@@ -129,11 +128,11 @@ def test_a_context_and_target_named_in_the_params_are_used(
 
 
 def test_a_missing_base_image_is_an_error_of_that_dockerfile_only(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     changeset = services_changeset()
     sandbox = FakeSandbox(_Engine(changeset.base_commit), missing={"golang:1.19-bullseye"})
-    compiled = _tier(_grade(specs, tmp_path, sandbox, changeset), Tier.COMPILE)
+    compiled = _tier(_grade(specs, trial_bases.repos, sandbox, changeset), Tier.COMPILE)
     assert compiled.verdict is Verdict.ERROR
     assert compiled.reason == (
         f"{WORKER} (context services/worker): "
@@ -144,37 +143,37 @@ def test_a_missing_base_image_is_an_error_of_that_dockerfile_only(
 
 
 def test_a_patched_build_failing_where_the_base_built_fails_whatever_else_errs(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     changeset = services_changeset()
     engine = _Engine(changeset.base_commit, fail={("build", "patched", API)})
     sandbox = FakeSandbox(engine, missing={"golang:1.19-bullseye"})
-    compiled = _tier(_grade(specs, tmp_path, sandbox, changeset), Tier.COMPILE)
+    compiled = _tier(_grade(specs, trial_bases.repos, sandbox, changeset), Tier.COMPILE)
     assert compiled.verdict is Verdict.FAIL
     assert compiled.reason.startswith(f"the patched {API} does not build (exit 1): ")
     assert [(e.path, e.line) for e in compiled.evidence] == [(API, 1)]
 
 
 def test_a_base_that_does_not_build_leaves_the_patched_version_unbuilt(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     changeset = services_changeset(edit=lambda files: files.pop(WORKER))
     sandbox = FakeSandbox(_Engine(changeset.base_commit, fail={("build", "base", API)}))
-    compiled = _tier(_grade(specs, tmp_path, sandbox, changeset), Tier.COMPILE)
+    compiled = _tier(_grade(specs, trial_bases.repos, sandbox, changeset), Tier.COMPILE)
     assert compiled.verdict is Verdict.ERROR
     assert compiled.reason.startswith(f"the base commit's {API} does not build (exit 1) here")
     assert len(_of(sandbox, SandboxAction.BUILD)) == 1
 
 
 def test_a_bump_that_also_changes_a_run_line_fails_before_any_build(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     def edit(files: dict[str, str]) -> None:
         files[WORKER] = files[WORKER].replace("-trimpath ", "")
 
     changeset = services_changeset(edit=edit)
     sandbox = FakeSandbox(_Engine(changeset.base_commit))
-    applied = _tier(_grade(specs, tmp_path, sandbox, changeset), Tier.APPLY)
+    applied = _tier(_grade(specs, trial_bases.repos, sandbox, changeset), Tier.APPLY)
     assert applied.verdict is Verdict.FAIL
     assert [(e.path, e.line) for e in applied.evidence] == [(WORKER, 4)]
     assert applied.evidence[0].message.startswith("RUN changed; ")
@@ -182,7 +181,7 @@ def test_a_bump_that_also_changes_a_run_line_fails_before_any_build(
 
 
 def test_the_images_are_compared_field_by_field(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     changeset = services_changeset()
     base = ImageConfig(user="app", cmd=("serve",), exposed_ports=("8080/tcp",), env_names=("PATH",))
@@ -191,7 +190,7 @@ def test_the_images_are_compared_field_by_field(
         _Engine(changeset.base_commit),
         configs={_image(API, "base"): base, _image(API, "patched"): patched},
     )
-    tests = _tier(_grade(specs, tmp_path, sandbox, changeset), Tier.TESTS)
+    tests = _tier(_grade(specs, trial_bases.repos, sandbox, changeset), Tier.TESTS)
     assert tests.verdict is Verdict.FAIL
     assert [(e.path, e.message) for e in tests.evidence] == [
         (API, "USER: base app, patched root"),
@@ -201,11 +200,11 @@ def test_the_images_are_compared_field_by_field(
 
 
 def test_each_image_is_started_as_it_runs_and_must_stay_up_or_exit_0(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     changeset = services_changeset()
     sandbox = FakeSandbox(_Engine(changeset.base_commit))
-    tests = _tier(_grade(specs, tmp_path, sandbox, changeset), Tier.TESTS)
+    tests = _tier(_grade(specs, trial_bases.repos, sandbox, changeset), Tier.TESTS)
     assert tests.verdict is Verdict.PASS
     starts = _of(sandbox, SandboxAction.START)
     assert sorted(r.image for r in starts) == sorted(
@@ -218,11 +217,11 @@ def test_each_image_is_started_as_it_runs_and_must_stay_up_or_exit_0(
 
 
 def test_an_image_that_exits_non_zero_at_start_fails(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     changeset = services_changeset()
     engine = _Engine(changeset.base_commit, fail={("start", "patched", _image(WORKER, "patched"))})
-    tests = _tier(_grade(specs, tmp_path, FakeSandbox(engine), changeset), Tier.TESTS)
+    tests = _tier(_grade(specs, trial_bases.repos, FakeSandbox(engine), changeset), Tier.TESTS)
     assert tests.verdict is Verdict.FAIL
     assert tests.reason == (
         f"image contract: {WORKER}: the patched image fails at start (exit 1); "
@@ -231,33 +230,33 @@ def test_an_image_that_exits_non_zero_at_start_fails(
 
 
 def test_a_base_image_that_does_not_start_here_is_an_error(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     changeset = services_changeset()
     engine = _Engine(changeset.base_commit, fail={("start", "base", _image(WORKER, "base"))})
-    tests = _tier(_grade(specs, tmp_path, FakeSandbox(engine), changeset), Tier.TESTS)
+    tests = _tier(_grade(specs, trial_bases.repos, FakeSandbox(engine), changeset), Tier.TESTS)
     assert tests.verdict is Verdict.ERROR
     assert "the base image does not start here (exit 1)" in tests.reason
 
 
 def test_no_image_or_nothing_to_compare_is_inconclusive(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     changeset = services_changeset()
     empty = {_image(d, s): ImageConfig() for d in (API, WORKER) for s in ("base", "patched")}
     sandbox = FakeSandbox(_Engine(changeset.base_commit), configs=empty)
-    tests = _tier(_grade(specs, tmp_path, sandbox, changeset), Tier.TESTS)
+    tests = _tier(_grade(specs, trial_bases.repos, sandbox, changeset), Tier.TESTS)
     assert tests.verdict is Verdict.INCONCLUSIVE
     assert "nothing to compare" in tests.reason
     assert _of(sandbox, SandboxAction.START) == []
 
 
 def test_the_repositorys_own_smoke_script_runs_from_its_folder_when_present(
-    specs: SpecSet, tmp_path: Path, services_changeset: ServicesChangeset
+    specs: SpecSet, trial_bases: TrialBases, services_changeset: ServicesChangeset
 ) -> None:
     changeset = services_changeset()
     sandbox = FakeSandbox(_Engine(changeset.base_commit))
-    tests = _tier(_grade(specs, tmp_path, sandbox, changeset), Tier.TESTS)
+    tests = _tier(_grade(specs, trial_bases.repos, sandbox, changeset), Tier.TESTS)
     runs = _of(sandbox, SandboxAction.RUN)
     # Only the API has a smoke-test.sh; it runs in the base image, then the patched one.
     assert [(r.image, r.command) for r in runs] == [
