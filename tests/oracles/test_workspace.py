@@ -23,6 +23,7 @@ from tests.conftest import (
     PAST_PATH_MAX,
     PAST_RECURSION,
     RepoFactory,
+    TrialBases,
     commit_all,
     deep_chain,
     diff_of,
@@ -49,6 +50,18 @@ def cache(tmp_path: Path) -> RepoCache:
     return RepoCache(tmp_path / "cache")
 
 
+SharedBase = tuple[Path, str, RepoCache]
+
+
+@pytest.fixture
+def shared_base(trial_bases: TrialBases) -> SharedBase:
+    """``BASE`` committed, and a cache over it, one per worker (``TrialBases``), for the tests
+    that only read it (``diff_of`` leaves it as it was); those that change the repository or
+    the cache make their own."""
+    _, repo, commit = trial_bases.base(BASE)
+    return repo, commit, trial_bases.repos
+
+
 @pytest.fixture(autouse=True)
 def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Send temporary files to a folder of the test's, so leftovers can be counted."""
@@ -62,9 +75,9 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_base_files_staged_for_git_are_read_once(
-    make_repo: RepoFactory, cache: RepoCache, monkeypatch: pytest.MonkeyPatch
+    shared_base: SharedBase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo, commit = make_repo(BASE)
+    repo, commit, cache = shared_base
     patch = diff_of(repo, {"src/app.py": "print('bye')\n"})
     with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
         assert workspace.apply().ok
@@ -77,8 +90,8 @@ def test_the_base_files_staged_for_git_are_read_once(
         assert view.read_base("src/app.py") == b"print('hello')\n"
 
 
-def test_good_patch_applies_and_overlays(make_repo: RepoFactory, cache: RepoCache) -> None:
-    repo, commit = make_repo(BASE)
+def test_good_patch_applies_and_overlays(shared_base: SharedBase) -> None:
+    repo, commit, cache = shared_base
     patch = diff_of(repo, {"src/app.py": "print('bye')\n", "README": None, "new/file.txt": "n\n"})
     with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
         applied = workspace.apply()
@@ -110,9 +123,9 @@ def _members(archive: IO[bytes]) -> dict[str, tuple[tarfile.TarInfo, bytes | Non
 
 
 def test_the_archive_gives_every_entry_one_owner_and_its_folders_first(
-    make_repo: RepoFactory, cache: RepoCache
+    shared_base: SharedBase,
 ) -> None:
-    repo, commit = make_repo(BASE)
+    repo, commit, cache = shared_base
     patch = diff_of(repo, {"deep/er/file.txt": "x\n"})
     with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
         archive = workspace.archive(65534, 65533)
@@ -126,8 +139,8 @@ def test_the_archive_gives_every_entry_one_owner_and_its_folders_first(
     assert names.index("src") < names.index("src/app.py")
 
 
-def test_the_archive_of_a_folder_has_it_as_root(make_repo: RepoFactory, cache: RepoCache) -> None:
-    repo, commit = make_repo(BASE)
+def test_the_archive_of_a_folder_has_it_as_root(shared_base: SharedBase) -> None:
+    repo, commit, cache = shared_base
     patch = diff_of(repo, {"src/app.py": "print('bye')\n"})
     with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
         members = _members(workspace.archive(0, 0, subdir="src"))
@@ -153,8 +166,8 @@ def test_executable_bit_from_the_patch_survives_the_archive(
         assert member.mode & 0o111
 
 
-def test_context_mismatch_fails_with_location(make_repo: RepoFactory, cache: RepoCache) -> None:
-    repo, commit = make_repo(BASE)
+def test_context_mismatch_fails_with_location(shared_base: SharedBase) -> None:
+    repo, commit, cache = shared_base
     patch = diff_of(repo, {"src/app.py": "print('bye')\n"}).replace(
         "-print('hello')", "-print('hullo')"
     )
@@ -177,10 +190,8 @@ def test_no_fuzz_a_changed_context_line_fails(make_repo: RepoFactory, cache: Rep
     assert applied.problems[0].path == "f.txt"
 
 
-def test_missing_base_commit_is_an_infrastructure_error(
-    make_repo: RepoFactory, cache: RepoCache
-) -> None:
-    repo, _ = make_repo(BASE)
+def test_missing_base_commit_is_an_infrastructure_error(shared_base: SharedBase) -> None:
+    repo, _, cache = shared_base
     workspace = Workspace(cache, _changeset(repo, "f" * 40, "x"), LIMITS)
     with workspace, pytest.raises(RepositoryError, match="does not exist"):
         _ = workspace.base
@@ -333,9 +344,9 @@ def test_the_base_commits_date_is_asked_of_git_once_and_kept_beside_its_snapshot
 
 
 def test_a_base_path_spelled_unlike_the_listing_gets_the_full_checks(
-    make_repo: RepoFactory, cache: RepoCache
+    shared_base: SharedBase,
 ) -> None:
-    repo, commit = make_repo(BASE)
+    repo, commit, cache = shared_base
     with Workspace(cache, _changeset(repo, commit, diff_of(repo, {"README": "x\n"})), LIMITS) as ws:
         view = ws.view()
         assert view.read_base("README") == b"base\n"
@@ -373,9 +384,9 @@ def deep_trees(tmp_path: Path) -> Iterator[None]:
 
 @pytest.mark.usefixtures("deep_trees")
 def test_a_patch_nesting_deeper_than_python_recurses_applies_and_leaves_nothing(
-    make_repo: RepoFactory, cache: RepoCache, private_tmp: Path
+    shared_base: SharedBase, private_tmp: Path
 ) -> None:
-    repo, commit = make_repo(BASE)
+    repo, commit, cache = shared_base
     deep = "d/" * PAST_RECURSION + "f.txt"
     with Workspace(cache, _changeset(repo, commit, _new_file(deep, "x")), LIMITS) as workspace:
         applied = workspace.apply()
@@ -386,9 +397,9 @@ def test_a_patch_nesting_deeper_than_python_recurses_applies_and_leaves_nothing(
 
 @pytest.mark.usefixtures("deep_trees")
 def test_closing_a_workspace_removes_a_deep_leftover_tree(
-    make_repo: RepoFactory, cache: RepoCache, private_tmp: Path
+    shared_base: SharedBase, private_tmp: Path
 ) -> None:
-    repo, commit = make_repo(BASE)
+    repo, commit, cache = shared_base
     workspace = Workspace(cache, _changeset(repo, commit, diff_of(repo, {"README": "x\n"})), LIMITS)
     with workspace:
         leftover = workspace._mkdtemp("me-apply-")
@@ -444,9 +455,9 @@ def test_a_base_file_deeper_than_python_recurses_is_staged_and_patched(
 
 @pytest.mark.usefixtures("deep_trees")
 def test_a_workspace_left_by_an_exception_is_removed_too(
-    make_repo: RepoFactory, cache: RepoCache, private_tmp: Path
+    shared_base: SharedBase, private_tmp: Path
 ) -> None:
-    repo, commit = make_repo(BASE)
+    repo, commit, cache = shared_base
     changeset = _changeset(repo, commit, diff_of(repo, {"README": "x\n"}))
 
     def crash() -> None:
