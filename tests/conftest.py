@@ -19,7 +19,7 @@ from datetime import date
 from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import docker
 import docker.errors
@@ -56,6 +56,9 @@ from migration_evals.oracles.tiers.judge import JudgeOracle
 from migration_evals.oracles.tiers.tests import TestsOracle
 from migration_evals.oracles.workspace import Workspace
 from tests.fakes import FakeJudge, FakeRegistry, judge_json
+
+if TYPE_CHECKING:
+    from tests.miners.histories import MixedProject
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS_DIR = ROOT / "specs"
@@ -262,6 +265,25 @@ def make_repo(tmp_path: Path) -> RepoFactory:
         return repo, commit_all(repo, "base")
 
     return build
+
+
+MixedProjects = Callable[[Path], "MixedProject"]
+
+
+@pytest.fixture(scope="session")
+def mixed_projects(tmp_path_factory: pytest.TempPathFactory) -> MixedProjects:
+    """``tests.miners.histories.mixed_project`` made once per worker, then copied to the path
+    given: its dates and authors are fixed, so a copy has the commits a new one would, for
+    a copy of the folder instead of twenty git processes."""
+    from tests.miners.histories import History, mixed_project
+
+    made = mixed_project(tmp_path_factory.mktemp("mixed-project") / "app")
+
+    def copy(path: Path) -> MixedProject:
+        shutil.copytree(made.history.path, path, symlinks=True)
+        return replace(made, history=History(path))
+
+    return copy
 
 
 def pre_register_no_judge(folder: Path) -> Path:

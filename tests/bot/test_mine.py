@@ -24,9 +24,9 @@ from migration_evals.core.gold import gold_rows
 from migration_evals.gate.anchor import anchor_from_rows
 from migration_evals.miners.tracking import TrackedPR, track_pr
 from migration_evals.oracles.ecosystems.registry import load_specs
-from tests.conftest import ROOT, SPECS_DIR
+from tests.conftest import ROOT, SPECS_DIR, MixedProjects
 from tests.miners.github_upstream import TOKEN, FakeGitHub, FakePull, FakeRepo
-from tests.miners.histories import History, day, mixed_project
+from tests.miners.histories import History, day
 
 REPO = "example/app"
 AS_OF = day(60).isoformat()
@@ -304,9 +304,9 @@ LABEL_KEYS = {
 
 
 def test_mine_gold_from_git_alone_labels_offline_and_grows_the_gold_table(
-    env: Path, capsys: pytest.CaptureFixture[str]
+    env: Path, capsys: pytest.CaptureFixture[str], mixed_projects: MixedProjects
 ) -> None:
-    project = mixed_project(env / "app")
+    project = mixed_projects(env / "app")
     argv = ["mine", "gold", "--git", str(project.history.path), "--recipe", "java8-to-17"]
     code, document, err = run(capsys, *argv, "--as-of", AS_OF)
     assert code == 0, err
@@ -334,10 +334,13 @@ def test_mine_gold_from_git_alone_labels_offline_and_grows_the_gold_table(
 
 
 def test_mine_gold_from_a_commit_list_reports_what_git_cannot_label(
-    env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    env: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    mixed_projects: MixedProjects,
 ) -> None:
     monkeypatch.setenv("MIGRATION_EVALS_AGENT_AUTHORS", "ada@example.com=gpt-5")
-    project = mixed_project(env / "app")
+    project = mixed_projects(env / "app")
     listed = env / "commits.jsonl"
     lines = [
         {"commit": project.squashed_pr, "merged_at": day(3).isoformat()},

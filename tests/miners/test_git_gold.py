@@ -16,9 +16,9 @@ from migration_evals.miners.git_gold import GitGrowReport, GitSource, grow_gold_
 from migration_evals.miners.gold import ChangesetRecipe
 from migration_evals.miners.policy import SurvivalPolicy
 from migration_evals.miners.retro import progress
-from tests.conftest import SPECS_DIR
+from tests.conftest import SPECS_DIR, MixedProjects
 from tests.fakes import FakeClock, LedgerGrader
-from tests.miners.histories import ADDED, BASE_FILE, History, MixedProject, day, mixed_project
+from tests.miners.histories import ADDED, BASE_FILE, History, MixedProject, day
 
 RECIPE = ChangesetRecipe("java8-to-17", lambda pr: "unknown", default_model="unknown")
 
@@ -29,8 +29,8 @@ def store(tmp_path: Path) -> Store:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> MixedProject:
-    return mixed_project(tmp_path / "app")
+def project(tmp_path: Path, mixed_projects: MixedProjects) -> MixedProject:
+    return mixed_projects(tmp_path / "app")
 
 
 def source(project: MixedProject) -> GitSource:
