@@ -58,7 +58,7 @@ from migration_evals.oracles.workspace import Workspace
 from tests.fakes import FakeJudge, FakeRegistry, judge_json
 
 if TYPE_CHECKING:
-    from tests.miners.histories import MixedProject
+    from tests.miners.histories import History, MixedProject
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS_DIR = ROOT / "specs"
@@ -265,6 +265,24 @@ def make_repo(tmp_path: Path) -> RepoFactory:
         return repo, commit_all(repo, "base")
 
     return build
+
+
+NewHistory = Callable[[Path], "History"]
+
+
+@pytest.fixture(scope="session")
+def new_history(tmp_path_factory: pytest.TempPathFactory) -> NewHistory:
+    """``tests.miners.histories.History.create(path)``, as a copy of one made once per worker:
+    its base commit's date and author are fixed, so a copy holds the commit a new one would."""
+    from tests.miners.histories import History
+
+    made = History.create(tmp_path_factory.mktemp("new-history") / "app")
+
+    def copy(path: Path) -> History:
+        shutil.copytree(made.path, path, symlinks=True)
+        return History(path)
+
+    return copy
 
 
 MixedProjects = Callable[[Path], "MixedProject"]

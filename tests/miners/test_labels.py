@@ -24,6 +24,7 @@ from migration_evals.miners.labels import (
     label_pull_request,
 )
 from migration_evals.miners.policy import SurvivalPolicy
+from tests.conftest import NewHistory
 from tests.fakes import FakeClock
 from tests.miners.histories import ADDED, BASE_FILE, History, day, indent
 
@@ -31,8 +32,8 @@ Mirror = Callable[[str], Path]
 
 
 @pytest.fixture
-def history(tmp_path: Path) -> History:
-    return History.create(tmp_path / "app")
+def history(tmp_path: Path, new_history: NewHistory) -> History:
+    return new_history(tmp_path / "app")
 
 
 @pytest.fixture

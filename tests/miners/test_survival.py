@@ -24,6 +24,7 @@ from migration_evals.miners.clones import MirrorCache
 from migration_evals.miners.policy import SurvivalPolicy
 from migration_evals.miners.survival import RefreshReport, refresh
 from migration_evals.miners.tracking import TrackedPR, track_pr, tracked_prs
+from tests.conftest import NewHistory
 from tests.fakes import FakeClock, FakeProvider
 from tests.miners.histories import History, day
 
@@ -34,8 +35,8 @@ def store(tmp_path: Path) -> Store:
 
 
 @pytest.fixture
-def history(tmp_path: Path) -> History:
-    return History.create(tmp_path / "app")
+def history(tmp_path: Path, new_history: NewHistory) -> History:
+    return new_history(tmp_path / "app")
 
 
 @pytest.fixture
