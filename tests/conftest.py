@@ -14,7 +14,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import cache
 from pathlib import Path
@@ -253,16 +253,40 @@ def specs() -> SpecSet:
     return load_specs(SPECS_DIR)
 
 
+@dataclass
+class _MadeRepositories:
+    """The repositories ``make_repo`` made in a worker, by their files, kept to copy."""
+
+    folder: Path
+    made: dict[str, tuple[Path, str]] = field(default_factory=dict)
+
+
+@pytest.fixture(scope="session")
+def _made_repositories(tmp_path_factory: pytest.TempPathFactory) -> _MadeRepositories:
+    return _MadeRepositories(tmp_path_factory.mktemp("made-repositories"))
+
+
 @pytest.fixture
-def make_repo(tmp_path: Path) -> RepoFactory:
-    """Build a real git repository with one commit; returns (path, commit sha)."""
+def make_repo(tmp_path: Path, _made_repositories: _MadeRepositories) -> RepoFactory:
+    """Build a real git repository with one commit; returns (path, commit sha). Files made
+    into a repository before in this worker are a copy of it: the commit's author and date
+    are fixed, so the copy holds the commit git would make, without its two processes."""
     counter = iter(range(1000))
 
     def build(files: Mapping[str, str | bytes]) -> tuple[Path, str]:
         repo = tmp_path / f"repo{next(counter)}"
+        key = _content_key(files)
+        made = _made_repositories.made.get(key)
+        if made is not None:
+            shutil.copytree(made[0], repo, symlinks=True)
+            return repo, made[1]
         init_repository(repo)
         write_files(repo, files)
-        return repo, commit_all(repo, "base")
+        commit = commit_all(repo, "base")
+        kept = _made_repositories.folder / f"repo{len(_made_repositories.made)}"
+        shutil.copytree(repo, kept, symlinks=True)
+        _made_repositories.made[key] = (kept, commit)
+        return repo, commit
 
     return build
 
