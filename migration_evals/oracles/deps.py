@@ -95,7 +95,7 @@ class Resolution:
     @property
     def digest(self) -> str:
         """Names the resolved set (and toolchain): a changed dependency tree re-grades."""
-        return stamp({"resolved": list(self.resolved), "toolchain": dict(self.toolchain)})
+        return _digest(self.resolved, tuple(self.toolchain.items()))
 
     @property
     def blocked(self) -> bool:
@@ -114,6 +114,13 @@ class Resolution:
             **({"output_tail": self.output_tail} if self.output_tail else {}),
             **({"registry_as_of": self.as_of} if self.as_of else {}),
         }
+
+
+# A trial's plan, cache keys, build requests and envelope each ask a resolution for its
+# digest: worked out once per resolved set and toolchain (the whole of what it names).
+@functools.lru_cache(maxsize=1024)
+def _digest(resolved: tuple[str, ...], toolchain: tuple[tuple[str, str], ...]) -> str:
+    return stamp({"resolved": list(resolved), "toolchain": dict(toolchain)})
 
 
 class ResolutionRules(Hashable, Protocol):
