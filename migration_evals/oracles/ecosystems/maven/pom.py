@@ -60,9 +60,23 @@ def children(element: ET.Element, *names: str) -> Iterator[ET.Element]:
     if not names:
         yield element
         return
-    for child in element:
-        if names[0] in ("*", local(child.tag)):
-            yield from children(child, *names[1:])
+    # Every check of a trial walks its POMs by name: one level at a time, without a
+    # generator per child, and the name compared without splitting every tag.
+    level = [element]
+    for name in names:
+        if name == "*":
+            level = [child for parent in level for child in parent]
+        else:
+            suffix = "}" + name
+            level = [
+                child
+                for parent in level
+                for child in parent
+                if child.tag == name or child.tag.endswith(suffix)
+            ]
+        if not level:
+            return
+    yield from level
 
 
 # The checks of a trial read the same POMs many times over (and every trial on a base
