@@ -23,8 +23,10 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+import threading
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -210,10 +212,14 @@ def split_args(text: str) -> list[str]:
 
 def config_properties(tree: TreeView, root: str, *, patched: bool) -> dict[str, Value]:
     """``-Dname[=value]`` of the ``.mvn`` config files at the reactor's root."""
+    return _config_properties(tree.read if patched else tree.read_base, root)
+
+
+def _config_properties(read: Callable[[str], bytes | None], root: str) -> dict[str, Value]:
     found: dict[str, Value] = {}
     for name in MAVEN_CONFIG:
         path = posixpath.join(root, name) if root else name
-        content = tree.read(path) if patched else tree.read_base(path)
+        content = read(path)
         if content is None:
             continue
         for number, line in enumerate(content.decode("utf-8", "replace").splitlines(), 1):
@@ -450,16 +456,101 @@ def module_test_settings(
     """The test-selecting and checking settings of the module at ``pom_path`` (in the
     reactor at ``root``) in one tree, built on JDK ``jdk``; None when the module does not
     exist or cannot be read there."""
-    pom = _reader(tree, patched=patched, jdk=jdk).load(pom_path)
+    read = tree.read if patched else tree.read_base
+    kept = _SETTINGS.get(read, pom_path, root, jdk)
+    if kept is not None:
+        found = kept[0]
+    else:
+        reads = _Reads(read)
+        found = _settings(reads, pom_path, root, jdk)
+        _SETTINGS.put(pom_path, root, jdk, reads.seen, found)
+    return list(found) if found is not None else None
+
+
+def _settings(
+    read: Callable[[str], bytes | None], pom_path: str, root: str, jdk: int | None
+) -> tuple[Setting, ...] | None:
+    pom = PomReader(read, jdk=jdk, possible=True).load(pom_path)
     if pom is None:
         return None
     poms = chain(pom)
-    defined = _properties(poms, config_properties(tree, root, patched=patched))
-    return [
+    defined = _properties(poms, _config_properties(read, root))
+    return (
         *_plugin_settings(poms, defined),
         *_helper_settings(poms, defined),
         *_build_settings(poms, defined),
-    ]
+    )
+
+
+class _Reads:
+    """A tree's reads: each path read and what it held, in order."""
+
+    def __init__(self, read: Callable[[str], bytes | None]) -> None:
+        self._read = read
+        self.seen: list[tuple[str, bytes | None]] = []
+
+    def __call__(self, path: str) -> bytes | None:
+        content = self._read(path)
+        self.seen.append((path, content))
+        return content
+
+
+_Settings = tuple[Setting, ...] | None
+_Key = tuple[str, str, int | None, bytes | None]
+
+
+class _SettingsCache:
+    """Modules' settings by everything they were read from, the last ``size`` kept.
+
+    Every trial on one base commit asks for the base's settings of each module, and a
+    patch that leaves a module's POM chain alone asks the same again of its own tree. An
+    answer is kept with each path its reading read (the module's POM, its parents, the
+    ``.mvn`` files, and the paths it found empty) and what each held; it is given only to
+    a tree where each of those paths holds the same bytes, for reading that tree would
+    read the same files and come to the same settings."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[_Key, tuple[tuple[tuple[str, bytes | None], ...], _Settings]]
+        self._entries = OrderedDict()
+
+    def get(
+        self, read: Callable[[str], bytes | None], pom_path: str, root: str, jdk: int | None
+    ) -> tuple[_Settings] | None:
+        """The kept settings of the module in the tree ``read`` reads, if any (in a
+        1-tuple: a module the tree lacks is an answer too)."""
+        key = (pom_path, root, jdk, read(pom_path))
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+        if entry is None:
+            return None
+        reads, found = entry
+        if any(read(path) != content for path, content in reads):
+            return None
+        return (found,)
+
+    def put(
+        self,
+        pom_path: str,
+        root: str,
+        jdk: int | None,
+        reads: Sequence[tuple[str, bytes | None]],
+        found: _Settings,
+    ) -> None:
+        # The module's POM is the first read (``_settings`` loads it first).
+        assert reads and reads[0][0] == pom_path
+        key = (pom_path, root, jdk, reads[0][1])
+        with self._lock:
+            self._entries[key] = (tuple(reads), found)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+_SETTINGS = _SettingsCache(256)
 
 
 # -- compile source roots ----------------------------------------------------------------
