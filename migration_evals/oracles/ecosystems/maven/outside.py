@@ -291,11 +291,18 @@ class _File:
 
 
 def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
+    """``node`` and every node below it, in document order (a cursor: no list of
+    children made at each node)."""
+    cursor = node.walk()
+    while True:
+        current = cursor.node
+        if current is not None:  # a cursor over a node is always on one
+            yield current
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
 
 
 _DECLARATIONS = ("local_variable_declaration", "field_declaration", "formal_parameter")
@@ -314,11 +321,12 @@ def _runtime_names(declaration: Node) -> set[str]:
     return names
 
 
-def _file_facts(path: str, source: bytes, root: Node) -> _File:
+def _file_facts(path: str, source: bytes, nodes: Sequence[Node]) -> _File:
+    """What a file's constructs are read against, from its nodes (``_walk``'s order)."""
     static_imports: dict[str, str] = {}
     wildcards: list[str] = []
     runtimes: set[str] = set()
-    for node in _walk(root):
+    for node in nodes:
         if node.type == "import_declaration" and "static" in (c.type for c in node.children):
             name = next((c for c in node.named_children if c.type == "scoped_identifier"), None)
             parts = _text(name).split(".")
@@ -423,6 +431,20 @@ def _import_constructs(file: _File, node: Node) -> Iterator[Construct]:
             return
 
 
+# Every kind of node ``_node_constructs`` finds a construct in.
+_CONSTRUCT_KINDS = frozenset(
+    {
+        "method_invocation",
+        "string_literal",
+        "binary_expression",
+        "import_declaration",
+        "field_access",
+        "type_identifier",
+        "identifier",
+    }
+)
+
+
 def _node_constructs(file: _File, node: Node) -> Iterator[Construct]:
     kind = node.type
     if kind == "method_invocation":
@@ -446,11 +468,13 @@ def _node_constructs(file: _File, node: Node) -> Iterator[Construct]:
 @functools.lru_cache(maxsize=1024)
 def java_constructs(path: str, source: bytes) -> tuple[Construct, ...]:
     """Every construct of the Java families in one main-code Java file."""
-    root = parse(JAVA_LANGUAGE, source).root_node
-    file = _file_facts(path, source, root)
+    # One walk for both passes; only the kinds of node a construct can be are looked at.
+    nodes = list(_walk(parse(JAVA_LANGUAGE, source).root_node))
+    file = _file_facts(path, source, nodes)
     found: list[Construct] = []
-    for node in _walk(root):
-        found += _node_constructs(file, node)
+    for node in nodes:
+        if node.type in _CONSTRUCT_KINDS:
+            found += _node_constructs(file, node)
     return tuple(found)
 
 
