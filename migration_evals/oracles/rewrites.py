@@ -19,6 +19,7 @@ under it), so ``Matchers.`` is Mockito's only where Mockito's ``Matchers`` is im
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -153,19 +154,29 @@ class RewriteGroup:
 
 def rewrite_groups(specs: Sequence[RewriteGroupSpec]) -> tuple[RewriteGroup, ...]:
     """The groups a recipe's ``test_policy.rewrites`` declares."""
+    return _groups(tuple((group.import_, group.to, tuple(group.calls.items())) for group in specs))
+
+
+_Declared = tuple[tuple[str, tuple[str, ...], tuple[tuple[str, str], ...]], ...]
+
+
+# Every trial of a recipe asks for its groups, and tokenising its patterns costs more than
+# spelling out what it declares: made once per declaration (the groups are frozen).
+@functools.lru_cache(maxsize=64)
+def _groups(declared: _Declared) -> tuple[RewriteGroup, ...]:
     return tuple(
         RewriteGroup(
-            group.import_,
-            group.to,
+            source,
+            to,
             # Longest patterns first, so a pattern never hides a longer one it begins.
             tuple(
                 sorted(
-                    (Rewrite.of(k, v) for k, v in group.calls.items()),
+                    (Rewrite.of(k, v) for k, v in calls),
                     key=lambda rewrite: -len(rewrite.pattern),
                 )
             ),
         )
-        for group in specs
+        for source, to, calls in declared
     )
 
 
