@@ -23,10 +23,8 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-import threading
 import xml.etree.ElementTree as ET
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -40,6 +38,7 @@ from migration_evals.oracles.ecosystems.maven.pom import (
     properties,
     text_of,
 )
+from migration_evals.oracles.reads import Read, ReadsMemo
 from migration_evals.oracles.tree import TreeView
 
 __all__ = [
@@ -47,7 +46,6 @@ __all__ = [
     "SETTING_FAMILIES",
     "Rule",
     "Setting",
-    "config_properties",
     "module_source_roots",
     "module_test_settings",
     "split_args",
@@ -210,12 +208,8 @@ def split_args(text: str) -> list[str]:
         return text.split()
 
 
-def config_properties(tree: TreeView, root: str, *, patched: bool) -> dict[str, Value]:
+def _config_properties(read: Read, root: str) -> dict[str, Value]:
     """``-Dname[=value]`` of the ``.mvn`` config files at the reactor's root."""
-    return _config_properties(tree.read if patched else tree.read_base, root)
-
-
-def _config_properties(read: Callable[[str], bytes | None], root: str) -> dict[str, Value]:
     found: dict[str, Value] = {}
     for name in MAVEN_CONFIG:
         path = posixpath.join(root, name) if root else name
@@ -444,12 +438,6 @@ def _build_settings(chain: Sequence[Pom], properties: Mapping[str, Value]) -> It
         yield Setting("test-resources", name, Rule.SAME, resources, pom.path, pom.line(element))
 
 
-def _reader(tree: TreeView, *, patched: bool, jdk: int | None) -> PomReader:
-    """POMs of one tree with the profiles a default build on ``jdk`` may activate: a
-    setting that might be active is one the patch may not weaken."""
-    return PomReader(tree.read if patched else tree.read_base, jdk=jdk, possible=True)
-
-
 def module_test_settings(
     tree: TreeView, pom_path: str, root: str, *, patched: bool, jdk: int | None
 ) -> list[Setting] | None:
@@ -457,19 +445,15 @@ def module_test_settings(
     reactor at ``root``) in one tree, built on JDK ``jdk``; None when the module does not
     exist or cannot be read there."""
     read = tree.read if patched else tree.read_base
-    kept = _SETTINGS.get(read, pom_path, root, jdk)
-    if kept is not None:
-        found = kept[0]
-    else:
-        reads = _Reads(read)
-        found = _settings(reads, pom_path, root, jdk)
-        _SETTINGS.put(pom_path, root, jdk, reads.seen, found)
+    found = _SETTINGS.answer(
+        (pom_path, root, jdk), read, lambda reads: _settings(reads, pom_path, root, jdk)
+    )
     return list(found) if found is not None else None
 
 
-def _settings(
-    read: Callable[[str], bytes | None], pom_path: str, root: str, jdk: int | None
-) -> tuple[Setting, ...] | None:
+def _settings(read: Read, pom_path: str, root: str, jdk: int | None) -> tuple[Setting, ...] | None:
+    # The POMs with the profiles a default build on ``jdk`` may activate: a setting that
+    # might be active is one the patch may not weaken.
     pom = PomReader(read, jdk=jdk, possible=True).load(pom_path)
     if pom is None:
         return None
@@ -482,75 +466,8 @@ def _settings(
     )
 
 
-class _Reads:
-    """A tree's reads: each path read and what it held, in order."""
-
-    def __init__(self, read: Callable[[str], bytes | None]) -> None:
-        self._read = read
-        self.seen: list[tuple[str, bytes | None]] = []
-
-    def __call__(self, path: str) -> bytes | None:
-        content = self._read(path)
-        self.seen.append((path, content))
-        return content
-
-
-_Settings = tuple[Setting, ...] | None
-_Key = tuple[str, str, int | None, bytes | None]
-
-
-class _SettingsCache:
-    """Modules' settings by everything they were read from, the last ``size`` kept.
-
-    Every trial on one base commit asks for the base's settings of each module, and a
-    patch that leaves a module's POM chain alone asks the same again of its own tree. An
-    answer is kept with each path its reading read (the module's POM, its parents, the
-    ``.mvn`` files, and the paths it found empty) and what each held; it is given only to
-    a tree where each of those paths holds the same bytes, for reading that tree would
-    read the same files and come to the same settings."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[_Key, tuple[tuple[tuple[str, bytes | None], ...], _Settings]]
-        self._entries = OrderedDict()
-
-    def get(
-        self, read: Callable[[str], bytes | None], pom_path: str, root: str, jdk: int | None
-    ) -> tuple[_Settings] | None:
-        """The kept settings of the module in the tree ``read`` reads, if any (in a
-        1-tuple: a module the tree lacks is an answer too)."""
-        key = (pom_path, root, jdk, read(pom_path))
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None:
-                self._entries.move_to_end(key)
-        if entry is None:
-            return None
-        reads, found = entry
-        if any(read(path) != content for path, content in reads):
-            return None
-        return (found,)
-
-    def put(
-        self,
-        pom_path: str,
-        root: str,
-        jdk: int | None,
-        reads: Sequence[tuple[str, bytes | None]],
-        found: _Settings,
-    ) -> None:
-        # The module's POM is the first read (``_settings`` loads it first).
-        assert reads and reads[0][0] == pom_path
-        key = (pom_path, root, jdk, reads[0][1])
-        with self._lock:
-            self._entries[key] = (tuple(reads), found)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-
-
-_SETTINGS = _SettingsCache(256)
+# Every trial on a base asks for the base's settings of each module (``ReadsMemo``).
+_SETTINGS: ReadsMemo[tuple[Setting, ...] | None] = ReadsMemo()
 
 
 # -- compile source roots ----------------------------------------------------------------
@@ -596,8 +513,17 @@ def module_source_roots(
     plugin's ``add-source``/``add-test-source`` folders. Where a setting may or may not
     win (a profile, a parent overridden), every candidate counts: a folder wrongly held a
     root is only checked more."""
-    reader = _reader(tree, patched=patched, jdk=jdk)
-    overrides = config_properties(tree, "", patched=patched)
+    paths = tuple(pom_paths)
+    read = tree.read if patched else tree.read_base
+    found = _ROOTS.answer((paths, jdk), read, lambda reads: _source_roots(reads, paths, jdk))
+    return dict(found)
+
+
+def _source_roots(
+    read: Read, pom_paths: Sequence[str], jdk: int | None
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    reader = PomReader(read, jdk=jdk, possible=True)
+    overrides = _config_properties(read, "")
     roots: dict[str, tuple[str, ...]] = {}
     for path in pom_paths:
         pom = reader.load(path)
@@ -608,4 +534,8 @@ def module_source_roots(
         folders = [*_SOURCE_DEFAULTS, *_declared_sources(poms, _properties(poms, overrides))]
         placed = (_in_repository(module, folder) for folder in folders)
         roots[path] = tuple(dict.fromkeys(p for p in placed if p is not None))
-    return roots
+    return tuple(roots.items())
+
+
+# Every trial on a base asks for the base's source roots (``ReadsMemo``).
+_ROOTS: ReadsMemo[tuple[tuple[str, tuple[str, ...]], ...]] = ReadsMemo()
