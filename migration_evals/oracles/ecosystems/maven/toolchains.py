@@ -24,7 +24,9 @@ from migration_evals.core.specs import Recipe
 from migration_evals.oracles.ecosystems.maven.levels import Setting, module_settings
 from migration_evals.oracles.ecosystems.maven.projects import reactor_poms
 from migration_evals.oracles.projects import Project
+from migration_evals.oracles.reads import Read, ReadsMemo
 from migration_evals.oracles.toolchains import (
+    BaseImage,
     SideToolchain,
     base_images,
     patched_toolchain,
@@ -46,22 +48,21 @@ def build_jdk(recipe: Recipe) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class _BaseTree:
-    """A ``TreeView`` that reads the base commit on both sides."""
+    """A ``TreeView`` that reads the base commit (``read``) on both sides."""
 
-    tree: TreeView
+    read: Read
 
     @property
     def changes(self) -> Sequence[FileChange]:
         return ()
 
-    def read(self, path: str) -> bytes | None:
-        return self.tree.read_base(path)
-
     def read_base(self, path: str) -> bytes | None:
-        return self.tree.read_base(path)
+        return self.read(path)
 
     def files(self) -> Iterable[str]:
-        return self.tree.files()
+        # The choice reads only the POMs a reactor names, each through ``read``: what it
+        # is kept by (``ReadsMemo``). Listing the tree would be a read it is not kept by.
+        raise NotImplementedError("the base toolchain reads POMs by path only")
 
 
 def base_toolchain(recipe: Recipe, tree: TreeView, project: Project) -> SideToolchain:
@@ -70,7 +71,15 @@ def base_toolchain(recipe: Recipe, tree: TreeView, project: Project) -> SideTool
     if found is None:
         return recipe_image_for_both_sides(recipe)
     jdks, default = found
-    base = _BaseTree(tree)
+    key = (project.root, tuple((jdk.version, jdk.image) for jdk in jdks), default)
+    return _TOOLCHAINS.answer(
+        key, tree.read_base, lambda read: _choose(_BaseTree(read), project, jdks, default)
+    )
+
+
+def _choose(
+    base: _BaseTree, project: Project, jdks: Sequence[BaseImage], default: int
+) -> SideToolchain:
     declared = False
     for jdk in jdks:
         # The reactor too is the one a build on this JDK reads (a profile may add modules).
@@ -86,6 +95,10 @@ def base_toolchain(recipe: Recipe, tree: TreeView, project: Project) -> SideTool
     chosen = next((j for j in jdks if j.version >= default), jdks[-1])
     why = f"declares no Java level it can be read for; the recipe's default, JDK {default}"
     return SideToolchain(chosen.image, chosen.version, why)
+
+
+# Every trial on a base asks for the base's toolchain (``ReadsMemo``).
+_TOOLCHAINS: ReadsMemo[SideToolchain] = ReadsMemo()
 
 
 def _levels(settings: Sequence[Setting]) -> list[tuple[Setting, int]]:
