@@ -182,6 +182,7 @@ class FolderArtifacts:
 
     def __init__(self, folder: Path, cap: int = ARTIFACT_CAP_BYTES) -> None:
         self.folder = folder
+        self._root = str(folder)
         self.cap = cap
         self._made: set[Path] = set()  # the shard folders known to exist
 
@@ -190,7 +191,11 @@ class FolderArtifacts:
         return str(self.folder)
 
     def _path(self, digest: str) -> Path:
-        return self.folder / digest[:2] / f"{digest}.gz"
+        return Path(self._where(digest))
+
+    def _where(self, digest: str) -> str:
+        # A string: every trial's artifacts are looked for here, most of them there already.
+        return os.path.join(self._root, digest[:2], f"{digest}.gz")
 
     def prepare(self, content: bytes, kind: ArtifactKind) -> Prepared:
         return prepare(content, kind, self.cap)
@@ -200,11 +205,11 @@ class FolderArtifacts:
 
     def keep(self, prepared: Sequence[Prepared]) -> None:
         for ref, kept in prepared:
-            path = self._path(ref.sha256)
-            if path.is_file():
+            where = self._where(ref.sha256)
+            if os.path.isfile(where):
                 continue  # content-addressed: the same bytes are there already
             try:
-                self._write(path, kept)
+                self._write(Path(where), kept)
             except OSError as exc:
                 raise ArtifactError(
                     f"cannot write artifact {ref.sha256} under {self.folder}: {exc}; "
