@@ -71,6 +71,7 @@ class CassetteLibrary:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._root = str(root)
 
     @staticmethod
     def key(request: Mapping[str, Any]) -> str:
@@ -83,7 +84,8 @@ class CassetteLibrary:
 
     def replay(self, port: str, request: Mapping[str, Any]) -> Replayed:
         key = self.key(request)
-        path = self.path(port, key)
+        # A string, not a Path: a trial replays several cassettes, each looked up here.
+        path = os.path.join(self._root, port, f"{key}.json")
         try:
             # Bytes: json reads UTF-8 itself, without a text reader made for every read.
             with open(path, "rb") as handle:
