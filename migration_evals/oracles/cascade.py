@@ -269,6 +269,7 @@ class Cascade:
                 defer_unavailable=defer,
             )
             earlier = _Earlier(carried, run_id)
+            lookups = _Lookups()
             stopped = False
             for tier in self.tiers:
                 slot = _Slot(tid, changeset, tier, stamps)
@@ -283,6 +284,7 @@ class Cascade:
                         tier_keys[tier],
                         material,
                         earlier=earlier,
+                        lookups=lookups,
                         artifacts=artifacts,
                     )
                 except _TierDeferred as deferred:
@@ -305,6 +307,7 @@ class Cascade:
         material: dict[str, Any],
         *,
         earlier: _Earlier,
+        lookups: _Lookups,
         artifacts: ArtifactStore | None,
     ) -> tuple[Envelope, str | None]:
         """One tier's envelope, reused from an earlier attempt or the cache when its key is
@@ -333,10 +336,13 @@ class Cascade:
         if made is not None:
             context.logs.drain()
             return made, key
-        hit = self.trials.cached_envelope(key) if self.trials else None
+        hit = self.trials.cached_envelope(key) if self.trials and lookups.open else None
         if hit:
             context.logs.drain()  # the reused envelope names the logs it was graded on
-        envelope = slot.reuse(hit) if hit else self._run_tier(slot, context, budget, artifacts)
+            envelope = slot.reuse(hit)
+        else:
+            lookups.open = False
+            envelope = self._run_tier(slot, context, budget, artifacts)
         return envelope, (key if envelope.reason != _BUDGET_REASON else None)
 
     def _run_tier(
@@ -410,6 +416,18 @@ def tier_actual_cost(
 
 
 _BUDGET_REASON = "budget exhausted before this tier"
+
+
+@dataclass
+class _Lookups:
+    """Whether a trial's tiers are still looked up in the cache: only until one of them
+    has to run. A trial that kept an envelope of a later tier passed this one under the
+    same key (each tier's key covers the inputs, material and adapters of those before
+    it) and kept that envelope too, so once this tier is not in the cache no later one
+    is. (A later tier graded after a fabricated one, which is never reused, is graded
+    again rather than reused.)"""
+
+    open: bool = True
 
 
 class _Earlier:

@@ -210,6 +210,45 @@ def test_a_cache_hit_costs_nothing_and_skips_the_adapters(
     assert second.envelopes[0].details["cached_from"]["trial_id"] == first.trial.id
 
 
+class _CountedLookups:
+    """The store's cache lookups, counted by key."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.asked: list[str] = []
+
+    def cached_envelope(self, cache_key: str) -> Envelope | None:
+        self.asked.append(cache_key)
+        return self.store.trials.cached_envelope(cache_key)
+
+
+def test_once_a_tier_has_to_run_the_later_tiers_are_not_looked_up(
+    specs: SpecSet,
+    tmp_path: Path,
+    java_repo: tuple[Path, str],
+    repos: RepoCache,
+) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    cascade = _cascade(specs, repos, FakeSandbox(), _passing_judge(), store=store)
+    lookups = _CountedLookups(store)
+    cascade.trials = lookups  # type: ignore[assignment]
+    changeset = _changeset(java_repo, _good_patch(java_repo))
+    first = cascade.run_trial("r1", changeset, Budget(None))
+    assert lookups.asked == [first.cache_keys["apply"]]  # a miss: the rest must run
+    store.ledger.append_trial(first.trial, first.cache_keys)
+    lookups.asked.clear()
+    second = cascade.run_trial("r2", changeset, Budget(None))
+    assert all(e.cached for e in second.trial.envelopes)
+    assert lookups.asked == [second.cache_keys[t.value] for t in cascade.tiers]
+    # Only the judge's key moves with strict judging: tiers 1-3 are reused, the judge
+    # is looked up, missed and asked.
+    cascade.strict = True
+    lookups.asked.clear()
+    third = cascade.run_trial("r3", changeset, Budget(None)).trial
+    assert [e.cached for e in third.envelopes] == [True, True, True, False]
+    assert len(lookups.asked) == 4
+
+
 def test_a_changed_patch_is_never_served_from_the_cache(
     specs: SpecSet,
     tmp_path: Path,
