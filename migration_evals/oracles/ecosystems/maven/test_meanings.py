@@ -41,6 +41,10 @@ def _java_candidates(changed_paths: Iterable[str], sides: JavaTestBindings) -> s
     changed = [path for path in changed_paths if path.endswith(".java")]
     if not changed:
         return set()
+    patched = sides.patched
+    tests = {path for path in patched.files if path.endswith(".java") and patched.is_test(path)}
+    if not tests:
+        return set()  # only a test file is a candidate: a tree without any has none
     packages: set[str] = set()
     names: set[bytes] = set()
     for path in changed:
@@ -66,7 +70,7 @@ def _java_candidates(changed_paths: Iterable[str], sides: JavaTestBindings) -> s
     for path, text in texts.items():
         if pattern is not None and pattern.search(text):
             found.add(path)
-    return {path for path in found if sides.patched.is_test(path)}
+    return found & tests
 
 
 def _class_names(classes: Iterable[JavaClass]) -> set[str]:
