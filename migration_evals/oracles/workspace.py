@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 import time
@@ -129,15 +130,20 @@ def _unlisted_base_file(base: Path, path: str) -> Evidence | None:
     return None
 
 
-def _make_folders(path: str) -> None:
+def _make_folders(path: str, made: set[str]) -> None:
     """``os.makedirs`` without its recursion (one call per level): a base file may lie
-    deeper than Python recurses."""
+    deeper than Python recurses. ``made``: the folders of the (new, empty) tree that exist,
+    its root first; no other does, so none is looked for on disk."""
     missing = []
-    while not os.path.isdir(path):
+    while path not in made:
         missing.append(path)
-        path = os.path.dirname(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            raise ValueError(f"{path} is not inside the apply tree")
+        path = parent
     for folder in reversed(missing):
         os.mkdir(folder)
+        made.add(folder)
 
 
 def _stage_base_files(
@@ -155,8 +161,8 @@ def _stage_base_files(
     trial's checks read (``SnapshotTree``).
     """
     problems = []
-    made: set[str] = set()
     base_dir, tree_dir = str(base), str(tree)
+    made = {tree_dir}
     for path in paths:
         if path not in listed:
             problem = _unlisted_base_file(base, path)
@@ -167,28 +173,30 @@ def _stage_base_files(
                 continue  # a file the patch creates
         source = os.path.join(base_dir, path)
         target = os.path.join(tree_dir, path)
-        parent = os.path.dirname(target)
-        if parent not in made:
-            _make_folders(parent)
-            made.add(parent)
-        content = _copy(source, target)
+        _make_folders(os.path.dirname(target), made)
+        content, mode = _copy(source, target)
         if content is not None and path in listed and _keeps(reads, content):
             reads[path] = content
-        if os.access(source, os.X_OK):
-            shutil.copymode(source, target)
+        if mode & _EXECUTABLE:
+            os.chmod(target, stat.S_IMODE(mode))  # as ``shutil.copymode``
     return problems
 
 
-def _copy(source: str, target: str) -> bytes | None:
-    """Copy a file; its bytes when it is small enough to be kept (``_KEPT_BYTES``)."""
+_EXECUTABLE = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+
+
+def _copy(source: str, target: str) -> tuple[bytes | None, int]:
+    """Copy a file; its bytes when it is small enough to be kept (``_KEPT_BYTES``), and
+    its mode (read from the open file: no second look-up of its path)."""
     with open(source, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
         content = handle.read(_KEPT_BYTES + 1)
         if len(content) > _KEPT_BYTES:
             shutil.copyfile(source, target)
-            return None
+            return None, mode
     with open(target, "wb") as out:
         out.write(content)
-    return content
+    return content, mode
 
 
 def _apply_errors(stderr: str) -> list[Evidence]:
@@ -226,7 +234,8 @@ def _drain(
         elif entry.kind == "file":
             with open(entry.path, "rb") as handle:
                 overlay[entry.relative] = handle.read()
-            if os.access(entry.path, os.X_OK):
+                mode = os.fstat(handle.fileno()).st_mode
+            if mode & _EXECUTABLE:
                 executable.add(entry.relative)
     walked: list[Entry] | None = entries
     if walk.cut or walk.unreadable:
