@@ -12,9 +12,9 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, TypeVar, cast
 
-__all__ = ["ChangeKind", "FileChange", "MemoryTree", "TreeView", "deleted_files"]
+__all__ = ["ChangeKind", "FileChange", "MemoryTree", "TreeView", "deleted_files", "remembered"]
 
 
 class ChangeKind(StrEnum):
@@ -109,3 +109,19 @@ def deleted_files(tree: TreeView, suffix: str, is_test: Callable[[str], bool]) -
         and not is_test(c.old_path)
         and posixpath.basename(c.old_path) not in added
     ]
+
+
+T = TypeVar("T")
+
+
+def remembered(tree: TreeView, name: str, make: Callable[[], T]) -> T:
+    """``make()``, worked out once per tree that keeps what is worked out from it (an
+    ``answers`` dictionary: a trial's tree, which never changes once the patch is applied)
+    and every time for any other tree. ``name`` says what is kept; the answer must not be
+    changed by those it is given to."""
+    answers = getattr(tree, "answers", None)
+    if not isinstance(answers, dict):
+        return make()
+    if name not in answers:
+        answers[name] = make()
+    return cast(T, answers[name])

@@ -282,6 +282,7 @@ class Workspace:
         # next command can find and remove (``remove_run_workspaces``).
         self.prefix = workspace_prefix(run_id)
         self._applied: ApplyResult | None = None
+        self._view: SnapshotTree | None = None
         self._base_reads: dict[str, bytes | None] = {}
         self._temporary: list[Path] = []
 
@@ -383,16 +384,20 @@ class Workspace:
         return GradedTree(overlay, applied.executable & overlay.keys(), digest, used)
 
     def view(self) -> SnapshotTree:
-        applied = self.apply()
-        base = self.base
-        return SnapshotTree(
-            base,
-            applied.changes,
-            applied.overlay,
-            self.repos.files(base),
-            listed=self.repos.listed(base),
-            reads=self._base_reads,
-        )
+        """The base snapshot with the patch on top; one for the trial, whichever tier or
+        check asks (both never change)."""
+        if self._view is None:
+            applied = self.apply()
+            base = self.base
+            self._view = SnapshotTree(
+                base,
+                applied.changes,
+                applied.overlay,
+                self.repos.files(base),
+                listed=self.repos.listed(base),
+                reads=self._base_reads,
+            )
+        return self._view
 
     def archive(
         self,
@@ -571,6 +576,8 @@ class SnapshotTree:
         # ``base_files`` for membership tests (the repository cache keeps one per snapshot).
         self.listed = frozenset(base_files) if listed is None else listed
         self.reads = reads if reads is not None else {}
+        # What the checks work out from this tree more than once (``remembered``).
+        self.answers: dict[str, object] = {}
 
     def read_base(self, path: str) -> bytes | None:
         if path in self.reads:

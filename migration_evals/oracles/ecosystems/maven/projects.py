@@ -19,7 +19,7 @@ from migration_evals.oracles.projects import (
     projects_at,
     touched_paths,
 )
-from migration_evals.oracles.tree import TreeView
+from migration_evals.oracles.tree import TreeView, remembered
 
 __all__ = ["MAVEN", "find_projects", "maven_modules", "reactor_poms"]
 
@@ -89,7 +89,12 @@ def _is_java_source(path: str) -> bool:
 
 
 def find_projects(tree: TreeView) -> ProjectSet:
-    """The Maven reactors that own the files ``tree``'s patch touches."""
+    """The Maven reactors that own the files ``tree``'s patch touches (asked by the build
+    plan and by tier 1's checks of one trial's tree: worked out once for it)."""
+    return remembered(tree, "maven-projects", lambda: _find_projects(tree))
+
+
+def _find_projects(tree: TreeView) -> ProjectSet:
     roots: set[str] = set()
     orphans: list[str] = []
     elsewhere = _pom_folders(tree)
