@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from migration_evals.oracles.ecosystems.maven.pom import children, read_pom, scopes
 from migration_evals.oracles.projects import (
@@ -120,7 +120,17 @@ def reactor_poms(tree: TreeView, root: str, *, patched: bool = True, jdk: int | 
     activates),
     every module's, transitively. A POM elsewhere under the folder (an integration-test
     fixture, an example project, a module only a profile on demand adds) is not listed."""
-    read = tree.read if patched else tree.read_base
+    side = "patched" if patched else "base"
+    return list(
+        remembered(
+            tree,
+            f"maven-reactor {side} {root!r} {jdk}",
+            lambda: tuple(_reactor_poms(tree.read if patched else tree.read_base, root, jdk)),
+        )
+    )
+
+
+def _reactor_poms(read: Callable[[str], bytes | None], root: str, jdk: int | None) -> list[str]:
     found: list[str] = []
     pending = [root]
     seen: set[str] = set()
