@@ -23,16 +23,21 @@ def _default(value: Any) -> Any:
     raise TypeError(f"cannot serialise {type(value).__name__} canonically")
 
 
+# One encoder for every call (it keeps no state between them): ``json.dumps`` with these
+# options builds a new one each time, a fair part of encoding the small values most
+# stamps are over.
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True,
+    separators=(",", ":"),
+    ensure_ascii=False,
+    allow_nan=False,
+    default=_default,
+)
+
+
 def canonical_json(value: Any) -> str:
     """The one serialisation every stamp and hash in the project is computed over."""
-    return json.dumps(
-        value,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-        default=_default,
-    )
+    return _CANONICAL.encode(value)
 
 
 def sha256_hex(data: str | bytes) -> str:
