@@ -4,10 +4,12 @@ reports and the exit status (``migration_evals.oracles.build_summaries``)."""
 
 from __future__ import annotations
 
+import functools
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from migration_evals.oracles.build_summaries import (
     Counts,
@@ -62,6 +64,9 @@ def _test_plugin(plugin: str) -> str | None:
     return None
 
 
+# A base's test run is read again by every trial on it (its totals, its cross-check):
+# read once per output (the log is shared, read-only).
+@functools.lru_cache(maxsize=64)
 def parse_maven_log(output: str) -> MavenLog:
     """The totals after each Surefire/Failsafe execution's ``Results:`` line (the last one
     in that execution wins: lines a test printed come before Maven's own block)."""
@@ -85,7 +90,7 @@ def parse_maven_log(output: str) -> MavenLog:
         failed = failed or bool(_BUILD.match(line) and "FAILURE" in line)
         failed = failed or bool(_REACTOR.match(line))
     modules = {section: totals.counts() for section, totals in printed.items()}
-    return MavenLog(modules, ignored, failed, printed)
+    return MavenLog(MappingProxyType(modules), ignored, failed, MappingProxyType(printed))
 
 
 def _case_counts(case: ET.Element) -> Counts:
