@@ -981,22 +981,22 @@ def worker_group(item: pytest.Item) -> str | None:
 # (`make test-docker` turns off its ordering by size): a long module handed out last would
 # leave the other worker idle at the end. Modules not named here follow.
 LONGEST_DOCKER_MODULES = (
-    # One test of 320 s on a quiet machine: started last, it was the phase's tail while the
-    # other worker sat idle for four minutes.
-    "test_live_examples",
-    "test_resolution_live",  # 640 s for its first 5 of 13 tests
-    "test_junit_record_live",  # 530 s
-    "test_integrity_live_tests_from_base",  # 420 s
-    "test_integrity_live_reports",  # 355 s
-    "test_coverage_live",  # 340 s
-    "test_compose_stack",  # 290 s
-    "test_tiers_live",
-    "test_toolchains_live",
-    "test_gopath_live",  # 215 s
-    "test_plan_live",  # 210 s
-    "test_show_artifacts",  # 175 s
-    "test_integrity_live_hostile_trees",  # 165 s
-    "test_integrity_live_config",  # 115 s
+    # Seconds of each module on a 2-core machine (the sum of its tests' set-up, call and
+    # tear-down), longest first: a long module handed out last leaves the other worker idle.
+    "test_resolution_live",  # 520 s
+    "test_live_examples",  # 350 s
+    "test_toolchains_live",  # 170 s
+    "test_tiers_live",  # 125 s
+    "test_coverage_live",  # 120 s
+    "test_junit_record_live",  # 100 s
+    "test_integrity_live_hostile_trees",  # 90 s
+    "test_integrity_live_tests_from_base",  # 85 s
+    "test_compose_stack",  # 80 s
+    "test_integrity_live_config",  # 80 s
+    "test_integrity_live_reports",  # 75 s
+    "test_show_artifacts",  # 75 s
+    "test_gopath_live",  # 45 s
+    "test_plan_live",  # 40 s
 )
 
 
