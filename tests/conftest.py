@@ -21,43 +21,23 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-import docker
-import docker.errors
 import pytest
-import redis
-import sqlalchemy as sa
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from sqlalchemy import event
-from sqlalchemy.engine import Connection, Engine
 
-from migration_evals.bot.wiring import dependency_caches, registry_gate
-from migration_evals.core import database as database_module
-from migration_evals.core import migrations
-from migration_evals.core.model import Changeset, Trial
-from migration_evals.core.ports import JudgeReply
-from migration_evals.core.settings import DependencySettings
-from migration_evals.core.specs import SpecSet
-from migration_evals.core.store import Store
-from migration_evals.oracles.baselines import BaselineCache
-from migration_evals.oracles.builds import Builds
-from migration_evals.oracles.cascade import Budget, Cascade
-from migration_evals.oracles.diffscreen import ScreenLimits
-from migration_evals.oracles.ecosystems.registry import load_specs, output_captures
-from migration_evals.oracles.folders import remove_tree
-from migration_evals.oracles.repos import RepoCache
-from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
-from migration_evals.oracles.sandbox.docker import default_user
-from migration_evals.oracles.sandbox.images import load_image_set, missing_images
-from migration_evals.oracles.tiers.apply import ApplyOracle
-from migration_evals.oracles.tiers.base import TrialContext
-from migration_evals.oracles.tiers.compile import CompileOracle
-from migration_evals.oracles.tiers.judge import JudgeOracle
-from migration_evals.oracles.tiers.tests import TestsOracle
-from migration_evals.oracles.workspace import Workspace
-from tests.fakes import FakeJudge, FakeRegistry, judge_json
-
+# The product and the libraries of real services are imported where a fixture or helper
+# needs them, not here: pytest's controlling process loads this file too, runs no test, and
+# paid a third of a second for them.
 if TYPE_CHECKING:
+    import docker
+    from sqlalchemy.engine import Connection, Engine
+
+    from migration_evals.core.model import Trial
+    from migration_evals.core.settings import DependencySettings
+    from migration_evals.core.specs import SpecSet
+    from migration_evals.oracles.builds import Builds
+    from migration_evals.oracles.sandbox import DockerSandbox
+    from migration_evals.oracles.tiers.apply import ApplyOracle
+    from migration_evals.oracles.tiers.base import TrialContext
+    from tests.fakes import FakeRegistry
     from tests.miners.histories import History, MixedProject
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,6 +58,9 @@ LEDGER_KEY = "test-ledger-key-0123456789abcdef"
 
 def write_checkpoint_key(path: Path) -> Path:
     """A fresh Ed25519 private key PEM at ``path`` (what ``openssl genpkey`` writes)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     private = Ed25519PrivateKey.generate()
     path.write_bytes(
         private.private_bytes(
@@ -196,6 +179,8 @@ def chain_past_recursion(tmp_path_factory: pytest.TempPathFactory) -> Iterator[P
     """A folder holding a chain ``PAST_RECURSION`` folders ``d`` deep with a file ``leaf`` at
     the bottom, made once for the tests that only read it (a test that changes or removes
     a chain makes its own)."""
+    from migration_evals.oracles.folders import remove_tree
+
     folder = tmp_path_factory.mktemp("chain-past-recursion")
     deep_chain(folder, PAST_RECURSION)
     yield folder
@@ -250,6 +235,8 @@ def _config_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def specs() -> SpecSet:
+    from migration_evals.oracles.ecosystems.registry import load_specs
+
     return load_specs(SPECS_DIR)
 
 
@@ -339,6 +326,8 @@ def pre_register_no_judge(folder: Path) -> Path:
 @pytest.fixture
 def no_judge_specs(tmp_path: Path) -> SpecSet:
     """The real specs with ``judging: none`` added to the oracle spec."""
+    from migration_evals.oracles.ecosystems.registry import load_specs
+
     folder = tmp_path / "no-judge-specs"
     shutil.copytree(SPECS_DIR, folder)
     return load_specs(pre_register_no_judge(folder))
@@ -414,7 +403,7 @@ def diff_of(repo: Path, changes: Mapping[str, str | None]) -> str:
     return patch
 
 
-TrialFactory = Callable[..., TrialContext]
+TrialFactory = Callable[..., "TrialContext"]
 
 
 def _content_key(files: Mapping[str, str | bytes | None]) -> str:
@@ -433,6 +422,8 @@ class TrialBases:
     the clone alone more than all the rest of a tier's test."""
 
     def __init__(self, folder: Path) -> None:
+        from migration_evals.oracles.repos import RepoCache
+
         self.folder = folder
         self.repos = RepoCache(folder / "repo-cache")
         self._bases: dict[str, tuple[Path, str]] = {}
@@ -468,6 +459,11 @@ def make_trial(specs: SpecSet, trial_bases: TrialBases) -> Iterator[TrialFactory
     """A tier's view of one trial: a real repository with ``files`` at its base commit and
     the patch that makes ``changes`` (None deletes), graded by ``recipe``. Trials on the
     same base files share its repository and its clone (``TrialBases``)."""
+    from migration_evals.core.model import Changeset
+    from migration_evals.oracles.diffscreen import ScreenLimits
+    from migration_evals.oracles.tiers.base import TrialContext
+    from migration_evals.oracles.workspace import Workspace
+
     apply = specs.oracle.apply
     limits = ScreenLimits(apply.max_files, apply.max_patch_bytes)
     opened: list[Workspace] = []
@@ -521,6 +517,11 @@ SANDBOX_IMAGES = ROOT / "specs" / "images" / "images.yaml"
 def docker_client() -> Iterator[docker.DockerClient]:
     """A client of the Docker engine at ``DOCKER_HOST`` (or the local socket) that has
     every sandbox image; skips (fails in CI) with how to get them."""
+    import docker
+    import docker.errors
+
+    from migration_evals.oracles.sandbox.images import load_image_set, missing_images
+
     base_url = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     try:
         client = docker.DockerClient(base_url=base_url, timeout=300)
@@ -559,6 +560,12 @@ def live_docker_sandbox(
     """The live sandbox as ``migration_evals.bot.wiring`` builds it: dependency caches under
     ``cache_dir`` and the registry gate in front of ``dependencies`` (default: the public
     registries)."""
+    from migration_evals.bot.wiring import dependency_caches, registry_gate
+    from migration_evals.core.settings import DependencySettings
+    from migration_evals.oracles.ecosystems.registry import output_captures
+    from migration_evals.oracles.sandbox import DockerSandbox, SandboxLimits
+    from migration_evals.oracles.sandbox.docker import default_user
+
     limits = SandboxLimits.from_spec(specs.oracle.sandbox)
     user = default_user(euid=os.geteuid(), uid=os.getuid(), gid=os.getgid())
     return DockerSandbox(
@@ -574,6 +581,9 @@ def live_docker_sandbox(
 
 def live_builds(sandbox: DockerSandbox) -> Builds:
     """Build plans over ``sandbox``, with resolutions kept for the test's lifetime."""
+    from migration_evals.oracles.baselines import BaselineCache
+    from migration_evals.oracles.builds import Builds
+
     registry = sandbox.gate.identity if sandbox.gate else ""
     return Builds(sandbox, BaselineCache(), registry=registry)
 
@@ -587,6 +597,9 @@ class LiveGrader:
     build and test the base once, as a run's trials on one base commit do."""
 
     def __init__(self, sandbox: DockerSandbox, specs: SpecSet, folder: Path) -> None:
+        from migration_evals.oracles.baselines import BaselineCache
+        from migration_evals.oracles.repos import RepoCache
+
         self.sandbox = sandbox
         self.builds = live_builds(sandbox)
         self.baselines = BaselineCache()
@@ -616,6 +629,15 @@ class LiveGrader:
     ) -> Trial:
         """``apply`` replaces tier 1, so a test can show a later tier catching by itself
         what tier 1 refuses first."""
+        from migration_evals.core.model import Changeset
+        from migration_evals.core.ports import JudgeReply
+        from migration_evals.oracles.cascade import Budget, Cascade
+        from migration_evals.oracles.tiers.apply import ApplyOracle
+        from migration_evals.oracles.tiers.compile import CompileOracle
+        from migration_evals.oracles.tiers.judge import JudgeOracle
+        from migration_evals.oracles.tiers.tests import TestsOracle
+        from tests.fakes import FakeJudge, judge_json
+
         specs = specs or self.specs
         judge = FakeJudge(lambda _r: JudgeReply(judge_json("pass", []), "end_turn"))
         oracles = [
@@ -689,6 +711,8 @@ REDIS_HOW = "set MIGRATION_EVALS_TEST_REDIS_URL (.ci/setup.d/25-redis.sh does)"
 
 @cache
 def _postgres_answers(url: str) -> bool:
+    import sqlalchemy as sa
+
     engine = sa.create_engine(url, connect_args={"connect_timeout": 3})
     try:
         with engine.connect() as conn:
@@ -702,6 +726,8 @@ def _postgres_answers(url: str) -> bool:
 
 @cache
 def _redis_answers(url: str) -> bool:
+    import redis
+
     try:
         return bool(redis.Redis.from_url(url, socket_connect_timeout=2).ping())
     except redis.RedisError:
@@ -719,6 +745,8 @@ def require_postgres() -> str:
 def postgres_url(bare_postgres_url: str) -> str:
     """``bare_postgres_url`` with the schema upgraded, as ``migration-evals db upgrade`` does
     before servers start (``Store.open`` refuses a server database that is behind)."""
+    from migration_evals.core.store import Store
+
     store = Store.attach(bare_postgres_url)
     store.db.upgrade_schema()
     store.close()
@@ -728,6 +756,8 @@ def postgres_url(bare_postgres_url: str) -> str:
 @pytest.fixture
 def bare_postgres_url() -> Iterator[str]:
     """A URL of the test PostgreSQL database whose search path is a fresh, empty schema."""
+    import sqlalchemy as sa
+
     base = require_postgres()
     schema = f"t_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(base)
@@ -752,6 +782,8 @@ def redis_url() -> str:
 @pytest.fixture
 def upstream_registry() -> Iterator[FakeRegistry]:
     """A package registry on loopback, empty until a test puts files in it."""
+    from tests.fakes import FakeRegistry
+
     with FakeRegistry() as registry:
         yield registry
 
@@ -775,6 +807,8 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
+        import redis
+
         # No persistence: a restart forgets every message, the harshest case.
         self.process = subprocess.Popen(
             ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
@@ -818,13 +852,28 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 # transaction ``migrations.upgrade`` opened. Upgrading a ledger that is not empty, any
 # server database, and every test marked ``real_migrations`` run the chain as shipped.
 
-_run_chain = migrations._run
 _real_chain = False  # the current test is marked real_migrations
+
+
+@cache
+def _as_shipped() -> SimpleNamespace:
+    """The product's functions that the session's fixtures replace, as shipped: read before
+    they are replaced (the first thing those fixtures do)."""
+    from migration_evals.core import database, migrations
+
+    return SimpleNamespace(run_chain=migrations._run, sqlite_pragmas=database._sqlite_pragmas)
+
+
+def _run_chain(conn: Connection) -> None:
+    """The migration chain as shipped (``migrations._run``)."""
+    _as_shipped().run_chain(conn)
 
 
 @cache
 def migrated_ledger_dump() -> tuple[str, ...]:
     """The statements that rebuild a ledger the real chain migrated from empty."""
+    import sqlalchemy as sa
+
     engine = sa.create_engine("sqlite://")  # one connection: the memory database persists
     try:
         with engine.begin() as conn:
@@ -837,6 +886,8 @@ def migrated_ledger_dump() -> tuple[str, ...]:
 
 
 def _run_from_template(conn: Connection) -> None:
+    from migration_evals.core import migrations
+
     if _real_chain or conn.dialect.name != "sqlite":
         _run_chain(conn)
     elif migrations.state(conn).standing is not migrations.Standing.EMPTY:
@@ -848,6 +899,9 @@ def _run_from_template(conn: Connection) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def _ledger_template() -> Iterator[None]:
+    from migration_evals.core import migrations
+
+    _as_shipped()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(migrations, "_run", _run_from_template)
         yield
@@ -867,10 +921,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 # process makes run the product's pragmas, then ``synchronous=OFF``. Locking, WAL and
 # foreign keys stay as shipped; tests/core/test_store.py checks the shipped pragmas.
 
-product_sqlite_pragmas = database_module._sqlite_pragmas
+
+def product_sqlite_pragmas(engine: Engine) -> None:
+    """The product's SQLite pragmas as shipped (``database._sqlite_pragmas``)."""
+    _as_shipped().sqlite_pragmas(engine)
 
 
 def _sqlite_pragmas_without_fsync(engine: Engine) -> None:
+    from sqlalchemy import event
+
     product_sqlite_pragmas(engine)
 
     @event.listens_for(engine, "connect")  # after the product's listener: same event, later
@@ -882,8 +941,11 @@ def _sqlite_pragmas_without_fsync(engine: Engine) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def _sqlite_without_fsync() -> Iterator[None]:
+    from migration_evals.core import database
+
+    _as_shipped()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(database_module, "_sqlite_pragmas", _sqlite_pragmas_without_fsync)
+        patch.setattr(database, "_sqlite_pragmas", _sqlite_pragmas_without_fsync)
         yield
 
 
