@@ -187,6 +187,14 @@ def test_undecodable_patch_text_fails_tier_one_naming_the_byte_offset(
     assert apply.evidence[0].message.endswith(f"an undecodable byte at offset {offset}")
 
 
+def _kept(store: Store, cascade: Cascade, run_id: str, changeset: Changeset) -> TrialRecord:
+    """``changeset`` graded by ``cascade``, its trial kept in ``store``'s ledger (so its
+    envelopes are in the result cache)."""
+    record = cascade.run_trial(run_id, changeset, Budget(None))
+    store.ledger.append_trial(record.trial, record.cache_keys)
+    return record
+
+
 def test_a_cache_hit_costs_nothing_and_skips_the_adapters(
     specs: SpecSet,
     tmp_path: Path,
@@ -197,8 +205,7 @@ def test_a_cache_hit_costs_nothing_and_skips_the_adapters(
     sandbox, judge = FakeSandbox(), _passing_judge()
     cascade = _cascade(specs, repos, sandbox, judge, store=store)
     changeset = _changeset(java_repo, _good_patch(java_repo))
-    first = cascade.run_trial("run1", changeset, Budget(None))
-    store.ledger.append_trial(first.trial, first.cache_keys)
+    first = _kept(store, cascade, "run1", changeset)
     calls = (len(sandbox.requests), len(judge.requests))
     renamed = replace(changeset, id="same-diff")
     second = cascade.run_trial("run2", renamed, Budget(None)).trial
@@ -233,9 +240,8 @@ def test_once_a_tier_has_to_run_the_later_tiers_are_not_looked_up(
     lookups = _CountedLookups(store)
     cascade.trials = lookups  # type: ignore[assignment]
     changeset = _changeset(java_repo, _good_patch(java_repo))
-    first = cascade.run_trial("r1", changeset, Budget(None))
+    first = _kept(store, cascade, "r1", changeset)
     assert lookups.asked == [first.cache_keys["apply"]]  # a miss: the rest must run
-    store.ledger.append_trial(first.trial, first.cache_keys)
     lookups.asked.clear()
     second = cascade.run_trial("r2", changeset, Budget(None))
     assert all(e.cached for e in second.trial.envelopes)
@@ -257,8 +263,7 @@ def test_a_changed_patch_is_never_served_from_the_cache(
 ) -> None:
     store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     cascade = _cascade(specs, repos, FakeSandbox(), _passing_judge(), store=store)
-    first = cascade.run_trial("r1", _changeset(java_repo, _good_patch(java_repo)), Budget(None))
-    store.ledger.append_trial(first.trial, first.cache_keys)
+    _kept(store, cascade, "r1", _changeset(java_repo, _good_patch(java_repo)))
     other = diff_of(java_repo[0], {"pom.xml": UPGRADED_POM + "<!-- x -->\n"})
     second = cascade.run_trial("r2", _changeset(java_repo, other), Budget(None)).trial
     assert not any(e.cached for e in second.envelopes)
