@@ -514,6 +514,54 @@ def test_a_resolution_starts_from_what_earlier_ones_of_its_go_release_compiled(
     assert first.items() <= pool.items() and second.items() <= pool.items()
 
 
+_SEED = "/usr/local/lib/migration-evals/go-build"  # go-seed.Dockerfile
+
+
+def _seed_entries(client: docker.DockerClient, image: str, release: str) -> dict[str, int]:
+    """The entries of the build cache ``image`` compiled ahead for ``release``: sizes."""
+    listing = client.containers.run(
+        image,
+        ["find", f"{_SEED}/{release}", "-type", "f", "-name", "*-[ad]", "-printf", "%P %s\n"],
+        remove=True,
+        network_disabled=True,
+    ).decode()
+    return {name: int(size) for name, size in (line.split() for line in listing.splitlines())}
+
+
+def test_a_caches_first_resolution_of_the_images_go_release_starts_from_its_compiled_library(
+    docker_client: docker.DockerClient, specs: SpecSet, tmp_path: Path, make_repo: RepoFactory
+) -> None:
+    # An empty dependency cache, as on a machine's first Go grade.
+    cache = tmp_path / "first-cache"
+    grader = _grader(docker_client, specs, tmp_path, cache)
+    main = _POOL_MAIN.format(package="io/ioutil", call="ioutil.ReadFile")
+    repo, base = make_repo(
+        {
+            "go.mod": "module example.com/seed\n\ngo 1.19\n",
+            "pool.go": main,
+            "pool_test.go": _POOL_TEST,
+        }
+    )
+    patch = diff_of(repo, {"pool.go": _POOL_MAIN.format(package="os", call="os.ReadFile")})
+    trial = grader.grade((repo, base), patch, "go-import-rewrite")
+    assert _verdicts(trial) == ["pass", "pass", "pass"], [e.reason for e in trial.envelopes]
+    release = trial.envelopes[1].details["toolchain"]["go"]
+    seed = _seed_entries(docker_client, specs.recipe("go-import-rewrite").sandbox.image, release)
+    # The whole standard library, not only the few packages this module imports.
+    assert len(seed) > 1000, len(seed)
+    folder = cache / "deps" / "caches" / "go" / "build" / release
+    pool = {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*-[ad]")}
+    assert [name for name in seed if pool.get(name) != seed[name]] == []
+    # The resolutions' caches took their standard library from there: the same files.
+    made = [_entries(path) for path in _build_caches(cache).values()]
+    inodes = _entries(folder)
+    assert len(made) == 2, made
+    for entries in made:
+        from_seed = [name for name in entries if name in seed]
+        assert len(from_seed) > 100, len(from_seed)
+        assert [name for name in from_seed if entries[name] != inodes[name]] == []
+
+
 # A module from before Go 1.17's pruned module graphs, as many real ones are: go.mod names
 # testify alone, and go-spew, difflib and yaml.v3 come only as testify's requirements.
 # The module itself could not import a package of theirs without changing go.mod.
