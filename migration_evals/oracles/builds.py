@@ -3,7 +3,9 @@
 Made once per trial, the first time a sandboxed tier needs it (and for its cache key):
 the build roots that own the touched files (``Ecosystem.find_projects``), each side's
 toolchain (``migration_evals.oracles.toolchains``), then dependency resolution
-(``migration_evals.oracles.deps``) for each project in the base and the patched tree. A
+(``migration_evals.oracles.deps``) for each project in the base and the patched tree, at
+the same time where its ecosystem's resolutions share nothing they make
+(``Ecosystem.resolves_sides_together``), else the base first. A
 project its ecosystem makes files for first gets them at the base commit
 (``migration_evals.oracles.harness_files``; a GOPATH-era Go tree's go.mod), laid over both
 trees for every run of it. Some trials are decided here, before any build:
@@ -22,11 +24,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from migration_evals.core.model import Evidence, FabricatedMark, Tier, Verdict
-from migration_evals.core.ports import CacheMount, Sandbox, SandboxRequest
+from migration_evals.core.ports import CacheMount, Sandbox, SandboxRequest, SandboxResult
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.deps import (
     BUILD_CACHE_ENV,
@@ -226,8 +229,8 @@ class Builds:
             if made is not None and made.failure:
                 return BuildPlan(blocked=_not_synthesized(made))
             resolve = functools.partial(self._resolve, context, ecosystem, project, made=made)
-            base = resolve(sides[0].image, patched=False)
-            patched = resolve(sides[1].image, patched=True)
+            together = ecosystem.resolves_sides_together
+            base, patched = _both_sides(context, resolve, sides, together=together)
             envs = (
                 ecosystem.build_env(project, view.read_base),
                 ecosystem.build_env(project, view.read),
@@ -246,6 +249,7 @@ class Builds:
         *,
         patched: bool,
         made: MadeFiles | None = None,
+        note: _Note | None = None,
     ) -> Resolution:
         view = context.workspace.view()
         marker = ecosystem.project_file
@@ -279,12 +283,42 @@ class Builds:
             request = replace(request, environment=tuple(sorted(environment.items())))
         side = "patched" if patched else "base"
         resolution = self.resolver.resolve(
-            project, rules, request, context.specs.oracle_stamp, note=noting(context, side)
+            project, rules, request, context.specs.oracle_stamp, note=note or noting(context, side)
         )
         if found.fabricated:
             marks = (*resolution.fabricated, *found.fabricated)
             return replace(resolution, fabricated=marks)
         return resolution
+
+
+_Note = Callable[[SandboxRequest, SandboxResult], None]
+
+
+def _both_sides(
+    context: TrialContext,
+    resolve: Callable[..., Resolution],
+    sides: tuple[SideToolchain, SideToolchain],
+    *,
+    together: bool,
+) -> tuple[Resolution, Resolution]:
+    """A project's base and patched resolutions, each in its side's image: one after the
+    other, or ``together`` (a resolution mostly waits on the registry and on one JVM, so
+    the two overlap well). Either way the trial's log notes the base's run first."""
+    if not together:
+        return resolve(sides[0].image, patched=False), resolve(sides[1].image, patched=True)
+    runs: dict[str, list[tuple[SandboxRequest, SandboxResult]]] = {"base": [], "patched": []}
+
+    def keep(side: str) -> _Note:
+        return lambda request, result: runs[side].append((request, result))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="resolve") as beside:
+        later = beside.submit(resolve, sides[1].image, patched=True, note=keep("patched"))
+        base = resolve(sides[0].image, patched=False, note=keep("base"))
+        patched = later.result()
+    for side, noted in runs.items():
+        for request, result in noted:
+            noting(context, side)(request, result)
+    return base, patched
 
 
 def build_request(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -101,7 +104,9 @@ def test_the_base_resolves_against_the_registry_as_of_its_commit_and_the_patch_t
     context = _trial(make_trial, _pom("17"))
     plan, sandbox = _plan(context, resolved=_resolved(JUNIT_JAR))
     committed = run_git(Path(context.changeset.repo), "show", "-s", "--format=%cI", "HEAD")
+    base_tree = tree_hash(context.changeset.base_commit, None)
     resolutions = [r for r in sandbox.requests if r.action is SandboxAction.RESOLVE]
+    resolutions.sort(key=lambda r: r.tree_hash != base_tree)  # the base's first
     assert [r.registry_as_of for r in resolutions] == [committed, ""]
     assert resolutions[0].key_data()["registry_as_of"] == committed
     assert "registry_as_of" not in resolutions[1].key_data()
@@ -120,6 +125,75 @@ def test_go_modules_resolve_against_todays_registry_on_both_sides(
     resolutions = [r for r in sandbox.requests if r.action is SandboxAction.RESOLVE]
     assert resolutions
     assert {r.registry_as_of for r in resolutions} == {""}
+
+
+def _sides_script(
+    context: TrialContext, side_run: Callable[[str], None]
+) -> Callable[[SandboxRequest], SandboxResult]:
+    """A build script whose resolution runs first call ``side_run`` with their side."""
+    base_tree = tree_hash(context.changeset.base_commit, None)
+    script = BuildScript(base_tree, resolved=_resolved(JUNIT_JAR))
+
+    def respond(request: SandboxRequest) -> SandboxResult:
+        if request.action is SandboxAction.RESOLVE:
+            side_run("base" if request.tree_hash == base_tree else "patched")
+        return replace(script(request))  # a run of its own, as a sandbox's would be
+
+    return respond
+
+
+def test_a_maven_projects_base_and_patched_trees_resolve_at_the_same_time(
+    make_trial: TrialFactory,
+) -> None:
+    """Each side resolves into its own local repository: neither waits for the other."""
+    context = _trial(make_trial, _pom("17"))
+    both_running = threading.Barrier(2, timeout=10)  # broken unless both runs meet
+
+    def side_run(_side: str) -> None:
+        both_running.wait()
+
+    sandbox = FakeSandbox(_sides_script(context, side_run))
+    plan = Builds(sandbox, BaselineCache(), registry="gate").plan(context)
+    assert plan is not None
+    (build,) = plan.builds
+    assert (build.base.status, build.patched.status) == (ResolutionStatus.RESOLVED,) * 2
+
+
+def test_the_trials_log_notes_the_base_resolution_first_whichever_ends_first(
+    make_trial: TrialFactory,
+) -> None:
+    context = _trial(make_trial, _pom("17"))
+    patched_done = threading.Event()
+
+    def side_run(side: str) -> None:
+        if side == "base":
+            assert patched_done.wait(timeout=10)
+        else:
+            patched_done.set()
+
+    Builds(FakeSandbox(_sides_script(context, side_run)), BaselineCache(), registry="gate").plan(
+        context
+    )
+    assert [run.side for run in context.logs.drain()] == ["base", "patched"]
+
+
+def test_a_go_modules_patched_tree_resolves_after_its_base(make_trial: TrialFactory) -> None:
+    """The patched tree's resolution starts from what the base's compiled."""
+    files = {"go.mod": "module x\n\ngo 1.17\n", "a.go": "package x\n"}
+    context = make_trial(files, {"a.go": "package x\n\nconst A = 1\n"}, "go-import-rewrite")
+    events: list[str] = []
+    running = threading.Lock()
+
+    def side_run(side: str) -> None:
+        assert running.acquire(blocking=False), "two resolutions ran at once"
+        events.append(side)
+        time.sleep(0.05)
+        running.release()
+
+    Builds(FakeSandbox(_sides_script(context, side_run)), BaselineCache(), registry="gate").plan(
+        context
+    )
+    assert events == ["base", "patched"]
 
 
 def test_the_plan_is_made_once_per_trial(make_trial: TrialFactory) -> None:

@@ -128,6 +128,12 @@ class Ecosystem(Protocol):
         (a version its build leaves open is the one its authors got)."""
 
     @property
+    def resolves_sides_together(self) -> bool:
+        """Whether a project's base and patched trees resolve at the same time: nothing
+        one side's resolution makes is of use to the other's. Where the patched side's
+        starts from what the base's compiled, the base resolves first."""
+
+    @property
     def report_formats(self) -> tuple[ReportFormat, ...]:
         """The test report formats its builds write."""
 

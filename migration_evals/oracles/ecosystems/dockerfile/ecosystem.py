@@ -41,6 +41,7 @@ class Dockerfile:
     build_system: str | None = None
     project_file: str = ""
     resolves_base_as_of_its_day: bool = False
+    resolves_sides_together: bool = False
     report_formats: tuple[ReportFormat, ...] = ()
     languages: tuple[SourceLanguage, ...] = (DOCKERFILE_LANGUAGE,)
     test_languages: tuple[TestLanguage, ...] = ()

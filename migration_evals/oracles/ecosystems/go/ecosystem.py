@@ -57,6 +57,9 @@ class Go:
     build_system: str | None = GO
     project_file: str = "go.mod"
     resolves_base_as_of_its_day: bool = False
+    # The patched tree's resolution starts from what the base's compiled (the build-cache
+    # pool of their Go release): the base resolves first.
+    resolves_sides_together: bool = False
     report_formats: tuple[ReportFormat, ...] = (GO_TEST_JSON,)
     languages: tuple[SourceLanguage, ...] = (GO_LANGUAGE,)
     test_languages: tuple[TestLanguage, ...] = (GO_TESTS,)

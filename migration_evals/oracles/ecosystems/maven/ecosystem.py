@@ -51,6 +51,8 @@ class Maven:
     build_system: str | None = MAVEN
     project_file: str = "pom.xml"
     resolves_base_as_of_its_day: bool = True
+    # Each side resolves into a local repository of its own.
+    resolves_sides_together: bool = True
     report_formats: tuple[ReportFormat, ...] = (SUREFIRE,)
     languages: tuple[SourceLanguage, ...] = (JAVA_LANGUAGE,)
     test_languages: tuple[TestLanguage, ...] = (JAVA_TESTS,)
