@@ -18,9 +18,9 @@ import shutil
 import stat
 import tarfile
 import tempfile
-import time
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import IO
 
@@ -419,7 +419,11 @@ class Workspace:
         (paths below ``subdir``) go into the stream: a Docker build's context.
 
         The tree is never copied on disk: entries come from the read-only snapshot and
-        the patch's in-memory overlay (a large stream spills to a temporary file).
+        the patch's in-memory overlay (a large stream spills to a temporary file). Every
+        entry carries the base commit's date, as ``git archive`` gives a commit's tree: a
+        test that copies a file of the tree and checks that the copy's time differs
+        (otiai10/copy's does) must not fail because the run began within the second the
+        stream was made.
         """
         overlay: Mapping[str, bytes | None] = {}
         executable: frozenset[str] = frozenset()
@@ -433,24 +437,33 @@ class Workspace:
         if extra:
             overlay = {**overlay, **extra}
             executable = executable.difference(extra)
-        return TreeArchive(uid, gid, subdir, sends).build(self.base, overlay, executable)
+        committed = int(datetime.fromisoformat(self.base_committed_at()).timestamp())
+        archive = TreeArchive(uid, gid, subdir, sends, mtime=committed)
+        return archive.build(self.base, overlay, executable)
 
 
 _SPOOL_BYTES = 64 * 1024 * 1024
 
 
 class TreeArchive:
-    """Writes a snapshot plus an overlay as a tar stream with one owner for every entry."""
+    """Writes a snapshot plus an overlay as a tar stream with one owner and one
+    modification time (``mtime``, seconds since the epoch) for every entry."""
 
     def __init__(
-        self, uid: int, gid: int, subdir: str = "", sends: Callable[[str], bool] | None = None
+        self,
+        uid: int,
+        gid: int,
+        subdir: str = "",
+        sends: Callable[[str], bool] | None = None,
+        *,
+        mtime: int,
     ) -> None:
         self.uid = uid
         self.gid = gid
         folder = subdir.strip("/")
         self.prefix = "" if folder in ("", ".") else f"{folder}/"
         self.sends = sends
-        self.mtime = int(time.time())
+        self.mtime = mtime
         self._folders: set[str] = set()
 
     def build(

@@ -139,6 +139,22 @@ def test_the_archive_gives_every_entry_one_owner_and_its_folders_first(
     assert names.index("src") < names.index("src/app.py")
 
 
+def test_every_entry_of_the_archive_carries_the_base_commits_date(
+    shared_base: SharedBase,
+) -> None:
+    # As git archive gives a commit's tree: a copy the tests make in the first second of
+    # the run still has a time of its own, and two streams of one tree are the same bytes.
+    repo, commit, cache = shared_base
+    committed = int(run_git(repo, "show", "-s", "--format=%ct", commit))
+    patch = diff_of(repo, {"src/app.py": "print('bye')\n", "new/file.txt": "n\n"})
+    with Workspace(cache, _changeset(repo, commit, patch), LIMITS) as workspace:
+        for patched in (False, True):
+            members = _members(workspace.archive(0, 0, patched=patched))
+            assert {member.mtime for member, _ in members.values()} == {committed}
+        with workspace.archive(0, 0) as first, workspace.archive(0, 0) as second:
+            assert first.read() == second.read()
+
+
 def test_the_archive_of_a_folder_has_it_as_root(shared_base: SharedBase) -> None:
     repo, commit, cache = shared_base
     patch = diff_of(repo, {"src/app.py": "print('bye')\n"})
