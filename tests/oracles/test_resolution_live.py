@@ -486,21 +486,23 @@ def _entries(folder: Path) -> dict[str, int]:
     return {str(path.relative_to(folder)): path.stat().st_ino for path in folder.rglob("*-[ad]")}
 
 
+def _graded_pool_module(grader: LiveGrader, make_repo: RepoFactory, module: str) -> str:
+    """Grade a passing io/ioutil rewrite of a module using only the standard library;
+    the Go release it resolved with."""
+    main = _POOL_MAIN.format(package="io/ioutil", call="ioutil.ReadFile")
+    go_mod = f"module example.com/{module}\n\ngo 1.19\n"
+    repo, base = make_repo({"go.mod": go_mod, "pool.go": main, "pool_test.go": _POOL_TEST})
+    patch = diff_of(repo, {"pool.go": _POOL_MAIN.format(package="os", call="os.ReadFile")})
+    trial = grader.grade((repo, base), patch, "go-import-rewrite")
+    assert _verdicts(trial) == ["pass", "pass", "pass"], [e.reason for e in trial.envelopes]
+    return str(trial.envelopes[1].details["toolchain"]["go"])
+
+
 def test_a_resolution_starts_from_what_earlier_ones_of_its_go_release_compiled(
     grader: LiveGrader, make_repo: RepoFactory, dependency_cache: Path
 ) -> None:
     before = set(_build_caches(dependency_cache))
-    main = _POOL_MAIN.format(package="io/ioutil", call="ioutil.ReadFile")
-    repo, base = make_repo(
-        {
-            "go.mod": "module example.com/pool\n\ngo 1.19\n",
-            "pool.go": main,
-            "pool_test.go": _POOL_TEST,
-        }
-    )
-    patch = diff_of(repo, {"pool.go": _POOL_MAIN.format(package="os", call="os.ReadFile")})
-    trial = grader.grade((repo, base), patch, "go-import-rewrite")
-    assert _verdicts(trial) == ["pass", "pass", "pass"], trial.envelopes
+    release = _graded_pool_module(grader, make_repo, "pool")
     made = [path for name, path in _build_caches(dependency_cache).items() if name not in before]
     assert len(made) == 2, made  # the base's build list and the patched tree's
     first, second = (_entries(folder) for folder in made)
@@ -509,7 +511,6 @@ def test_a_resolution_starts_from_what_earlier_ones_of_its_go_release_compiled(
     assert len(shared) > 100, sorted(shared)
     assert [name for name in shared if first[name] != second[name]] == []
     # ... and everything either holds is in the release's pool.
-    release = trial.envelopes[1].details["toolchain"]["go"]
     pool = _entries(dependency_cache / "deps" / "caches" / "go" / "build" / release)
     assert first.items() <= pool.items() and second.items() <= pool.items()
 
@@ -534,18 +535,7 @@ def test_a_caches_first_resolution_of_the_images_go_release_starts_from_its_comp
     # An empty dependency cache, as on a machine's first Go grade.
     cache = tmp_path / "first-cache"
     grader = _grader(docker_client, specs, tmp_path, cache)
-    main = _POOL_MAIN.format(package="io/ioutil", call="ioutil.ReadFile")
-    repo, base = make_repo(
-        {
-            "go.mod": "module example.com/seed\n\ngo 1.19\n",
-            "pool.go": main,
-            "pool_test.go": _POOL_TEST,
-        }
-    )
-    patch = diff_of(repo, {"pool.go": _POOL_MAIN.format(package="os", call="os.ReadFile")})
-    trial = grader.grade((repo, base), patch, "go-import-rewrite")
-    assert _verdicts(trial) == ["pass", "pass", "pass"], [e.reason for e in trial.envelopes]
-    release = trial.envelopes[1].details["toolchain"]["go"]
+    release = _graded_pool_module(grader, make_repo, "seed")
     seed = _seed_entries(docker_client, specs.recipe("go-import-rewrite").sandbox.image, release)
     # The whole standard library, not only the few packages this module imports.
     assert len(seed) > 1000, len(seed)
