@@ -58,7 +58,7 @@ def git(
     except FileNotFoundError as exc:
         raise RepositoryError("git is not installed or not on PATH") from exc
     except subprocess.TimeoutExpired as exc:
-        raise RepositoryError(f"git {' '.join(args[:2])} timed out after {timeout:.0f}s") from exc
+        raise RepositoryError(f"git {' '.join(args[:2])} timed out after {timeout:g}s") from exc
     if check and done.returncode != 0:
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
         message = detail[-1] if detail else f"exit code {done.returncode}"

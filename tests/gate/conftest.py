@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from dataclasses import replace
-from datetime import date
 from pathlib import Path
 
 import pytest
 
 from migration_evals.core.specs import SpecSet
 from migration_evals.core.store import Store
-from tests.gate.ledgers import add_gold, append, balanced
+from tests.gate.ledgers import add_gold, append, balanced, registered_early
 
 
 @pytest.fixture
 def gate_specs(specs: SpecSet) -> SpecSet:
-    early = {key: replace(h, registered_at=date(2000, 1, 1)) for key, h in specs.hypotheses.items()}
-    return replace(specs, hypotheses=early)
+    return registered_early(specs)
 
 
 @pytest.fixture
@@ -34,9 +31,8 @@ def _clean_ledger(tmp_path_factory: pytest.TempPathFactory, specs: SpecSet) -> P
     """``clean_store``'s ledger, written once per worker through the store: 120 trials
     and the gold table took a quarter of a second for each of the ~40 tests that ask."""
     path = tmp_path_factory.mktemp("clean-ledger") / "ledger.db"
-    early = {key: replace(h, registered_at=date(2000, 1, 1)) for key, h in specs.hypotheses.items()}
     store = Store.open(f"sqlite:///{path}")
-    append(store, replace(specs, hypotheses=early), balanced())
+    append(store, registered_early(specs), balanced())
     add_gold(store)
     store.close()  # the last connection: SQLite folds the WAL into the file
     return path

@@ -15,7 +15,7 @@ from migration_evals.gate.evaluation import evaluate
 from migration_evals.gate.publication import check
 from migration_evals.gate.report import ReportFiles, report_document, write_report
 from tests.conftest import require_service
-from tests.gate.ledgers import Plan, append, balanced, page_of
+from tests.gate.ledgers import Plan, append, balanced, page_of, registered_early
 from tests.gate.test_report_browser import CHROMIUM, _chromium
 
 pytestmark = pytest.mark.browser
@@ -23,15 +23,23 @@ pytestmark = pytest.mark.browser
 HOSTILE = "<img src=x onerror=\"document.title='owned'\">"
 
 
-@pytest.fixture
-def report(store: Store, gate_specs: SpecSet, tmp_path: Path) -> ReportFiles:
+@pytest.fixture(scope="module")
+def report(specs: SpecSet, tmp_path_factory: pytest.TempPathFactory) -> ReportFiles:
+    """One report for the module's tests, which only read it (each in a browser of its
+    own): its ledger took a second to write for each."""
     require_service("chromium", Path(CHROMIUM).exists(), "apt-get install chromium")
+    folder = tmp_path_factory.mktemp("trials-page")
+    gate_specs = registered_early(specs)
     plans = balanced(per_bucket=4)
     plans.append(Plan(HOSTILE, outcome="error@compile"))
-    append(store, gate_specs, plans)
-    evaluation = evaluate(store, gate_specs)
-    page = page_of(store, evaluation, gate_specs)
-    return write_report(report_document(evaluation, check(evaluation), "now"), tmp_path / "r", page)
+    store = Store.open(f"sqlite:///{folder / 'ledger.db'}")
+    try:
+        append(store, gate_specs, plans)
+        evaluation = evaluate(store, gate_specs)
+        page = page_of(store, evaluation, gate_specs)
+    finally:
+        store.close()
+    return write_report(report_document(evaluation, check(evaluation), "now"), folder / "r", page)
 
 
 def _dom(files: ReportFiles, profile: Path, view: str) -> str:
