@@ -71,6 +71,17 @@ class BaselineCache:
                     self._save(key, found)
             return found
 
+    def holds(
+        self, key: str, *, valid: Callable[[SandboxResult], bool] = lambda _result: True
+    ) -> bool:
+        """Whether ``get_or_run(key, ...)`` would answer without running: a result is kept
+        under ``key`` and ``valid`` still holds for it."""
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            found = self._memory.get(key) or self._load(key)
+            return found is not None and valid(found)
+
     def _path(self, key: str) -> Path | None:
         return self.folder / f"{key}.json" if self.folder else None
 

@@ -24,12 +24,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from migration_evals.core.model import Evidence, FabricatedMark, Tier, Verdict
-from migration_evals.core.ports import CacheMount, Sandbox, SandboxRequest, SandboxResult
+from migration_evals.core.ports import (
+    CacheMount,
+    ImageRef,
+    Sandbox,
+    SandboxRequest,
+    SandboxResult,
+)
 from migration_evals.oracles.baselines import BaselineCache
 from migration_evals.oracles.deps import (
     BUILD_CACHE_ENV,
@@ -54,6 +60,7 @@ from migration_evals.oracles.workspace import with_files
 __all__ = ["BuildPlan", "Builds", "ProjectBuild"]
 
 _MEMO = "build-plan"
+_BESIDE_THREADS = 8
 
 
 def _ecosystem(context: TrialContext) -> Ecosystem | None:
@@ -203,6 +210,11 @@ class Builds:
         self.sandbox = sandbox
         self.services = BuildServices(sandbox, cache, registry)
         self.resolver = Resolver(sandbox.run, cache, registry=registry, has_cache=sandbox.has_cache)
+        # Where patched trees resolve beside their base's resolution: threads kept between
+        # trials (made as needed), since starting one per trial cost a replayed trial a
+        # tenth of its time. A patched resolution waiting for a free thread runs after its
+        # base's, as it would without them.
+        self._beside = ThreadPoolExecutor(max_workers=_BESIDE_THREADS, thread_name_prefix="resolve")
 
     def plan(self, context: TrialContext) -> BuildPlan | None:
         ecosystem = _ecosystem(context)
@@ -229,8 +241,9 @@ class Builds:
             if made is not None and made.failure:
                 return BuildPlan(blocked=_not_synthesized(made))
             resolve = functools.partial(self._resolve, context, ecosystem, project, made=made)
-            together = ecosystem.resolves_sides_together
-            base, patched = _both_sides(context, resolve, sides, together=together)
+            together = self._resolves_beside(context, ecosystem, project, sides[0].image, made)
+            beside = self._beside if together else None
+            base, patched = _both_sides(context, resolve, sides, beside=beside)
             envs = (
                 ecosystem.build_env(project, view.read_base),
                 ecosystem.build_env(project, view.read),
@@ -239,6 +252,22 @@ class Builds:
                 envs = (dict(made.env), dict(made.env))
             builds.append(ProjectBuild(project, base, patched, *envs, *sides, synthesized=made))
         return BuildPlan(tuple(builds), _blocked(builds))
+
+    def _resolves_beside(
+        self,
+        context: TrialContext,
+        ecosystem: Ecosystem,
+        project: Project,
+        image: str,
+        made: MadeFiles | None,
+    ) -> bool:
+        """Whether the patched tree resolves beside its base's resolution: where the
+        ecosystem allows it, and only when the base's has to run. One kept from an earlier
+        trial on the same base takes no time, and a thread's hand-over would cost more."""
+        if not ecosystem.resolves_sides_together:
+            return False
+        built = self._request(context, ecosystem, project, image, patched=False, made=made)
+        return built is not None and not self.resolver.kept(built[0], context.specs.oracle_stamp)
 
     def _resolve(
         self,
@@ -251,12 +280,41 @@ class Builds:
         made: MadeFiles | None = None,
         note: _Note | None = None,
     ) -> Resolution:
+        built = self._request(context, ecosystem, project, image, patched=patched, made=made)
+        if built is None:
+            return Resolution(project, ResolutionStatus.ABSENT)
+        request, found = built
+        side = "patched" if patched else "base"
+        resolution = self.resolver.resolve(
+            project,
+            ecosystem.resolution,
+            request,
+            context.specs.oracle_stamp,
+            note=note or noting(context, side),
+        )
+        if found.fabricated:
+            marks = (*resolution.fabricated, *found.fabricated)
+            return replace(resolution, fabricated=marks)
+        return resolution
+
+    def _request(
+        self,
+        context: TrialContext,
+        ecosystem: Ecosystem,
+        project: Project,
+        image: str,
+        *,
+        patched: bool,
+        made: MadeFiles | None,
+    ) -> tuple[SandboxRequest, ImageRef] | None:
+        """One side's resolution run of ``project`` and the image it runs in; None when
+        the project is not in that side's tree."""
         view = context.workspace.view()
         marker = ecosystem.project_file
         path = f"{project.root}/{marker}" if project.root else marker
         files = made.files if made is not None else {}
         if path not in files and (view.read(path) if patched else view.read_base(path)) is None:
-            return Resolution(project, ResolutionStatus.ABSENT)
+            return None
         tree_hash = with_files(context.workspace.tree_hash(patched=patched), files)
         rules = ecosystem.resolution
         cache = rules.cache(project, tree_hash)
@@ -281,14 +339,7 @@ class Builds:
         if made is not None and made.env:  # its builds' settings, for resolution too
             environment = {**dict(request.environment), **made.env}
             request = replace(request, environment=tuple(sorted(environment.items())))
-        side = "patched" if patched else "base"
-        resolution = self.resolver.resolve(
-            project, rules, request, context.specs.oracle_stamp, note=note or noting(context, side)
-        )
-        if found.fabricated:
-            marks = (*resolution.fabricated, *found.fabricated)
-            return replace(resolution, fabricated=marks)
-        return resolution
+        return request, found
 
 
 _Note = Callable[[SandboxRequest, SandboxResult], None]
@@ -299,22 +350,27 @@ def _both_sides(
     resolve: Callable[..., Resolution],
     sides: tuple[SideToolchain, SideToolchain],
     *,
-    together: bool,
+    beside: ThreadPoolExecutor | None,
 ) -> tuple[Resolution, Resolution]:
     """A project's base and patched resolutions, each in its side's image: one after the
-    other, or ``together`` (a resolution mostly waits on the registry and on one JVM, so
-    the two overlap well). Either way the trial's log notes the base's run first."""
-    if not together:
+    other, or the patched one on a thread ``beside`` the base's (a resolution mostly waits
+    on the registry and on one JVM, so the two overlap well). Either way the trial's log
+    notes the base's run first."""
+    if beside is None:
         return resolve(sides[0].image, patched=False), resolve(sides[1].image, patched=True)
     runs: dict[str, list[tuple[SandboxRequest, SandboxResult]]] = {"base": [], "patched": []}
 
     def keep(side: str) -> _Note:
         return lambda request, result: runs[side].append((request, result))
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="resolve") as beside:
-        later = beside.submit(resolve, sides[1].image, patched=True, note=keep("patched"))
+    later = beside.submit(resolve, sides[1].image, patched=True, note=keep("patched"))
+    try:
         base = resolve(sides[0].image, patched=False, note=keep("base"))
-        patched = later.result()
+    except BaseException:
+        later.cancel()  # not started: it never runs; started: it ends before this does
+        wait([later])
+        raise
+    patched = later.result()
     for side, noted in runs.items():
         for request, result in noted:
             noting(context, side)(request, result)

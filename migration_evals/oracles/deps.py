@@ -285,9 +285,7 @@ class Resolver:
         """The project's resolution, run now or reused; ``note`` is told the run either way
         (the trial's log of its sandboxed commands)."""
         cache = request.mounts[0].cache
-        key = stamp(
-            {"request": request.key_data(), "registry": self.registry, "oracle": oracle_stamp}
-        )
+        key = self._key(request, oracle_stamp)
 
         def run() -> SandboxResult:
             return self._run(request)
@@ -304,3 +302,15 @@ class Resolver:
         if note is not None:
             note(request, result)
         return replace(classify(project, result, cache, rules), as_of=request.registry_as_of)
+
+    def kept(self, request: SandboxRequest, oracle_stamp: str) -> bool:
+        """Whether ``request``'s resolution is kept from an earlier run, its dependency
+        cache still there: resolving it again would take no time."""
+        cache = request.mounts[0].cache
+        key = self._key(request, oracle_stamp)
+        return self._cache.holds(key, valid=lambda _result: self._has_cache(cache))
+
+    def _key(self, request: SandboxRequest, oracle_stamp: str) -> str:
+        return stamp(
+            {"request": request.key_data(), "registry": self.registry, "oracle": oracle_stamp}
+        )

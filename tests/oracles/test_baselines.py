@@ -35,6 +35,16 @@ def test_a_baseline_runs_once_and_is_reused() -> None:
     assert len(calls) == 1
 
 
+def test_the_cache_says_whether_it_would_answer_without_running(tmp_path: Path) -> None:
+    cache = BaselineCache(tmp_path)
+    assert not cache.holds(_key())
+    cache.get_or_run(_key(), lambda: SandboxResult(0, image_id="sha256:1"))
+    assert cache.holds(_key())
+    assert BaselineCache(tmp_path).holds(_key())  # kept in its folder too
+    assert not cache.holds(_key(), valid=lambda _result: False)  # its cache folder is gone
+    assert not cache.holds(_key("sha256:2"))
+
+
 def test_a_new_image_repository_or_spec_is_a_new_baseline() -> None:
     assert _key("sha256:1") != _key("sha256:2")
     other = BaselineCache.key(

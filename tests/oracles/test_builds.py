@@ -159,6 +159,30 @@ def test_a_maven_projects_base_and_patched_trees_resolve_at_the_same_time(
     assert (build.base.status, build.patched.status) == (ResolutionStatus.RESOLVED,) * 2
 
 
+def test_a_patched_tree_whose_base_resolution_is_kept_resolves_on_the_trials_thread(
+    make_trial: TrialFactory,
+) -> None:
+    """A second patch on the same base: its base's resolution takes no time, so the
+    patched tree's is not handed to another thread."""
+    threads: dict[str, list[str]] = {"base": [], "patched": []}
+
+    def side_run(side: str) -> None:
+        threads[side].append(threading.current_thread().name)
+
+    cache = BaselineCache()
+    files = {"pom.xml": _pom(), "src/main/java/x/A.java": JAVA}
+    first = make_trial(files, {"pom.xml": _pom("17")})
+    builds = Builds(FakeSandbox(_sides_script(first, side_run)), cache, registry="gate")
+    builds.plan(first)
+    second = make_trial(files, {"pom.xml": _pom("11")})
+    builds = Builds(FakeSandbox(_sides_script(second, side_run)), cache, registry="gate")
+    plan = builds.plan(second)
+    assert plan is not None and plan.blocked is None
+    here = threading.current_thread().name
+    assert threads["base"] == [here]  # run once, for the first trial
+    assert threads["patched"][0] != here and threads["patched"][1] == here
+
+
 def test_the_trials_log_notes_the_base_resolution_first_whichever_ends_first(
     make_trial: TrialFactory,
 ) -> None:
