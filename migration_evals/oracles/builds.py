@@ -240,9 +240,9 @@ class Builds:
             made = ecosystem.made_files(self.services, context, project, sides[0].image)
             if made is not None and made.failure:
                 return BuildPlan(blocked=_not_synthesized(made))
-            resolve = functools.partial(self._resolve, context, ecosystem, project, made=made)
-            together = self._resolves_beside(context, ecosystem, project, sides[0].image, made)
-            beside = self._beside if together else None
+            where = _Resolving(context, ecosystem, project, made)
+            resolve = functools.partial(self._resolve, where)
+            beside = self._beside if self._resolves_beside(where, sides[0].image) else None
             base, patched = _both_sides(context, resolve, sides, beside=beside)
             envs = (
                 ecosystem.build_env(project, view.read_base),
@@ -253,44 +253,30 @@ class Builds:
             builds.append(ProjectBuild(project, base, patched, *envs, *sides, synthesized=made))
         return BuildPlan(tuple(builds), _blocked(builds))
 
-    def _resolves_beside(
-        self,
-        context: TrialContext,
-        ecosystem: Ecosystem,
-        project: Project,
-        image: str,
-        made: MadeFiles | None,
-    ) -> bool:
+    def _resolves_beside(self, where: _Resolving, image: str) -> bool:
         """Whether the patched tree resolves beside its base's resolution: where the
         ecosystem allows it, and only when the base's has to run. One kept from an earlier
         trial on the same base takes no time, and a thread's hand-over would cost more."""
-        if not ecosystem.resolves_sides_together:
+        if not where.ecosystem.resolves_sides_together:
             return False
-        built = self._request(context, ecosystem, project, image, patched=False, made=made)
-        return built is not None and not self.resolver.kept(built[0], context.specs.oracle_stamp)
+        built = self._request(where, image, patched=False)
+        stamp = where.context.specs.oracle_stamp
+        return built is not None and not self.resolver.kept(built[0], stamp)
 
     def _resolve(
-        self,
-        context: TrialContext,
-        ecosystem: Ecosystem,
-        project: Project,
-        image: str,
-        *,
-        patched: bool,
-        made: MadeFiles | None = None,
-        note: _Note | None = None,
+        self, where: _Resolving, image: str, *, patched: bool, note: _Note | None = None
     ) -> Resolution:
-        built = self._request(context, ecosystem, project, image, patched=patched, made=made)
+        built = self._request(where, image, patched=patched)
         if built is None:
-            return Resolution(project, ResolutionStatus.ABSENT)
+            return Resolution(where.project, ResolutionStatus.ABSENT)
         request, found = built
         side = "patched" if patched else "base"
         resolution = self.resolver.resolve(
-            project,
-            ecosystem.resolution,
+            where.project,
+            where.ecosystem.resolution,
             request,
-            context.specs.oracle_stamp,
-            note=note or noting(context, side),
+            where.context.specs.oracle_stamp,
+            note=note or noting(where.context, side),
         )
         if found.fabricated:
             marks = (*resolution.fabricated, *found.fabricated)
@@ -298,17 +284,16 @@ class Builds:
         return resolution
 
     def _request(
-        self,
-        context: TrialContext,
-        ecosystem: Ecosystem,
-        project: Project,
-        image: str,
-        *,
-        patched: bool,
-        made: MadeFiles | None,
+        self, where: _Resolving, image: str, *, patched: bool
     ) -> tuple[SandboxRequest, ImageRef] | None:
-        """One side's resolution run of ``project`` and the image it runs in; None when
+        """One side's resolution run of the project and the image it runs in; None when
         the project is not in that side's tree."""
+        context, ecosystem, project, made = (
+            where.context,
+            where.ecosystem,
+            where.project,
+            where.made,
+        )
         view = context.workspace.view()
         marker = ecosystem.project_file
         path = f"{project.root}/{marker}" if project.root else marker
@@ -343,6 +328,16 @@ class Builds:
 
 
 _Note = Callable[[SandboxRequest, SandboxResult], None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolving:
+    """A project being resolved in a trial: the same for both of its sides."""
+
+    context: TrialContext
+    ecosystem: Ecosystem
+    project: Project
+    made: MadeFiles | None
 
 
 def _both_sides(
