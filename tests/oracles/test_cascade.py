@@ -187,6 +187,20 @@ def test_undecodable_patch_text_fails_tier_one_naming_the_byte_offset(
     assert apply.evidence[0].message.endswith(f"an undecodable byte at offset {offset}")
 
 
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A fresh ledger (the result cache the cascade looks tiers up in), closed after."""
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def cascade(specs: SpecSet, repos: RepoCache, store: Store) -> Cascade:
+    """A cascade whose tiers all pass, keeping its results in ``store``'s ledger."""
+    return _cascade(specs, repos, FakeSandbox(), _passing_judge(), store=store)
+
+
 def _kept(store: Store, cascade: Cascade, run_id: str, changeset: Changeset) -> TrialRecord:
     """``changeset`` graded by ``cascade``, its trial kept in ``store``'s ledger (so its
     envelopes are in the result cache)."""
@@ -197,11 +211,10 @@ def _kept(store: Store, cascade: Cascade, run_id: str, changeset: Changeset) -> 
 
 def test_a_cache_hit_costs_nothing_and_skips_the_adapters(
     specs: SpecSet,
-    tmp_path: Path,
+    store: Store,
     java_repo: tuple[Path, str],
     repos: RepoCache,
 ) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     sandbox, judge = FakeSandbox(), _passing_judge()
     cascade = _cascade(specs, repos, sandbox, judge, store=store)
     changeset = _changeset(java_repo, _good_patch(java_repo))
@@ -230,13 +243,8 @@ class _CountedLookups:
 
 
 def test_once_a_tier_has_to_run_the_later_tiers_are_not_looked_up(
-    specs: SpecSet,
-    tmp_path: Path,
-    java_repo: tuple[Path, str],
-    repos: RepoCache,
+    store: Store, java_repo: tuple[Path, str], cascade: Cascade
 ) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    cascade = _cascade(specs, repos, FakeSandbox(), _passing_judge(), store=store)
     lookups = _CountedLookups(store)
     cascade.trials = lookups  # type: ignore[assignment]
     changeset = _changeset(java_repo, _good_patch(java_repo))
@@ -256,13 +264,8 @@ def test_once_a_tier_has_to_run_the_later_tiers_are_not_looked_up(
 
 
 def test_a_changed_patch_is_never_served_from_the_cache(
-    specs: SpecSet,
-    tmp_path: Path,
-    java_repo: tuple[Path, str],
-    repos: RepoCache,
+    store: Store, java_repo: tuple[Path, str], cascade: Cascade
 ) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    cascade = _cascade(specs, repos, FakeSandbox(), _passing_judge(), store=store)
     _kept(store, cascade, "r1", _changeset(java_repo, _good_patch(java_repo)))
     other = diff_of(java_repo[0], {"pom.xml": UPGRADED_POM + "<!-- x -->\n"})
     second = cascade.run_trial("r2", _changeset(java_repo, other), Budget(None)).trial
@@ -271,14 +274,13 @@ def test_a_changed_patch_is_never_served_from_the_cache(
 
 def test_an_infrastructure_fault_is_an_error_not_a_failure_and_is_not_cached(
     specs: SpecSet,
-    tmp_path: Path,
+    store: Store,
     java_repo: tuple[Path, str],
     repos: RepoCache,
 ) -> None:
     def engine_down(_request: SandboxRequest) -> SandboxResult:
         raise SandboxError("Docker engine not reachable")
 
-    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     cascade = _cascade(specs, repos, FakeSandbox(engine_down), _passing_judge(), store=store)
     record = cascade.run_trial("r", _changeset(java_repo, _good_patch(java_repo)), Budget(None))
     compile_envelope = record.trial.envelopes[1]
@@ -412,11 +414,10 @@ JAVA8_CLASS_HEAD = "cafebabe00000034"
 
 def test_the_image_id_is_in_every_sandbox_envelope_and_in_the_cache_key(
     specs: SpecSet,
-    tmp_path: Path,
+    store: Store,
     java_repo: tuple[Path, str],
     repos: RepoCache,
 ) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     changeset = _changeset(java_repo, _good_patch(java_repo))
     image = specs.recipe("java8-to-17").sandbox.image
     base_image = "migration-evals/java8:2"  # the base declares source 1.8
@@ -591,11 +592,10 @@ def _deferred(
 
 def test_in_a_job_an_unavailable_judge_puts_the_trial_back_with_what_it_made(
     specs: SpecSet,
-    tmp_path: Path,
+    store: Store,
     java_repo: tuple[Path, str],
     repos: RepoCache,
 ) -> None:
-    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
     judge, timer = _outage(down=5, retry_after_s=30.0)
     cascade = _cascade(specs, repos, FakeSandbox(), judge, store=store)
     budget = Budget(1.0)
