@@ -57,9 +57,7 @@ class BaselineCache:
         ``valid`` re-checks a kept result against the world (a cache folder it relies on
         still exists); one that no longer holds is run again.
         """
-        with self._guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
+        with self._lock(key):
             found = self._memory.get(key) or self._load(key)
             if found is not None and not valid(found):
                 self._memory.pop(key, None)
@@ -76,11 +74,14 @@ class BaselineCache:
     ) -> bool:
         """Whether ``get_or_run(key, ...)`` would answer without running: a result is kept
         under ``key`` and ``valid`` still holds for it."""
-        with self._guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
+        with self._lock(key):
             found = self._memory.get(key) or self._load(key)
             return found is not None and valid(found)
+
+    def _lock(self, key: str) -> threading.Lock:
+        """The lock of ``key``: one run per key at a time, and no look while it runs."""
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
 
     def _path(self, key: str) -> Path | None:
         return self.folder / f"{key}.json" if self.folder else None
