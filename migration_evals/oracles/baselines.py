@@ -4,8 +4,10 @@ Keyed by repository, base commit, the content ids of the images, the command, wh
 collects, the sandbox adapter and the oracle spec (its limits and timeouts), so a new
 image, a changed recipe command or a changed limit is a new baseline. Concurrent trials
 asking for the same baseline wait for one run. With a folder, baselines also survive the
-process (live runs); without one they last for the process (replay, and recording, where
-every run must reach the recording adapter once).
+process (live runs), and trials in other processes sharing it wait for that run too (a
+second resolution of the same tree would empty the dependency cache the first filled,
+under the builds reading it); without one they last for the process (replay, and
+recording, where every run must reach the recording adapter once).
 Fabricated runs, unpinned ones and runs that hit a limit are never cached.
 """
 
@@ -14,10 +16,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from migration_evals.core.locks import NamedLocks
 from migration_evals.core.model import Changeset
 from migration_evals.core.ports import SandboxRequest, SandboxResult
 from migration_evals.core.stamps import stamp
@@ -29,8 +31,7 @@ class BaselineCache:
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder
         self._memory: dict[str, SandboxResult] = {}
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
+        self._locks = NamedLocks(folder / ".locks" if folder else None)
 
     @staticmethod
     def key(changeset: Changeset, request: SandboxRequest, adapter: str, oracle: str) -> str:
@@ -57,7 +58,7 @@ class BaselineCache:
         ``valid`` re-checks a kept result against the world (a cache folder it relies on
         still exists); one that no longer holds is run again.
         """
-        with self._lock(key):
+        with self._locks.held(key):
             found = self._memory.get(key) or self._load(key)
             if found is not None and not valid(found):
                 self._memory.pop(key, None)
@@ -74,14 +75,9 @@ class BaselineCache:
     ) -> bool:
         """Whether ``get_or_run(key, ...)`` would answer without running: a result is kept
         under ``key`` and ``valid`` still holds for it."""
-        with self._lock(key):
+        with self._locks.held(key):
             found = self._memory.get(key) or self._load(key)
             return found is not None and valid(found)
-
-    def _lock(self, key: str) -> threading.Lock:
-        """The lock of ``key``: one run per key at a time, and no look while it runs."""
-        with self._guard:
-            return self._locks.setdefault(key, threading.Lock())
 
     def _path(self, key: str) -> Path | None:
         return self.folder / f"{key}.json" if self.folder else None

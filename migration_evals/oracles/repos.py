@@ -9,19 +9,17 @@ and processes, so parallel trials and several workers can share one cache.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
 import shutil
 import tempfile
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from migration_evals.core.errors import RepositoryError
 from migration_evals.core.git import git
+from migration_evals.core.locks import NamedLocks
 from migration_evals.oracles.folders import Walk, remove_small_tree
 
 __all__ = ["RepoCache"]
@@ -46,21 +44,10 @@ class RepoCache:
         self._listed: dict[Path, frozenset[str]] = {}
         self._snapshots: dict[tuple[str, str], Path] = {}
         self._dates: dict[tuple[str, str], str] = {}
-        self._thread_locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
+        self._locks = NamedLocks(root / "locks")
 
-    @contextmanager
-    def _locked(self, name: str) -> Iterator[None]:
-        with self._guard:
-            lock = self._thread_locks.setdefault(name, threading.Lock())
-        lock_dir = self.root / "locks"
-        lock_dir.mkdir(parents=True, exist_ok=True)
-        with lock, (lock_dir / f"{name}.lock").open("w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def _locked(self, name: str) -> AbstractContextManager[None]:
+        return self._locks.held(name)
 
     def git_dir(self, repo: str) -> Path:
         return self.root / "repos" / f"{_repo_key(repo)}.git"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 from datetime import date
@@ -98,3 +99,30 @@ def test_concurrent_trials_wait_for_one_run() -> None:
     for thread in threads:
         thread.join()
     assert len(calls) == 1
+
+
+def _grade_in_a_process(folder: Path, runs: Path) -> None:
+    def slow() -> SandboxResult:
+        with runs.open("a") as handle:
+            handle.write("run\n")
+        time.sleep(0.3)
+        return SandboxResult(0, image_id="sha256:1")
+
+    BaselineCache(folder).get_or_run(_key(), slow)
+
+
+def test_processes_sharing_a_folder_wait_for_one_run(tmp_path: Path) -> None:
+    # Two graders on one machine: the second must not run (a resolution would empty the
+    # dependency cache the first is filling) but take the first's result.
+    runs = tmp_path / "runs.txt"
+    context = multiprocessing.get_context("fork")
+    workers = [
+        context.Process(target=_grade_in_a_process, args=(tmp_path / "cache", runs))
+        for _ in range(2)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+    assert [worker.exitcode for worker in workers] == [0, 0]
+    assert runs.read_text() == "run\n"
