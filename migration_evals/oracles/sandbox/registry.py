@@ -438,6 +438,12 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("registry gate: " + format, *args)
 
 
+class _TcpHandler(_Handler):
+    # An answer's headers and body are written apart: with Nagle's algorithm on, the
+    # body would wait for the client's delayed acknowledgement of the headers.
+    disable_nagle_algorithm = True
+
+
 class GateSession:
     """One run's gate: a socket in a private folder (or a TCP port of ``host``), and the
     log of what went through."""
@@ -466,7 +472,7 @@ class GateSession:
     def start(self) -> None:
         server: _Server | _TcpServer
         if self.host is not None:
-            server = _TcpServer((self.host, 0), _Handler)
+            server = _TcpServer((self.host, 0), _TcpHandler)
         else:
             # The container's user is not the harness's: it must reach the socket.
             self.folder.chmod(0o755)

@@ -11,6 +11,7 @@ import hashlib
 import http.client
 import logging
 import socket
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -329,6 +330,26 @@ def test_a_session_on_a_tcp_port_answers_and_logs_the_same(
         finally:
             connection.close()
         assert [(f.path, f.source) for f in running.fetches] == [(JAR, "upstream")]
+
+
+def test_answers_on_a_tcp_port_wait_for_no_acknowledgement(tmp_path: Path) -> None:
+    # The gate writes an answer's headers and its body apart. With Nagle's algorithm on,
+    # the body waits for the client's delayed acknowledgement of the headers: about 40 ms
+    # an answer here, 2 s for these 50. Without it they take a few milliseconds in all.
+    (tmp_path / "store" / JAR).parent.mkdir(parents=True)
+    (tmp_path / "store" / JAR).write_bytes(b"x" * 5000)
+    gate = _gate(tmp_path, "http://127.0.0.1:9", offline=True)
+    with gate.session_for_run("127.0.0.1") as running:
+        connection = http.client.HTTPConnection(*running.address, timeout=10)
+        started = time.monotonic()
+        try:
+            for _ in range(50):  # one connection, kept alive, as a resolver keeps it
+                connection.request("GET", f"/maven/{JAR}")
+                response = connection.getresponse()
+                assert (response.status, len(response.read())) == (200, 5000)
+        finally:
+            connection.close()
+        assert time.monotonic() - started < 0.5
 
 
 def test_a_percent_encoded_path_is_served_as_what_it_means(
