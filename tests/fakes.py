@@ -407,6 +407,7 @@ class FakeRegistry:
 def _registry_handler(registry: FakeRegistry) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out as two small writes
 
         def do_GET(self) -> None:
             self._reply("GET")

@@ -119,18 +119,33 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help=_VERBOSE_HELP)
     parser.add_argument("--version", action=_VersionAction)
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", action=_Commands
+    )
+    assert isinstance(commands, _Commands)
+    unchosen = _Parser(prog=f"{parser.prog} COMMAND", add_help=False)
     for name, (module, summary) in COMMANDS.items():
         if chosen == name:
             importlib.import_module(module).add_parser(commands)
         else:
-            commands.add_parser(name, help=summary)
+            commands.list_only(name, summary, unchosen)
     _accept_verbose_anywhere(parser)
     _mark_json(parser, "--json" in line)
     return parser
 
 
 _VERBOSE_HELP = "log progress details"
+
+
+class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """The commands: the chosen one with its parser, every other one only its line of
+    the overview. Those share one parser, which never parses: argparse hands the line to
+    the command ``_chosen`` finds, and only an unknown one is refused by name. A parser
+    each cost every command line more time than building the chosen one's."""
+
+    def list_only(self, name: str, summary: str, unchosen: argparse.ArgumentParser) -> None:
+        self._choices_actions.append(self._ChoicesPseudoAction(name, (), summary))
+        self._name_parser_map[name] = unchosen
 
 
 class _VersionAction(argparse.Action):

@@ -261,6 +261,9 @@ def _json(
 def _handler(upstream: FakeGitHub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out as two small writes: with Nagle's algorithm on, the body
+        # waits for the client's delayed acknowledgement of the headers, every response.
+        disable_nagle_algorithm = True
 
         def do_GET(self) -> None:
             headers = {k.lower(): v for k, v in self.headers.items()}

@@ -34,7 +34,7 @@ def _test(name: str, action: str, said: list[str]) -> list[bytes]:
     return [*lines, _event(action, name)]
 
 
-@cache  # two tests feed the same 200,000 events to two captures
+@cache  # two tests feed the same 40,000 events to two captures
 def _suite(noisy_lines: int) -> tuple[bytes, ...]:
     chatter = [f"vector {i}: 0x{i:08x} ok" for i in range(noisy_lines)]
     return (
@@ -56,9 +56,9 @@ def _fed(capture: GoTestEvents | OutputCap, lines: Sequence[bytes], chunk: int =
 
 
 def test_a_suite_logging_far_over_the_cap_still_has_every_result_read() -> None:
-    lines = _suite(noisy_lines=50_000)
-    assert sum(map(len, lines)) > 80 * 100_000  # eighty times the cap
-    capture = GoTestEvents(100_000)
+    lines = _suite(noisy_lines=10_000)
+    assert sum(map(len, lines)) > 80 * 20_000  # eighty times the cap
+    capture = GoTestEvents(20_000)
     text = _fed(capture, lines)
     assert not capture.truncated
     report = parse_go_test_json(text)
@@ -70,15 +70,15 @@ def test_a_suite_logging_far_over_the_cap_still_has_every_result_read() -> None:
     }
     assert report.messages[f"{PKG}.TestBroken"] == "main_test.go:12: got 3, want 4"
     assert cross_check_go(text, 1, truncated=capture.truncated) == ()
-    assert len(text) < 100_000
-    # Of each noisy test's 50,002 lines: the first 20 and the last 20 (its framing among them).
-    assert text.count('"Output": "[49962 more output line(s) not kept]\\n"') == 2
+    assert len(text) < 20_000
+    # Of each noisy test's 10,002 lines: the first 20 and the last 20 (its framing among them).
+    assert text.count('"Output": "[9962 more output line(s) not kept]\\n"') == 2
 
 
 def test_the_same_stream_kept_by_head_and_tail_loses_results() -> None:
     """What the plain cap did with it (why the events are kept apart)."""
-    capture = OutputCap(100_000)
-    text = _fed(capture, _suite(noisy_lines=50_000))
+    capture = OutputCap(20_000)
+    text = _fed(capture, _suite(noisy_lines=10_000))
     assert capture.truncated
     results = parse_go_test_json(text).results
     assert f"{PKG}.TestBroken" in results
