@@ -34,7 +34,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask, Response, request
-from werkzeug.serving import make_server
+from werkzeug.serving import WSGIRequestHandler, make_server
 
 from migration_evals.core.serving import ServingThread
 
@@ -78,6 +78,12 @@ def _regex(template: str) -> re.Pattern[str]:
         r"\{(\w+)\}", lambda m: f"(?P<{m[1]}>{'.+' if m[1] == 'path' else '[^/]+'})", template
     )
     return re.compile(f"^{pattern}$")
+
+
+class _NoDelayHandler(WSGIRequestHandler):
+    # Werkzeug writes a response's headers and its body apart: with Nagle's algorithm on,
+    # the body waits for the client's delayed acknowledgement of the headers.
+    disable_nagle_algorithm = True
 
 
 @dataclass
@@ -234,7 +240,9 @@ class FakeGitHub:
         return f"http://127.0.0.1:{self._port}"
 
     def _serve(self, port: int) -> None:
-        server = make_server("127.0.0.1", port, _build_app(self), threaded=True)
+        server = make_server(
+            "127.0.0.1", port, _build_app(self), threaded=True, request_handler=_NoDelayHandler
+        )
         self._port = server.server_port
         self._serving = ServingThread(server)
         self._serving.start()

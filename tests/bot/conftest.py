@@ -81,9 +81,9 @@ def specs_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "specs"
     shutil.copytree(SPECS_DIR, folder)
     for path in (folder / "hypotheses").glob("*.yaml"):
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)  # libyaml: a tenth the time
         data["registered_at"] = "2000-01-01"
-        path.write_text(yaml.safe_dump(data))
+        path.write_text(yaml.dump(data, Dumper=yaml.CSafeDumper))
     return folder
 
 
