@@ -130,6 +130,7 @@ class FakeSandbox:
     images: dict[str, str] = field(default_factory=dict)
     configs: dict[str, ImageConfig] = field(default_factory=dict)
     missing: set[str] = field(default_factory=set)
+    runs_live: bool = True  # its answers may take their time (``respond`` decides)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def resolve(self, image: str) -> ImageRef:

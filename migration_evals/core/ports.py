@@ -368,6 +368,12 @@ class Sandbox(Protocol):
         """Whether the dependency cache a kept resolution filled is still there."""
         ...
 
+    @property
+    def runs_live(self) -> bool:
+        """Whether a run executes for real, taking its time (an engine), rather than being
+        answered at once (a replay): only then can two runs gain by overlapping."""
+        ...
+
     def inspect(self, image: str) -> ImageConfig:
         """The configuration of an image on the engine (a content id, usually one a build
         returned); ``SandboxError`` if the engine lacks it."""

@@ -255,9 +255,10 @@ class Builds:
 
     def _resolves_beside(self, where: _Resolving, image: str) -> bool:
         """Whether the patched tree resolves beside its base's resolution: where the
-        ecosystem allows it, and only when the base's has to run. One kept from an earlier
-        trial on the same base takes no time, and a thread's hand-over would cost more."""
-        if not where.ecosystem.resolves_sides_together:
+        ecosystem allows it, and only when the base's has to run, for real. One kept from
+        an earlier trial on the same base, or replayed, takes no time, and a thread's
+        hand-over would cost more: a replayed trial lost a twentieth of its time to it."""
+        if not (self.sandbox.runs_live and where.ecosystem.resolves_sides_together):
             return False
         built = self._request(where, image, patched=False)
         stamp = where.context.specs.oracle_stamp

@@ -183,6 +183,22 @@ def test_a_patched_tree_whose_base_resolution_is_kept_resolves_on_the_trials_thr
     assert threads["patched"][0] != here and threads["patched"][1] == here
 
 
+def test_replayed_resolutions_both_run_on_the_trials_thread(make_trial: TrialFactory) -> None:
+    """A replayed run is answered at once: handing the patched tree's to another thread
+    would only cost the hand-over."""
+    threads: dict[str, list[str]] = {"base": [], "patched": []}
+
+    def side_run(side: str) -> None:
+        threads[side].append(threading.current_thread().name)
+
+    context = _trial(make_trial, _pom("17"))
+    replayed = FakeSandbox(_sides_script(context, side_run), runs_live=False)
+    plan = Builds(replayed, BaselineCache(), registry="gate").plan(context)
+    assert plan is not None and plan.blocked is None
+    here = threading.current_thread().name
+    assert threads == {"base": [here], "patched": [here]}
+
+
 def test_the_trials_log_notes_the_base_resolution_first_whichever_ends_first(
     make_trial: TrialFactory,
 ) -> None:

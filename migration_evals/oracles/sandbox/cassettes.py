@@ -51,6 +51,10 @@ class ReplayingSandbox:
     def has_cache(self, cache: str) -> bool:
         return True  # replayed runs need no cache on this machine
 
+    @property
+    def runs_live(self) -> bool:
+        return False  # a cassette answers at once
+
     def run(self, request: SandboxRequest) -> SandboxResult:
         return self.cassettes.replay_as(
             PORT, request.key_data(), SandboxResult.from_dict, SandboxResult.fabricated_default
@@ -85,6 +89,10 @@ class RecordingSandbox:
 
     def has_cache(self, cache: str) -> bool:
         return self.live.has_cache(cache)
+
+    @property
+    def runs_live(self) -> bool:
+        return self.live.runs_live
 
     def inspect(self, image: str) -> ImageConfig:
         found = self.live.inspect(image)

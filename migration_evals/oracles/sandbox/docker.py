@@ -156,6 +156,10 @@ class DockerSandbox:
     def has_cache(self, cache: str) -> bool:
         return self.caches.has_cache(cache)
 
+    @property
+    def runs_live(self) -> bool:
+        return True
+
     def reap(self, *, now: float | None = None, alive: Callable[[int], bool] | None = None) -> int:
         """Remove what a crashed harness left behind (``leftovers``)."""
         return self.leftovers.reap(now=now, alive=alive)

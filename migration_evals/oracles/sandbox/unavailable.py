@@ -24,6 +24,10 @@ class UnavailableSandbox:
     def has_cache(self, cache: str) -> bool:
         return False
 
+    @property
+    def runs_live(self) -> bool:
+        return False  # every run is refused at once
+
     def run(self, request: SandboxRequest) -> SandboxResult:
         raise SandboxError(self.reason)
 

@@ -88,3 +88,12 @@ def test_how_long_a_start_must_stay_up_is_part_of_its_key(tmp_path: Path) -> Non
     assert not ReplayingSandbox(library).run(start).fabricated
     longer = SandboxRequest(SandboxAction.START, "sha256:x", (), "tree", timeout_s=30)
     assert ReplayingSandbox(library).run(longer).fabricated
+
+
+def test_a_replay_runs_nothing_live_and_a_recording_as_live_as_what_it_records(
+    tmp_path: Path,
+) -> None:
+    library = CassetteLibrary(tmp_path)
+    assert not ReplayingSandbox(library).runs_live
+    assert RecordingSandbox(FakeSandbox(), library).runs_live
+    assert not RecordingSandbox(FakeSandbox(runs_live=False), library).runs_live
