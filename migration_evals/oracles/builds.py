@@ -241,9 +241,12 @@ class Builds:
             if made is not None and made.failure:
                 return BuildPlan(blocked=_not_synthesized(made))
             where = _Resolving(context, ecosystem, project, made)
-            resolve = functools.partial(self._resolve, where)
-            beside = self._beside if self._resolves_beside(where, sides[0].image) else None
-            base, patched = _both_sides(context, resolve, sides, beside=beside)
+            # The base's run is described once: it decides whether the patched tree's
+            # resolves beside it, then it is the one resolved.
+            base_run = self._request(where, sides[0].image, patched=False)
+            beside = self._beside if self._resolves_beside(where, base_run) else None
+            resolve = functools.partial(self._side, where, base_run, sides[1].image)
+            base, patched = _both_sides(context, resolve, beside=beside)
             envs = (
                 ecosystem.build_env(project, view.read_base),
                 ecosystem.build_env(project, view.read),
@@ -253,24 +256,43 @@ class Builds:
             builds.append(ProjectBuild(project, base, patched, *envs, *sides, synthesized=made))
         return BuildPlan(tuple(builds), _blocked(builds))
 
-    def _resolves_beside(self, where: _Resolving, image: str) -> bool:
+    def _resolves_beside(
+        self, where: _Resolving, base_run: tuple[SandboxRequest, ImageRef] | None
+    ) -> bool:
         """Whether the patched tree resolves beside its base's resolution: where the
         ecosystem allows it, and only when the base's has to run, for real. One kept from
         an earlier trial on the same base, or replayed, takes no time, and a thread's
         hand-over would cost more: a replayed trial lost a twentieth of its time to it."""
         if not (self.sandbox.runs_live and where.ecosystem.resolves_sides_together):
             return False
-        built = self._request(where, image, patched=False)
         stamp = where.context.specs.oracle_stamp
-        return built is not None and not self.resolver.kept(built[0], stamp)
+        return base_run is not None and not self.resolver.kept(base_run[0], stamp)
+
+    def _side(
+        self,
+        where: _Resolving,
+        base_run: tuple[SandboxRequest, ImageRef] | None,
+        patched_image: str,
+        *,
+        patched: bool,
+        note: _Note | None = None,
+    ) -> Resolution:
+        """The base's resolution of ``base_run``, or the patched tree's in its image."""
+        run = self._request(where, patched_image, patched=True) if patched else base_run
+        return self._resolve(where, run, patched=patched, note=note)
 
     def _resolve(
-        self, where: _Resolving, image: str, *, patched: bool, note: _Note | None = None
+        self,
+        where: _Resolving,
+        run: tuple[SandboxRequest, ImageRef] | None,
+        *,
+        patched: bool,
+        note: _Note | None = None,
     ) -> Resolution:
-        built = self._request(where, image, patched=patched)
-        if built is None:
+        """One side's resolution of ``run`` (from ``_request``): run now or reused."""
+        if run is None:
             return Resolution(where.project, ResolutionStatus.ABSENT)
-        request, found = built
+        request, found = run
         side = "patched" if patched else "base"
         resolution = self.resolver.resolve(
             where.project,
@@ -342,26 +364,22 @@ class _Resolving:
 
 
 def _both_sides(
-    context: TrialContext,
-    resolve: Callable[..., Resolution],
-    sides: tuple[SideToolchain, SideToolchain],
-    *,
-    beside: ThreadPoolExecutor | None,
+    context: TrialContext, resolve: Callable[..., Resolution], *, beside: ThreadPoolExecutor | None
 ) -> tuple[Resolution, Resolution]:
-    """A project's base and patched resolutions, each in its side's image: one after the
+    """A project's base and patched resolutions (``resolve(patched=...)``): one after the
     other, or the patched one on a thread ``beside`` the base's (a resolution mostly waits
     on the registry and on one JVM, so the two overlap well). Either way the trial's log
     notes the base's run first."""
     if beside is None:
-        return resolve(sides[0].image, patched=False), resolve(sides[1].image, patched=True)
+        return resolve(patched=False), resolve(patched=True)
     runs: dict[str, list[tuple[SandboxRequest, SandboxResult]]] = {"base": [], "patched": []}
 
     def keep(side: str) -> _Note:
         return lambda request, result: runs[side].append((request, result))
 
-    later = beside.submit(resolve, sides[1].image, patched=True, note=keep("patched"))
+    later = beside.submit(resolve, patched=True, note=keep("patched"))
     try:
-        base = resolve(sides[0].image, patched=False, note=keep("base"))
+        base = resolve(patched=False, note=keep("base"))
     except BaseException:
         later.cancel()  # not started: it never runs; started: it ends before this does
         wait([later])
